@@ -1,0 +1,80 @@
+"""Manifests: the laboratory notebook entry every run directory carries.
+
+A manifest records what a fair comparison needs (which data, which instrument,
+which policy and sampling settings) and where the run came from (course
+version, git commit and dirtiness, Python, platform, command line, time).
+``course.gate`` compares the first kind field by field (the Locked Room).
+
+This module owns the shared pieces; each tool adds its own fields::
+
+    manifest = {**environment("course.eval", argv), "dataset": file_fingerprint(path), ...}
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import course
+
+_CHUNK = 1 << 20
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB chunks (memory does not grow with size)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """``{"path", "sha256", "bytes"}`` for one input file. The path is kept as given."""
+    p = Path(path)
+    return {"path": str(path), "sha256": sha256_file(p), "bytes": p.stat().st_size}
+
+
+def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:
+    """The commit checked out and whether the work tree differs from it (None outside git)."""
+    def _git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(
+                ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout
+
+    commit = _git("rev-parse", "HEAD")
+    if commit is None:
+        return {"git_commit": None, "git_dirty": None}
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {"git_commit": commit.strip(), "git_dirty": bool(status and status.strip())}
+
+
+def command_line(module: str, argv: Sequence[str] | None) -> str:
+    """The command as a user would retype it: ``python -m course.eval --dataset ...``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    return shlex.join(["python", "-m", module, *args])
+
+
+def environment(module: str, argv: Sequence[str] | None) -> dict[str, Any]:
+    """Provenance fields shared by every manifest. Not part of any determinism guarantee."""
+    return {
+        "tool": module,
+        "course_version": course.__version__,
+        **git_state(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "command": command_line(module, argv),
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+    }
