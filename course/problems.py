@@ -119,14 +119,20 @@ _WORD_MUL = (
 def _arithmetic(rng: random.Random, kind: str) -> tuple[int, int]:
     """Operands for the bare ``Compute a op b.`` kinds."""
     if kind == "add":
+        if rng.random() < 0.08:  # a rare harder item: three-digit operands, sums up to ~2000
+            return rng.randint(100, 999), rng.randint(100, 999)
         return rng.randint(1, 99), rng.randint(1, 99)
     if kind == "sub":
         # About a third of subtractions go below zero: "Compute 12 - 30." is -18.
         a, b = rng.randint(1, 99), rng.randint(1, 99)
         return (a, b) if rng.random() < 0.35 else (max(a, b), min(a, b))
-    # mul: mostly one digit times one or two digits; one in ten is a harder 2x2-digit item.
-    if rng.random() < 0.1:
+    # mul: mostly one digit times one or two digits; about one in ten is harder
+    # (two digits by two, like the running example 17 * 19, or three digits by one).
+    hard = rng.random()
+    if hard < 0.06:
         return rng.randint(11, 25), rng.randint(11, 25)
+    if hard < 0.10:
+        return rng.randint(101, 499), rng.randint(3, 9)
     return rng.randint(2, 9), rng.randint(2, 19)
 
 
