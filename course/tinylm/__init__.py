@@ -1,0 +1,39 @@
+"""A tiny character-level language model: the course's real Loop C policy.
+
+Modules (each opens with the command that runs it):
+  vocab    characters <-> token ids (standard library only)
+  model    the transformer (PyTorch)
+  sft_data the seeded supervised data recipe for the reference policy pi0 (standard library only)
+  sft      trains pi0 and writes data/tinylm/pi0.pt + its manifest
+  policy   batching, sampling and log-probabilities on top of the model
+  sample   CLI: rollouts in the frozen-rollouts / selection-pack formats
+  rl       CLI: REINFORCE with a group baseline and a KL leash to pi0
+  sweep    CLI: the beta sweep (final reward against KL to pi0)
+  shift    CLI: error codes of frozen pi0 rollouts beside fresh samples of a trained policy
+
+PyTorch is an optional extra. ``require_torch()`` imports it or raises the one
+message every tinylm CLI prints (exit code 2 through ``course.cli.run``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from course.errors import CourseError
+
+TORCH_MISSING = "the tiny LM needs PyTorch: pip install torch==2.13.0 && pip install -e '.[lm]'"
+
+# The shipped reference policy and its provenance.
+DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "tinylm"
+PI0_PATH = DATA_DIR / "pi0.pt"
+PI0_MANIFEST = DATA_DIR / "pi0_manifest.json"
+
+
+def require_torch() -> Any:
+    """Import and return ``torch``, or raise ``CourseError`` with the install command."""
+    try:
+        import torch
+    except ImportError:
+        raise CourseError(TORCH_MISSING) from None
+    return torch
