@@ -1,0 +1,635 @@
+"""Real-model rollouts: sample completions for a dataset from an OpenAI-compatible chat endpoint.
+
+This is the one tool in the course that talks to a network. It turns a dataset
+(``{"id", "prompt", "expected_answer"}`` lines) into rollouts in the course's own
+formats, so ``course.eval``, ``course.selection`` and ``course.gate`` treat a real
+model exactly like the bundled frozen rollouts::
+
+    # Groq (the default endpoint): put GROQ_API_KEY=... in .env or the environment
+    python -m course.rollout_sample --dataset data/datasets/math_dev.jsonl \\
+        --model llama-3.1-8b-instant --out runs/groq_dev.jsonl
+    python -m course.eval --dataset data/datasets/math_dev.jsonl --rollouts runs/groq_dev.jsonl
+
+    # a local vLLM / Ollama / llama.cpp server that accepts any key
+    python -m course.rollout_sample --base-url http://127.0.0.1:8000/v1 --api-key-env NONE \\
+        --dataset data/datasets/math_dev.jsonl --model Qwen/Qwen2.5-0.5B-Instruct --n 8 --out runs/qwen_pack.jsonl
+
+What it writes (one line per dataset item, in dataset order, flushed after each item):
+  * ``--n 1``: the frozen-rollouts shape ``{"id", "completion", "policy", "sampling"}``;
+  * ``--n N > 1``: the selection-pack shape ``{"id", "samples": [{"sample_index", "completion"}, ...],
+    "policy", "sampling"}``.
+
+``policy`` is ``"<model>@<host[:port]>"`` (the model as given, at the endpoint's host):
+the same model name served by Groq and by a local quantised server is not the same
+policy, and the label stays identical from run to run, which ``course.gate`` needs.
+``--policy`` overrides it. ``sampling`` records every setting that shapes the
+distribution: temperature, top_p, max_tokens, seed, n, and for n > 1 ``n_strategy``,
+plus ``system_prompt_sha256`` when a system prompt is used.
+
+Decisions a careful reader should know about:
+  * The key. ``--api-key-env NAME`` (default ``GROQ_API_KEY``) names the variable; the
+    real environment wins, then a ``.env`` file in the current directory
+    (``course.dotenv``). ``--api-key-env NONE`` sends the placeholder key ``no-key``
+    for local servers that ignore keys. Without a key: one error line naming the
+    variable and the ``.env`` option, exit 2, nothing written. The key is never
+    written or printed; any text from the server is redacted before it is shown.
+  * n > 1. Groq (and others) refuse or ignore the ``n`` parameter, so by default
+    (``--n-strategy separate``) sample ``i`` is its own request with ``n=1`` and
+    seed ``seed + i``; sample 0 therefore equals the ``--n 1`` request, as in the
+    bundled packs. ``--n-strategy native`` sends one request with ``n`` and refuses
+    an endpoint that returns fewer choices.
+  * Failures. 408, 409, 429, 5xx, timeouts and dropped connections are retried up
+    to ``--max-retries`` times, waiting ``--backoff * 2**attempt`` seconds (no
+    jitter: one sequential client cannot stampede, and the schedule stays
+    reproducible), or what a ``Retry-After`` / ``retry-after-ms`` header asks when
+    present. The SDK's own retries are switched off so this policy is the only one.
+    When an item still fails, the run STOPS (exit 1) with the item id and HTTP
+    status; it does not write an empty completion, because ``course.eval`` would
+    score an outage as a model failure. Everything finished so far stays in the
+    file; rerunning the same command resumes. A rejected key (401/403) exits 2.
+  * Resume. An existing ``--out`` is validated first: every complete line must carry
+    this run's policy and sampling and the ids must be the dataset's first ids in
+    order. Those items are skipped and the rest appended; an id is never written
+    twice. A last line without its newline is a write the interruption cut short:
+    it is dropped and that item is sampled again. Different settings: exit 2,
+    unless ``--force``, which starts the file over (the old file is only replaced
+    once the first new item is ready).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from course.errors import CourseError
+
+DEFAULT_BASE_URL = "https://api.groq.com/openai/v1"
+DEFAULT_KEY_ENV = "GROQ_API_KEY"
+NO_KEY_ENV = "NONE"          # --api-key-env NONE: the endpoint needs no key
+PLACEHOLDER_KEY = "no-key"   # what is sent instead (the SDK insists on some string)
+OPENAI_MISSING = "sampling from an endpoint needs the openai package: pip install -e '.[openai]'"
+
+# HTTP statuses worth asking again: timeout, conflict, rate limit, server-side trouble.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+# A server asking for a longer pause than this (a daily quota, say) is not waited for:
+# the run stops and the resumable file says where to pick up.
+MAX_WAIT_SECONDS = 120.0
+
+
+# ---------------------------------------------------------------------------
+# Pure helpers: settings, record shapes, retry schedule. No I/O.
+# ---------------------------------------------------------------------------
+def policy_name(model: str, base_url: str) -> str:
+    """``model@host[:port]``: which weights, served where. Credentials in the URL are dropped.
+
+    >>> policy_name("llama-3.1-8b-instant", "https://api.groq.com/openai/v1")
+    'llama-3.1-8b-instant@api.groq.com'
+    >>> policy_name("qwen2.5:0.5b", "http://user:secret@127.0.0.1:11434/v1")
+    'qwen2.5:0.5b@127.0.0.1:11434'
+    """
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CourseError(f"--base-url: expected an http(s) URL such as {DEFAULT_BASE_URL}, got {base_url!r}")
+    host = parts.hostname
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    return f"{model}@{host}" + (f":{parts.port}" if parts.port is not None else "")
+
+
+def sampling_settings(
+    *,
+    temperature: float,
+    top_p: float,
+    max_tokens: int,
+    seed: int,
+    n: int,
+    n_strategy: str = "separate",
+    system_prompt: str | None = None,
+) -> dict[str, Any]:
+    """The ``sampling`` object recorded on every line: everything that shapes the distribution.
+
+    >>> sampling_settings(temperature=0.8, top_p=1.0, max_tokens=64, seed=7, n=1)
+    {'temperature': 0.8, 'top_p': 1.0, 'max_tokens': 64, 'seed': 7, 'n': 1}
+    >>> sampling_settings(temperature=0.8, top_p=1.0, max_tokens=64, seed=7, n=4)["n_strategy"]
+    'separate'
+    """
+    sampling: dict[str, Any] = {
+        "temperature": float(temperature),
+        "top_p": float(top_p),
+        "max_tokens": int(max_tokens),
+        "seed": int(seed),
+        "n": int(n),
+    }
+    if n > 1:
+        sampling["n_strategy"] = n_strategy
+    if system_prompt is not None:
+        sampling["system_prompt_sha256"] = hashlib.sha256(system_prompt.encode("utf-8")).hexdigest()
+    return sampling
+
+
+def chat_messages(prompt: str, system_prompt: str | None) -> list[dict[str, str]]:
+    """The dataset prompt is the user message, verbatim; the optional system prompt goes first."""
+    messages = [] if system_prompt is None else [{"role": "system", "content": system_prompt}]
+    messages.append({"role": "user", "content": prompt})
+    return messages
+
+
+def request_plan(sampling: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The per-request ``(n, seed)`` for one item.
+
+    ``separate``: n requests, sample i seeded ``seed + i`` (the same seed n times would
+    return one sample n times from any endpoint that honours seeds). ``native``: one.
+
+    >>> request_plan({"seed": 10, "n": 3, "n_strategy": "separate"})
+    [{'n': 1, 'seed': 10}, {'n': 1, 'seed': 11}, {'n': 1, 'seed': 12}]
+    >>> request_plan({"seed": 10, "n": 3, "n_strategy": "native"})
+    [{'n': 3, 'seed': 10}]
+    """
+    n, seed = int(sampling["n"]), int(sampling["seed"])
+    if n > 1 and sampling.get("n_strategy") == "native":
+        return [{"n": n, "seed": seed}]
+    return [{"n": 1, "seed": seed + i} for i in range(n)]
+
+
+def rollout_record(item_id: str, completions: Sequence[str], policy: str, sampling: Mapping[str, Any]) -> dict[str, Any]:
+    """One output line: frozen-rollouts shape for one sample, selection-pack shape for several.
+
+    >>> rollout_record("dev-0001", ["Final: 3"], "m@h", {"n": 1})
+    {'id': 'dev-0001', 'completion': 'Final: 3', 'policy': 'm@h', 'sampling': {'n': 1}}
+    >>> rollout_record("dev-0001", ["a", "b"], "m@h", {"n": 2})["samples"][1]
+    {'sample_index': 1, 'completion': 'b'}
+    """
+    record: dict[str, Any] = {"id": item_id}
+    if len(completions) == 1:
+        record["completion"] = completions[0]
+    else:
+        record["samples"] = [{"sample_index": i, "completion": c} for i, c in enumerate(completions)]
+    record["policy"] = policy
+    record["sampling"] = dict(sampling)
+    return record
+
+
+def is_retryable(status: int | None) -> bool:
+    """None stands for 'no HTTP answer at all' (connection refused, dropped, timed out).
+
+    >>> [is_retryable(s) for s in (None, 400, 401, 408, 429, 500, 503)]
+    [True, False, False, True, True, True, True]
+    """
+    return status is None or status in RETRYABLE_STATUSES or 500 <= status <= 599
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait: ``retry-after-ms``, else ``Retry-After`` (seconds or HTTP date).
+
+    >>> parse_retry_after({"retry-after": "3"})
+    3.0
+    >>> parse_retry_after({"retry-after-ms": "250", "retry-after": "3"})
+    0.25
+    >>> parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:10 GMT"}, now=1445412480.0)
+    10.0
+    >>> parse_retry_after({"retry-after": "soon"}) is None
+    True
+    """
+    lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+    ms = lowered.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000.0
+            if value >= 0 and value == value:
+                return value
+        except ValueError:
+            pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+        return value if value >= 0 and value == value else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def retry_delay(attempt: int, backoff: float, retry_after: float | None) -> float:
+    """Wait before retry ``attempt + 1``: the server's Retry-After if given, else ``backoff * 2**attempt``.
+
+    >>> [retry_delay(a, 1.0, None) for a in range(4)]
+    [1.0, 2.0, 4.0, 8.0]
+    >>> retry_delay(0, 1.0, 7.5)
+    7.5
+    """
+    if retry_after is not None:
+        return float(retry_after)
+    return float(backoff) * (2 ** attempt)
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Replace every occurrence of the key (a server may echo it back in an error).
+
+    >>> redact("bad key gsk_abc123 given", "gsk_abc123")
+    'bad key [redacted] given'
+    """
+    if secret and secret != PLACEHOLDER_KEY:
+        text = text.replace(secret, "[redacted]")
+    return text
+
+
+# ---------------------------------------------------------------------------
+# The key: environment first, then ./.env; never printed.
+# ---------------------------------------------------------------------------
+def resolve_api_key(env_name: str, environ: Mapping[str, str], dotenv_path: str | os.PathLike[str] = ".env") -> tuple[str, str]:
+    """``(key, where_it_came_from)``; ``CourseError`` naming the variable when there is none."""
+    from course.dotenv import lookup, read_dotenv
+
+    if env_name.upper() == NO_KEY_ENV:
+        return PLACEHOLDER_KEY, "--api-key-env NONE (placeholder key)"
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env_name):
+        raise CourseError(f"--api-key-env: expected an environment variable name or NONE, got {env_name!r}")
+    found = lookup(env_name, environ, {} if environ.get(env_name) else read_dotenv(dotenv_path))
+    if found is None:
+        raise CourseError(
+            f"no API key: set {env_name} in the environment or put a line {env_name}=... in {dotenv_path} "
+            f"in the current directory (for a local server that needs no key, pass --api-key-env NONE)"
+        )
+    key, source = found
+    return key, f"{env_name} from {source}"
+
+
+# ---------------------------------------------------------------------------
+# Resume: what an existing --out already holds.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExistingOutput:
+    """The usable part of an existing output file."""
+
+    done_ids: tuple[str, ...]   # ids of complete, valid lines (a prefix of the dataset's ids)
+    keep_bytes: int             # file length up to the last complete line
+    torn_tail: bool             # True when a last, newline-less fragment was dropped
+    mismatch: str | None        # why this file cannot be resumed by this run (None: it can)
+
+
+def inspect_existing(
+    path: Path, dataset_ids: Sequence[str], policy: str, sampling: Mapping[str, Any]
+) -> ExistingOutput:
+    """Read ``path`` (which exists) and decide whether this run may append to it.
+
+    A malformed complete line is a ``CourseError`` (``path:line: ...``): that is not
+    an interruption but a damaged or foreign file, and guessing would risk the data.
+    A different policy, sampling, shape or id order is returned as ``mismatch``
+    (the caller refuses unless ``--force``).
+    """
+    data = path.read_bytes()
+    cut = data.rfind(b"\n") + 1          # 0 when there is no complete line at all
+    torn = cut < len(data)
+    done: list[str] = []
+    mismatch: str | None = None
+    for lineno, raw in enumerate(data[:cut].split(b"\n")[:-1], start=1):
+        where = f"{path}:{lineno}"
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CourseError(f"{where}: not a JSON line ({exc}); fix or remove the file, or pass --force") from None
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            raise CourseError(f"{where}: expected an object with a string 'id'; pass --force to start over")
+        problem = _settings_problem(record, policy, sampling)
+        if problem is None:
+            if lineno > len(dataset_ids):
+                problem = f"id {record['id']!r} is beyond the dataset's {len(dataset_ids)} items"
+            elif record["id"] != dataset_ids[lineno - 1]:
+                problem = (f"id {record['id']!r} where the dataset has {dataset_ids[lineno - 1]!r}: "
+                           f"the file is not this dataset's items in order")
+        if problem is not None:
+            mismatch = f"{where}: {problem}"
+            break
+        done.append(record["id"])
+    return ExistingOutput(tuple(done), cut, torn, mismatch)
+
+
+def _settings_problem(record: Mapping[str, Any], policy: str, sampling: Mapping[str, Any]) -> str | None:
+    if record.get("policy") != policy:
+        return f"written by policy {record.get('policy')!r}, this run is {policy!r}"
+    if record.get("sampling") != dict(sampling):
+        return f"written with sampling {json.dumps(record.get('sampling'), sort_keys=True)}, this run uses {json.dumps(dict(sampling), sort_keys=True)}"
+    n = int(sampling["n"])
+    if n == 1:
+        if not isinstance(record.get("completion"), str) or "samples" in record:
+            return "not a frozen-rollouts line (expected a 'completion' string)"
+    else:
+        samples = record.get("samples")
+        if (not isinstance(samples, list) or len(samples) != n
+                or any(not isinstance(s, dict) or s.get("sample_index") != i or not isinstance(s.get("completion"), str)
+                       for i, s in enumerate(samples))):
+            return f"not a selection-pack line with {n} samples"
+    return None
+
+
+# ---------------------------------------------------------------------------
+# The endpoint: one chat completion with our retry policy around it.
+# ---------------------------------------------------------------------------
+class SamplingStopped(Exception):
+    """An item could not be sampled; the run stops and the file stays resumable."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _describe_failure(exc: BaseException, openai: Any) -> tuple[int | None, float | None, str]:
+    """``(http_status or None, retry_after_seconds, text)`` for an exception from the SDK."""
+    if isinstance(exc, openai.APIStatusError):
+        headers = getattr(exc.response, "headers", {}) or {}
+        return exc.status_code, parse_retry_after(headers), f"HTTP {exc.status_code}: {exc.message}"
+    if isinstance(exc, openai.APITimeoutError):
+        return None, None, "timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        return None, None, f"connection failed ({type(cause).__name__ if cause else exc.message})"
+    raise exc  # anything else is a bug, not weather: let it surface
+
+
+def _completions_from(response: Any, expected: int) -> list[str]:
+    """The text of each choice, in choice order; ``None`` content (nothing generated) becomes ``""``."""
+    choices = sorted(list(getattr(response, "choices", None) or []), key=lambda c: getattr(c, "index", 0) or 0)
+    if len(choices) != expected:
+        raise SamplingStopped(
+            f"the endpoint returned {len(choices)} choice(s) where {expected} were asked for"
+            + ("; it does not support n > 1: use --n-strategy separate" if expected > 1 else ""),
+            1,
+        )
+    texts = []
+    for choice in choices:
+        content = getattr(getattr(choice, "message", None), "content", None)
+        texts.append(content if isinstance(content, str) else "")
+    return texts
+
+
+def sample_item(
+    create: Callable[..., Any],
+    openai: Any,
+    *,
+    item_id: str,
+    base_request: Mapping[str, Any],
+    plan: Sequence[Mapping[str, Any]],
+    max_retries: int,
+    backoff: float,
+    key: str,
+    sleep: Callable[[float], None] = time.sleep,
+    log: Callable[[str], None] = lambda message: None,
+) -> tuple[list[str], int]:
+    """All completions for one item and the number of HTTP requests it took."""
+    completions: list[str] = []
+    requests = 0
+    for step in plan:
+        attempt = 0
+        while True:
+            requests += 1
+            try:
+                response = create(**base_request, **step)
+                break
+            except Exception as exc:  # noqa: BLE001 - classified just below; unknown kinds re-raise
+                status, retry_after, text = _describe_failure(exc, openai)
+                text = redact(text, key)
+                if status in (401, 403):
+                    raise SamplingStopped(f"{item_id}: the endpoint rejected the API key ({text})", 2) from None
+                if not is_retryable(status):
+                    raise SamplingStopped(f"{item_id}: {text} (not retried: asking again would not help)", 1) from None
+                if attempt >= max_retries:
+                    raise SamplingStopped(f"{item_id}: {text}; gave up after {max_retries} retries", 1) from None
+                delay = retry_delay(attempt, backoff, retry_after)
+                if delay > MAX_WAIT_SECONDS:
+                    raise SamplingStopped(
+                        f"{item_id}: {text}; the server asks to wait {delay:.0f} s (more than {MAX_WAIT_SECONDS:.0f} s)", 1
+                    ) from None
+                why = "as Retry-After asks" if retry_after is not None else f"backoff {backoff:g} s x 2^{attempt}"
+                log(f"  {item_id}: {text}; retry {attempt + 1}/{max_retries} in {delay:.2f} s ({why})")
+                sleep(delay)
+                attempt += 1
+        completions.extend(_completions_from(response, int(step["n"])))
+    return completions, requests
+
+
+# ---------------------------------------------------------------------------
+# The CLI: check everything, then sample item by item, appending and flushing.
+# ---------------------------------------------------------------------------
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+def _nonnegative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(text)
+    return value
+
+
+def _unit_interval(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value <= 1.0:
+        raise ValueError(text)
+    return value
+
+
+_nonnegative_int.__name__ = "non-negative integer"
+_positive_int.__name__ = "positive integer"
+_nonnegative_float.__name__ = "non-negative number"
+_unit_interval.__name__ = "number in (0, 1]"
+
+EXAMPLE = """\
+  # Groq: GROQ_API_KEY=gsk_... in the environment or in ./.env
+  python -m course.rollout_sample --dataset data/datasets/math_dev.jsonl \\
+      --model llama-3.1-8b-instant --out runs/groq_dev.jsonl
+  python -m course.eval --dataset data/datasets/math_dev.jsonl --rollouts runs/groq_dev.jsonl
+
+  # 8 samples per prompt (a selection pack) from a local vLLM server that needs no key
+  python -m course.rollout_sample --base-url http://127.0.0.1:8000/v1 --api-key-env NONE \\
+      --dataset data/datasets/math_dev.jsonl --model Qwen/Qwen2.5-0.5B-Instruct --n 8 --out runs/qwen_pack.jsonl
+
+  Interrupted? Run the same command again: finished items are kept, the rest is appended."""
+
+
+def _build_parser() -> Any:
+    from course.cli import make_parser
+
+    p = make_parser(
+        "python -m course.rollout_sample",
+        "Sample completions for every dataset prompt from an OpenAI-compatible chat endpoint and write them "
+        "as frozen rollouts (--n 1) or a selection pack (--n > 1), with the policy and sampling settings on "
+        "every line. Progress goes to stderr; the key is never written or printed.",
+        EXAMPLE,
+    )
+    p.add_argument("--dataset", required=True, help="dataset JSONL: {id, prompt, expected_answer} per line")
+    p.add_argument("--model", required=True, help="model name as the endpoint knows it")
+    p.add_argument("--out", required=True, help="output JSONL; an existing file with the same settings is resumed")
+    p.add_argument("--n", type=_positive_int, default=1, help="samples per prompt (default 1: frozen-rollouts shape)")
+    p.add_argument("--temperature", type=_nonnegative_float, default=0.8, help="default 0.8")
+    p.add_argument("--top-p", type=_unit_interval, default=1.0, help="default 1.0")
+    p.add_argument("--max-tokens", type=_positive_int, default=64, help="completion budget per sample (default 64)")
+    p.add_argument("--seed", type=int, default=1234, help="request seed; sample i of --n uses seed+i (default 1234)")
+    p.add_argument("--n-strategy", choices=("separate", "native"), default="separate",
+                   help="n > 1 as n requests with seeds seed+i (default; works everywhere, Groq included) "
+                        "or one request with n (vLLM, OpenAI)")
+    p.add_argument("--system-prompt", default=None, help="optional system message (its sha256 is recorded)")
+    p.add_argument("--base-url", default=DEFAULT_BASE_URL, help=f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})")
+    p.add_argument("--api-key-env", default=DEFAULT_KEY_ENV,
+                   help=f"environment variable (or ./.env entry) holding the key (default {DEFAULT_KEY_ENV}); "
+                        f"NONE sends a placeholder key to local servers that need none")
+    p.add_argument("--policy", default=None, help="label recorded as policy (default MODEL@HOST[:PORT])")
+    p.add_argument("--limit", type=_positive_int, default=None, help="only the first K dataset items")
+    p.add_argument("--max-retries", type=_nonnegative_int, default=5,
+                   help="retries per request on 408/409/429/5xx/connection errors (default 5)")
+    p.add_argument("--backoff", type=_nonnegative_float, default=1.0,
+                   help="first retry wait in seconds, doubled each retry, unless Retry-After says otherwise (default 1.0)")
+    p.add_argument("--timeout", type=_nonnegative_float, default=60.0, help="seconds per HTTP request (default 60)")
+    p.add_argument("--force", action="store_true", help="start --out over even if it holds other settings")
+    return p
+
+
+def _read_dataset(path: str) -> list[dict[str, Any]]:
+    try:
+        from course.io import read_dataset  # type: ignore[attr-defined]
+    except ImportError:  # TEMPORARY until course.io.read_dataset lands
+        out = []
+        for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CourseError(f"{path}:{lineno}: {exc}") from None
+            out.append(rec)
+        return out
+    return list(read_dataset(path))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, info, run
+
+    def _main(args_in: Sequence[str] | None) -> int:
+        args = _build_parser().parse_args(args_in)
+        if args.timeout <= 0:
+            raise CourseError("--timeout: expected a positive number of seconds")
+
+        # --- everything that can be wrong is checked before the first request ---
+        all_examples = _read_dataset(args.dataset)
+        examples = all_examples if args.limit is None else all_examples[: args.limit]
+        policy = args.policy if args.policy is not None else policy_name(args.model, args.base_url)
+        sampling = sampling_settings(
+            temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.seed,
+            n=args.n, n_strategy=args.n_strategy, system_prompt=args.system_prompt,
+        )
+        key, key_source = resolve_api_key(args.api_key_env, os.environ)
+
+        out = Path(args.out)
+        if out.exists() and out.resolve() == Path(args.dataset).resolve():
+            raise CourseError(f"--out {out} is the dataset itself; choose another output file")
+        done: set[str] = set()
+        keep_bytes, start_over = 0, True
+        if out.exists() and not args.force:
+            if not out.is_file():
+                raise CourseError(f"--out {out}: exists and is not a file")
+            # Checked against the whole dataset, so a run with a smaller --limit can still see a longer file.
+            existing = inspect_existing(out, [ex["id"] for ex in all_examples], policy, sampling)
+            if existing.mismatch is not None:
+                raise CourseError(
+                    f"{existing.mismatch}; resume with the settings that wrote {out}, choose another --out, "
+                    f"or pass --force to start it over"
+                )
+            done, keep_bytes, start_over = set(existing.done_ids), existing.keep_bytes, False
+            if existing.torn_tail:
+                info(f"{out}: the last line was cut off by an interruption; dropping it and sampling that item again")
+        todo = [ex for ex in examples if ex["id"] not in done]
+        if not todo:
+            print(f"{out}: nothing to do, all {len(examples)} items are already there ({policy})")
+            return EXIT_OK
+
+        try:
+            import openai
+        except ImportError:
+            raise CourseError(OPENAI_MISSING) from None
+        # max_retries=0: the SDK would otherwise retry silently; our policy is logged.
+        client = openai.OpenAI(api_key=key, base_url=args.base_url, max_retries=0, timeout=args.timeout)
+        plan = request_plan(sampling)
+        info(f"sampling {len(todo)} of {len(examples)} items ({len(done)} already in {out}) "
+             f"from {policy}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
+
+        written, handle = 0, None
+        try:
+            for k, ex in enumerate(todo, start=1):
+                started = time.monotonic()
+                base_request = {
+                    "model": args.model,
+                    "messages": chat_messages(ex["prompt"], args.system_prompt),
+                    "temperature": args.temperature,
+                    "top_p": args.top_p,
+                    "max_tokens": args.max_tokens,
+                }
+                completions, requests = sample_item(
+                    client.chat.completions.create, openai, item_id=ex["id"], base_request=base_request,
+                    plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
+                )
+                if handle is None:
+                    # Opened only now, so a run that fails before its first item changes nothing.
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    if start_over:
+                        handle = open(out, "w", encoding="utf-8", newline="\n")
+                    else:
+                        os.truncate(out, keep_bytes)  # drop a torn last line, if any
+                        handle = open(out, "a", encoding="utf-8", newline="\n")
+                from course.io import dumps_line
+
+                # One write per line, then flush: an interruption leaves whole lines (or a torn tail we detect).
+                handle.write(dumps_line(rollout_record(ex["id"], completions, policy, sampling)) + "\n")
+                handle.flush()
+                written += 1
+                info(f"[{len(done) + k}/{len(examples)}] {ex['id']}: {len(completions)} sample(s), "
+                     f"{requests} request(s), {time.monotonic() - started:.1f} s")
+        except SamplingStopped as stop:
+            kept = len(done) + written
+            where = f"{out} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
+            print(f"error: stopped at {stop}. {where}", file=sys.stderr)
+            return EXIT_USAGE if stop.exit_code == 2 else EXIT_FAIL
+        except KeyboardInterrupt:
+            print(f"interrupted: {out} keeps {len(done) + written} finished item(s); run the same command again to resume",
+                  file=sys.stderr)
+            return 130
+        finally:
+            if handle is not None:
+                handle.close()
+            client.close()
+
+        print(f"wrote {out}: {len(done) + written} items ({written} sampled now, {len(done)} kept from before)")
+        print(f"policy: {policy}")
+        print(f"sampling: {json.dumps(sampling, sort_keys=True)}")
+        print(f"next: python -m course.eval --dataset {args.dataset} --rollouts {out}" if args.n == 1 else
+              f"next: python -m course.selection_demo --dataset {args.dataset} --pack {out}")
+        return EXIT_OK
+
+    return run(_main, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
