@@ -181,6 +181,13 @@ def test_a_500_and_a_dropped_connection_are_retried_with_backoff(lab, capsys):
     assert read_lines()[0]["completion"] == fake.fake_completion(PROMPTS[0][1], 1234)
 
 
+def test_a_retry_after_longer_than_two_minutes_stops_instead_of_waiting(lab, capsys):
+    lab.fail(1, 429, {"Retry-After": "3600"})  # e.g. a daily quota is used up
+    assert rs.main(argv(lab)) == 1
+    assert "the server asks to wait 3600 s" in capsys.readouterr().err
+    assert len(lab.requests) == 1 and not Path("out.jsonl").exists()
+
+
 def test_a_bad_request_is_not_retried_and_stops_the_run(lab, capsys):
     lab.fail(1, 400)
     assert rs.main(argv(lab)) == 1
@@ -292,7 +299,8 @@ def test_api_key_env_selects_another_variable_and_none_sends_a_placeholder(lab, 
 
 
 def run_cli(server, *extra: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GROQ_API_KEY": KEY}
+    # OPENAI_LOG=debug makes the SDK log every request: the key must not show up there either.
+    env = {**os.environ, "GROQ_API_KEY": KEY, "OPENAI_LOG": "debug"}
     return subprocess.run([sys.executable, "-m", "course.rollout_sample", *argv(server, *extra)],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
 
@@ -304,7 +312,8 @@ def test_the_key_is_sent_but_appears_in_no_file_stdout_or_stderr(lab, tmp_path):
     assert {r["authorization"] for r in lab.requests} == {f"Bearer {KEY}"}
     assert KEY not in proc.stdout and KEY not in proc.stderr
     assert KEY not in Path(tmp_path / "out.jsonl").read_text()
-    assert "retry 1/5" in proc.stderr  # the log ran
+    assert "retry 1/5" in proc.stderr  # our retry log ran
+    assert "HTTP Request: POST" in proc.stderr  # and so did the SDK's debug log
 
 
 def test_a_server_that_echoes_the_key_in_an_error_is_redacted_and_exits_2(tmp_path, monkeypatch, capsys):
