@@ -1,0 +1,457 @@
+"""The debugging kata: ten scored examples, each wrong for a different reason.
+
+This module owns the kata pack (``data/kata/kata_examples.jsonl``), the draft
+verifier some of its examples were scored with, and the label check. Every
+example in the pack has a reward that looks suspicious or is plainly wrong;
+the student's job is to say *why* -- the model failed, the verifier failed, the
+task itself is ambiguous, or the reward was gamed -- and to propose one fix.
+
+Run it::
+
+    python -m course.kata                          # show every example with its score details
+    python -m course.kata --template > my_labels.json
+    python -m course.kata --check my_labels.json   # N/10; exit 0 only if all ten are right
+
+Each example records the scorer that produced its reward (``scorer``): one of
+the rubrics in ``course.rubrics`` or ``draft_v0`` below. ``tests/test_kata.py``
+re-scores every example with its named scorer, so the recorded rewards and
+details are reproducible, not invented. The teacher's answer key, with a
+justification and a proposed fix per example, lives apart from the pack in
+``teacher/kata_answer_key.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from course.errors import CourseError
+from course.rubrics import RUBRICS
+from course.score import MAX_DIGITS, _read_expected, _shown_expected
+
+_REPO = Path(__file__).resolve().parents[1]
+EXAMPLES_PATH = _REPO / "data" / "kata" / "kata_examples.jsonl"
+KEY_PATH = _REPO / "teacher" / "kata_answer_key.json"
+
+# The fixed label set. A student picks exactly one per example.
+LABELS: dict[str, str] = {
+    "model_failure": "the policy's answer is wrong or unusable, and the scorer judged it correctly",
+    "verifier_bug": "an honest completion was mis-scored: the scorer's code does not do what the spec says",
+    "spec_ambiguity": "the prompt or its expected answer allows more than one reasonable reading",
+    "reward_hack": "the completion earns reward it does not deserve by gaming what the rubric fails to check",
+}
+
+
+# ---------------------------------------------------------------------------
+# The draft verifier: an earlier, shorter implementation of the Final: <int> check.
+# Part of the pack (some examples were scored with it), so it stays byte-stable.
+# ---------------------------------------------------------------------------
+DRAFT_VERSION = "draft-final-v0"
+_DRAFT_PREFIX = "Final: "
+_DRAFT_INT = re.compile("[0-9]{1,%d}" % MAX_DIGITS, re.ASCII)
+
+
+def _draft_verdict(code: str, reason: str, expected: Any, extracted: int | None = None, **extra: Any) -> dict[str, Any]:
+    details = {
+        "scorer_version": DRAFT_VERSION,
+        "error_code": code,
+        "parsed": extracted is not None,
+        "extracted": extracted,
+        "expected": expected,
+        "reason": reason,
+    }
+    details.update(extra)
+    return {"reward": 1.0 if code == "ok" else 0.0, "details": details}
+
+
+def draft_score(example: Any, completion: Any) -> dict[str, Any]:
+    """A draft of the ``Final: <int>`` verifier, written before reward spec v1 was final.
+
+    Same contract and same details fields as ``course.score.score``; a compact
+    implementation (trim, check the prefix, read the digits, compare). Read it
+    next to the rules in ``docs/reward_spec_v1.md`` when an example's
+    ``scorer`` is ``draft_v0``.
+
+    >>> draft_score({"expected_answer": 323}, "Final: 323")["reward"]
+    1.0
+    >>> draft_score({"expected_answer": 323}, "The answer is 323")["details"]["error_code"]
+    'missing_prefix'
+    """
+    expected, problem = _read_expected(example)
+    if problem is not None:
+        return _draft_verdict("bad_example", problem[0].upper() + problem[1:] + ".", _shown_expected(example))
+    if not isinstance(completion, str):
+        return _draft_verdict("not_a_string", f"The completion is a {type(completion).__name__}, not text.", expected)
+    text = completion.strip(" ")
+    if not text:
+        return _draft_verdict("empty", "The completion is empty after trimming.", expected)
+    if not text.startswith(_DRAFT_PREFIX):
+        return _draft_verdict("missing_prefix", "The line does not start with 'Final: '.", expected, found=text[:40])
+    rest = text[len(_DRAFT_PREFIX):]
+    m = _DRAFT_INT.match(rest)
+    if m is None:
+        return _draft_verdict(
+            "no_integer", "'Final: ' is not followed by an integer.", expected, found=rest[:40]
+        )
+    value = int(m.group())
+    if m.end() != len(rest):
+        return _draft_verdict(
+            "trailing_text", "Something follows the integer.", expected, value, found=rest[:40]
+        )
+    if value != expected:
+        return _draft_verdict("wrong_answer", f"Read {value}, but the expected answer is {expected}.", expected, value)
+    return _draft_verdict("ok", f"Read {value}, the expected answer.", expected, value)
+
+
+# Every scorer a kata example may name: the course's rubrics plus the draft.
+SCORERS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {**RUBRICS, "draft_v0": draft_score}
+
+
+# ---------------------------------------------------------------------------
+# Loading the pack, the key and a student's labels. Bad input -> CourseError(path:line: ...).
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KataExample:
+    """One scored example as the student sees it (no label)."""
+
+    id: str
+    prompt: str
+    expected_answer: int
+    completion: str
+    scorer: str
+    reward: float
+    details: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    """The teacher's verdict on one example."""
+
+    label: str
+    justification: str
+    fix: str
+
+
+def _read_json_lines(path: Path) -> list[tuple[int, Any]]:
+    """(line number, parsed object) for each line of a UTF-8 JSONL file; CourseError on any defect."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CourseError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CourseError(f"{path}:{line}: not valid UTF-8") from None
+    rows = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise CourseError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+    if not rows:
+        raise CourseError(f"{path}: empty file, expected one JSON object per line")
+    return rows
+
+
+def _field(obj: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
+    if name not in obj:
+        raise CourseError(f"{where}: missing field {name!r}")
+    value = obj[name]
+    if kind is int and (type(value) is not int):
+        raise CourseError(f"{where}: {name!r} must be an integer, got {type(value).__name__}")
+    if kind is float and (type(value) not in (int, float)):
+        raise CourseError(f"{where}: {name!r} must be a number, got {type(value).__name__}")
+    if kind in (str, dict) and not isinstance(value, kind):
+        raise CourseError(f"{where}: {name!r} must be a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def load_examples(path: str | Path = EXAMPLES_PATH) -> list[KataExample]:
+    """The kata pack in file order."""
+    path = Path(path)
+    examples: list[KataExample] = []
+    seen: set[str] = set()
+    for number, obj in _read_json_lines(path):
+        where = f"{path}:{number}"
+        if not isinstance(obj, dict):
+            raise CourseError(f"{where}: expected a JSON object")
+        ex = KataExample(
+            id=_field(obj, "id", str, where),
+            prompt=_field(obj, "prompt", str, where),
+            expected_answer=_field(obj, "expected_answer", int, where),
+            completion=_field(obj, "completion", str, where),
+            scorer=_field(obj, "scorer", str, where),
+            reward=float(_field(obj, "reward", float, where)),
+            details=_field(obj, "details", dict, where),
+        )
+        if ex.id in seen:
+            raise CourseError(f"{where}: duplicate id {ex.id!r}")
+        if ex.scorer not in SCORERS:
+            raise CourseError(f"{where}: unknown scorer {ex.scorer!r}; known: {', '.join(SCORERS)}")
+        seen.add(ex.id)
+        examples.append(ex)
+    return examples
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CourseError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise CourseError(f"{path}: not valid UTF-8") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CourseError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+
+
+def load_key(path: str | Path = KEY_PATH) -> dict[str, KeyEntry]:
+    """The teacher's answer key: id -> KeyEntry."""
+    path = Path(path)
+    data = _load_json(path)
+    items = data.get("items") if isinstance(data, dict) else None
+    if not isinstance(items, dict):
+        raise CourseError(f"{path}: expected an object with an 'items' object (id -> label, justification, fix)")
+    key = {}
+    for kid, entry in items.items():
+        where = f"{path}: items.{kid}"
+        if not isinstance(entry, dict):
+            raise CourseError(f"{where}: expected an object")
+        label = _field(entry, "label", str, where)
+        if label not in LABELS:
+            raise CourseError(f"{where}: label {label!r} is not one of {', '.join(LABELS)}")
+        key[kid] = KeyEntry(label, _field(entry, "justification", str, where), _field(entry, "fix", str, where))
+    return key
+
+
+def load_labels(path: str | Path, ids: list[str]) -> dict[str, str]:
+    """A student's label file: id -> label ('' = not answered yet). Every id must be present."""
+    path = Path(path)
+    data = _load_json(path)
+    items = data.get("items") if isinstance(data, dict) else None
+    if not isinstance(items, dict):
+        raise CourseError(
+            f"{path}: expected an object with an 'items' object; "
+            "start from: python -m course.kata --template > my_labels.json"
+        )
+    labels = {}
+    for kid, entry in items.items():
+        if kid not in ids:
+            raise CourseError(f"{path}: items.{kid}: no such kata example (ids are {ids[0]} ... {ids[-1]})")
+        label = entry.get("label") if isinstance(entry, dict) else entry
+        if not isinstance(label, str):
+            raise CourseError(f"{path}: items.{kid}: the label must be a string (one of {', '.join(LABELS)})")
+        label = label.strip()
+        if label and label not in LABELS:
+            raise CourseError(f"{path}: items.{kid}: label {label!r} is not one of {', '.join(LABELS)}")
+        labels[kid] = label
+    missing = [kid for kid in ids if kid not in labels]
+    if missing:
+        raise CourseError(f"{path}: items has no entry for {', '.join(missing)} (--template lists every id)")
+    return labels
+
+
+# ---------------------------------------------------------------------------
+# Pure helpers: re-scoring, the template, the check.
+# ---------------------------------------------------------------------------
+def rescore(example: KataExample) -> dict[str, Any]:
+    """Score the example again with the scorer it names (what the recorded fields must equal)."""
+    return SCORERS[example.scorer]({"expected_answer": example.expected_answer}, example.completion)
+
+
+def template(examples: list[KataExample]) -> dict[str, Any]:
+    """A blank label file: every id with an empty label, justification and fix."""
+    return {
+        "choices": dict(LABELS),
+        "how_to": "Set each label to one of the choices; write 2-3 sentences of justification and one "
+        "concrete fix. Check with: python -m course.kata --check my_labels.json",
+        "items": {ex.id: {"label": "", "justification": "", "fix": ""} for ex in examples},
+    }
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    id: str
+    given: str
+    correct: str
+    entry: KeyEntry
+
+    @property
+    def right(self) -> bool:
+        return self.given == self.correct
+
+
+def check(labels: Mapping[str, str], key: Mapping[str, KeyEntry], ids: list[str]) -> list[CheckResult]:
+    """Compare labels with the key, in pack order."""
+    missing = [kid for kid in ids if kid not in key]
+    if missing:
+        raise CourseError(f"the answer key has no entry for {', '.join(missing)}")
+    return [CheckResult(kid, labels.get(kid, ""), key[kid].label, key[kid]) for kid in ids]
+
+
+# ---------------------------------------------------------------------------
+# Printing.
+# ---------------------------------------------------------------------------
+def _visible(text: str) -> str:
+    """The completion in quotes with line breaks, tabs and every non-ASCII character escaped."""
+    out = []
+    for ch in text:
+        if ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _show_value(value: Any) -> str:
+    if isinstance(value, str):
+        return _visible(value)
+    return json.dumps(value)
+
+
+_DETAIL_ORDER = ("scorer_version", "error_code", "parsed", "extracted", "expected", "reason", "loophole")
+
+
+def format_example(ex: KataExample) -> str:
+    lines = [
+        f"{ex.id}  (scored with {ex.scorer})",
+        f"  prompt      {ex.prompt}",
+        f"  expected    {ex.expected_answer}",
+        f"  completion  {_visible(ex.completion)}",
+        f"  reward      {ex.reward}",
+        "  details",
+    ]
+    # The contract's fields first, in the order a reader needs them; extras after, by name.
+    keys = [k for k in _DETAIL_ORDER if k in ex.details] + sorted(k for k in ex.details if k not in _DETAIL_ORDER)
+    width = max(len(k) for k in keys)
+    for k in keys:
+        lines.append(f"    {k:<{width}}  {_show_value(ex.details[k])}")
+    return "\n".join(lines)
+
+
+def format_check(results: list[CheckResult]) -> str:
+    lines = []
+    for r in results:
+        if r.right:
+            lines.append(f"{r.id}  right  {r.correct}")
+            continue
+        given = r.given or "(blank)"
+        lines.append(f"{r.id}  WRONG  you: {given}  key: {r.correct}")
+        lines.append(f"        why: {r.entry.justification}")
+        lines.append(f"        fix: {r.entry.fix}")
+    n_right = sum(r.right for r in results)
+    lines.append("")
+    lines.append(f"Score: {n_right}/{len(results)}")
+    return "\n".join(lines)
+
+
+def _record(ex: KataExample, verdict: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": ex.id,
+        "prompt": ex.prompt,
+        "expected_answer": ex.expected_answer,
+        "completion": ex.completion,
+        "scorer": ex.scorer,
+        "reward": verdict["reward"],
+        "details": verdict["details"],
+    }
+
+
+def _rescore_pack(path: Path, examples: list[KataExample]) -> int:
+    """Teacher maintenance after a deliberate scorer change: keep prompts and completions, refresh verdicts."""
+    import os
+
+    from course.cli import info
+    from course.io import write_jsonl
+
+    changed = []
+    records = []
+    for ex in examples:
+        verdict = rescore(ex)
+        if verdict["reward"] != ex.reward or verdict["details"] != ex.details:
+            changed.append(ex.id)
+        records.append(_record(ex, verdict))
+    if not changed:
+        print(f"{path}: all {len(examples)} recorded verdicts reproduce; nothing written")
+        return 0
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    write_jsonl(tmp, records)
+    os.replace(tmp, path)
+    info(f"re-scored {', '.join(changed)}: check that each label in the answer key still holds")
+    print(f"{path}: rewrote {len(changed)} verdict(s): {', '.join(changed)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from course.cli import make_parser, run
+
+    def _main(args_in):  # type: ignore[no-untyped-def]
+        parser = make_parser(
+            "python -m course.kata",
+            "The debugging kata: label why each of ten scored examples went wrong "
+            "(model_failure, verifier_bug, spec_ambiguity, reward_hack), then check your labels.",
+            "  python -m course.kata                              # read the ten examples\n"
+            "  python -m course.kata --template > my_labels.json  # blank label file\n"
+            "  python -m course.kata --check my_labels.json       # Score: N/10 (exit 0 only at 10/10)",
+        )
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--template", action="store_true", help="print a blank label file (JSON) on stdout")
+        mode.add_argument("--check", metavar="FILE", help="compare your label file with the answer key")
+        mode.add_argument(
+            "--rescore",
+            action="store_true",
+            help="(teacher) re-score every example with its named scorer and rewrite the pack if a verdict changed",
+        )
+        parser.add_argument("--examples", default=str(EXAMPLES_PATH), help="the kata pack (default: the bundled one)")
+        parser.add_argument("--key", default=str(KEY_PATH), help="the answer key used by --check")
+        args = parser.parse_args(args_in)
+
+        examples = load_examples(args.examples)
+        ids = [ex.id for ex in examples]
+        if args.template:
+            print(json.dumps(template(examples), ensure_ascii=False, indent=2))
+            return 0
+        if args.rescore:
+            return _rescore_pack(Path(args.examples), examples)
+        if args.check:
+            labels = load_labels(args.check, ids)
+            results = check(labels, load_key(args.key), ids)
+            print(format_check(results))
+            return 0 if all(r.right for r in results) else 1
+
+        print(f"The debugging kata: {len(examples)} scored examples. Something is wrong with each one.\n")
+        for ex in examples:
+            print(format_example(ex))
+            print()
+        print("Label each example with one of:")
+        width = max(len(k) for k in LABELS)
+        for name, meaning in LABELS.items():
+            print(f"  {name:<{width}}  {meaning}")
+        print()
+        print("Compare the details with the spec (docs/reward_spec_v1.md); for scorer draft_v0,")
+        print("read draft_score in course/kata.py. Then:")
+        print("  python -m course.kata --template > my_labels.json   # fill in label, justification, fix")
+        print("  python -m course.kata --check my_labels.json")
+        return 0
+
+    return run(_main, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

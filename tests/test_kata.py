@@ -1,0 +1,215 @@
+"""The debugging kata: a reproducible pack, a separate key, and a label check with honest exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course import kata
+from course.errors import CourseError
+from course.score import score as strict_score
+
+EXAMPLES = kata.load_examples()
+KEY = kata.load_key()
+IDS = [ex.id for ex in EXAMPLES]
+BY_LABEL = {label: [ex for ex in EXAMPLES if KEY[ex.id].label == label] for label in kata.LABELS}
+
+
+def _strict(ex: kata.KataExample) -> dict:
+    return strict_score({"expected_answer": ex.expected_answer}, ex.completion)
+
+
+def test_pack_has_ten_examples_with_unique_ids():
+    assert len(EXAMPLES) == 10 and len(set(IDS)) == 10
+
+
+def test_key_covers_exactly_the_pack_ids():
+    assert sorted(KEY) == sorted(IDS)
+
+
+def test_key_has_four_model_failures_and_two_of_each_other_kind():
+    assert Counter(KEY[i].label for i in IDS) == {
+        "model_failure": 4, "verifier_bug": 2, "spec_ambiguity": 2, "reward_hack": 2,
+    }
+
+
+def test_every_key_entry_has_a_justification_and_a_fix():
+    for entry in KEY.values():
+        assert entry.justification.count(".") >= 2 and len(entry.fix) > 20
+
+
+def test_student_pack_carries_no_label_or_answer_fields():
+    for line in kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines():
+        assert set(json.loads(line)) == {"id", "prompt", "expected_answer", "completion", "scorer", "reward", "details"}
+    assert "label" not in kata.EXAMPLES_PATH.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=IDS)
+def test_recorded_reward_and_details_reproduce_with_the_named_scorer(ex):
+    again = kata.rescore(ex)
+    hint = "after a deliberate scorer change: python -m course.kata --rescore, then re-read the key"
+    assert again["reward"] == ex.reward, hint
+    assert again["details"] == ex.details, hint
+
+
+def test_verifier_bug_examples_are_correct_under_the_spec_but_scored_zero_by_the_draft():
+    for ex in BY_LABEL["verifier_bug"]:
+        assert ex.scorer == "draft_v0" and ex.reward == 0.0
+        assert _strict(ex)["reward"] == 1.0 and _strict(ex)["details"]["error_code"] == "ok"
+
+
+def test_reward_hack_examples_are_paid_by_a_hackable_rubric_and_rejected_by_strict():
+    for ex in BY_LABEL["reward_hack"]:
+        assert ex.scorer not in ("strict", "draft_v0") and ex.reward == 1.0
+        assert _strict(ex)["reward"] == 0.0
+
+
+def test_model_failure_examples_get_zero_under_both_the_recorded_scorer_and_strict():
+    for ex in BY_LABEL["model_failure"]:
+        assert ex.reward == 0.0 and _strict(ex)["reward"] == 0.0
+
+
+def test_spec_ambiguity_examples_are_well_formed_answers_that_differ_from_expected():
+    for ex in BY_LABEL["spec_ambiguity"]:
+        assert _strict(ex)["details"]["error_code"] == "wrong_answer"
+
+
+def test_the_draft_scorer_is_used_for_honest_verdicts_too_so_its_name_is_no_giveaway():
+    draft_labels = {KEY[ex.id].label for ex in EXAMPLES if ex.scorer == "draft_v0"}
+    assert draft_labels >= {"verifier_bug", "model_failure"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(st.text(max_size=40), st.none(), st.integers()), st.integers(-999, 999))
+def test_draft_scorer_is_total_and_deterministic(completion, expected):
+    first = kata.draft_score({"expected_answer": expected}, completion)
+    assert first == kata.draft_score({"expected_answer": expected}, completion)
+    assert (first["reward"] == 1.0) == (first["details"]["error_code"] == "ok")
+
+
+def test_draft_scorer_survives_a_huge_integer():
+    result = kata.draft_score({"expected_answer": 1}, "Final: " + "7" * 10_000)
+    assert result["reward"] == 0.0 and result["details"]["error_code"] == "trailing_text"
+
+
+# ---------------------------------------------------------------------------
+# The CLI.
+# ---------------------------------------------------------------------------
+def _labels_file(tmp_path, labels: dict) -> str:
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps({"items": labels}), encoding="utf-8")
+    return str(path)
+
+
+def test_kata_help_shows_a_worked_example():
+    out = subprocess.run([sys.executable, "-m", "course.kata", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "--check my_labels.json" in out.stdout
+
+
+def test_kata_show_prints_every_example_escaped_and_the_label_choices(capsys):
+    assert kata.main([]) == 0
+    out = capsys.readouterr().out
+    for ex in EXAMPLES:
+        assert f"{ex.id}  (scored with {ex.scorer})" in out
+    assert "Final: 92\\n" in out  # the newline is shown, not printed
+    for label in kata.LABELS:
+        assert label in out
+
+
+def test_kata_template_lists_every_id_with_a_blank_label(capsys):
+    assert kata.main(["--template"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data["items"]) == IDS
+    assert all(item["label"] == "" for item in data["items"].values())
+    assert set(data["choices"]) == set(kata.LABELS)
+
+
+def test_blank_template_checks_as_zero_of_ten_with_exit_1(tmp_path, capsys):
+    path = tmp_path / "blank.json"
+    path.write_text(json.dumps(kata.template(EXAMPLES)), encoding="utf-8")
+    assert kata.main(["--check", str(path)]) == 1
+    assert "Score: 0/10" in capsys.readouterr().out
+
+
+def test_check_with_the_keys_labels_scores_ten_of_ten_and_exits_0(tmp_path, capsys):
+    labels = {i: {"label": KEY[i].label, "justification": "", "fix": ""} for i in IDS}
+    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 0
+    out = capsys.readouterr().out
+    assert "Score: 10/10" in out and "WRONG" not in out
+
+
+def test_check_shows_the_keys_justification_for_a_miss_and_exits_1(tmp_path, capsys):
+    labels = {i: KEY[i].label for i in IDS}  # the short form: id -> label
+    wrong_id = BY_LABEL["verifier_bug"][0].id
+    labels[wrong_id] = "model_failure"
+    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1
+    out = capsys.readouterr().out
+    assert "Score: 9/10" in out
+    assert f"{wrong_id}  WRONG  you: model_failure  key: verifier_bug" in out
+    assert KEY[wrong_id].justification in out
+
+
+def test_check_rejects_invalid_json_with_path_and_line(tmp_path, capsys):
+    path = tmp_path / "broken.json"
+    path.write_text('{"items": {\n  "kata-01": "model_failure",\n}', encoding="utf-8")
+    assert kata.main(["--check", str(path)]) == 2
+    assert f"{path}:3: invalid JSON" in capsys.readouterr().err
+
+
+def test_check_rejects_a_label_outside_the_fixed_set(tmp_path, capsys):
+    labels = {i: KEY[i].label for i in IDS}
+    labels[IDS[0]] = "scorer_bug"
+    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 2
+    assert "'scorer_bug' is not one of" in capsys.readouterr().err
+
+
+def test_check_rejects_a_file_missing_an_id(tmp_path, capsys):
+    labels = {i: KEY[i].label for i in IDS[1:]}
+    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 2
+    assert IDS[0] in capsys.readouterr().err
+
+
+def test_check_rejects_an_unknown_id(tmp_path, capsys):
+    labels = {i: KEY[i].label for i in IDS}
+    labels["kata-99"] = "model_failure"
+    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 2
+    assert "kata-99" in capsys.readouterr().err
+
+
+def test_check_on_a_missing_file_exits_2(tmp_path, capsys):
+    assert kata.main(["--check", str(tmp_path / "nope.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_pack_with_a_bad_line_is_reported_with_path_and_line(tmp_path):
+    lines = kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[1])
+    del bad["scorer"]
+    path = tmp_path / "pack.jsonl"
+    path.write_text("\n".join([lines[0], json.dumps(bad)]) + "\n", encoding="utf-8")
+    with pytest.raises(CourseError, match=r"pack.jsonl:2: missing field 'scorer'"):
+        kata.load_examples(path)
+
+
+def test_rescore_leaves_an_up_to_date_pack_byte_identical(tmp_path, capsys):
+    copy = tmp_path / "pack.jsonl"
+    copy.write_bytes(kata.EXAMPLES_PATH.read_bytes())
+    assert kata.main(["--rescore", "--examples", str(copy)]) == 0
+    assert copy.read_bytes() == kata.EXAMPLES_PATH.read_bytes()
+    assert "nothing written" in capsys.readouterr().out
+
+
+def test_rescore_repairs_a_tampered_verdict(tmp_path):
+    lines = kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()
+    tampered = json.loads(lines[0])
+    tampered["reward"] = 1.0
+    copy = tmp_path / "pack.jsonl"
+    copy.write_text("\n".join([json.dumps(tampered)] + lines[1:]) + "\n", encoding="utf-8")
+    assert kata.main(["--rescore", "--examples", str(copy)]) == 0
+    assert copy.read_bytes() == kata.EXAMPLES_PATH.read_bytes()
