@@ -1,0 +1,750 @@
+"""Loop C in slow motion: REINFORCE on a softmax policy over a few completions of one prompt.
+
+The course's task seen as a bandit. The prompt is the running example
+("Compute 17 * 19. Output exactly one line: Final: <int>", expected 323); each
+*action* is a whole candidate completion ("Final: 323", "Final: 324", "323",
+...), a macro-action; its reward comes from the course's own instrument,
+``course.score.score``. The policy is a softmax over one logit per action,
+starting uniform (theta = 0). Each step:
+
+    sample a ~ pi_theta          (one draw from a seeded random.Random)
+    R = score(example, a)        (1.0 or 0.0, with an error code saying why)
+    b = mean of earlier rewards  (the baseline; 0 before the first reward)
+    A = R - b                    (the advantage: better or worse than usual?)
+    theta += lr * A * (onehot(a) - pi)     (REINFORCE: A times grad log pi(a))
+
+Because there are only a handful of actions, the script also prints the exact
+expected reward J(theta) = sum_a pi(a) R(a) before every update, so the noisy
+one-sample learning signal can be read next to the quantity it climbs.
+
+Run it (the instructor's live demo, then the "unlearning" perturbation)::
+
+    python -m course.bandit_train --steps 30 --seed 0 --lr 0.5 --baseline --slow --outdir runs/demo_bandit_slow
+    python -m course.bandit_train --steps 30 --seed 0 --lr -0.5 --baseline --slow --outdir runs/demo_bandit_negative
+    python -m course.bandit_train --steps 500 --summary-every 50 --plot
+    python -m course.bandit_train --ablation --seeds 200        # baseline on vs off, measured
+
+A run directory gets manifest.json, bandit_log.jsonl (one record per step),
+bandit_story.txt (the same story ``--slow`` prints) and, with ``--plot``,
+learning_curve.png. The ablation writes manifest.json, ablation.json and
+ablation.txt (and ablation.png with ``--plot``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from course import policy_gradient as pg
+from course.cli import info, make_parser, run
+from course.errors import CourseError
+from course.io import dumps_line, write_json
+from course.manifest import environment
+from course.problems import RUNNING_EXAMPLE
+from course.rundir import atomic_run_dir, resolve_outdir
+from course.score import SCORER_VERSION, score, scorer_fingerprint
+
+# ---------------------------------------------------------------------------
+# The bandit: one prompt, a few whole completions as actions, rewards from the scorer.
+# ---------------------------------------------------------------------------
+EXAMPLE: dict[str, Any] = {"prompt": RUNNING_EXAMPLE.prompt, "expected_answer": RUNNING_EXAMPLE.answer}
+
+# Candidate completions a base model might plausibly produce for the running example,
+# listed in the order such a model tends to prefer them (chatty and sloppy first; the KL
+# demo's reference policy uses this ranking). Exactly one, the last, is what the strict
+# verifier accepts; the others are the near-misses the course keeps meeting.
+DEFAULT_ACTIONS: tuple[str, ...] = (
+    "The answer is 323",  # missing_prefix: right number, chatty
+    "323",  # missing_prefix: right number, bare
+    "Final:323",  # prefix_spacing: glued colon
+    "final: 323",  # prefix_case
+    "Final: 324",  # wrong_answer: perfect format, wrong number
+    "Final: 323",  # ok: the one completion that earns reward 1.0
+)
+
+
+@dataclass(frozen=True)
+class ScoredAction:
+    """One action of the bandit with the scorer's verdict on it."""
+
+    index: int
+    text: str
+    reward: float
+    error_code: str
+    reason: str
+
+
+def score_actions(example: dict[str, Any], actions: Sequence[str]) -> tuple[ScoredAction, ...]:
+    """Score every candidate completion once: the bandit's reward table, with evidence.
+
+    >>> [(a.reward, a.error_code) for a in score_actions(EXAMPLE, ["Final: 323", "323"])]
+    [(1.0, 'ok'), (0.0, 'missing_prefix')]
+    """
+    if len(actions) < 2:
+        raise CourseError(f"a bandit needs at least 2 actions, got {len(actions)}")
+    seen: dict[str, int] = {}
+    for i, text in enumerate(actions):
+        if text in seen:
+            raise CourseError(f"action {i} repeats action {seen[text]} ({text!r}); actions must be distinct")
+        seen[text] = i
+    scored = []
+    for i, text in enumerate(actions):
+        verdict = score(example, text)
+        details = verdict["details"]
+        scored.append(ScoredAction(i, text, verdict["reward"], details["error_code"], details["reason"]))
+    return tuple(scored)
+
+
+# ---------------------------------------------------------------------------
+# The algorithm: REINFORCE with an optional running-mean baseline.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BanditStep:
+    """Everything that happened in one update, before and after."""
+
+    step: int  # 1-based
+    theta: tuple[float, ...]  # logits before the update
+    probs: tuple[float, ...]  # pi_theta before the update
+    expected_reward: float  # exact J(theta) before the update
+    action: int  # index of the sampled action
+    reward: float
+    uses_baseline: bool
+    baseline: float  # b used for this step (computed from earlier steps only)
+    n_past: int  # how many earlier rewards b averages (0 without a baseline)
+    advantage: float  # A = reward - baseline
+    grad: tuple[float, ...]  # the one-sample estimate A * (onehot(a) - pi)
+    exact_grad: tuple[float, ...]  # grad J(theta) by enumeration: what grad estimates on average
+    theta_after: tuple[float, ...]
+    probs_after: tuple[float, ...]
+    expected_reward_after: float
+
+
+def reinforce(
+    rewards: Sequence[float],
+    *,
+    steps: int,
+    lr: float,
+    use_baseline: bool,
+    rng: random.Random,
+) -> Iterator[BanditStep]:
+    """Run ``steps`` REINFORCE updates from theta = 0 and yield one ``BanditStep`` per update."""
+    k = len(rewards)
+    theta = [0.0] * k
+    probs = pg.softmax(theta)
+    reward_sum = 0.0
+    for t in range(1, steps + 1):
+        j_before = pg.expected_reward(probs, rewards)
+        exact = pg.exact_gradient(theta, rewards)
+
+        action = pg.sample_action(probs, rng)
+        reward = rewards[action]
+
+        # The baseline is the mean of the rewards of EARLIER steps, computed BEFORE this
+        # step's reward is seen. A baseline may depend on anything except the action being
+        # scored: then E[b * grad log pi(a)] = b * sum_a grad pi(a) = 0 and the estimate
+        # stays unbiased. Folding the current reward in would make b depend on the
+        # sampled action, shrinking every advantage by n/(n+1) (and zeroing the
+        # very first one): a biased gradient. With no history yet, b = 0.
+        n_past = t - 1
+        baseline = reward_sum / n_past if (use_baseline and n_past > 0) else 0.0
+        advantage = reward - baseline
+
+        # REINFORCE: grad log pi(a) = onehot(a) - pi; the estimate scales it by A.
+        # A > 0 raises the sampled action's logit relative to all others (more likely);
+        # A < 0 lowers it (less likely). A negative lr flips both.
+        # (+ 0.0 turns the -0.0 that 0 * negative gives into 0.0, so logs never show "-0.0".)
+        grad = [advantage * ((1.0 if i == action else 0.0) - p) + 0.0 for i, p in enumerate(probs)]
+        theta_after = [th + lr * g + 0.0 for th, g in zip(theta, grad)]
+        probs_after = pg.softmax(theta_after)
+
+        yield BanditStep(
+            step=t,
+            theta=tuple(theta),
+            probs=tuple(probs),
+            expected_reward=j_before,
+            action=action,
+            reward=reward,
+            uses_baseline=use_baseline,
+            baseline=baseline,
+            n_past=n_past if use_baseline else 0,
+            advantage=advantage,
+            grad=tuple(grad),
+            exact_grad=tuple(exact),
+            theta_after=tuple(theta_after),
+            probs_after=tuple(probs_after),
+            expected_reward_after=pg.expected_reward(probs_after, rewards),
+        )
+        reward_sum += reward
+        theta, probs = theta_after, probs_after
+
+
+def log_record(s: BanditStep, actions: Sequence[ScoredAction]) -> dict[str, Any]:
+    """The JSONL line for one step (floats at full precision: the log is data, the story is prose).
+
+    theta and probs are the policy *before* the update; the next line's theta is
+    theta + lr * grad (the final theta and probs are in manifest.json).
+    """
+    return {
+        "step": s.step,
+        "theta": list(s.theta),
+        "probs": list(s.probs),
+        "expected_reward": s.expected_reward,
+        "action": s.action,
+        "action_text": actions[s.action].text,
+        "reward": s.reward,
+        "error_code": actions[s.action].error_code,
+        "baseline": s.baseline,
+        "advantage": s.advantage,
+        "grad": list(s.grad),
+        "exact_grad": list(s.exact_grad),
+        "expected_reward_after": s.expected_reward_after,
+    }
+
+
+# ---------------------------------------------------------------------------
+# The story: what --slow prints and bandit_story.txt holds.
+# ---------------------------------------------------------------------------
+ADVANTAGE_SIGN = (
+    "How to read the advantage A = reward - baseline: A > 0 means the sampled completion did "
+    "better than the policy's recent average, so the update makes it MORE likely; A < 0 means "
+    "worse, so it becomes LESS likely; A = 0 teaches nothing. (A negative lr flips every direction.)"
+)
+
+
+def story_header(
+    actions: Sequence[ScoredAction], *, steps: int, lr: float, use_baseline: bool, seed: int
+) -> list[str]:
+    width = max(len(_q(a.text)) for a in actions)
+    lines = [
+        f"REINFORCE on one prompt: {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']})",
+        f"{len(actions)} actions = whole candidate completions; rewards from the strict scorer {SCORER_VERSION}:",
+    ]
+    for a in actions:
+        lines.append(f"  [{a.index}] {_q(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}")
+    base = "running mean of the rewards of earlier steps (0 before the first)" if use_baseline else "none (b = 0)"
+    lines += [
+        f"policy: softmax over one logit per action, theta = 0 (uniform); lr {lr:g}; baseline: {base}; "
+        f"seed {seed}; {steps} steps",
+        "update: theta += lr * A * (onehot(sampled) - probs)      [REINFORCE: A times grad log pi(sampled)]",
+        ADVANTAGE_SIGN,
+        "",
+    ]
+    return lines
+
+
+def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, steps: int) -> list[str]:
+    """A few lines a student can annotate: what was sampled, how it scored, what moved and why."""
+    a = actions[s.action]
+    if not s.uses_baseline:
+        why_b = "--no-baseline: b is always 0, so A is the raw reward"
+    elif s.n_past == 0:
+        why_b = "no earlier rewards yet"
+    else:
+        why_b = f"mean of the {s.n_past} earlier reward{'s' if s.n_past > 1 else ''}"
+    if s.advantage > 0:
+        meaning = "> 0: better than the baseline -> reinforce it"
+    elif s.advantage < 0:
+        meaning = "< 0: worse than the baseline -> suppress it"
+    else:
+        meaning = "= 0: no better, no worse -> no learning signal"
+    push = lr * s.advantage
+    if push > 0:
+        direction = f"lr*A = {push:+.4f} > 0: the sampled action's probability goes UP, the other actions lose that mass between them"
+    elif push < 0:
+        flipped = " (the negative lr flips the step)" if lr < 0 else ""
+        direction = f"lr*A = {push:+.4f} < 0{flipped}: the sampled action's probability goes DOWN, the other actions gain that mass between them"
+    else:
+        direction = "lr*A = 0: theta does not move"
+
+    width = max(len(_q(x.text)) for x in actions)
+    lines = [
+        f"step {s.step}/{steps}   J(theta) = {s.expected_reward:.4f}  (exact expected reward before the update)",
+        f"  sampled [{a.index}] {_q(a.text)} -> reward {s.reward:.1f} ({a.error_code})",
+        f"  baseline b = {s.baseline:.4f} ({why_b})",
+        f"  advantage A = {s.reward:.1f} - {s.baseline:.4f} = {s.advantage:+.4f}  {meaning}",
+        f"  {direction}",
+        f"    {'#':>2}  {'action':<{width}}  {'theta':>8} {'prob':>6} | {'lr*A*grad':>9} | {'theta new':>9} {'prob new':>8}",
+    ]
+    for i, x in enumerate(actions):
+        delta = lr * s.grad[i] + 0.0
+        mark = "*" if i == s.action else " "
+        move = _arrow(s.probs_after[i] - s.probs[i])
+        lines.append(
+            f"  {mark} {i:>2}  {_q(x.text):<{width}}  {s.theta[i]:>+8.4f} {s.probs[i]:>6.4f} | {delta:>+9.4f} | "
+            f"{s.theta_after[i]:>+9.4f} {s.probs_after[i]:>8.4f} {move}"
+        )
+    lines.append(
+        f"  J(theta) after: {s.expected_reward_after:.4f} ({s.expected_reward_after - s.expected_reward:+.4f})"
+    )
+    lines.append("")
+    return lines
+
+
+def summary_line(s: BanditStep, actions: Sequence[ScoredAction], *, steps: int) -> str:
+    """One line per step for fast mode (--summary-every K) and for long stories."""
+    best = max(range(len(actions)), key=lambda i: (actions[i].reward, -i))
+    return (
+        f"step {s.step:>{len(str(steps))}}/{steps}  J {s.expected_reward:.4f} -> {s.expected_reward_after:.4f}  "
+        f"sampled [{s.action}] r={s.reward:.1f} b={s.baseline:.3f} A={s.advantage:+.3f}  "
+        f"p[{best}] {_q(actions[best].text)} = {s.probs_after[best]:.4f}"
+    )
+
+
+def final_table(first: BanditStep, last: BanditStep, actions: Sequence[ScoredAction]) -> list[str]:
+    width = max(len(_q(a.text)) for a in actions)
+    lines = [f"    {'#':>2}  {'action':<{width}}  reward  p start  p final  theta final"]
+    for i, a in enumerate(actions):
+        lines.append(
+            f"    {i:>2}  {_q(a.text):<{width}}  {a.reward:>6.1f}  {first.probs[i]:>7.4f}  {last.probs_after[i]:>7.4f}"
+            f"  {last.theta_after[i]:>+11.4f}"
+        )
+    lines.append(
+        f"exact expected reward J(theta): {first.expected_reward:.4f} at the start -> "
+        f"{last.expected_reward_after:.4f} after {last.step} steps"
+    )
+    return lines
+
+
+def _q(text: str) -> str:
+    """A completion shown unambiguously: quoted, with newlines and tabs escaped."""
+    return '"' + text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t").replace('"', '\\"') + '"'
+
+
+def _arrow(delta: float) -> str:
+    if delta > 1e-12:
+        return "up"
+    if delta < -1e-12:
+        return "down"
+    return "same"
+
+
+# ---------------------------------------------------------------------------
+# The ablation: many seeds, baseline on vs off, measured.
+# ---------------------------------------------------------------------------
+# A second action set for the ablation: here most completions earn 1.0 (the scorer trims
+# ASCII whitespace, so these variants all pass). Success is the common event, the
+# opposite regime to DEFAULT_ACTIONS, and the one where subtracting a baseline matters most.
+MOSTLY_REWARDED_ACTIONS: tuple[str, ...] = (
+    "Final: 323",
+    "Final: 323\n",
+    " Final: 323",
+    "Final: 323 ",
+    "Final:323",
+    "Final: 324",
+)
+
+# Training steps are grouped by the exact J(theta) of the policy that produced them, because
+# the baseline's effect on variance depends on how good the policy already is.
+PHASES: tuple[tuple[str, float, float], ...] = (("J < 0.5", -math.inf, 0.5), ("J >= 0.5", 0.5, math.inf))
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return math.fsum(xs) / len(xs) if xs else math.nan
+
+
+def _per_param_variance(samples: Sequence[Sequence[float]]) -> list[float]:
+    """Population variance of each coordinate over the samples."""
+    k = len(samples[0])
+    return [statistics.pvariance([s[i] for s in samples]) for i in range(k)]
+
+
+def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps: int, lr: float) -> dict[str, Any]:
+    """Train with and without the baseline on seeds base_seed .. base_seed+seeds-1 and measure.
+
+    Variance is measured per parameter, then averaged over parameters:
+      * at a fixed policy (theta = 0, nothing is updated): ``steps`` one-sample estimates per
+        seed, the baseline being the running mean of that stream's earlier rewards, exactly as
+        in training; their pooled variance, their mean next to the exact gradient, and the
+        exact variance by enumeration for b = 0 and b = J;
+      * over training: the mean squared distance between each step's estimate and the exact
+        gradient at that step's theta (the estimator's noise at the policies actually
+        visited), overall and split by the phase of training (J below / above 0.5).
+    Plus the exact expected reward at the end of training, mean and sd over seeds.
+    The same seed drives both settings (common random numbers: a paired comparison).
+    """
+    if seeds < 2:
+        raise CourseError(f"--seeds must be at least 2 to measure a spread, got {seeds}")
+    k = len(rewards)
+    theta0 = [0.0] * k
+    probs0 = pg.softmax(theta0)
+    exact0 = pg.exact_gradient(theta0, rewards)
+    j0 = pg.expected_reward(probs0, rewards)
+    out: dict[str, Any] = {
+        "seeds": list(range(base_seed, base_seed + seeds)),
+        "steps": steps,
+        "lr": lr,
+        "fixed_policy": {
+            "theta": theta0,
+            "expected_reward": j0,
+            "exact_gradient": exact0,
+            "exact_variance_b0_per_param": pg.estimate_variance(theta0, rewards, 0.0),
+            "exact_variance_bJ_per_param": pg.estimate_variance(theta0, rewards, j0),
+        },
+        "settings": {},
+    }
+    fixed = out["fixed_policy"]
+    fixed["exact_variance_b0"] = _mean(fixed["exact_variance_b0_per_param"])
+    fixed["exact_variance_bJ"] = _mean(fixed["exact_variance_bJ_per_param"])
+    for name, use_baseline in (("no_baseline", False), ("baseline", True)):
+        # 1. Fixed policy: sample, never update.
+        estimates: list[list[float]] = []
+        for seed in out["seeds"]:
+            rng = random.Random(seed)
+            total = 0.0
+            for t in range(steps):
+                a = pg.sample_action(probs0, rng)
+                b = total / t if (use_baseline and t > 0) else 0.0  # earlier rewards only, as in training
+                estimates.append(pg.reinforce_estimate(theta0, a, rewards[a], b))
+                total += rewards[a]
+        mean_est = [_mean([e[i] for e in estimates]) for i in range(k)]
+        var_fixed = _per_param_variance(estimates)
+
+        # 2. Training: the estimator's noise around the exact gradient, and where training ends.
+        sq_err: list[float] = []
+        by_phase: dict[str, list[float]] = {label: [] for label, _, _ in PHASES}
+        finals: list[float] = []
+        curves: list[list[float]] = []
+        for seed in out["seeds"]:
+            curve = []
+            for s in reinforce(rewards, steps=steps, lr=lr, use_baseline=use_baseline, rng=random.Random(seed)):
+                err = _mean([(g - e) ** 2 for g, e in zip(s.grad, s.exact_grad)])
+                sq_err.append(err)
+                for label, lo, hi in PHASES:
+                    if lo <= s.expected_reward < hi:
+                        by_phase[label].append(err)
+                curve.append(s.expected_reward)
+                last = s
+            curve.append(last.expected_reward_after)
+            finals.append(last.expected_reward_after)
+            curves.append(curve)
+        out["settings"][name] = {
+            "fixed_policy_mean_estimate": mean_est,
+            "fixed_policy_max_abs_bias": max(abs(m - e) for m, e in zip(mean_est, exact0)),
+            "fixed_policy_variance_per_param": var_fixed,
+            "fixed_policy_variance": _mean(var_fixed),
+            "training_variance": _mean(sq_err),
+            "training_variance_by_phase": {
+                label: {"variance": _mean(v) if v else None, "n_steps": len(v)} for label, v in by_phase.items()
+            },
+            "final_expected_reward_mean": _mean(finals),
+            "final_expected_reward_sd": statistics.stdev(finals),
+            "final_expected_reward_min": min(finals),
+            "final_expected_reward_max": max(finals),
+            "mean_curve": [_mean([c[t] for c in curves]) for t in range(steps + 1)],
+            "sd_curve": [statistics.pstdev([c[t] for c in curves]) for t in range(steps + 1)],
+        }
+    return out
+
+
+def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str, Any]) -> list[str]:
+    """The ablation of one action set as a small plain-text table."""
+    n = len(result["seeds"])
+    fixed = result["fixed_policy"]
+    nb, wb = result["settings"]["no_baseline"], result["settings"]["baseline"]
+    rewarded = sum(1 for a in actions if a.reward > 0)
+    lines = [
+        f"== {name}: {rewarded} of {len(actions)} actions rewarded; {n} seeds ({result['seeds'][0]}.."
+        f"{result['seeds'][-1]}) x {result['steps']} steps, lr {result['lr']:g}",
+        "  actions: " + ", ".join(f"{_q(a.text)}={a.reward:g}" for a in actions),
+        "  variance of the one-sample estimate (per parameter, averaged over parameters):",
+        f"    {'':<58} {'no baseline':>11} {'baseline':>11} {'ratio':>7}",
+        _row(
+            f"exact at theta = 0 (b = 0 vs b = J = {fixed['expected_reward']:.3f})",
+            fixed["exact_variance_b0"],
+            fixed["exact_variance_bJ"],
+        ),
+        _row("sampled at theta = 0 (never updated)", nb["fixed_policy_variance"], wb["fixed_policy_variance"]),
+        _row("during training, all steps", nb["training_variance"], wb["training_variance"]),
+    ]
+    for label, _, _ in PHASES:
+        a, b = nb["training_variance_by_phase"][label], wb["training_variance_by_phase"][label]
+        counts = f"(n = {a['n_steps']} / {b['n_steps']})"
+        lines.append(_row(f"during training, steps with {label} {counts}", a["variance"], b["variance"]))
+    lines += [
+        "  mean of the estimate at theta = 0 vs the exact gradient (a baseline must not move it):",
+        f"    max |mean - exact|: no baseline {nb['fixed_policy_max_abs_bias']:.5f}, "
+        f"baseline {wb['fixed_policy_max_abs_bias']:.5f} (over {n * result['steps']} samples each)",
+        "  exact expected reward J(theta) after training, mean +- sd over seeds:",
+        f"    no baseline {nb['final_expected_reward_mean']:.4f} +- {nb['final_expected_reward_sd']:.4f}   "
+        f"baseline {wb['final_expected_reward_mean']:.4f} +- {wb['final_expected_reward_sd']:.4f}",
+    ]
+    return lines
+
+
+ABLATION_NOTE = (
+    "ratio = no-baseline variance / baseline variance: above 1, the baseline reduced the noise. "
+    "A baseline never moves the mean of the estimate; whether it shrinks the variance depends on "
+    "whether subtracting it makes the large gradients small. With rare success the rewards are "
+    "already near 0 where grad log pi is large (the failures), so b = 0 is close to ideal and the "
+    "mean-reward baseline helps little or even hurts; with common success the baseline removes a "
+    "push that every rewarded sample would otherwise give its own action. The final expected reward "
+    "is a separate question: less variance per parameter need not mean faster learning, because part "
+    "of the noise only moves probability between equally rewarded actions, which J does not notice."
+)
+
+
+def _row(label: str, a: float | None, b: float | None) -> str:
+    if a is None or b is None:
+        return f"    {label:<58} {'-' if a is None else f'{a:.6f}':>11} {'-' if b is None else f'{b:.6f}':>11} {'-':>7}"
+    ratio = f"{a / b:>7.2f}" if b > 0 else f"{'inf':>7}"
+    return f"    {label:<58} {a:>11.6f} {b:>11.6f} {ratio}"
+
+
+# ---------------------------------------------------------------------------
+# Plots (optional).
+# ---------------------------------------------------------------------------
+def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ignore[no-untyped-def]
+    def draw(plt):  # type: ignore[no-untyped-def]
+        xs = [s.step for s in records]
+        running = []
+        total = 0.0
+        for s in records:
+            total += s.reward
+            running.append(total / s.step)
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.plot(xs, [s.expected_reward for s in records], label="exact J(theta) before the update")
+        ax.plot(xs, running, label="mean sampled reward so far", alpha=0.8)
+        ax.plot(xs, [s.baseline for s in records], label="baseline b", linestyle="--", alpha=0.8)
+        ax.set_xlabel("step")
+        ax.set_ylabel("reward")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=8)
+        return fig
+
+    return draw
+
+
+def _draw_ablation(scenarios: Sequence[dict[str, Any]]):  # type: ignore[no-untyped-def]
+    def draw(plt):  # type: ignore[no-untyped-def]
+        fig, axes = plt.subplots(1, len(scenarios), figsize=(6 * len(scenarios), 4), squeeze=False)
+        for ax, scenario in zip(axes[0], scenarios):
+            result = scenario["result"]
+            for name in ("no_baseline", "baseline"):
+                s = result["settings"][name]
+                xs = list(range(len(s["mean_curve"])))
+                lo = [m - d for m, d in zip(s["mean_curve"], s["sd_curve"])]
+                hi = [m + d for m, d in zip(s["mean_curve"], s["sd_curve"])]
+                ax.plot(xs, s["mean_curve"], label=f"{name.replace('_', ' ')}: mean J over seeds")
+                ax.fill_between(xs, lo, hi, alpha=0.2)
+            ax.set_xlabel("step")
+            ax.set_ylabel("exact expected reward J(theta)")
+            ax.set_title(
+                f"{scenario['name']}: {len(result['seeds'])} seeds, lr {result['lr']:g} (mean +- sd)", fontsize=9
+            )
+            ax.legend(fontsize=8)
+        return fig
+
+    return draw
+
+
+# ---------------------------------------------------------------------------
+# The command line.
+# ---------------------------------------------------------------------------
+STORY_STEPS_DEFAULT = 500
+
+
+def build_parser():  # type: ignore[no-untyped-def]
+    parser = make_parser(
+        "python -m course.bandit_train",
+        "REINFORCE on a softmax policy over candidate completions of one prompt, rewarded by the strict "
+        "scorer. Prints and logs every update as a story; --ablation measures what the baseline does.",
+        "  python -m course.bandit_train --steps 30 --seed 0 --lr 0.5 --baseline --slow --outdir runs/demo_bandit_slow\n"
+        "  python -m course.bandit_train --steps 30 --seed 0 --lr -0.5 --baseline --slow --outdir runs/demo_bandit_negative\n"
+        "  python -m course.bandit_train --steps 1000 --summary-every 100 --plot\n"
+        "  python -m course.bandit_train --ablation --seeds 200 --steps 100",
+    )
+    parser.add_argument("--steps", type=int, default=100, help="number of updates (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sampler; same seed, same run (default 0)")
+    parser.add_argument("--lr", type=float, default=0.5, help="learning rate; negative = the unlearning demo (default 0.5)")
+    parser.add_argument(
+        "--baseline",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="subtract the running mean of earlier rewards (default on; --no-baseline: A = reward)",
+    )
+    parser.add_argument("--slow", action="store_true", help="print the full story of every step")
+    parser.add_argument("--summary-every", type=int, default=0, metavar="K", help="fast mode: one line every K steps")
+    parser.add_argument(
+        "--story-steps",
+        type=int,
+        default=STORY_STEPS_DEFAULT,
+        metavar="N",
+        help=f"tell the first N steps in full in the story; later steps get one line each (default {STORY_STEPS_DEFAULT})",
+    )
+    parser.add_argument(
+        "--action",
+        action="append",
+        metavar="TEXT",
+        help="a candidate completion (repeat for each); replaces the default actions",
+    )
+    parser.add_argument("--ablation", action="store_true", help="run many seeds with and without the baseline")
+    parser.add_argument("--seeds", type=int, default=200, help="ablation: number of seeds, from --seed upward (default 200)")
+    parser.add_argument("--plot", action="store_true", help="also write a PNG (needs matplotlib)")
+    parser.add_argument("--outdir", help="run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    return parser
+
+
+def _check_args(args) -> None:  # type: ignore[no-untyped-def]
+    if args.steps < 1:
+        raise CourseError(f"--steps must be at least 1, got {args.steps}")
+    if args.summary_every < 0:
+        raise CourseError(f"--summary-every must be >= 0, got {args.summary_every}")
+    if args.story_steps < 0:
+        raise CourseError(f"--story-steps must be >= 0, got {args.story_steps}")
+    if not math.isfinite(args.lr):
+        raise CourseError(f"--lr must be a finite number, got {args.lr}")
+
+
+def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    return {
+        **environment("course.bandit_train", argv),
+        "example": EXAMPLE,
+        "actions": [a.text for a in actions],
+        "rewards": [a.reward for a in actions],
+        "error_codes": [a.error_code for a in actions],
+        "scorer_version": SCORER_VERSION,
+        "scorer_fingerprint": scorer_fingerprint(),
+        "seed": args.seed,
+        "lr": args.lr,
+        "steps": args.steps,
+        "baseline": "running_mean_of_earlier_rewards" if args.baseline else "none",
+        "initial_theta": [0.0] * len(actions),
+        **extra,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    _check_args(args)
+    actions = score_actions(EXAMPLE, args.action if args.action else DEFAULT_ACTIONS)
+    rewards = [a.reward for a in actions]
+    if args.ablation:
+        return _ablation_main(argv, args, actions)
+
+    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit")
+    header = story_header(actions, steps=args.steps, lr=args.lr, use_baseline=args.baseline, seed=args.seed)
+    story: list[str] = list(header)
+    if args.slow:
+        print("\n".join(header), flush=True)
+    records: list[BanditStep] = []
+    with atomic_run_dir(final, force=args.force, prefix="bandit") as tmp:
+        with open(tmp / "bandit_log.jsonl", "w", encoding="utf-8", newline="\n") as log:
+            steps = reinforce(rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, rng=random.Random(args.seed))
+            for s in steps:
+                records.append(s)
+                log.write(dumps_line(log_record(s, actions)) + "\n")
+                if s.step <= args.story_steps:
+                    chunk = story_step(s, actions, lr=args.lr, steps=args.steps)
+                else:
+                    chunk = [summary_line(s, actions, steps=args.steps)]
+                story.extend(chunk)
+                if args.slow:
+                    print("\n".join(chunk), flush=True)
+                elif args.summary_every and (s.step % args.summary_every == 0 or s.step == args.steps):
+                    print(summary_line(s, actions, steps=args.steps), flush=True)
+        tail = ["", "Final policy:", *final_table(records[0], records[-1], actions)]
+        story.extend(tail)
+        (tmp / "bandit_story.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
+        plot_note = None
+        if args.plot:
+            from course.plotting import MISSING_MATPLOTLIB, plot_to
+
+            title = f"bandit: lr {args.lr:g}, baseline {'on' if args.baseline else 'off'}, seed {args.seed}"
+            if not plot_to(tmp / "learning_curve.png", _draw_learning_curve(records, title)):
+                plot_note = f"skipped: {MISSING_MATPLOTLIB}"
+        last = records[-1]
+        write_json(
+            tmp / "manifest.json",
+            _manifest(
+                argv,
+                args,
+                actions,
+                {
+                    "files": ["bandit_log.jsonl", "bandit_story.txt", "manifest.json"]
+                    + (["learning_curve.png"] if args.plot and plot_note is None else []),
+                    "plot": plot_note if plot_note else ("learning_curve.png" if args.plot else None),
+                    "result": {
+                        "initial_expected_reward": records[0].expected_reward,
+                        "final_expected_reward": last.expected_reward_after,
+                        "final_theta": list(last.theta_after),
+                        "final_probs": list(last.probs_after),
+                        "mean_sampled_reward": math.fsum(s.reward for s in records) / len(records),
+                    },
+                },
+            ),
+        )
+    print("\n".join(tail[1:]))
+    print(f"wrote {final}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
+          + (", learning_curve.png" if args.plot and plot_note is None else "") + ")")
+    return 0
+
+
+def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
+    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_ablation")
+    # Without --action, both regimes are measured: rare success (the demo's actions) and common success.
+    named = [("chosen actions" if args.action else "default actions (rare success)", actions)]
+    if not args.action:
+        named.append(("mostly rewarded actions (common success)", score_actions(EXAMPLE, MOSTLY_REWARDED_ACTIONS)))
+    scenarios = []
+    table: list[str] = []
+    for name, acts in named:
+        info(f"ablation [{name}]: {args.seeds} seeds x {args.steps} steps, with and without the baseline ...")
+        result = run_ablation([a.reward for a in acts], seeds=args.seeds, base_seed=args.seed, steps=args.steps, lr=args.lr)
+        scenarios.append(
+            {
+                "name": name,
+                "actions": [a.text for a in acts],
+                "rewards": [a.reward for a in acts],
+                "error_codes": [a.error_code for a in acts],
+                "result": result,
+            }
+        )
+        table += ablation_table(name, acts, result) + [""]
+    table += textwrap.wrap(ABLATION_NOTE, width=100)
+    with atomic_run_dir(final, force=args.force, prefix="bandit_ablation") as tmp:
+        write_json(tmp / "ablation.json", {"scenarios": scenarios, "note": ABLATION_NOTE})
+        (tmp / "ablation.txt").write_text("\n".join(table) + "\n", encoding="utf-8")
+        plot_note = None
+        if args.plot:
+            from course.plotting import MISSING_MATPLOTLIB, plot_to
+
+            if not plot_to(tmp / "ablation.png", _draw_ablation(scenarios)):
+                plot_note = f"skipped: {MISSING_MATPLOTLIB}"
+        write_json(
+            tmp / "manifest.json",
+            _manifest(
+                argv,
+                args,
+                actions,
+                {
+                    "mode": "ablation",
+                    "seeds": list(range(args.seed, args.seed + args.seeds)),
+                    "baseline": "both: none and running_mean_of_earlier_rewards",
+                    "scenarios": [s["name"] for s in scenarios],
+                    "plot": plot_note if plot_note else ("ablation.png" if args.plot else None),
+                },
+            ),
+        )
+    print("\n".join(table))
+    print(
+        f"wrote {final}/ (manifest.json, ablation.json, ablation.txt"
+        + (", ablation.png" if args.plot and plot_note is None else "")
+        + ")"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

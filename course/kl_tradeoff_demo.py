@@ -1,0 +1,333 @@
+"""The KL trade-off, exactly: how far a policy moves from its reference for how much reward.
+
+A categorical policy over the bandit's actions (the candidate completions of
+the running example, ``course.bandit_train.DEFAULT_ACTIONS``), rewards from
+``course.score``, and a reference policy ``PI_REF`` that plays the pretrained
+"base model": it prefers the chatty and sloppy formats and gives the one
+completion the verifier accepts only 8%. For each penalty strength beta the
+demo finds the policy that maximises
+
+    E_pi[r] - beta * KL(pi || pi_ref)
+
+twice, independently:
+  * the closed form   pi(a) = pi_ref(a) exp(r(a) / beta) / Z   (``policy_gradient.kl_regularised_optimum``)
+  * gradient ascent on the logits with the exact gradient (K is small), started at pi_ref,
+and reports how closely they agree, the expected reward, the KL, and the top-3
+actions. Small beta: reward wins, the policy piles onto "Final: 323" and drifts
+far from the reference (large KL). Large beta: the penalty wins, the policy stays
+the base model (KL -> 0). In LLM training the reference is the SFT model and the
+KL term is what keeps "improve the reward" from becoming "drift into text the
+reference would never write".
+
+Run it (finishes in well under a second)::
+
+    python -m course.kl_tradeoff_demo
+    python -m course.kl_tradeoff_demo --betas 0.01 0.1 1 10 --plot --outdir runs/kl_demo
+
+Writes kl_tradeoff.csv (one row per beta; columns documented in ``CSV_COLUMNS_DOC``),
+manifest.json (actions, pi_ref and rewards as lists in action order, the column
+legend) and, with ``--plot``, kl_tradeoff.png into the run directory
+(default runs/kl_tradeoff_NNN).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from course import policy_gradient as pg
+from course.bandit_train import DEFAULT_ACTIONS, EXAMPLE, score_actions
+from course.cli import make_parser, run
+from course.errors import CourseError
+from course.io import write_json
+from course.manifest import environment
+from course.rundir import atomic_run_dir, resolve_outdir
+from course.score import SCORER_VERSION, scorer_fingerprint
+
+# The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
+# the right number most of the time but rarely in the exact format the verifier accepts.
+PI_REF: tuple[float, ...] = (0.30, 0.25, 0.15, 0.12, 0.10, 0.08)
+
+# 1-2-5 steps from "reward is everything" to "stay the base model".
+DEFAULT_BETAS: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)
+
+CSV_COLUMNS_DOC = (
+    "beta: KL penalty strength; expected_reward: E_pi[r] under the closed-form optimum; "
+    "kl: KL(pi || pi_ref) in nats; p_<i>: probability of action i (legend in manifest.json "
+    "'columns'); objective: E_pi[r] - beta*KL; ga_steps: gradient-ascent iterations; "
+    "ga_max_abs_diff: max over actions of |pi_gradient_ascent - pi_closed_form|"
+)
+
+
+# ---------------------------------------------------------------------------
+# Gradient ascent on the logits (the closed form lives in course.policy_gradient).
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Ascent:
+    """Where gradient ascent on E_pi[r] - beta KL(pi || pi_ref) stopped."""
+
+    probs: tuple[float, ...]
+    steps: int
+    converged: bool  # max |gradient| fell below the tolerance
+    objective: float
+
+
+def gradient_ascent(
+    pi_ref: Sequence[float],
+    rewards: Sequence[float],
+    beta: float,
+    *,
+    max_steps: int = 5000,
+    tol: float = 1e-12,
+) -> Ascent:
+    """Climb the KL-regularised objective from theta = log pi_ref using its exact gradient.
+
+    The step size adapts: it doubles while the objective keeps rising by at least a
+    small fraction of what the gradient promises (Armijo's rule) and halves when it
+    does not, but never drops below 1 / (range(r) + beta), a step small enough to be
+    safe on this objective. Why adapt: for small beta the optimum sits far out in
+    logit space (the best logit leads by about 1/beta), where softmax gradients are
+    tiny; a fixed step would take millions of iterations to get there.
+
+    >>> a = gradient_ascent([0.5, 0.5], [1.0, 0.0], beta=1.0)
+    >>> a.converged, [round(p, 6) for p in a.probs]
+    (True, [0.731059, 0.268941])
+    """
+    theta = [math.log(q) for q in pi_ref]
+    objective = pg.kl_objective(theta, pi_ref, rewards, beta)
+    safe = 1.0 / ((max(rewards) - min(rewards)) + beta)
+    lr = safe
+    for step in range(max_steps):
+        grad = pg.kl_objective_gradient(theta, pi_ref, rewards, beta)
+        if max(abs(g) for g in grad) < tol:
+            return Ascent(tuple(pg.softmax(theta)), step, True, objective)
+        promised = math.fsum(g * g for g in grad)
+        lr *= 2.0
+        while True:
+            candidate = [t + lr * g for t, g in zip(theta, grad)]
+            value = pg.kl_objective(candidate, pi_ref, rewards, beta)
+            if lr <= safe or value >= objective + 1e-4 * lr * promised:
+                break
+            lr = max(lr / 2.0, safe)
+        theta, objective = candidate, value
+    return Ascent(tuple(pg.softmax(theta)), max_steps, False, objective)
+
+
+# ---------------------------------------------------------------------------
+# The sweep.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BetaRow:
+    beta: float
+    probs: tuple[float, ...]  # the closed-form optimum
+    expected_reward: float
+    kl: float
+    objective: float
+    ascent: Ascent
+    max_abs_diff: float  # |gradient ascent - closed form|, worst action
+
+
+def sweep(pi_ref: Sequence[float], rewards: Sequence[float], betas: Sequence[float]) -> list[BetaRow]:
+    """One row per beta: the optimum, its reward and KL, and the gradient-ascent cross-check."""
+    rows = []
+    for beta in betas:
+        probs = pg.kl_regularised_optimum(pi_ref, rewards, beta)
+        ascent = gradient_ascent(pi_ref, rewards, beta)
+        e_r = pg.expected_reward(probs, rewards)
+        kl = pg.kl_divergence(probs, pi_ref)
+        rows.append(
+            BetaRow(
+                beta=beta,
+                probs=tuple(probs),
+                expected_reward=e_r,
+                kl=kl,
+                objective=e_r - beta * kl,
+                ascent=ascent,
+                max_abs_diff=max(abs(a - b) for a, b in zip(ascent.probs, probs)),
+            )
+        )
+    return rows
+
+
+def top_actions(probs: Sequence[float], k: int = 3) -> list[int]:
+    """Indices of the k most probable actions (ties broken by action order).
+
+    >>> top_actions([0.1, 0.5, 0.1, 0.3], k=3)
+    [1, 3, 0]
+    """
+    return sorted(range(len(probs)), key=lambda i: (-probs[i], i))[:k]
+
+
+def csv_text(rows: Sequence[BetaRow], n_actions: int) -> str:
+    """kl_tradeoff.csv: floats written with repr, so the file is exact and byte-stable."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        ["beta", "expected_reward", "kl", *[f"p_{i}" for i in range(n_actions)], "objective", "ga_steps", "ga_max_abs_diff"]
+    )
+    for r in rows:
+        writer.writerow(
+            [repr(r.beta), repr(r.expected_reward), repr(r.kl), *[repr(p) for p in r.probs], repr(r.objective),
+             r.ascent.steps, repr(r.max_abs_diff)]
+        )
+    return out.getvalue()
+
+
+def report(rows: Sequence[BetaRow], actions: Sequence[str], pi_ref: Sequence[float], rewards: Sequence[float]) -> list[str]:
+    width = max(len(_q(a)) for a in actions)
+    lines = [
+        f"Prompt {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']}); "
+        f"maximise E_pi[r] - beta * KL(pi || pi_ref) over {len(actions)} actions:",
+        f"  {'col':<4} {'action':<{width}}  {'r':>3}  {'pi_ref':>6}",
+    ]
+    for i, (a, r, q) in enumerate(zip(actions, rewards, pi_ref)):
+        lines.append(f"  p_{i:<2} {_q(a):<{width}}  {r:>3g}  {q:>6.3f}")
+    ref_reward = pg.expected_reward(pi_ref, rewards)
+    lines += [
+        "",
+        f"  {'beta':>7}  {'E[r]':>6}  {'KL':>7}  {'E[r]-beta*KL':>12}  {'GA steps':>8}  {'max|GA-closed|':>14}  top-3 actions (prob)",
+        f"  {'inf':>7}  {ref_reward:>6.4f}  {0.0:>7.4f}  {ref_reward:>12.4f}  {'-':>8}  {'-':>14}  "
+        + _top3(pi_ref, actions)
+        + "   <- pi_ref itself",
+    ]
+    for r in sorted(rows, key=lambda r: -r.beta):
+        flag = "" if r.ascent.converged else " (not converged)"
+        lines.append(
+            f"  {r.beta:>7g}  {r.expected_reward:>6.4f}  {_kl(r.kl):>7}  {r.objective:>12.4f}  {r.ascent.steps:>8}  "
+            f"{r.max_abs_diff:>14.1e}  {_top3(r.probs, actions)}{flag}"
+        )
+    worst = max(r.max_abs_diff for r in rows)
+    best = max(rewards)
+    ceiling = -math.log(math.fsum(q for q, r in zip(pi_ref, rewards) if r == best))
+    lines += [
+        "",
+        f"closed form pi_ref*exp(r/beta)/Z vs gradient ascent on the logits: max |difference| {worst:.1e} over all betas",
+        "smaller beta -> more reward, more KL (further from the base model); larger beta -> pi stays pi_ref, KL -> 0",
+        f"as beta -> 0 the KL tops out at -log pi_ref(best actions) = {ceiling:.4f} nats: the price of putting all",
+        "mass on completions the base model gave only " + f"{math.exp(-ceiling):.0%}" + " of its probability",
+    ]
+    return lines
+
+
+def _kl(kl: float) -> str:
+    return f"{kl:.4f}" if kl >= 1e-3 or kl == 0.0 else f"{kl:.1e}"
+
+
+def _top3(probs: Sequence[float], actions: Sequence[str]) -> str:
+    return ", ".join(f"{_q(actions[i])} {probs[i]:.3f}" for i in top_actions(probs))
+
+
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"') + '"'
+
+
+def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[float]):  # type: ignore[no-untyped-def]
+    def draw(plt):  # type: ignore[no-untyped-def]
+        ordered = sorted(rows, key=lambda r: r.beta)
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+        left.plot([r.kl for r in ordered], [r.expected_reward for r in ordered], marker="o")
+        # Label a point only if it is not on top of one already labelled (beta -> 0 and beta -> inf bunch up).
+        span = max(max(r.kl for r in ordered), 1e-12)
+        labelled: list[tuple[float, float]] = []
+        for r in ordered:
+            x, y = r.kl / span, r.expected_reward
+            if all(math.hypot(x - lx, y - ly) > 0.06 for lx, ly in labelled):
+                left.annotate(f"beta={r.beta:g}", (r.kl, r.expected_reward), fontsize=7, xytext=(4, -9), textcoords="offset points")
+                labelled.append((x, y))
+        left.scatter([0.0], [pg.expected_reward(pi_ref, rewards)], marker="s", color="black", label="pi_ref")
+        left.set_xlabel("KL(pi || pi_ref) (nats)")
+        left.set_ylabel("expected reward E_pi[r]")
+        left.set_title("the trade-off: reward bought with divergence", fontsize=9)
+        left.legend(fontsize=8)
+        betas = [r.beta for r in ordered]
+        right.plot(betas, [r.expected_reward for r in ordered], marker="o", label="E_pi[r]")
+        right.plot(betas, [r.kl for r in ordered], marker="o", label="KL(pi || pi_ref)")
+        right.set_xscale("log")
+        right.set_xlabel("beta (KL penalty strength)")
+        right.set_title("stronger penalty: less reward, less drift", fontsize=9)
+        right.legend(fontsize=8)
+        return fig
+
+    return draw
+
+
+# ---------------------------------------------------------------------------
+# The command line.
+# ---------------------------------------------------------------------------
+def build_parser():  # type: ignore[no-untyped-def]
+    parser = make_parser(
+        "python -m course.kl_tradeoff_demo",
+        "For each KL penalty beta, the policy maximising E[r] - beta*KL(pi || pi_ref) over the candidate "
+        "completions of the running example, by closed form and by gradient ascent, with its reward and KL.",
+        "  python -m course.kl_tradeoff_demo\n"
+        "  python -m course.kl_tradeoff_demo --betas 0.01 0.1 1 10 --plot --outdir runs/kl_demo",
+    )
+    parser.add_argument(
+        "--betas", type=float, nargs="+", metavar="BETA", help="penalty strengths (default " + " ".join(f"{b:g}" for b in DEFAULT_BETAS) + ")"
+    )
+    parser.add_argument("--plot", action="store_true", help="also write kl_tradeoff.png (needs matplotlib)")
+    parser.add_argument("--outdir", help="run directory (default runs/kl_tradeoff_NNN)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    betas = list(DEFAULT_BETAS if args.betas is None else args.betas)
+    for b in betas:
+        if not (b > 0 and math.isfinite(b)):
+            raise CourseError(f"--betas must be positive finite numbers, got {b}")
+    if len(set(betas)) != len(betas):
+        raise CourseError("--betas must not repeat a value")
+    scored = score_actions(EXAMPLE, DEFAULT_ACTIONS)
+    actions = [a.text for a in scored]
+    rewards = [a.reward for a in scored]
+    pi_ref = list(PI_REF)
+    final = resolve_outdir(args.outdir, force=args.force, prefix="kl_tradeoff")
+    rows = sweep(pi_ref, rewards, betas)
+    lines = report(rows, actions, pi_ref, rewards)
+    with atomic_run_dir(final, force=args.force, prefix="kl_tradeoff") as tmp:
+        (tmp / "kl_tradeoff.csv").write_text(csv_text(rows, len(actions)), encoding="utf-8")
+        plot_note = None
+        if args.plot:
+            from course.plotting import MISSING_MATPLOTLIB, plot_to
+
+            if not plot_to(tmp / "kl_tradeoff.png", _draw(rows, pi_ref, rewards)):
+                plot_note = f"skipped: {MISSING_MATPLOTLIB}"
+        manifest: dict[str, Any] = {
+            **environment("course.kl_tradeoff_demo", argv),
+            "example": EXAMPLE,
+            "actions": actions,
+            "pi_ref": pi_ref,
+            "rewards": rewards,
+            "error_codes": [a.error_code for a in scored],
+            "scorer_version": SCORER_VERSION,
+            "scorer_fingerprint": scorer_fingerprint(),
+            "betas": betas,
+            "columns": {f"p_{i}": a for i, a in enumerate(actions)},
+            "columns_doc": CSV_COLUMNS_DOC,
+            "gradient_ascent": {
+                "init": "theta = log pi_ref",
+                "tolerance": "max |gradient| < 1e-12",
+                "max_steps": 5000,
+                "all_converged": all(r.ascent.converged for r in rows),
+                "max_abs_diff": max(r.max_abs_diff for r in rows),
+            },
+            "files": ["kl_tradeoff.csv", "manifest.json"] + (["kl_tradeoff.png"] if args.plot and plot_note is None else []),
+            "plot": plot_note if plot_note else ("kl_tradeoff.png" if args.plot else None),
+        }
+        write_json(tmp / "manifest.json", manifest)
+    print("\n".join(lines))
+    print(f"wrote {final}/ (manifest.json, kl_tradeoff.csv" + (", kl_tradeoff.png" if args.plot and plot_note is None else "") + ")")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""The one place the course touches matplotlib: lazy import, headless backend, one save rule.
+
+Plots are optional (``pip install -e '.[plot]'``). Every tool that offers
+``--plot`` goes through this module so that, without matplotlib, each of them
+prints the same one-line note and carries on (the numbers are in the CSV/JSONL
+files anyway), and so that no tool ever opens a window: the ``Agg`` backend is
+forced before ``pyplot`` is imported, which also makes plotting work over SSH
+and in CI.
+
+Usage inside a tool::
+
+    from course.plotting import plot_to
+
+    def draw(plt):
+        fig, ax = plt.subplots()
+        ax.plot(xs, ys)
+        return fig
+
+    made = plot_to(run_dir / "curve.png", draw)   # False (and a note on stderr) without matplotlib
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+MISSING_MATPLOTLIB = "plotting needs matplotlib: pip install -e '.[plot]'"
+
+
+def load_pyplot() -> Any | None:
+    """Return ``matplotlib.pyplot`` on the non-interactive Agg backend, or None if matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    # Force Agg *before* pyplot is imported: no window, no display needed, same pixels everywhere.
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def have_matplotlib() -> bool:
+    """True when ``--plot`` can produce a file."""
+    return load_pyplot() is not None
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
+    """Save a figure as PNG and close it (figures left open leak memory in long sweeps).
+
+    The "Software" metadata is dropped so the file does not name the matplotlib
+    version; the pixels still depend on it, so plots are never part of a
+    byte-identity check.
+    """
+    plt = load_pyplot()
+    out = Path(path)
+    fig.savefig(out, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    if plt is not None:
+        plt.close(fig)
+    return out
+
+
+def plot_to(path: str | os.PathLike[str], draw: Callable[[Any], Any]) -> bool:
+    """Call ``draw(pyplot) -> figure`` and save it to ``path``; without matplotlib, note it and return False."""
+    from course.cli import info
+
+    plt = load_pyplot()
+    if plt is None:
+        info(f"note: {MISSING_MATPLOTLIB} (skipped {Path(path).name})")
+        return False
+    save_figure(draw(plt), path)
+    return True

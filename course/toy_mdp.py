@@ -1,0 +1,424 @@
+"""Credit assignment in miniature: a two-step decision with the reward only at the end.
+
+A trajectory is two choices, a1 then a2, each 0 or 1; nothing is paid until both
+are made, then R(a1, a2) from a 2x2 table. The default table::
+
+                a2 = 0   a2 = 1
+    a1 = 0       0.6      0.6      the safe branch: 0.6 whatever comes next
+    a1 = 1       1.0      0.0      the branch that pays 1.0, but only if step 2 is right
+
+The policy is tabular softmax: two logits for step 1, and two logits for step 2
+*per first action* (step 2 sees what happened at step 1, as a language model sees
+its own prefix). Training is REINFORCE on whole trajectories::
+
+    log pi(trajectory) = log pi1(a1) + log pi2(a2 | a1)
+    theta += lr * (G - b) * grad log pi(trajectory)
+
+so the one scalar A = G - b multiplies the gradients of *both* steps: the first
+action is credited with a reward that arrived only after the second. This is what
+happens to every token of a completion that ``course.score`` rewards once at the end.
+
+The table also teaches the harder half of credit assignment: under the uniform
+start, a1 = 1 is worth only 0.5 on average (step 2 still picks the wrong a2 half
+the time), less than the safe 0.6. The first step's credit depends on how good
+the later steps are; watch Q(a1 = 1) climb in the log as step 2 learns.
+
+Run it::
+
+    python -m course.toy_mdp --steps 300 --seed 0 --lr 0.5
+    python -m course.toy_mdp --steps 20 --slow           # the story of every episode
+    python -m course.toy_mdp --rewards 0 0 1 0           # only the path (1, 0) pays
+
+Writes toy_mdp_log.jsonl (one record per episode), toy_mdp_log.txt (the story)
+and manifest.json into the run directory (default runs/toy_mdp_NNN).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+from course import policy_gradient as pg
+from course.cli import make_parser, run
+from course.errors import CourseError
+from course.io import dumps_line, write_json
+from course.manifest import environment
+from course.rundir import atomic_run_dir, resolve_outdir
+
+DEFAULT_REWARDS: tuple[tuple[float, float], tuple[float, float]] = ((0.6, 0.6), (1.0, 0.0))
+
+Table = Sequence[Sequence[float]]
+
+
+# ---------------------------------------------------------------------------
+# Exact quantities: the MDP is small enough to enumerate every trajectory.
+# ---------------------------------------------------------------------------
+def action_values(theta2: Table, rewards: Table) -> list[float]:
+    """Q(a1) = sum_a2 pi2(a2 | a1) R(a1, a2): what the first action is worth under the current step 2.
+
+    >>> action_values([[0.0, 0.0], [0.0, 0.0]], DEFAULT_REWARDS)
+    [0.6, 0.5]
+    """
+    return [pg.expected_reward(pg.softmax(theta2[a1]), rewards[a1]) for a1 in range(2)]
+
+
+def expected_return(theta1: Sequence[float], theta2: Table, rewards: Table) -> float:
+    """J = sum over the 4 trajectories of pi1(a1) pi2(a2 | a1) R(a1, a2).
+
+    >>> expected_return([0.0, 0.0], [[0.0, 0.0], [0.0, 0.0]], DEFAULT_REWARDS)
+    0.55
+    """
+    return pg.expected_reward(pg.softmax(theta1), action_values(theta2, rewards))
+
+
+def exact_gradients(
+    theta1: Sequence[float], theta2: Table, rewards: Table
+) -> tuple[list[float], list[list[float]]]:
+    """grad J by enumeration: step 1 sees Q(a1); step 2's row a1 is weighted by how often a1 happens.
+
+    d J / d theta1      = pi1_k (Q_k - J)                   (a bandit over first actions, rewards Q)
+    d J / d theta2[a1]  = pi1(a1) * pi2_k(.|a1) (R(a1,k) - Q(a1))
+
+    >>> g1, g2 = exact_gradients([0.0, 0.0], [[0.0, 0.0], [0.0, 0.0]], DEFAULT_REWARDS)
+    >>> [round(g, 6) for g in g1], g2   # step 1 leans to the safe a1 = 0 while step 2 is still random
+    ([0.025, -0.025], [[0.0, 0.0], [0.125, -0.125]])
+    """
+    pi1 = pg.softmax(theta1)
+    g1 = pg.exact_gradient(theta1, action_values(theta2, rewards))
+    g2 = [[pi1[a1] * g + 0.0 for g in pg.exact_gradient(theta2[a1], rewards[a1])] for a1 in range(2)]
+    return g1, g2
+
+
+def deterministic_returns(rewards: Table) -> list[dict[str, Any]]:
+    """The return of every deterministic policy, one row per path (a1, a2).
+
+    A deterministic policy picks a1, a2 after a1 = 0, and a2 after a1 = 1: 8 policies.
+    The choice at the branch not taken never matters, so they have only 4 distinct
+    returns, one per path; a row stands for the 2 policies that follow that path.
+
+    >>> [(r["a1"], r["a2"], r["return"]) for r in deterministic_returns(DEFAULT_REWARDS)]
+    [(0, 0, 0.6), (0, 1, 0.6), (1, 0, 1.0), (1, 1, 0.0)]
+    """
+    return [{"a1": a1, "a2": a2, "return": float(rewards[a1][a2])} for a1 in range(2) for a2 in range(2)]
+
+
+# ---------------------------------------------------------------------------
+# The algorithm: REINFORCE on whole trajectories.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Episode:
+    """One trajectory and the update it caused."""
+
+    episode: int  # 1-based
+    theta1: tuple[float, float]
+    theta2: tuple[tuple[float, float], tuple[float, float]]
+    pi1: tuple[float, float]
+    pi2: tuple[tuple[float, float], tuple[float, float]]
+    q: tuple[float, float]  # exact Q(a1) before the update
+    expected_return: float  # exact J before the update
+    a1: int
+    a2: int
+    ret: float  # G: the reward at the end (the only reward)
+    uses_baseline: bool
+    baseline: float  # mean of earlier returns (0 without history or without a baseline)
+    n_past: int
+    advantage: float
+    grad1: tuple[float, float]  # the estimate for theta1
+    grad2: tuple[tuple[float, float], tuple[float, float]]  # the estimate for theta2 (unvisited row is 0)
+    exact_grad1: tuple[float, float]
+    exact_grad2: tuple[tuple[float, float], tuple[float, float]]
+    theta1_after: tuple[float, float]
+    theta2_after: tuple[tuple[float, float], tuple[float, float]]
+    expected_return_after: float
+
+
+def reinforce(
+    rewards: Table, *, steps: int, lr: float, use_baseline: bool, rng: random.Random
+) -> Iterator[Episode]:
+    """Run ``steps`` episodes from uniform logits and yield one ``Episode`` per update."""
+    theta1 = [0.0, 0.0]
+    theta2 = [[0.0, 0.0], [0.0, 0.0]]
+    total = 0.0
+    for t in range(1, steps + 1):
+        pi1 = pg.softmax(theta1)
+        pi2 = [pg.softmax(row) for row in theta2]
+        q = action_values(theta2, rewards)
+        j = pg.expected_reward(pi1, q)
+        eg1, eg2 = exact_gradients(theta1, theta2, rewards)
+
+        # Roll out: two draws from the same seeded stream, step 1 first.
+        a1 = pg.sample_action(pi1, rng)
+        a2 = pg.sample_action(pi2[a1], rng)
+        ret = float(rewards[a1][a2])  # reward 0 after step 1, R(a1, a2) after step 2: G = R
+
+        # Baseline from earlier episodes only (see course.bandit_train for why not this one).
+        n_past = t - 1 if use_baseline else 0
+        baseline = total / n_past if n_past else 0.0
+        advantage = ret - baseline
+
+        # grad log pi(trajectory) = grad log pi1(a1) + grad log pi2(a2 | a1): both steps get the
+        # same A. The other step-2 row is not in the trajectory's log-prob: its gradient is 0.
+        g1 = [advantage * ((1.0 if k == a1 else 0.0) - p) + 0.0 for k, p in enumerate(pi1)]
+        g2 = [[0.0, 0.0], [0.0, 0.0]]
+        g2[a1] = [advantage * ((1.0 if k == a2 else 0.0) - p) + 0.0 for k, p in enumerate(pi2[a1])]
+        theta1_after = [th + lr * g + 0.0 for th, g in zip(theta1, g1)]
+        theta2_after = [[th + lr * g + 0.0 for th, g in zip(row, grow)] for row, grow in zip(theta2, g2)]
+
+        yield Episode(
+            episode=t,
+            theta1=_pair(theta1),
+            theta2=(_pair(theta2[0]), _pair(theta2[1])),
+            pi1=_pair(pi1),
+            pi2=(_pair(pi2[0]), _pair(pi2[1])),
+            q=_pair(q),
+            expected_return=j,
+            a1=a1,
+            a2=a2,
+            ret=ret,
+            uses_baseline=use_baseline,
+            baseline=baseline,
+            n_past=n_past,
+            advantage=advantage,
+            grad1=_pair(g1),
+            grad2=(_pair(g2[0]), _pair(g2[1])),
+            exact_grad1=_pair(eg1),
+            exact_grad2=(_pair(eg2[0]), _pair(eg2[1])),
+            theta1_after=_pair(theta1_after),
+            theta2_after=(_pair(theta2_after[0]), _pair(theta2_after[1])),
+            expected_return_after=expected_return(theta1_after, theta2_after, rewards),
+        )
+        total += ret
+        theta1, theta2 = theta1_after, theta2_after
+
+
+def _pair(xs: Sequence[float]) -> tuple[float, float]:
+    return (xs[0], xs[1])
+
+
+def log_record(e: Episode) -> dict[str, Any]:
+    """The JSONL line for one episode; theta/pi/q are before the update."""
+    return {
+        "episode": e.episode,
+        "theta1": list(e.theta1),
+        "theta2": [list(r) for r in e.theta2],
+        "pi1": list(e.pi1),
+        "pi2": [list(r) for r in e.pi2],
+        "q": list(e.q),
+        "expected_return": e.expected_return,
+        "a1": e.a1,
+        "a2": e.a2,
+        "return": e.ret,
+        "baseline": e.baseline,
+        "advantage": e.advantage,
+        "grad1": list(e.grad1),
+        "grad2": [list(r) for r in e.grad2],
+        "exact_grad1": list(e.exact_grad1),
+        "exact_grad2": [list(r) for r in e.exact_grad2],
+        "expected_return_after": e.expected_return_after,
+    }
+
+
+# ---------------------------------------------------------------------------
+# The story.
+# ---------------------------------------------------------------------------
+WHY_CREDIT = (
+    "Why the first action gets credit: no reward arrives after step 1, but the update uses "
+    "log pi(trajectory) = log pi1(a1) + log pi2(a2 | a1), and the single advantage A = G - b "
+    "multiplies the gradient of both terms. So a1 is pushed up or down by a reward that came "
+    "later, exactly as every token of a completion shares the one reward the scorer gives at the end."
+)
+
+
+def story_header(rewards: Table, *, steps: int, lr: float, use_baseline: bool, seed: int) -> list[str]:
+    base = "running mean of earlier returns (0 before the first)" if use_baseline else "none (b = 0)"
+    return [
+        "Two-step decision, reward only at the end. Reward table R(a1, a2):",
+        "             a2 = 0   a2 = 1",
+        f"    a1 = 0   {rewards[0][0]:>6.2f}   {rewards[0][1]:>6.2f}",
+        f"    a1 = 1   {rewards[1][0]:>6.2f}   {rewards[1][1]:>6.2f}",
+        "policy: tabular softmax, theta1 (2 logits) for step 1 and theta2[a1] (2 logits per first action) "
+        "for step 2, all 0 (uniform)",
+        f"REINFORCE on whole trajectories: lr {lr:g}; baseline: {base}; seed {seed}; {steps} episodes",
+        *_wrap(WHY_CREDIT),
+        "Q(a1) below is the exact value of a first action under the current step-2 policy.",
+        "",
+    ]
+
+
+def story_episode(e: Episode, *, lr: float, steps: int) -> list[str]:
+    if not e.uses_baseline:
+        why_b = "--no-baseline"
+    elif e.n_past == 0:
+        why_b = "no earlier returns yet"
+    else:
+        why_b = f"mean of the {e.n_past} earlier return{'s' if e.n_past > 1 else ''}"
+    if e.advantage > 0:
+        meaning = "> 0: this trajectory beat the baseline -> make BOTH of its actions more likely"
+    elif e.advantage < 0:
+        meaning = "< 0: this trajectory fell short -> make BOTH of its actions less likely"
+    else:
+        meaning = "= 0: no learning signal"
+    if lr < 0 and e.advantage != 0:
+        meaning += " (the negative lr flips it)"
+    other = 1 - e.a1
+    return [
+        f"episode {e.episode}/{steps}   J(theta) = {e.expected_return:.4f}   "
+        f"Q(a1=0) = {e.q[0]:.4f}  Q(a1=1) = {e.q[1]:.4f}",
+        f"  step 1: pi1 = [{e.pi1[0]:.3f}, {e.pi1[1]:.3f}] -> a1 = {e.a1}   (reward so far: 0)",
+        f"  step 2: pi2(.|a1={e.a1}) = [{e.pi2[e.a1][0]:.3f}, {e.pi2[e.a1][1]:.3f}] -> a2 = {e.a2}   "
+        f"-> reward at the end R({e.a1},{e.a2}) = {e.ret:g}",
+        f"  return G = {e.ret:g}; baseline b = {e.baseline:.4f} ({why_b}); A = {e.advantage:+.4f} {meaning}",
+        f"    theta1        {_vec(e.theta1)} + lr*A*(onehot(a1) - pi1)        = {_vec(e.theta1_after)}",
+        f"    theta2[a1={e.a1}]  {_vec(e.theta2[e.a1])} + lr*A*(onehot(a2) - pi2(.|a1)) = {_vec(e.theta2_after[e.a1])}",
+        f"    theta2[a1={other}]  {_vec(e.theta2[other])} unchanged: that branch is not in this trajectory",
+        f"  J(theta) after: {e.expected_return_after:.4f} ({e.expected_return_after - e.expected_return:+.4f})",
+        "",
+    ]
+
+
+def summary_line(e: Episode, *, steps: int) -> str:
+    return (
+        f"episode {e.episode:>{len(str(steps))}}/{steps}  J {e.expected_return:.4f} -> {e.expected_return_after:.4f}  "
+        f"path ({e.a1},{e.a2}) G={e.ret:g} b={e.baseline:.3f} A={e.advantage:+.3f}  "
+        f"Q = [{e.q[0]:.3f}, {e.q[1]:.3f}]"
+    )
+
+
+def final_report(first: Episode, last: Episode, rewards: Table) -> list[str]:
+    theta1, theta2 = last.theta1_after, last.theta2_after
+    pi1 = pg.softmax(theta1)
+    pi2 = [pg.softmax(r) for r in theta2]
+    j = last.expected_return_after
+    best = max(r["return"] for r in deterministic_returns(rewards))
+    lines = [
+        "Exact expected return of every deterministic policy (one row per path; the branch not taken",
+        "does not matter, so the 8 deterministic policies have these 4 returns):",
+    ]
+    for r in deterministic_returns(rewards):
+        mark = "  <- best" if r["return"] == best else ""
+        lines.append(f"    always a1 = {r['a1']}, then a2 = {r['a2']}:  {r['return']:.4f}{mark}")
+    prob_best = math.fsum(
+        pi1[r["a1"]] * pi2[r["a1"]][r["a2"]] for r in deterministic_returns(rewards) if r["return"] == best
+    )
+    lines += [
+        f"    learned policy:                {j:.4f}   (uniform start: {first.expected_return:.4f})",
+        f"learned pi1 = [{pi1[0]:.4f}, {pi1[1]:.4f}]   pi2(.|a1=0) = [{pi2[0][0]:.4f}, {pi2[0][1]:.4f}]   "
+        f"pi2(.|a1=1) = [{pi2[1][0]:.4f}, {pi2[1][1]:.4f}]",
+        f"probability of following a best path: {prob_best:.4f}",
+    ]
+    return lines
+
+
+def _vec(xs: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{x:+.3f}" for x in xs) + "]"
+
+
+def _wrap(text: str) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=100)
+
+
+# ---------------------------------------------------------------------------
+# The command line.
+# ---------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = make_parser(
+        "python -m course.toy_mdp",
+        "REINFORCE on a two-step decision whose only reward comes at the end: watch the first action "
+        "get credit for it. Prints exact expected returns beside the learned policy's.",
+        "  python -m course.toy_mdp --steps 300 --seed 0 --lr 0.5\n"
+        "  python -m course.toy_mdp --steps 20 --slow --outdir runs/toy_mdp_slow\n"
+        "  python -m course.toy_mdp --rewards 0 0 1 0     # R(0,0) R(0,1) R(1,0) R(1,1): only (1,0) pays",
+    )
+    parser.add_argument("--steps", type=int, default=300, help="number of episodes (updates) (default 300)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sampler (default 0)")
+    parser.add_argument("--lr", type=float, default=0.5, help="learning rate, may be negative (default 0.5)")
+    parser.add_argument(
+        "--baseline",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="subtract the running mean of earlier returns (default on)",
+    )
+    parser.add_argument(
+        "--rewards",
+        type=float,
+        nargs=4,
+        metavar=("R00", "R01", "R10", "R11"),
+        help="the reward table R(a1, a2) row by row (default 0.6 0.6 1 0)",
+    )
+    parser.add_argument("--slow", action="store_true", help="print the story of every episode")
+    parser.add_argument("--summary-every", type=int, default=0, metavar="K", help="one line every K episodes")
+    parser.add_argument("--outdir", help="run directory (default runs/toy_mdp_NNN)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.steps < 1:
+        raise CourseError(f"--steps must be at least 1, got {args.steps}")
+    if args.summary_every < 0:
+        raise CourseError(f"--summary-every must be >= 0, got {args.summary_every}")
+    if not math.isfinite(args.lr):
+        raise CourseError(f"--lr must be a finite number, got {args.lr}")
+    if args.rewards is not None and not all(math.isfinite(r) for r in args.rewards):
+        raise CourseError(f"--rewards must be 4 finite numbers, got {args.rewards}")
+    rewards = (
+        DEFAULT_REWARDS if args.rewards is None else ((args.rewards[0], args.rewards[1]), (args.rewards[2], args.rewards[3]))
+    )
+    final = resolve_outdir(args.outdir, force=args.force, prefix="toy_mdp")
+    header = story_header(rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, seed=args.seed)
+    story = list(header)
+    print("\n".join(header), flush=True)
+    episodes: list[Episode] = []
+    with atomic_run_dir(final, force=args.force, prefix="toy_mdp") as tmp:
+        with open(tmp / "toy_mdp_log.jsonl", "w", encoding="utf-8", newline="\n") as log:
+            for e in reinforce(rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, rng=random.Random(args.seed)):
+                episodes.append(e)
+                log.write(dumps_line(log_record(e)) + "\n")
+                chunk = story_episode(e, lr=args.lr, steps=args.steps)
+                story.extend(chunk)
+                if args.slow:
+                    print("\n".join(chunk), flush=True)
+                elif args.summary_every and (e.episode % args.summary_every == 0 or e.episode == args.steps):
+                    print(summary_line(e, steps=args.steps), flush=True)
+        report = final_report(episodes[0], episodes[-1], rewards)
+        story += ["", *report]
+        (tmp / "toy_mdp_log.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
+        last = episodes[-1]
+        write_json(
+            tmp / "manifest.json",
+            {
+                **environment("course.toy_mdp", argv),
+                "rewards": [list(r) for r in rewards],
+                "seed": args.seed,
+                "lr": args.lr,
+                "steps": args.steps,
+                "baseline": "running_mean_of_earlier_returns" if args.baseline else "none",
+                "files": ["manifest.json", "toy_mdp_log.jsonl", "toy_mdp_log.txt"],
+                "deterministic_returns": deterministic_returns(rewards),
+                "result": {
+                    "initial_expected_return": episodes[0].expected_return,
+                    "final_expected_return": last.expected_return_after,
+                    "final_theta1": list(last.theta1_after),
+                    "final_theta2": [list(r) for r in last.theta2_after],
+                    "final_pi1": pg.softmax(last.theta1_after),
+                    "final_pi2": [pg.softmax(r) for r in last.theta2_after],
+                },
+            },
+        )
+    print("\n".join(report))
+    print(f"wrote {final}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
