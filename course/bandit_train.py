@@ -685,7 +685,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 },
             ),
         )
-    print("\n".join(tail[1:]))
+    # With --slow, stdout up to here is byte for byte bandit_story.txt.
+    print("\n".join(tail))
     print(f"wrote {final}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
           + (", learning_curve.png" if args.plot and plot_note is None else "") + ")")
     return 0
