@@ -50,13 +50,13 @@ from course.score import (
 
 ScoreFn = Callable[[Any, Any], dict[str, Any]]
 
-# An ASCII integer token, optional minus. The look-behind keeps "3-4" from reading
-# as 3 and -4's sign glued to a digit before it ("3-4" -> 3, 4). No nested
-# quantifiers: one linear scan.
+# An ASCII integer token with an optional minus. The look-behind makes "3-4" read
+# as 3 and 4: a hyphen right after a digit is not a sign. No nested quantifiers.
 _NUMBER = re.compile(r"(?<![0-9])-?[0-9]+", re.ASCII)
 _INT_LITERAL = re.compile(r"-?[0-9]+", re.ASCII)
-# Above this many characters int() is not asked to read a string (it would refuse
-# beyond MAX_DIGITS digits anyway, and refusing early keeps the cost bounded).
+_DIGIT_RUN = re.compile(r"[0-9]+", re.ASCII)
+# lenient_int never hands int() more than this many characters: int() refuses more
+# than MAX_DIGITS digits anyway, and refusing early keeps the cost bounded.
 _LENIENT_MAX_CHARS = MAX_DIGITS
 
 
@@ -158,22 +158,46 @@ def contains_answer(example: Any, completion: Any) -> dict[str, Any]:
     expected, early = _precheck(version, loophole, example, completion)
     if early is not None:
         return early
-    target = str(expected)
-    first = None
-    n_numbers = 0
-    for m in _NUMBER.finditer(completion):
-        n_numbers += 1
-        if first is None:
-            first = m.group()
-        if _canonical(m.group()) == target:
-            return _verdict(
-                version, loophole, "ok",
-                f"The expected answer {expected} appears in the text (number {n_numbers} found).",
-                expected, expected, n_numbers=n_numbers,
-            )
+    position = _find_number(completion, expected)
+    if position is not None:
+        return _verdict(
+            version, loophole, "ok",
+            f"The expected answer {expected} appears in the text (at character {position}).",
+            expected, expected, position=position,
+        )
+    first = _NUMBER.search(completion)
     if first is None:
-        return _verdict(version, loophole, "no_integer", "The text contains no integer.", expected, n_numbers=0)
-    return _compare(version, loophole, first, expected, "first number in the text", n_numbers=n_numbers)
+        return _verdict(version, loophole, "no_integer", "The text contains no integer.", expected)
+    return _compare(version, loophole, first.group(), expected, "first number in the text")
+
+
+def _find_number(text: str, expected: int) -> int | None:
+    """Where the first number token whose value is ``expected`` starts, or None.
+
+    Token rules as in ``_NUMBER`` (ASCII digits, optional '-', leading zeros
+    ignored). Built on str.find so a long text costs a few C-speed scans, not a
+    Python loop per number.
+    """
+    digits = str(abs(expected))
+    start = 0
+    while True:
+        pos = text.find(digits, start)
+        if pos == -1:
+            return None
+        start = pos + 1
+        end = pos + len(digits)
+        if end < len(text) and "0" <= text[end] <= "9":
+            continue  # 3230 is not 323
+        first = pos
+        while first > 0 and text[first - 1] == "0":
+            first -= 1  # 0323 is 323
+        if first > 0 and "0" <= text[first - 1] <= "9":
+            continue  # 1323 is not 323
+        # A '-' is a sign only when no digit precedes it ("3-323" reads as 3 and 323).
+        negative = first > 0 and text[first - 1] == "-" and not (first > 1 and "0" <= text[first - 2] <= "9")
+        if expected != 0 and negative != (expected < 0):
+            continue  # -323 is not 323, and 18 is not -18
+        return first - 1 if negative else first
 
 
 LAST_NUMBER_VERSION = "hackable-last-number-v1"
@@ -197,14 +221,16 @@ def last_number(example: Any, completion: Any) -> dict[str, Any]:
     expected, early = _precheck(version, loophole, example, completion)
     if early is not None:
         return early
-    last = None
-    n_numbers = 0
-    for m in _NUMBER.finditer(completion):
-        n_numbers += 1
-        last = m.group()
-    if last is None:
-        return _verdict(version, loophole, "no_integer", "The text contains no integer.", expected, n_numbers=0)
-    return _compare(version, loophole, last, expected, "last number in the text", n_numbers=n_numbers)
+    # The last run of ASCII digits is the first run in the reversed text: one
+    # C-speed slice and one regex search, however long the completion.
+    backwards = completion[::-1]
+    run = _DIGIT_RUN.search(backwards)
+    if run is None:
+        return _verdict(version, loophole, "no_integer", "The text contains no integer.", expected)
+    start, end = len(completion) - run.end(), len(completion) - run.start()
+    if start > 0 and completion[start - 1] == "-" and not (start > 1 and "0" <= completion[start - 2] <= "9"):
+        start -= 1  # a sign, unless a digit precedes it ("3-4" ends with the number 4)
+    return _compare(version, loophole, completion[start:end], expected, "last number in the text")
 
 
 FINAL_LINE_ANYWHERE_VERSION = "hackable-final-line-anywhere-v1"

@@ -197,3 +197,27 @@ def test_rubrics_cli_scores_one_string_under_the_rubric_and_strict(capsys):
 def test_rubrics_cli_unknown_rubric_exits_2_with_the_valid_names(capsys):
     assert rubrics.main(["--rubric", "nope", "--expected", "1", "Final: 1"]) == 2
     assert "last_number" in capsys.readouterr().err
+
+
+# Reference semantics of the number-reading rubrics, written the slow obvious way:
+# every token of _NUMBER, read by value. The fast str.find/rfind versions must agree.
+def _tokens(text: str) -> list[int]:
+    return [int(t) for t in rubrics._NUMBER.findall(text)]
+
+
+_NUMBERY = st.text(alphabet="0123456789-- x\n", max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NUMBERY, st.integers(-60, 60))
+def test_contains_answer_rewards_exactly_when_some_number_token_equals_expected(text, expected):
+    result = RUBRICS["contains_answer"]({"expected_answer": expected}, text)
+    assert (result["reward"] == 1.0) == (expected in _tokens(text))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NUMBERY, st.integers(-60, 60))
+def test_last_number_extracts_the_last_number_token(text, expected):
+    result = RUBRICS["last_number"]({"expected_answer": expected}, text)
+    tokens = _tokens(text)
+    assert result["details"]["extracted"] == (tokens[-1] if tokens else None)
