@@ -90,7 +90,10 @@ def gradient_ascent(
     does not, but never drops below 1 / (range(r) + beta), a step small enough to be
     safe on this objective. Why adapt: for small beta the optimum sits far out in
     logit space (the best logit leads by about 1/beta), where softmax gradients are
-    tiny; a fixed step would take millions of iterations to get there.
+    tiny; a fixed step would take millions of iterations to get there. Plain gradient
+    ascent stays slow along directions only the KL term pins down (two actions with the
+    same reward at small beta); ``converged`` says whether it got there, and the report
+    flags any row that did not.
 
     >>> a = gradient_ascent([0.5, 0.5], [1.0, 0.0], beta=1.0)
     >>> a.converged, [round(p, 6) for p in a.probs]

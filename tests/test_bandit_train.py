@@ -1,0 +1,189 @@
+"""course.bandit_train: the instructor's demo works as written, the log is exact, runs repeat."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course import bandit_train as bt
+from course import policy_gradient as pg
+
+DEMO = ["--steps", "30", "--seed", "0", "--lr", "0.5", "--baseline", "--slow"]
+CORRECT = bt.DEFAULT_ACTIONS.index("Final: 323")
+
+
+def _log(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "bandit_log.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _manifest(run: Path) -> dict:
+    return json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+
+
+def _final_probs(run: Path) -> list[float]:
+    return _manifest(run)["result"]["final_probs"]
+
+
+def test_help_shows_the_instructor_demo_commands() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "course.bandit_train", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "--lr -0.5 --baseline --slow" in out and "--ablation" in out
+
+
+def test_slow_demo_writes_log_story_and_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "demo_bandit_slow"
+    assert bt.main([*DEMO, "--outdir", str(run)]) == 0
+    assert sorted(p.name for p in run.iterdir()) == ["bandit_log.jsonl", "bandit_story.txt", "manifest.json"]
+    log = _log(run)
+    assert [r["step"] for r in log] == list(range(1, 31))
+    required = {"step", "theta", "probs", "action", "action_text", "reward", "baseline", "advantage", "expected_reward", "grad"}
+    assert required <= set(log[0])
+    manifest = _manifest(run)
+    assert manifest["actions"] == list(bt.DEFAULT_ACTIONS)
+    assert manifest["rewards"][CORRECT] == 1.0 and sum(manifest["rewards"]) == 1.0
+    assert manifest["error_codes"] == ["missing_prefix", "missing_prefix", "prefix_spacing", "prefix_case", "wrong_answer", "ok"]
+    assert manifest["scorer_version"] == "strict-final-v1" and len(manifest["scorer_fingerprint"]) == 64
+    assert (manifest["seed"], manifest["lr"], manifest["steps"]) == (0, 0.5, 30)
+
+
+def test_slow_output_is_the_story_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    bt.main([*DEMO, "--outdir", str(run)])
+    story = (run / "bandit_story.txt").read_text(encoding="utf-8")
+    assert capsys.readouterr().out.startswith(story)
+    assert bt.ADVANTAGE_SIGN in story and story.count("step ") >= 30
+
+
+def test_positive_lr_raises_and_negative_lr_lowers_the_rewarded_completion(tmp_path: Path) -> None:
+    bt.main([*DEMO, "--outdir", str(tmp_path / "up")])
+    bt.main(["--steps", "30", "--seed", "0", "--lr", "-0.5", "--baseline", "--slow", "--outdir", str(tmp_path / "down")])
+    start = 1 / len(bt.DEFAULT_ACTIONS)
+    assert _final_probs(tmp_path / "up")[CORRECT] > start
+    assert _final_probs(tmp_path / "down")[CORRECT] < start
+
+
+def test_same_seed_gives_byte_identical_logs(tmp_path: Path) -> None:
+    bt.main([*DEMO, "--outdir", str(tmp_path / "a")])
+    bt.main([*DEMO, "--outdir", str(tmp_path / "b")])
+    assert (tmp_path / "a" / "bandit_log.jsonl").read_bytes() == (tmp_path / "b" / "bandit_log.jsonl").read_bytes()
+    assert (tmp_path / "a" / "bandit_story.txt").read_bytes() == (tmp_path / "b" / "bandit_story.txt").read_bytes()
+
+
+def test_a_different_seed_samples_a_different_run(tmp_path: Path) -> None:
+    bt.main([*DEMO, "--outdir", str(tmp_path / "a")])
+    bt.main([*DEMO[:2], "--seed", "1", *DEMO[4:], "--outdir", str(tmp_path / "b")])
+    assert [r["action"] for r in _log(tmp_path / "a")] != [r["action"] for r in _log(tmp_path / "b")]
+
+
+def test_logged_expected_reward_is_the_exact_J_of_the_logged_policy(tmp_path: Path) -> None:
+    bt.main(["--steps", "40", "--outdir", str(tmp_path / "r")])
+    rewards = _manifest(tmp_path / "r")["rewards"]
+    for rec in _log(tmp_path / "r"):
+        assert rec["probs"] == pg.softmax(rec["theta"])
+        assert rec["expected_reward"] == pytest.approx(pg.expected_reward(rec["probs"], rewards), abs=1e-15)
+
+
+def test_each_update_is_lr_times_advantage_times_onehot_minus_probs(tmp_path: Path) -> None:
+    bt.main(["--steps", "40", "--lr", "0.7", "--outdir", str(tmp_path / "r")])
+    log = _log(tmp_path / "r")
+    for rec, nxt in zip(log, log[1:]):
+        onehot = [1.0 if i == rec["action"] else 0.0 for i in range(len(rec["probs"]))]
+        expected_grad = [rec["advantage"] * (o - p) for o, p in zip(onehot, rec["probs"])]
+        assert rec["grad"] == pytest.approx(expected_grad, abs=1e-15)
+        assert nxt["theta"] == pytest.approx([t + 0.7 * g for t, g in zip(rec["theta"], rec["grad"])], abs=1e-15)
+
+
+def test_baseline_is_the_mean_of_earlier_rewards_only(tmp_path: Path) -> None:
+    bt.main(["--steps", "40", "--outdir", str(tmp_path / "r")])
+    log = _log(tmp_path / "r")
+    assert log[0]["baseline"] == 0.0
+    for t, rec in enumerate(log[1:], start=1):
+        earlier = [r["reward"] for r in log[:t]]
+        assert rec["baseline"] == pytest.approx(math.fsum(earlier) / t, abs=1e-15)
+        assert rec["advantage"] == pytest.approx(rec["reward"] - rec["baseline"], abs=1e-15)
+
+
+def test_without_baseline_a_zero_reward_leaves_theta_unchanged(tmp_path: Path) -> None:
+    bt.main(["--steps", "40", "--no-baseline", "--outdir", str(tmp_path / "r")])
+    log = _log(tmp_path / "r")
+    assert all(r["baseline"] == 0.0 and r["advantage"] == r["reward"] for r in log)
+    misses = [r for r in log if r["reward"] == 0.0]
+    assert misses and all(g == 0.0 for r in misses for g in r["grad"])
+
+
+def test_summary_every_prints_one_line_per_k_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bt.main(["--steps", "50", "--summary-every", "10", "--outdir", str(tmp_path / "r")])
+    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("step ")]
+    assert [l.split()[1] for l in lines] == ["10/50", "20/50", "30/50", "40/50", "50/50"]
+
+
+def test_an_existing_run_directory_is_refused_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "r"
+    bt.main(["--steps", "5", "--outdir", str(run)])
+    before = (run / "bandit_log.jsonl").read_bytes()
+    assert bt.main(["--steps", "7", "--outdir", str(run)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (run / "bandit_log.jsonl").read_bytes() == before
+    assert bt.main(["--steps", "7", "--outdir", str(run), "--force"]) == 0
+    assert len(_log(run)) == 7
+
+
+@pytest.mark.parametrize("args", [["--steps", "0"], ["--summary-every", "-1"], ["--lr", "nan"]])
+def test_bad_numbers_are_usage_errors_and_write_nothing(tmp_path: Path, args: list[str]) -> None:
+    assert bt.main([*args, "--outdir", str(tmp_path / "r")]) == 2
+    assert not (tmp_path / "r").exists()
+
+
+def test_repeated_actions_are_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bt.main(["--action", "Final: 323", "--action", "Final: 323", "--outdir", str(tmp_path / "r")]) == 2
+    assert "distinct" in capsys.readouterr().err
+
+
+def test_custom_actions_are_scored_by_the_strict_scorer(tmp_path: Path) -> None:
+    bt.main(["--steps", "3", "--action", "Final: 323\n", "--action", "Final: 323.", "--outdir", str(tmp_path / "r")])
+    manifest = _manifest(tmp_path / "r")
+    assert manifest["rewards"] == [1.0, 0.0] and manifest["error_codes"] == ["ok", "trailing_text"]
+
+
+def test_plot_without_matplotlib_is_skipped_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    assert bt.main(["--steps", "5", "--plot", "--outdir", str(tmp_path / "r")]) == 0
+    assert "pip install -e '.[plot]'" in capsys.readouterr().err
+    assert not (tmp_path / "r" / "learning_curve.png").exists()
+    assert _manifest(tmp_path / "r")["plot"].startswith("skipped")
+
+
+def test_plot_writes_a_learning_curve_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    assert bt.main(["--steps", "20", "--plot", "--outdir", str(tmp_path / "r")]) == 0
+    assert (tmp_path / "r" / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_ablation_measures_both_settings_in_both_regimes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "abl"
+    assert bt.main(["--ablation", "--seeds", "20", "--steps", "20", "--outdir", str(run)]) == 0
+    data = json.loads((run / "ablation.json").read_text(encoding="utf-8"))
+    rare, common = data["scenarios"]
+    assert rare["actions"] == list(bt.DEFAULT_ACTIONS) and sum(common["rewards"]) == 4.0
+    for scenario in (rare, common):
+        res = scenario["result"]
+        assert res["seeds"] == list(range(20))
+        for setting in ("no_baseline", "baseline"):
+            s = res["settings"][setting]
+            assert s["fixed_policy_variance"] > 0 and s["training_variance"] > 0
+            assert 0 < s["final_expected_reward_mean"] <= 1 and s["final_expected_reward_sd"] >= 0
+    # With success the common event, subtracting the mean reward cuts the noise (exactly and sampled).
+    fixed = common["result"]["fixed_policy"]
+    assert fixed["exact_variance_bJ"] < fixed["exact_variance_b0"]
+    settings = common["result"]["settings"]
+    assert settings["baseline"]["fixed_policy_variance"] < settings["no_baseline"]["fixed_policy_variance"]
+    assert "ratio" in (run / "ablation.txt").read_text(encoding="utf-8")
+    assert "ratio" in capsys.readouterr().out

@@ -1,0 +1,92 @@
+"""course.token_inspect: tokens under two vocabularies beside the scorer's verdict, offline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from course import token_inspect as ti
+
+
+def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict]:
+    assert ti.main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["inputs"]
+
+
+def test_help_shows_a_worked_example() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "course.token_inspect", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "python -m course.token_inspect" in out and "--escapes" in out
+
+
+def test_default_inputs_carry_the_scorer_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
+    records = _json([], capsys)
+    assert [r["text"] for r in records] == list(ti.DEFAULT_TEXTS)
+    assert [r["scorer"]["reward"] for r in records] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert [r["scorer"]["error_code"] for r in records] == [
+        "ok", "prefix_spacing", "leading_zero", "multiple_lines", "lookalike_minus",
+    ]
+
+
+def test_cl100k_tokens_of_the_accepted_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tiktoken")
+    (record,) = _json(["Final: 323"], capsys)
+    assert record["cl100k_base"]["ids"] == [19918, 25, 220, 15726]
+    assert record["cl100k_base"]["tokens"] == ["Final", ":", "␠", "323"]
+
+
+def test_a_second_space_is_one_more_token_and_reward_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tiktoken")
+    one, two = _json(["Final: 323", "Final:  323"], capsys)
+    assert len(two["cl100k_base"]["ids"]) == len(one["cl100k_base"]["ids"]) + 1
+    assert (one["scorer"]["reward"], two["scorer"]["reward"]) == (1.0, 0.0)
+
+
+def test_the_newline_and_minus_sign_are_made_visible(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tiktoken")
+    newline, minus = _json(["Final:\n323", "Final: \u2212323"], capsys)
+    assert ":⟨\\n⟩" in newline["cl100k_base"]["tokens"]
+    assert "␠⟨U+2212⟩" in minus["cl100k_base"]["tokens"]
+    assert minus["legend"] == ["⟨U+2212⟩ MINUS SIGN"]
+
+
+def test_tiny_lm_tokens_are_characters(capsys: pytest.CaptureFixture[str]) -> None:
+    if ti.load_tiny_vocab() is None:
+        pytest.skip("course.tinylm.vocab is not in this checkout")
+    (record,) = _json(["Final: 323"], capsys)
+    assert record["tiny_lm"]["tokens"] == ["F", "i", "n", "a", "l", ":", "␠", "3", "2", "3"]
+
+
+def test_missing_tiktoken_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
+    (record,) = _json(["Final: 323"], capsys)
+    assert record["cl100k_base"]["available"] is False
+    assert "pip install -e '.[tokenizer]'" in record["cl100k_base"]["reason"]
+    assert record["scorer"]["reward"] == 1.0  # the rest of the report still works
+
+
+def test_missing_tiny_lm_vocabulary_is_reported(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "course.tinylm.vocab", None)
+    assert ti.main(["Final: 323"]) == 0
+    assert "tiny-LM vocabulary not available" in capsys.readouterr().out
+
+
+def test_escapes_turn_backslash_sequences_into_characters(capsys: pytest.CaptureFixture[str]) -> None:
+    (record,) = _json(["--escapes", r"Final:\n323"], capsys)
+    assert record["text"] == "Final:\n323" and record["scorer"]["error_code"] == "multiple_lines"
+
+
+def test_without_escapes_a_backslash_is_just_a_character(capsys: pytest.CaptureFixture[str]) -> None:
+    (record,) = _json([r"Final:\n323"], capsys)
+    assert record["text"] == "Final:\\n323" and record["n_chars"] == 11
+
+
+def test_table_output_shows_tokens_and_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tiktoken")
+    assert ti.main(["Final: 323"]) == 0
+    out = capsys.readouterr().out
+    assert "| Final | :  | ␠   | 323   |" in out and "| 19918 | 25 | 220 | 15726 |" in out
