@@ -8,7 +8,7 @@ model exactly like the bundled frozen rollouts::
     # Groq (the default endpoint): put GROQ_API_KEY=... in .env or the environment
     python -m course.rollout_sample --dataset data/datasets/math_dev.jsonl \\
         --model llama-3.1-8b-instant --out runs/groq_dev.jsonl
-    python -m course.eval --dataset data/datasets/math_dev.jsonl --rollouts runs/groq_dev.jsonl
+    python -m course.eval --dataset data/datasets/math_dev.jsonl --completions runs/groq_dev.jsonl
 
     # a local vLLM / Ollama / llama.cpp server that accepts any key
     python -m course.rollout_sample --base-url http://127.0.0.1:8000/v1 --api-key-env NONE \\
@@ -71,6 +71,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
+from course.io import dumps_line, iter_objects, read_dataset
 
 DEFAULT_BASE_URL = "https://api.groq.com/openai/v1"
 DEFAULT_KEY_ENV = "GROQ_API_KEY"
@@ -297,35 +298,41 @@ def inspect_existing(
     data = path.read_bytes()
     cut = data.rfind(b"\n") + 1          # 0 when there is no complete line at all
     torn = cut < len(data)
+    complete_lines = data.count(b"\n", 0, cut)
     done: list[str] = []
     mismatch: str | None = None
-    for lineno, raw in enumerate(data[:cut].split(b"\n")[:-1], start=1):
-        where = f"{path}:{lineno}"
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CourseError(f"{where}: not a JSON line ({exc}); fix or remove the file, or pass --force") from None
-        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-            raise CourseError(f"{where}: expected an object with a string 'id'; pass --force to start over")
-        problem = _settings_problem(record, policy, sampling)
-        if problem is None:
-            if lineno > len(dataset_ids):
+    if complete_lines == 0:
+        return ExistingOutput((), cut, torn, None)
+    lines = iter_objects(path)  # the project's one JSONL reader (BOM, CRLF, JSON: path:line errors)
+    try:
+        for lineno, record in lines:
+            problem = _record_problem(record, policy, sampling)
+            if problem is None and lineno > len(dataset_ids):
                 problem = f"id {record['id']!r} is beyond the dataset's {len(dataset_ids)} items"
-            elif record["id"] != dataset_ids[lineno - 1]:
+            elif problem is None and record["id"] != dataset_ids[lineno - 1]:
                 problem = (f"id {record['id']!r} where the dataset has {dataset_ids[lineno - 1]!r}: "
                            f"the file is not this dataset's items in order")
-        if problem is not None:
-            mismatch = f"{where}: {problem}"
-            break
-        done.append(record["id"])
+            if problem is not None:
+                mismatch = f"{path}:{lineno}: {problem}"
+                break
+            done.append(record["id"])
+            if lineno == complete_lines:
+                break  # stop before the reader meets a torn last line
+    except CourseError as exc:  # raised by the reader only: a damaged complete line
+        raise CourseError(f"{exc}; fix or remove {path}, or pass --force to start it over") from None
+    finally:
+        lines.close()
     return ExistingOutput(tuple(done), cut, torn, mismatch)
 
 
-def _settings_problem(record: Mapping[str, Any], policy: str, sampling: Mapping[str, Any]) -> str | None:
+def _record_problem(record: Mapping[str, Any], policy: str, sampling: Mapping[str, Any]) -> str | None:
+    """Why ``record`` is not a line this run would have written (None: it is)."""
+    if not isinstance(record.get("id"), str) or not record["id"]:
+        return "no string 'id': not a rollout line"
     if record.get("policy") != policy:
         return f"written by policy {record.get('policy')!r}, this run is {policy!r}"
     if record.get("sampling") != dict(sampling):
-        return f"written with sampling {json.dumps(record.get('sampling'), sort_keys=True)}, this run uses {json.dumps(dict(sampling), sort_keys=True)}"
+        return f"written with sampling {dumps_line(record.get('sampling'))}, this run uses {dumps_line(dict(sampling))}"
     n = int(sampling["n"])
     if n == 1:
         if not isinstance(record.get("completion"), str) or "samples" in record:
@@ -464,7 +471,7 @@ EXAMPLE = """\
   # Groq: GROQ_API_KEY=gsk_... in the environment or in ./.env
   python -m course.rollout_sample --dataset data/datasets/math_dev.jsonl \\
       --model llama-3.1-8b-instant --out runs/groq_dev.jsonl
-  python -m course.eval --dataset data/datasets/math_dev.jsonl --rollouts runs/groq_dev.jsonl
+  python -m course.eval --dataset data/datasets/math_dev.jsonl --completions runs/groq_dev.jsonl
 
   # 8 samples per prompt (a selection pack) from a local vLLM server that needs no key
   python -m course.rollout_sample --base-url http://127.0.0.1:8000/v1 --api-key-env NONE \\
@@ -510,21 +517,6 @@ def _build_parser() -> Any:
     return p
 
 
-def _read_dataset(path: str) -> list[dict[str, Any]]:
-    try:
-        from course.io import read_dataset  # type: ignore[attr-defined]
-    except ImportError:  # TEMPORARY until course.io.read_dataset lands
-        out = []
-        for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CourseError(f"{path}:{lineno}: {exc}") from None
-            out.append(rec)
-        return out
-    return list(read_dataset(path))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, info, run
 
@@ -534,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CourseError("--timeout: expected a positive number of seconds")
 
         # --- everything that can be wrong is checked before the first request ---
-        all_examples = _read_dataset(args.dataset)
+        all_examples = read_dataset(args.dataset)  # the project's validated reader: path:line errors, exit 2
         examples = all_examples if args.limit is None else all_examples[: args.limit]
         policy = args.policy if args.policy is not None else policy_name(args.model, args.base_url)
         sampling = sampling_settings(
@@ -552,7 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not out.is_file():
                 raise CourseError(f"--out {out}: exists and is not a file")
             # Checked against the whole dataset, so a run with a smaller --limit can still see a longer file.
-            existing = inspect_existing(out, [ex["id"] for ex in all_examples], policy, sampling)
+            existing = inspect_existing(out, [ex.id for ex in all_examples], policy, sampling)
             if existing.mismatch is not None:
                 raise CourseError(
                     f"{existing.mismatch}; resume with the settings that wrote {out}, choose another --out, "
@@ -561,7 +553,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             done, keep_bytes, start_over = set(existing.done_ids), existing.keep_bytes, False
             if existing.torn_tail:
                 info(f"{out}: the last line was cut off by an interruption; dropping it and sampling that item again")
-        todo = [ex for ex in examples if ex["id"] not in done]
+        todo = [ex for ex in examples if ex.id not in done]
         if not todo:
             print(f"{out}: nothing to do, all {len(examples)} items are already there ({policy})")
             return EXIT_OK
@@ -582,13 +574,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 started = time.monotonic()
                 base_request = {
                     "model": args.model,
-                    "messages": chat_messages(ex["prompt"], args.system_prompt),
+                    "messages": chat_messages(ex.prompt, args.system_prompt),
                     "temperature": args.temperature,
                     "top_p": args.top_p,
                     "max_tokens": args.max_tokens,
                 }
                 completions, requests = sample_item(
-                    client.chat.completions.create, openai, item_id=ex["id"], base_request=base_request,
+                    client.chat.completions.create, openai, item_id=ex.id, base_request=base_request,
                     plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
                 )
                 if handle is None:
@@ -599,13 +591,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     else:
                         os.truncate(out, keep_bytes)  # drop a torn last line, if any
                         handle = open(out, "a", encoding="utf-8", newline="\n")
-                from course.io import dumps_line
-
                 # One write per line, then flush: an interruption leaves whole lines (or a torn tail we detect).
-                handle.write(dumps_line(rollout_record(ex["id"], completions, policy, sampling)) + "\n")
+                handle.write(dumps_line(rollout_record(ex.id, completions, policy, sampling)) + "\n")
                 handle.flush()
                 written += 1
-                info(f"[{len(done) + k}/{len(examples)}] {ex['id']}: {len(completions)} sample(s), "
+                info(f"[{len(done) + k}/{len(examples)}] {ex.id}: {len(completions)} sample(s), "
                      f"{requests} request(s), {time.monotonic() - started:.1f} s")
         except SamplingStopped as stop:
             kept = len(done) + written
@@ -623,8 +613,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"wrote {out}: {len(done) + written} items ({written} sampled now, {len(done)} kept from before)")
         print(f"policy: {policy}")
-        print(f"sampling: {json.dumps(sampling, sort_keys=True)}")
-        print(f"next: python -m course.eval --dataset {args.dataset} --rollouts {out}" if args.n == 1 else
+        print(f"sampling: {dumps_line(sampling)}")
+        print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
               f"next: python -m course.selection_demo --dataset {args.dataset} --pack {out}")
         return EXIT_OK
 

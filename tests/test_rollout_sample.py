@@ -20,6 +20,7 @@ import pytest
 from course import rollout_sample as rs
 from course.dotenv import parse_dotenv
 from course.errors import CourseError
+from course.io import iter_completions, iter_samples
 
 pytest.importorskip("openai", reason="the sampler's end-to-end tests need the openai extra")
 
@@ -72,6 +73,7 @@ def test_one_sample_per_prompt_writes_the_frozen_rollouts_shape_in_dataset_order
     assert [r["id"] for r in lines] == IDS
     assert all(set(r) == {"id", "completion", "policy", "sampling"} for r in lines)
     assert [r["completion"] for r in lines] == [fake.fake_completion(p, 1234) for _, p, _ in PROMPTS]
+    assert [c.id for c in iter_completions("out.jsonl")] == IDS  # the project's reader accepts it
 
 
 def test_policy_is_the_model_at_the_endpoint_host_and_sampling_records_every_setting(lab):
@@ -109,6 +111,7 @@ def test_several_samples_write_the_selection_pack_shape_with_seeds_seed_plus_ind
     # one request per sample (Groq refuses n > 1), seeded seed + sample_index
     assert [(b["n"], b["seed"]) for b in chat_requests(lab)[:3]] == [(1, 10), (1, 11), (1, 12)]
     assert len(lab.requests) == 3 * len(PROMPTS)
+    assert [len(p.samples) for p in iter_samples("out.jsonl")] == [3] * len(PROMPTS)  # the project's reader accepts it
 
 
 def test_sample_zero_of_a_pack_equals_the_single_sample_run(lab):
@@ -263,7 +266,8 @@ def test_a_file_whose_ids_are_not_the_dataset_prefix_is_refused(lab, capsys):
 def test_a_corrupt_complete_line_is_an_input_error_not_a_torn_write(lab, capsys):
     Path("out.jsonl").write_text('{"id": "t-0001", \n')
     assert rs.main(argv(lab)) == 2
-    assert "out.jsonl:1: not a JSON line" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "out.jsonl:1: invalid JSON" in err and "--force" in err
     assert len(lab.requests) == 0
 
 
@@ -370,8 +374,11 @@ def test_course_eval_scores_the_sampled_rollouts(lab, capsys):
     from course import eval as course_eval
 
     assert rs.main(argv(lab)) == 0
-    rc = course_eval.main(["--dataset", "data.jsonl", "--rollouts", "out.jsonl", "--outdir", "run"])
+    rc = course_eval.main(["--dataset", "data.jsonl", "--completions", "out.jsonl", "--outdir", "run"])
     assert rc == 0
     summary = json.loads(Path("run/summary.json").read_text())
-    # seed 1234 is even: t-0001, t-0002, t-0004 are 'Final: <sum>'; t-0003 has no sum to solve
-    assert json.dumps(summary).count("0.75") >= 1
+    manifest = json.loads(Path("run/manifest.json").read_text())
+    # seed 1234 is even, so the fake model writes 'Final: <value>' for the three sums; t-0003 has none
+    assert (summary["n"], summary["passed"]) == (4, 3)
+    first = read_lines()[0]
+    assert (manifest["policy"], manifest["sampling"]) == (first["policy"], first["sampling"])
