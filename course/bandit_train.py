@@ -38,7 +38,6 @@ import random
 import statistics
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from course import policy_gradient as pg
