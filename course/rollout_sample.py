@@ -490,29 +490,29 @@ def _build_parser() -> Any:
         "every line. Progress goes to stderr; the key is never written or printed.",
         EXAMPLE,
     )
-    p.add_argument("--dataset", required=True, help="dataset JSONL: {id, prompt, expected_answer} per line")
-    p.add_argument("--model", required=True, help="model name as the endpoint knows it")
-    p.add_argument("--out", required=True, help="output JSONL; an existing file with the same settings is resumed")
+    p.add_argument("--dataset", required=True, metavar="FILE", help="dataset JSONL: {id, prompt, expected_answer} per line")
+    p.add_argument("--model", required=True, metavar="NAME", help="model name as the endpoint knows it")
+    p.add_argument("--out", required=True, metavar="FILE", help="output JSONL; an existing file with the same settings is resumed")
     p.add_argument("--n", type=_positive_int, default=1, help="samples per prompt (default 1: frozen-rollouts shape)")
-    p.add_argument("--temperature", type=_nonnegative_float, default=0.8, help="default 0.8")
-    p.add_argument("--top-p", type=_unit_interval, default=1.0, help="default 1.0")
-    p.add_argument("--max-tokens", type=_positive_int, default=64, help="completion budget per sample (default 64)")
-    p.add_argument("--seed", type=int, default=1234, help="request seed; sample i of --n uses seed+i (default 1234)")
+    p.add_argument("--temperature", type=_nonnegative_float, default=0.8, metavar="T", help="sampling temperature (default 0.8)")
+    p.add_argument("--top-p", type=_unit_interval, default=1.0, metavar="P", help="nucleus mass, in (0, 1] (default 1.0)")
+    p.add_argument("--max-tokens", type=_positive_int, default=64, metavar="K", help="completion budget per sample (default 64)")
+    p.add_argument("--seed", type=int, default=1234, metavar="S", help="request seed; sample i of --n uses seed+i (default 1234)")
     p.add_argument("--n-strategy", choices=("separate", "native"), default="separate",
                    help="n > 1 as n requests with seeds seed+i (default; works everywhere, Groq included) "
                         "or one request with n (vLLM, OpenAI)")
-    p.add_argument("--system-prompt", default=None, help="optional system message (its sha256 is recorded)")
-    p.add_argument("--base-url", default=DEFAULT_BASE_URL, help=f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})")
-    p.add_argument("--api-key-env", default=DEFAULT_KEY_ENV,
+    p.add_argument("--system-prompt", default=None, metavar="TEXT", help="optional system message (its sha256 is recorded)")
+    p.add_argument("--base-url", default=DEFAULT_BASE_URL, metavar="URL", help=f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})")
+    p.add_argument("--api-key-env", default=DEFAULT_KEY_ENV, metavar="NAME",
                    help=f"environment variable (or ./.env entry) holding the key (default {DEFAULT_KEY_ENV}); "
                         f"NONE sends a placeholder key to local servers that need none")
-    p.add_argument("--policy", default=None, help="label recorded as policy (default MODEL@HOST[:PORT])")
-    p.add_argument("--limit", type=_positive_int, default=None, help="only the first K dataset items")
-    p.add_argument("--max-retries", type=_nonnegative_int, default=5,
+    p.add_argument("--policy", default=None, metavar="LABEL", help="label recorded as policy (default MODEL@HOST[:PORT])")
+    p.add_argument("--limit", type=_positive_int, default=None, metavar="K", help="only the first K dataset items")
+    p.add_argument("--max-retries", type=_nonnegative_int, default=5, metavar="R",
                    help="retries per request on 408/409/429/5xx/connection errors (default 5)")
-    p.add_argument("--backoff", type=_nonnegative_float, default=1.0,
+    p.add_argument("--backoff", type=_nonnegative_float, default=1.0, metavar="SEC",
                    help="first retry wait in seconds, doubled each retry, unless Retry-After says otherwise (default 1.0)")
-    p.add_argument("--timeout", type=_nonnegative_float, default=60.0, help="seconds per HTTP request (default 60)")
+    p.add_argument("--timeout", type=_nonnegative_float, default=60.0, metavar="SEC", help="seconds per HTTP request (default 60)")
     p.add_argument("--force", action="store_true", help="start --out over even if it holds other settings")
     return p
 
