@@ -554,6 +554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if existing.torn_tail:
                 info(f"{out}: the last line was cut off by an interruption; dropping it and sampling that item again")
         todo = [ex for ex in examples if ex.id not in done]
+        already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
         if not todo:
             print(f"{out}: nothing to do, all {len(examples)} items are already there ({policy})")
             return EXIT_OK
@@ -565,7 +566,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # max_retries=0: the SDK would otherwise retry silently; our policy is logged.
         client = openai.OpenAI(api_key=key, base_url=args.base_url, max_retries=0, timeout=args.timeout)
         plan = request_plan(sampling)
-        info(f"sampling {len(todo)} of {len(examples)} items ({len(done)} already in {out}) "
+        info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
              f"from {policy}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
 
         written, handle = 0, None
@@ -595,7 +596,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 handle.write(dumps_line(rollout_record(ex.id, completions, policy, sampling)) + "\n")
                 handle.flush()
                 written += 1
-                info(f"[{len(done) + k}/{len(examples)}] {ex.id}: {len(completions)} sample(s), "
+                info(f"[{already + k}/{len(examples)}] {ex.id}: {len(completions)} sample(s), "
                      f"{requests} request(s), {time.monotonic() - started:.1f} s")
         except SamplingStopped as stop:
             kept = len(done) + written
@@ -611,7 +612,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 handle.close()
             client.close()
 
-        print(f"wrote {out}: {len(done) + written} items ({written} sampled now, {len(done)} kept from before)")
+        print(f"wrote {out}: {already + written} items ({written} sampled now, {already} kept from before)")
         print(f"policy: {policy}")
         print(f"sampling: {dumps_line(sampling)}")
         print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
