@@ -1,0 +1,123 @@
+"""The golden suites pass, and `python -m course.golden` reports failures and bad files honestly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course.golden import DEFAULT_CORRECT, DEFAULT_EXPLOITS, check, load_suite, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _exploit(**fields):
+    record = {"id": "e-1", "expected_answer": 323, "completion": "Final: 3_23",
+              "expected_error_code": "digit_separator", "note": "underscore separator"}
+    record.update(fields)
+    return record
+
+
+def test_bundled_suites_are_found_next_to_the_package_not_the_cwd():
+    assert DEFAULT_CORRECT == ROOT / "data" / "golden" / "golden_correct.jsonl"
+    assert DEFAULT_EXPLOITS.is_file()
+
+
+def test_every_golden_correct_case_scores_one():
+    cases = load_suite(DEFAULT_CORRECT, "correct")
+    assert len(cases) >= 12
+    failing = [(c.id, o.error_code) for c in cases if not (o := check(c)).passed]
+    assert failing == []
+
+
+def test_every_golden_exploit_is_rejected_with_its_listed_code():
+    cases = load_suite(DEFAULT_EXPLOITS, "exploits")
+    assert len(cases) >= 30
+    failing = [(c.id, c.expected_error_code, o.reward, o.error_code) for c in cases if not (o := check(c)).passed]
+    assert failing == []
+
+
+def test_golden_cli_passes_on_bundled_suites_from_another_directory(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "course.golden"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    n_correct = len(DEFAULT_CORRECT.read_text(encoding="utf-8").splitlines())
+    n_exploits = len(DEFAULT_EXPLOITS.read_text(encoding="utf-8").splitlines())
+    assert proc.stdout.strip() == (
+        f"golden: {n_correct}/{n_correct} correct rewarded, "
+        f"{n_exploits}/{n_exploits} exploits rejected with the listed code"
+    )
+
+
+def test_a_deliberately_wrong_exploit_line_makes_the_cli_exit_one_with_a_table(tmp_path, capsys):
+    exploits = _write(tmp_path / "exploits.jsonl", [
+        _exploit(),
+        _exploit(id="e-2", completion="Final: 0323", expected_error_code="trailing_text", note="wrong code listed"),
+        _exploit(id="e-3", completion="Final: 323", expected_error_code="missing_prefix", note="actually correct"),
+    ])
+    assert main(["--exploits", str(exploits)]) == 1
+    out = capsys.readouterr().out
+    assert "e-2" in out and "leading_zero" in out and "reward 0.0 (trailing_text)" in out
+    assert "e-3" in out and "1.0" in out
+    assert "e-1 " not in out  # passing cases are not listed
+    assert out.strip().endswith("1/3 exploits rejected with the listed code")
+
+
+def test_a_correct_case_that_scores_zero_is_reported(tmp_path, capsys):
+    correct = _write(tmp_path / "correct.jsonl",
+                     [{"id": "c-1", "expected_answer": 323, "completion": "Final: 324", "note": "not correct"}])
+    assert main(["--correct", str(correct), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False
+    assert report["correct"] == {"n": 1, "passed": 0}
+    assert [(f["id"], f["error_code"]) for f in report["failures"]] == [("c-1", "wrong_answer")]
+
+
+def test_json_report_on_bundled_suites_is_ok_and_names_the_scorer(capsys):
+    assert main(["--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is True and report["failures"] == []
+    assert report["scorer_version"] == "strict-final-v1"
+    assert len(report["scorer_fingerprint"]) == 64
+
+
+@pytest.mark.parametrize("record, message", [
+    (_exploit(expected_error_code="no_such_code"), "is not a code in course.score.ERROR_CODES"),
+    (_exploit(expected_error_code="ok"), "cannot expect 'ok'"),
+    (_exploit(expected_answer=True), "'expected_answer' must be an integer, got bool"),
+    (_exploit(completion=None), "'completion' must be a string"),
+    (_exploit(notes="typo"), "unknown field 'notes'"),
+    ({"id": "e-1", "expected_answer": 323, "completion": "x", "note": "n"}, "missing field 'expected_error_code'"),
+])
+def test_malformed_exploit_file_exits_two_with_path_and_line(tmp_path, capsys, record, message):
+    path = _write(tmp_path / "bad.jsonl", [_exploit(id="e-0"), record])
+    assert main(["--exploits", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:2: " in err and message in err
+
+
+def test_duplicate_id_exits_two_naming_the_first_line(tmp_path, capsys):
+    path = _write(tmp_path / "dup.jsonl", [_exploit(), _exploit()])
+    assert main(["--exploits", str(path)]) == 2
+    assert f"{path}:2: duplicate id 'e-1' (first on line 1)" in capsys.readouterr().err
+
+
+def test_missing_file_exits_two(tmp_path, capsys):
+    assert main(["--correct", str(tmp_path / "nope.jsonl")]) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+
+
+def test_golden_help_shows_a_worked_example(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "python -m course.golden" in out and "exploits rejected with the listed code" in out
