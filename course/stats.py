@@ -210,6 +210,12 @@ def paired_bootstrap(
 # ---------------------------------------------------------------------------
 # Many samples per item (selection, Loop B).
 # ---------------------------------------------------------------------------
+# Up to this many samples per item, pass@k and pass^k are computed with exact
+# integer binomials (C(1000, 500) has 300 digits: microseconds), so the result is
+# the float nearest the exact value; beyond it, a float product.
+EXACT_N_MAX = 1000
+
+
 def _nck_args(n: int, c: int, k: int) -> None:
     _count("n", n)
     _count("c", c)
@@ -226,8 +232,12 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k from ``n`` samples of which ``c`` passed (Chen et al. 2021).
 
     The estimate of "at least one of k fresh samples passes" is
-    ``1 − C(n−c, k) / C(n, k)``; computed as the product
-    ``1 − Π_{i=n−c+1..n} (1 − k/i)`` so no huge binomials are formed.
+    ``1 − C(n−c, k) / C(n, k)``. For n up to ``EXACT_N_MAX`` (1000) it is
+    computed with exact integers, ``(C(n, k) − C(n−c, k)) / C(n, k)``, and
+    Python's int division rounds that ratio once: the float nearest the exact
+    value (the float product below, ``1 − Π (1 − k/i)``, loses up to ~1e-14
+    relative when pass@k is small, by cancellation). Beyond that, the product
+    form, which never forms a huge binomial.
     When fewer than k samples fail, every k-subset contains a pass: exactly 1.
 
     >>> pass_at_k(8, 1, 1), pass_at_k(8, 1, 8), pass_at_k(8, 0, 4)
@@ -238,6 +248,9 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     _nck_args(n, c, k)
     if n - c < k:
         return 1.0
+    if n <= EXACT_N_MAX:
+        total = math.comb(n, k)
+        return (total - math.comb(n - c, k)) / total
     fail_all = 1.0
     for i in range(n - c + 1, n + 1):
         fail_all *= 1.0 - k / i
@@ -257,6 +270,8 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     _nck_args(n, c, k)
     if c < k:
         return 0.0
+    if n <= EXACT_N_MAX:  # exact integers, one rounding (see pass_at_k)
+        return math.comb(c, k) / math.comb(n, k)
     all_pass = 1.0
     for i in range(k):
         all_pass *= (c - i) / (n - i)

@@ -175,6 +175,20 @@ def test_pass_hat_k_matches_the_exact_binomial_ratio(nck: tuple[int, int, int]) 
     assert pass_hat_k(n, c, k) == pytest.approx(float(exact_pass_hat_k(n, c, k)), rel=1e-9, abs=1e-300)
 
 
+@given(st.integers(1, 400).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))))
+@settings(max_examples=300)
+def test_pass_at_k_and_pass_hat_k_are_the_float_nearest_the_exact_fraction(nck: tuple[int, int, int]) -> None:
+    # "Exact to floating-point precision": equality with the correctly rounded fraction, no tolerance.
+    n, c, k = nck
+    assert pass_at_k(n, c, k) == float(exact_pass_at_k(n, c, k))
+    assert pass_hat_k(n, c, k) == float(exact_pass_hat_k(n, c, k))
+
+
+def test_pass_at_k_is_correctly_rounded_where_the_float_product_cancels() -> None:
+    # n=190, c=3, k=1: 3/190. The float product 1 - (1-1/188)(1-1/189)(1-1/190) is off by 46 ulps.
+    assert pass_at_k(190, 3, 1) == 3 / 190
+
+
 def test_pass_at_k_with_no_passing_sample_is_zero() -> None:
     assert pass_at_k(8, 0, 1) == 0.0 and pass_at_k(8, 0, 8) == 0.0
 
