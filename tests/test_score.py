@@ -538,3 +538,12 @@ def test_cli_rejects_stdin_that_is_not_utf8_with_exit_two():
     assert proc.returncode == 2
     assert proc.stdout == b""
     assert b"not valid UTF-8" in proc.stderr
+
+
+def test_the_cli_example_in_the_spec_document_is_what_the_cli_prints(capsys):
+    text = (ROOT / "docs" / "reward_spec_v1.md").read_text(encoding="utf-8")
+    block = text.split('$ python -m course.score --expected 323 "Final:323"\n', 1)[1].split("```", 1)[0]
+    assert main(["--expected", "323", "Final:323"]) == 1
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(block)
+    assert printed["details"]["error_code"] == "prefix_spacing"
