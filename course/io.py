@@ -18,7 +18,7 @@ The JSONL rules (documented in docs/formats.md) and why:
   * one JSON object per line, UTF-8, ``\\n`` line ends; the last line may lack its ``\\n``;
   * a UTF-8 byte-order mark is REJECTED: it would silently become part of the
     first line and change the file's sha256 while looking identical;
-  * CRLF line ends are REJECTED for the same reason (the bundled files are LF);
+  * CRLF line ends (any CR byte) are REJECTED for the same reason (the bundled files are LF);
   * blank lines are REJECTED: they are the trace of a hand edit, and skipping
     them would make line numbers in error messages disagree with the editor's;
   * bytes that are not UTF-8, invalid JSON, NaN/Infinity, strings holding a lone
@@ -60,9 +60,42 @@ except ImportError:  # pragma: no cover - depends on the environment
 # ===========================================================================
 # Writers (canonical bytes)
 # ===========================================================================
-def dumps_line(record: Any) -> str:
-    """One canonical JSON line (no trailing newline)."""
+def _dumps_line_std(record: Any) -> str:
     return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+
+
+def _cached_c_encoder() -> Callable[[Any], str] | None:
+    """The C encoder ``json.dumps`` builds on every call, built once (about 1 µs saved
+    per line). Used only if it reproduces ``json.dumps`` byte for byte on a probe."""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring
+
+        def default(o: Any) -> Any:
+            raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+        encode = c_make_encoder(None, default, encode_basestring, None, ": ", ", ", True, False, True)
+        probe = {"b": [1, 2.5, None, True, 10**30], "a": "\u2212 7\n\"\\", "c": {"z": 1e-7, "y": -0.0}, "": []}
+
+        def fast(record: Any) -> str:
+            return "".join(encode(record, 0))
+
+        return fast if fast(probe) == _dumps_line_std(probe) else None
+    except Exception:  # pragma: no cover - an interpreter without the C accelerator
+        return None
+
+
+_dumps_line_fast = _cached_c_encoder()
+
+
+def dumps_line(record: Any) -> str:
+    """One canonical JSON line (no trailing newline): sorted keys, ``", "``/``": "``, UTF-8 as is.
+
+    >>> dumps_line({"b": 1, "a": "\u2212"})
+    '{"a": "\u2212", "b": 1}'
+    """
+    if _dumps_line_fast is not None:
+        return _dumps_line_fast(record)
+    return _dumps_line_std(record)  # pragma: no cover
 
 
 def dumps_pretty(obj: Any) -> str:
@@ -167,7 +200,6 @@ class JsonlWriter:
 # The one JSONL reader: bytes -> validated JSON objects, line by line
 # ===========================================================================
 _BOM = b"\xef\xbb\xbf"
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 # A \uD800-\uDFFF escape: the only way a JSON text can smuggle in a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
 
@@ -177,6 +209,7 @@ def _reject_constant(name: str) -> Any:
 
 
 _STD_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_MISSING: Any = object()
 
 
 def _open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
@@ -204,6 +237,10 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+_scan_once = _STD_DECODER.scan_once  # the decoder's C scanner, without decode()'s regex calls
+_JSON_SPACE = " \t\n\r"
+
+
 def _parse_std(raw: bytes, path: Any, lineno: int) -> Any:
     """The authoritative parse of one line (standard library), with the error messages."""
     try:
@@ -213,23 +250,35 @@ def _parse_std(raw: bytes, path: Any, lineno: int) -> Any:
             f"{path}:{lineno}: bytes that are not valid UTF-8 (0x{raw[exc.start]:02x} at byte "
             f"{exc.start + 1} of the line); save the file as UTF-8"
         ) from None
-    if not text.strip():
-        raise CourseError(
-            f"{path}:{lineno}: blank line; every line must hold one JSON object (delete the line)"
-        )
+    # Fast path: a line that starts with its value and ends with "\n" (what the course writes).
+    value: Any = _MISSING
     try:
-        value = _STD_DECODER.decode(text)
+        value, end = _scan_once(text, 0)
+        if end != len(text) and text[end:].strip(_JSON_SPACE):
+            value = _MISSING
+    except (StopIteration, ValueError, RecursionError):
+        value = _MISSING
+    if value is _MISSING:
+        value = _parse_slow(text, path, lineno)
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        raise CourseError(
+            f"{path}:{lineno}: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not Unicode text"
+        )
+    return value
+
+
+def _parse_slow(text: str, path: Any, lineno: int) -> Any:
+    """``JSONDecoder.decode`` with its leading-space handling, and every error as a CourseError."""
+    if not text.strip():
+        raise CourseError(f"{path}:{lineno}: blank line; every line must hold one JSON object (delete the line)")
+    try:
+        return _STD_DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise CourseError(f"{path}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
     except ValueError as exc:  # NaN/Infinity, or an integer beyond Python's digit limit
         raise CourseError(f"{path}:{lineno}: invalid JSON: {exc}") from None
     except RecursionError:
         raise CourseError(f"{path}:{lineno}: invalid JSON: nested too deeply") from None
-    if "\\u" in text and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
-        raise CourseError(
-            f"{path}:{lineno}: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not Unicode text"
-        )
-    return value
 
 
 def _json_kind(value: Any) -> str:
@@ -250,16 +299,37 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__  # pragma: no cover - JSON has no other kinds
 
 
-def _iter_parsed(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any], bytes | None]]:
-    """Yield ``(line_number, object, raw)`` after the file-level checks.
+T = TypeVar("T")
+Check = Callable[[dict[str, Any], Any, int], "tuple[str | None, T]"]
 
-    ``raw`` is the line's bytes when orjson parsed it (so a caller can ask the
-    standard library for the authoritative verdict) and None when the standard
-    library did. Line 1 always goes through the standard library: rollout files
-    record line 1's policy and sampling in manifests, so its values must not
-    depend on which parser is installed.
+
+def _read(
+    path: str | os.PathLike[str],
+    check: Check,
+    *,
+    unique: bool,
+    exact_floats: bool = False,
+    payload: bool = True,
+) -> Iterator[Any]:
+    """The one loop every reader runs: bytes -> line -> object -> ``check`` -> yield.
+
+    ``check(obj, path, lineno)`` validates the fields and returns ``(id, payload)``;
+    the loop yields ``(line_number, object, payload)``, or ``(line_number, object)``
+    with ``payload=False``. With ``unique`` the ids must all differ (verified
+    when the file ends, see ``_UniqueIds``).
+
+    orjson, when installed, is only a fast path. Line 1 always goes through the
+    standard library (rollout files record line 1's policy and sampling in
+    manifests, so those values must not depend on the parser), and a line orjson
+    parsed that fails ``check`` is parsed and checked again by the standard
+    library, whose verdict stands: orjson reads integers beyond 64 bits as
+    floats, which a check may reject (``expected_answer``) or see as another
+    value (a sampling ``seed``). ``exact_floats`` (for callers without field
+    checks) re-parses every orjson result that holds a float.
     """
     fast = _orjson.loads if _orjson is not None else None
+    ids = _UniqueIds() if unique else None
+    remember = ids.add if ids is not None else None
     with _open_binary(path) as f:
         lineno = 0
         for raw in f:
@@ -270,23 +340,36 @@ def _iter_parsed(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, 
                     "silently become part of the first line; save it as UTF-8 without BOM "
                     "(e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)"
                 )
-            if raw.endswith(b"\r\n") or raw.endswith(b"\r"):
+            if 13 in raw:  # a CR byte (memchr: fast); JSON strings cannot hold a raw CR anyway
                 raise CourseError(
-                    f"{path}:{lineno}: Windows line end (CRLF); the course's JSONL files use LF only, and "
-                    "a stray CR changes the file's sha256 while looking identical "
+                    f"{path}:{lineno}: Windows line end (CRLF) or a stray carriage return; the course's JSONL "
+                    "files use LF only, and a CR changes the file's sha256 while looking identical "
                     "(convert with: sed -i 's/\\r$//' FILE, or dos2unix)"
                 )
             if fast is not None and lineno > 1:
                 try:
-                    value = fast(raw)
+                    obj = fast(raw)
                 except ValueError:  # orjson.JSONDecodeError subclasses ValueError
-                    value = None
-                if type(value) is dict:
-                    yield lineno, value, raw
-                    continue
-            yield lineno, _parse_object(raw, path, lineno), None
-        if lineno == 0:
-            raise CourseError(f"{path}:1: empty file; expected one JSON object per line")
+                    obj = None
+                if type(obj) is dict and not (exact_floats and _contains_float(obj)):
+                    try:
+                        ident, extra = check(obj, path, lineno)
+                    except CourseError:
+                        pass  # let the standard library give the verdict below
+                    else:
+                        if remember is not None:
+                            remember(ident)
+                        yield (lineno, obj, extra) if payload else (lineno, obj)
+                        continue
+            obj = _parse_object(raw, path, lineno)
+            ident, extra = check(obj, path, lineno)
+            if remember is not None:
+                remember(ident)
+            yield (lineno, obj, extra) if payload else (lineno, obj)
+    if lineno == 0:
+        raise CourseError(f"{path}:1: empty file; expected one JSON object per line")
+    if ids is not None:
+        _raise_if_duplicates(path, ids)
 
 
 def _parse_object(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
@@ -306,47 +389,20 @@ def _contains_float(value: Any) -> bool:
     return False
 
 
+def _no_check(obj: dict[str, Any], path: Any, lineno: int) -> tuple[None, None]:
+    return None, None
+
+
 def iter_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for every line of a JSONL file, checking the
     file-level rules (encoding, BOM, CRLF, blank lines, JSON, one object per line,
     not empty). Field checks are the typed readers' job.
 
     Reads bytes one line at a time: memory is one line, whatever the file size.
-    Values are exactly the standard library's (orjson reads integers beyond 64
-    bits as floats, so an orjson result holding any float is parsed again).
+    Values are exactly the standard library's, whichever parser is installed.
     """
-    for lineno, obj, raw in _iter_parsed(path):
-        if raw is not None and _contains_float(obj):
-            obj = _parse_object(raw, path, lineno)
-        yield lineno, obj
+    return _read(path, _no_check, unique=False, exact_floats=True, payload=False)
 
-
-T = TypeVar("T")
-
-
-def _iter_checked(
-    path: str | os.PathLike[str], check: Callable[[dict[str, Any], str, int], T]
-) -> Iterator[tuple[int, dict[str, Any], T]]:
-    """Objects that pass ``check(obj, where, lineno)``; yields what ``check`` returns too.
-
-    A line orjson parsed that fails the check is parsed again by the standard
-    library and checked again, and that verdict stands: orjson reads integers
-    beyond 64 bits as floats, which a check may reject (``expected_answer``) or
-    see as a different value (a sampling ``seed``).
-    """
-    for lineno, obj, raw in _iter_parsed(path):
-        where = f"{path}:{lineno}"
-        try:
-            checked = check(obj, where, lineno)
-        except CourseError:
-            if raw is None:
-                raise
-            obj = _parse_object(raw, path, lineno)
-            checked = check(obj, where, lineno)
-        yield lineno, obj, checked
-
-
-_MISSING: Any = object()
 
 
 # ---------------------------------------------------------------------------
@@ -410,33 +466,31 @@ def _check_finite(value: Any, where: str, name: str) -> None:
 class _UniqueIds:
     """Duplicate-id detection in 8 bytes per id, so a million-line file stays cheap.
 
-    Each id is stored as a 64-bit BLAKE2b digest, spread over 256 buckets; at the
-    end of the file each bucket is checked for repeats. A repeated digest is
-    confirmed by re-reading the file (a digest collision between two different
-    ids, about 1 in 10^8 for a million ids, is then recognised and ignored).
+    It does what a ``set`` of ids would (a set also goes by ``hash()``), but keeps
+    only each id's 64-bit hash, in 256 compact arrays, instead of the strings.
+    When the file ends each array is checked for repeated hashes; a repeat is
+    confirmed by re-reading the file and comparing the ids themselves, so a hash
+    collision between two different ids is recognised and ignored. The verdict
+    never depends on hash values (nor on PYTHONHASHSEED); only the rare re-read does.
     """
 
     def __init__(self) -> None:
-        self._buckets = [array("Q") for _ in range(256)]
+        self._buckets = [array("q") for _ in range(256)]
 
     def add(self, ident: str) -> None:
-        d = int.from_bytes(hashlib.blake2b(ident.encode("utf-8"), digest_size=8).digest(), "little")
-        self._buckets[d & 0xFF].append(d)
+        h = hash(ident)
+        self._buckets[h & 0xFF].append(h)
 
     def repeated(self) -> set[int]:
         out: set[int] = set()
         for bucket in self._buckets:
             if len(set(bucket)) != len(bucket):
                 seen: set[int] = set()
-                for d in bucket:
-                    if d in seen:
-                        out.add(d)
-                    seen.add(d)
+                for h in bucket:
+                    if h in seen:
+                        out.add(h)
+                    seen.add(h)
         return out
-
-
-def _digest(ident: str) -> int:
-    return int.from_bytes(hashlib.blake2b(ident.encode("utf-8"), digest_size=8).digest(), "little")
 
 
 def _raise_if_duplicates(path: Any, ids: _UniqueIds) -> None:
@@ -446,7 +500,7 @@ def _raise_if_duplicates(path: Any, ids: _UniqueIds) -> None:
     first_line: dict[str, int] = {}
     for lineno, obj in iter_objects(path):
         ident = obj.get("id")
-        if type(ident) is str and _digest(ident) in suspects:
+        if type(ident) is str and hash(ident) in suspects:
             if ident in first_line:
                 raise CourseError(
                     f"{path}:{lineno}: duplicate id {ident!r} (first seen on line {first_line[ident]}); "
@@ -507,11 +561,8 @@ class SampleSet:
 # ---------------------------------------------------------------------------
 # Datasets
 # ---------------------------------------------------------------------------
-def dataset_fields(obj: dict[str, Any], where: str, lineno: int = 0) -> tuple[str, str, int]:
+def dataset_fields(obj: dict[str, Any], where: str) -> tuple[str, str, int]:
     """Check one dataset object; return ``(id, prompt, expected_answer)``."""
-    ident, prompt, expected = obj.get("id"), obj.get("prompt"), obj.get("expected_answer")
-    if type(ident) is str and ident and type(prompt) is str and type(expected) is int:
-        return ident, prompt, expected  # the common case: one combined check
     return (
         _need_str(obj, "id", where, nonempty=True),
         _need_str(obj, "prompt", where),
@@ -519,18 +570,21 @@ def dataset_fields(obj: dict[str, Any], where: str, lineno: int = 0) -> tuple[st
     )
 
 
+def _dataset_check(obj: dict[str, Any], path: Any, lineno: int) -> tuple[str, None]:
+    ident = obj.get("id")
+    if type(ident) is str and ident and type(obj.get("prompt")) is str and type(obj.get("expected_answer")) is int:
+        return ident, None  # the common case: one combined test, no message built
+    return dataset_fields(obj, f"{path}:{lineno}")[0], None
+
+
 def iter_dataset_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Validated dataset lines as ``(line, object)``; ids unique (checked when the file ends)."""
-    ids = _UniqueIds()
-    for lineno, obj, (ident, _, _) in _iter_checked(path, dataset_fields):
-        ids.add(ident)
-        yield lineno, obj
-    _raise_if_duplicates(path, ids)
+    return _read(path, _dataset_check, unique=True, payload=False)
 
 
 def iter_dataset(path: str | os.PathLike[str]) -> Iterator[Example]:
     """Stream a dataset file (``{"id", "prompt", "expected_answer"}`` per line)."""
-    for lineno, obj in iter_dataset_objects(path):
+    for lineno, obj, _ in _read(path, _dataset_check, unique=True):
         yield Example(obj["id"], obj["prompt"], obj["expected_answer"], lineno)
 
 
@@ -553,18 +607,17 @@ class _SameSettings:
         self.policy: str | None = None
         self.sampling: dict[str, Any] | None = None
 
-    def check(self, obj: dict[str, Any], where: str) -> None:
+    def check(self, obj: dict[str, Any], path: Any, lineno: int) -> None:
         policy, sampling = obj.get("policy"), obj.get("sampling")
+        if policy == self.policy and sampling == self.sampling and type(sampling) is dict and self.policy is not None:
+            return  # the common case
+        where = f"{path}:{lineno}"
+        policy = _need_str(obj, "policy", where, nonempty=True)
+        sampling = _need_object(obj, "sampling", where)
         if self.policy is None:
-            policy = _need_str(obj, "policy", where, nonempty=True)
-            sampling = _need_object(obj, "sampling", where)
             _check_finite(sampling, where, "sampling")
             self.policy, self.sampling = policy, sampling
             return
-        if policy == self.policy and type(policy) is str and sampling == self.sampling and type(sampling) is dict:
-            return
-        _need_str(obj, "policy", where, nonempty=True)
-        _need_object(obj, "sampling", where)
         if policy != self.policy:
             raise CourseError(
                 f"{where}: policy differs from line 1 ({policy!r} vs {self.policy!r}); "
@@ -578,9 +631,6 @@ class _SameSettings:
 
 def completion_fields(obj: dict[str, Any], where: str) -> tuple[str, str | None]:
     """Check the per-item fields of a rollout line; return ``(id, completion)``."""
-    ident, text = obj.get("id"), obj.get("completion", _MISSING)
-    if type(ident) is str and ident and (type(text) is str or text is None):
-        return ident, text
     return _need_str(obj, "id", where, nonempty=True), _need_text_or_null(obj, "completion", where)
 
 
@@ -591,22 +641,18 @@ def iter_completion_objects(
 
     ``unique=False`` skips the duplicate-id check for a caller that proves
     uniqueness another way (``course.eval`` matches ids line by line against a
-    dataset whose ids are checked).
+    dataset whose ids are checked, or indexes them itself).
     """
     settings = _SameSettings()
 
-    def check(obj: dict[str, Any], where: str, lineno: int) -> str:
-        ident, _ = completion_fields(obj, where)
-        settings.check(obj, where)
-        return ident
+    def check(obj: dict[str, Any], path: Any, lineno: int) -> tuple[str, None]:
+        ident, text = obj.get("id"), obj.get("completion", _MISSING)
+        if not (type(ident) is str and ident and (type(text) is str or text is None)):
+            ident, _ = completion_fields(obj, f"{path}:{lineno}")
+        settings.check(obj, path, lineno)
+        return ident, None
 
-    ids = _UniqueIds() if unique else None
-    for lineno, obj, ident in _iter_checked(path, check):
-        if ids is not None:
-            ids.add(ident)
-        yield lineno, obj
-    if ids is not None:
-        _raise_if_duplicates(path, ids)
+    return _read(path, check, unique=unique, payload=False)
 
 
 def iter_completions(path: str | os.PathLike[str]) -> Iterator[Completion]:
@@ -628,7 +674,8 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
     """
     settings = _SameSettings()
 
-    def check(obj: dict[str, Any], where: str, lineno: int) -> SampleSet:
+    def check(obj: dict[str, Any], path: Any, lineno: int) -> tuple[str, SampleSet]:
+        where = f"{path}:{lineno}"
         ident = _need_str(obj, "id", where, nonempty=True)
         raw_samples = obj.get("samples", _MISSING)
         if raw_samples is _MISSING:
@@ -646,20 +693,18 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
             if index != position:
                 raise CourseError(f"{at} has sample_index {index}; samples must be numbered 0..n-1 in stored order")
             samples.append(Sample(index, _need_text_or_null(item, "completion", at)))
-        settings.check(obj, where)
-        return SampleSet(ident, tuple(samples), obj["policy"], obj["sampling"], lineno)
+        settings.check(obj, path, lineno)
+        return ident, SampleSet(ident, tuple(samples), obj["policy"], obj["sampling"], lineno)
 
-    ids = _UniqueIds()
-    for _, _, pack in _iter_checked(path, check):
-        ids.add(pack.id)
+    for _, _, pack in _read(path, check, unique=True):
         yield pack
-    _raise_if_duplicates(path, ids)
 
 
 # ---------------------------------------------------------------------------
 # Run directories (what course.eval and the other scoring tools write)
 # ---------------------------------------------------------------------------
-def _result_check(obj: dict[str, Any], where: str, lineno: int) -> str:
+def _result_check(obj: dict[str, Any], path: Any, lineno: int) -> tuple[str, None]:
+    where = f"{path}:{lineno}"
     ident = _need_str(obj, "id", where, nonempty=True)
     reward = obj.get("reward", _MISSING)
     if reward is _MISSING:
@@ -668,17 +713,14 @@ def _result_check(obj: dict[str, Any], where: str, lineno: int) -> str:
         raise CourseError(f"{where}: field 'reward' must be a finite number, got {_json_kind(reward)}{_short(reward)}")
     details = _need_object(obj, "details", where)
     _need_str(details, "error_code", f"{where}: details", nonempty=True)
-    return ident
+    return ident, None
 
 
 def iter_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Stream a run's ``results.jsonl``: each line needs ``id``, a finite numeric
     ``reward`` and a ``details`` object with a string ``error_code``."""
-    ids = _UniqueIds()
-    for _, obj, ident in _iter_checked(path, _result_check):
-        ids.add(ident)
+    for _, obj, _ in _read(path, _result_check, unique=True):
         yield obj
-    _raise_if_duplicates(path, ids)
 
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> dict[str, Any]:

@@ -1,0 +1,370 @@
+"""Loop A, measurement: score a file of completions against a dataset and write a run directory.
+
+Run it (no arguments = the bundled dev set and its frozen rollouts)::
+
+    python -m course.eval
+    python -m course.eval --dataset data/datasets/math_dev.jsonl \\
+        --completions data/rollouts/frozen_rollouts_dev.jsonl --outdir runs/demo_eval_clean
+
+The run directory holds (formats in docs/formats.md):
+  manifest.json   the conditions of the measurement (the Locked Room fields course.gate compares)
+  results.jsonl   one line per dataset item, in dataset order: id, completion, expected, reward, details
+  summary.json    n, passed, pass rate with a 95 % Wilson interval, mean reward, counts and shares per code
+  summary.md      the same for a human, with a few example failures per code
+
+How the pipeline stays flat in memory (benchmarks/bench_eval.py measures it):
+the dataset and the completions are streamed side by side, line by line, and
+each result is written as soon as it is scored; only counters and a few example
+failures are kept. This needs the completions in dataset order, which is how
+the bundled rollouts and every course tool write them. If the ids do not line
+up (another order, a missing or an unknown id), the run restarts in *indexed*
+mode: the dataset and the completions are held in memory, every id problem is
+reported precisely, and results are still written in dataset order. Either way
+the output bytes are identical.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from course.cli import EXIT_OK, info, make_parser, run
+from course.errors import CourseError
+from course.evaluation import (
+    Tally,
+    breakdown_lines,
+    display_path,
+    missing_result,
+    pass_rate_line,
+    render_summary_md,
+    split_from_path,
+)
+from course.io import JsonlWriter, dumps_line, dumps_pretty, iter_completion_objects, iter_dataset_objects, write_json
+from course.manifest import PROJECT_ROOT, environment, sha256_file
+from course.rundir import atomic_run_dir, resolve_outdir
+from course.score import SCORER_VERSION, score, scorer_fingerprint
+
+TOOL = "course.eval"
+BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
+BUNDLED_COMPLETIONS = "data/rollouts/frozen_rollouts_dev.jsonl"
+PROGRESS_EVERY = 8192  # lines between checks of the clock for the progress line
+
+
+# ===========================================================================
+# Scoring: two files in, results.jsonl out, a Tally of what happened
+# ===========================================================================
+@dataclass
+class Scored:
+    tally: Tally
+    results_sha256: str
+    n_missing: int
+    policy: str
+    sampling: dict[str, Any]
+    in_dataset_order: bool
+
+
+class _NotAligned(Exception):
+    """The completions do not follow the dataset line by line: switch to indexed mode."""
+
+
+Progress = Callable[[int], None]
+
+
+def score_files(
+    dataset: Path,
+    completions: Path,
+    results_path: Path,
+    *,
+    allow_missing: bool = False,
+    progress: Progress | None = None,
+) -> Scored:
+    """Score every dataset item's completion; write results.jsonl in dataset order.
+
+    Raises ``CourseError`` (``path:line: ...``) for any malformed input; the
+    caller writes into a temporary directory, so nothing is left behind.
+    """
+    try:
+        return _score_aligned(dataset, completions, results_path, progress)
+    except _NotAligned:
+        return _score_indexed(dataset, completions, results_path, allow_missing, progress)
+
+
+def _score_aligned(dataset: Path, completions: Path, results_path: Path, progress: Progress | None) -> Scored:
+    """The streaming path: dataset line i and completions line i carry the same id."""
+    tally = Tally()
+    comps = iter_completion_objects(completions, unique=False)  # ids are unique because the dataset's are
+    first: dict[str, Any] | None = None
+    with JsonlWriter(results_path) as out:
+        write_line, add = out.write_line, tally.add  # bound once: this loop runs a million times
+        try:
+            for _, example in iter_dataset_objects(dataset):
+                pair = next(comps, None)
+                if pair is None or pair[1]["id"] != example["id"]:
+                    raise _NotAligned
+                record = pair[1]
+                if first is None:
+                    first = record
+                text = record["completion"]
+                # Score, then one results.jsonl line: id, completion, expected, reward, details.
+                scored = score(example, text)
+                result = {
+                    "id": example["id"],
+                    "completion": text,
+                    "expected": example["expected_answer"],
+                    "reward": scored["reward"],
+                    "details": scored["details"],
+                }
+                write_line(dumps_line(result))
+                add(result)
+                if progress is not None and tally.n % PROGRESS_EVERY == 0:
+                    progress(tally.n)
+            if next(comps, None) is not None:
+                raise _NotAligned  # completions left over: unknown or duplicate ids
+        finally:
+            comps.close()
+        sha = out.sha256
+    assert first is not None  # an empty dataset file is rejected by the reader
+    return Scored(tally, sha, 0, first["policy"], first["sampling"], True)
+
+
+def _score_indexed(
+    dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None
+) -> Scored:
+    """Any order: hold the dataset and completions in memory, check every id, score in dataset order."""
+    examples: list[dict[str, Any]] = []
+    lines: list[int] = []
+    for lineno, example in iter_dataset_objects(dataset):
+        examples.append(example)
+        lines.append(lineno)
+    position = {example["id"]: i for i, example in enumerate(examples)}
+    texts: list[Any] = [None] * len(examples)
+    seen_on: list[int] = [0] * len(examples)  # completions line of each item, 0 = none yet
+    first: dict[str, Any] | None = None
+    for lineno, record in iter_completion_objects(completions, unique=False):
+        i = position.get(record["id"])
+        if i is None:
+            raise CourseError(f"{completions}:{lineno}: id {record['id']!r} is not in the dataset {dataset}")
+        if seen_on[i]:
+            raise CourseError(
+                f"{completions}:{lineno}: duplicate id {record['id']!r} (first seen on line {seen_on[i]}); "
+                "every id must be unique"
+            )
+        seen_on[i] = lineno
+        texts[i] = record["completion"]
+        if first is None:
+            first = record
+    missing = [i for i, line in enumerate(seen_on) if not line]
+    if missing and not allow_missing:
+        i = missing[0]
+        raise CourseError(
+            f"{dataset}:{lines[i]}: id {examples[i]['id']!r} has no completion in {completions} "
+            f"({len(missing)} of {len(examples)} items have none); pass --allow-missing to score them as failures"
+        )
+    assert first is not None
+    tally = Tally()
+    with JsonlWriter(results_path) as out:
+        for i, example in enumerate(examples):
+            if seen_on[i]:
+                scored = score(example, texts[i])
+                result = {
+                    "id": example["id"],
+                    "completion": texts[i],
+                    "expected": example["expected_answer"],
+                    "reward": scored["reward"],
+                    "details": scored["details"],
+                }
+            else:
+                result = missing_result(example)
+            out.write(result)
+            tally.add(result)
+            if progress is not None and tally.n % PROGRESS_EVERY == 0:
+                progress(tally.n)
+        sha = out.sha256
+    return Scored(tally, sha, len(missing), first["policy"], first["sampling"], False)
+
+
+# ===========================================================================
+# The run directory
+# ===========================================================================
+def _fingerprint(path: Path) -> dict[str, Any]:
+    return {"path": display_path(path, PROJECT_ROOT), "sha256": sha256_file(path), "bytes": path.stat().st_size}
+
+
+def build_manifest(
+    *,
+    argv: Sequence[str] | None,
+    dataset: dict[str, Any],
+    completions: dict[str, Any],
+    split: str | None,
+    scored: Scored,
+    allow_missing: bool,
+    summary_sha256: str,
+) -> dict[str, Any]:
+    """manifest.json: the Locked Room fields first, then provenance."""
+    return {
+        **environment(TOOL, argv),
+        "dataset": dataset,
+        "dataset_fingerprint": dataset["sha256"],
+        "split": split,
+        "completions": completions,
+        "scorer_version": SCORER_VERSION,
+        "scorer_fingerprint": scorer_fingerprint(),
+        "policy": scored.policy,
+        "sampling": scored.sampling,
+        "n_items": scored.tally.n,
+        "n_missing": scored.n_missing,
+        "allow_missing": allow_missing,
+        "results_sha256": scored.results_sha256,
+        "summary_sha256": summary_sha256,
+    }
+
+
+def _context_lines(manifest: dict[str, Any]) -> list[str]:
+    return [
+        f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
+        f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
+        f"Completions: `{manifest['completions']['path']}` (policy `{manifest['policy']}`, "
+        f"sampling `{dumps_line(manifest['sampling'])}`)",
+        f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
+        f"Missing completions scored as failures: {manifest['n_missing']}",
+    ]
+
+
+def _progress_printer() -> Progress | None:
+    """A self-overwriting progress line on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    start = time.perf_counter()
+    last = [start]
+
+    def show(n: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= 0.5:
+            last[0] = now
+            print(f"\rscored {n:,} lines ({n / (now - start):,.0f} lines/s)", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def evaluate(
+    dataset: Path,
+    completions: Path,
+    *,
+    outdir: str | os.PathLike[str] | None,
+    force: bool = False,
+    allow_missing: bool = False,
+    split: str | None = None,
+    argv: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """Score and write the run directory atomically; return ``(run_dir, manifest, summary)``."""
+    final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
+    for path, what in ((dataset, "dataset"), (completions, "completions")):
+        if not path.is_file():
+            raise CourseError(f"{path}: no such file (the {what})")
+    split = split if split is not None else split_from_path(dataset)
+    dataset_fp, completions_fp = _fingerprint(dataset), _fingerprint(completions)
+    with atomic_run_dir(final, force=force, prefix="eval") as tmp:
+        scored = score_files(dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress)
+        summary = {**scored.tally.summary(), "split": split, "n_missing": scored.n_missing}
+        summary_text = dumps_pretty(summary)
+        (tmp / "summary.json").write_text(summary_text, encoding="utf-8")
+        import hashlib
+
+        manifest = build_manifest(
+            argv=argv,
+            dataset=dataset_fp,
+            completions=completions_fp,
+            split=split,
+            scored=scored,
+            allow_missing=allow_missing,
+            summary_sha256=hashlib.sha256(summary_text.encode("utf-8")).hexdigest(),
+        )
+        markdown = render_summary_md(
+            summary, scored.tally.examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest)
+        )
+        (tmp / "summary.md").write_text(markdown, encoding="utf-8")
+        write_json(tmp / "manifest.json", manifest)  # last: a manifest means the rest is complete
+    return final, manifest, summary
+
+
+# ===========================================================================
+# Command line
+# ===========================================================================
+EXAMPLE = """\
+  python -m course.eval                                   # bundled dev set + frozen rollouts
+  python -m course.eval --dataset data/datasets/math_dev.jsonl \\
+      --completions data/rollouts/frozen_rollouts_dev.jsonl --outdir runs/demo_eval_clean
+  python -m course.inspect_run --run runs/demo_eval_clean --only-fails --top-k 5 --show 2"""
+
+
+def _resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path, Path]:
+    if (dataset is None) != (completions is None):
+        raise CourseError("pass both --dataset and --completions, or neither (to use the bundled dev set)")
+    if dataset is None or completions is None:
+        return PROJECT_ROOT / BUNDLED_DATASET, PROJECT_ROOT / BUNDLED_COMPLETIONS
+    return Path(dataset), Path(completions)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    def _main(args_in: Sequence[str] | None) -> int:
+        parser = make_parser(
+            "python -m course.eval",
+            "Score every completion against its dataset item with the strict verifier and write a run "
+            "directory (manifest.json, results.jsonl, summary.json, summary.md). With neither --dataset "
+            "nor --completions it evaluates the bundled dev set and its frozen rollouts.",
+            EXAMPLE,
+        )
+        parser.add_argument("--dataset", help=f"dataset JSONL (default: {BUNDLED_DATASET})")
+        parser.add_argument("--completions", help=f"completions JSONL (default: {BUNDLED_COMPLETIONS})")
+        parser.add_argument("--outdir", help="run directory to create (default: the next free runs/eval_NNN)")
+        parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+        parser.add_argument(
+            "--allow-missing", action="store_true",
+            help="score dataset items without a completion as failures (error code missing_completion)",
+        )
+        parser.add_argument("--split", help="split name for the manifest (default: inferred from the file name)")
+        parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
+        args = parser.parse_args(args_in)
+
+        dataset, completions = _resolve_inputs(args.dataset, args.completions)
+        progress = _progress_printer()
+        run_dir, manifest, summary = evaluate(
+            dataset, completions, outdir=args.outdir, force=args.force, allow_missing=args.allow_missing,
+            split=args.split, argv=args_in, progress=progress,
+        )
+        if progress is not None:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        if manifest["split"] is None:
+            info("note: split unknown (not in the dataset file name); pass --split to record it")
+        if args.json:
+            import json
+
+            print(json.dumps({"run_dir": str(run_dir), "summary": summary}, ensure_ascii=False, sort_keys=True, indent=2))
+            return EXIT_OK
+        print(
+            f"Evaluated {summary['n']} items: {manifest['dataset']['path']} (split {manifest['split'] or 'unknown'}) "
+            f"x {manifest['completions']['path']} (policy {manifest['policy']})"
+        )
+        print(f"Scorer {manifest['scorer_version']} (fingerprint {manifest['scorer_fingerprint'][:12]})")
+        print(pass_rate_line(summary["passed"], summary["n"]))
+        print(f"Mean reward: {summary['mean_reward']:.3f}")
+        lines = breakdown_lines(summary)
+        if lines:
+            print(f"Failures by error code ({summary['failed']} of {summary['n']}):")
+            print("\n".join(lines))
+        if summary["n_missing"]:
+            print(f"Missing completions scored as failures: {summary['n_missing']}")
+        print(f"Wrote {run_dir}/ (manifest.json, results.jsonl, summary.json, summary.md)")
+        print(f"Inspect failures: python -m course.inspect_run --run {run_dir} --only-fails --top-k 5 --show 2")
+        return EXIT_OK
+
+    return run(_main, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
