@@ -742,3 +742,40 @@ def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> dict[str
     if type(value) is not dict:
         raise CourseError(f"{path}: the {what} must be a JSON object, got {_json_kind(value)}")
     return value
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """A finished run directory as written by a scoring tool (course.eval, course.selection_demo)."""
+
+    path: Path
+    manifest: dict[str, Any]
+    summary: dict[str, Any]
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / "results.jsonl"
+
+    @property
+    def tool(self) -> str:
+        return str(self.manifest.get("tool", "an unknown tool"))
+
+
+def read_run(path: str | os.PathLike[str]) -> RunDir:
+    """Open a run directory: its manifest and summary must parse and results.jsonl must exist.
+
+    ``CourseError`` names what is missing; a directory without manifest.json is
+    not a finished run (tools write the manifest last, inside an atomic rename).
+    """
+    run = Path(path)
+    if not run.exists():
+        raise CourseError(f"{run}: no such run directory")
+    if not run.is_dir():
+        raise CourseError(f"{run}: not a directory (expected a run directory holding manifest.json)")
+    if not (run / "manifest.json").exists():
+        raise CourseError(f"{run}/manifest.json: no such file; {run} is not a finished run directory")
+    manifest = read_json(run / "manifest.json", "manifest")
+    summary = read_json(run / "summary.json", "summary")
+    if not (run / "results.jsonl").is_file():
+        raise CourseError(f"{run}/results.jsonl: no such file; the run directory is incomplete")
+    return RunDir(run, manifest, summary)
