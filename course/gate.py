@@ -1,0 +1,346 @@
+"""The promotion gate: is the candidate run really better than the baseline, under the same conditions?
+
+    python -m course.gate --baseline runs/demo_eval_clean --candidate runs/demo_eval_modified --min-delta 0.00
+
+Three questions, in this order:
+
+1. **Locked Room.** Were both runs measured under the same conditions? Every
+   manifest key listed in ``LOCKED_FIELDS`` must be equal (the dataset's sha256,
+   the split, the scorer version and source fingerprint, the sampling settings,
+   and for selection runs the selection compute). If any differs the gate
+   REJECTs and lists each differing field with both values: the numbers are not
+   comparable, so no delta is computed. The completions (the policy) are the one
+   thing allowed to differ — they are what is being compared.
+2. **The bar.** REJECT if candidate pass rate − baseline pass rate < ``--min-delta``
+   (computed exactly, with fractions), else ACCEPT.
+3. **Noise.** A paired comparison over the items both runs scored: the discordant
+   counts b (baseline passed, candidate failed) and c (the reverse), the exact
+   McNemar p-value and a 95 % Newcombe interval for the change, and one
+   sentence on whether the change is distinguishable from noise.
+   ``--require-significance`` adds "p < 0.05" to the bar.
+
+Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
+directory, a run from a tool the gate cannot compare, results.jsonl edited after
+the run).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Sequence
+
+from course.cli import EXIT_FAIL, EXIT_OK, make_parser, run
+from course.errors import CourseError
+from course.evaluation import PASS_REWARD, pass_rate_line, percent
+from course.io import RunDir, dumps_line, iter_results, read_run
+from course.manifest import sha256_file
+from course.stats import mcnemar_exact, paired_difference_interval
+
+SIGNIFICANCE = 0.05
+# Tools whose run directories hold comparable results.jsonl/summary.json/manifest.json.
+GATEABLE_TOOLS = ("course.eval", "course.selection_demo")
+
+
+@dataclass(frozen=True)
+class LockedField:
+    key: str  # a manifest key; dots descend into objects ("selection.n")
+    kind: str  # what a difference means
+    meaning: str
+
+
+# The Locked Room: every key here must be equal in both manifests. A tool that
+# records a new condition of measurement adds its key here, and the gate
+# compares it from then on. An absent key counts as a value ("absent"), so an
+# eval run (no selection block) and a best-of-4 selection run differ in
+# selection.n.
+LOCKED_FIELDS: tuple[LockedField, ...] = (
+    LockedField("dataset_fingerprint", "dataset", "sha256 of the dataset file: the items and their expected answers"),
+    LockedField("split", "dataset", "which split was measured (dev, holdout)"),
+    LockedField("scorer_version", "instrument", "the reward spec the scorer implements"),
+    LockedField("scorer_fingerprint", "instrument", "sha256 of the scorer's source code"),
+    LockedField("sampling", "sampling", "how the completions were sampled (temperature, top_p, max_tokens, seed)"),
+    LockedField("selection.n", "selection compute", "samples per item that best-of-N chose from"),
+    LockedField("selection.rule", "selection compute", "how the chosen sample was picked"),
+)
+
+KIND_EXPLANATION = {
+    "dataset": "the runs measured different test sets (items or expected answers changed)",
+    "instrument": "the runs used different scorers: different instruments, different units",
+    "sampling": "the completions were sampled differently, so the policy's outputs are not the same experiment",
+    "selection compute": (
+        "the runs spent different SELECTION compute (best-of-N over more samples): a higher pass rate here "
+        "comes from choosing among more samples (Loop B), not from the policy learning anything (Loop C)"
+    ),
+}
+
+_ABSENT = object()
+
+
+def _lookup(manifest: dict[str, Any], key: str) -> Any:
+    value: Any = manifest
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _ABSENT
+        value = value[part]
+    return value
+
+
+def _show(value: Any) -> str:
+    return "(absent)" if value is _ABSENT else dumps_line(value)
+
+
+def locked_room_differences(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every LOCKED_FIELDS key whose values differ, in table order, with both values.
+
+    Values compare as JSON values (numbers by value: a temperature of 1 equals 1.0).
+
+    >>> locked_room_differences({"split": "dev"}, {"split": "holdout"})[0]["field"]
+    'split'
+    >>> locked_room_differences({"split": "dev"}, {"split": "dev"})
+    []
+    """
+    out = []
+    for f in LOCKED_FIELDS:
+        a, b = _lookup(baseline, f.key), _lookup(candidate, f.key)
+        if (a is _ABSENT) != (b is _ABSENT) or (a is not _ABSENT and a != b):
+            out.append({"field": f.key, "kind": f.kind, "meaning": f.meaning, "baseline": _show(a), "candidate": _show(b)})
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Reading the two runs
+# ---------------------------------------------------------------------------
+@dataclass
+class Outcomes:
+    run: RunDir
+    passed_by_id: dict[str, bool]
+
+    @property
+    def n(self) -> int:
+        return len(self.passed_by_id)
+
+    @property
+    def passed(self) -> int:
+        return sum(self.passed_by_id.values())
+
+
+def load_outcomes(path: str) -> Outcomes:
+    """A run the gate can trust: a scoring tool's directory whose results match its manifest."""
+    run_dir = read_run(path)
+    tool = run_dir.manifest.get("tool")
+    if tool not in GATEABLE_TOOLS:
+        raise CourseError(
+            f"{run_dir.path}/manifest.json: written by {tool or 'an unknown tool'}; the gate compares runs of "
+            f"{' or '.join(GATEABLE_TOOLS)}"
+        )
+    for key in ("dataset_fingerprint", "scorer_version", "results_sha256"):
+        if key not in run_dir.manifest:
+            raise CourseError(f"{run_dir.path}/manifest.json: missing '{key}'; not a complete scoring run")
+    if sha256_file(run_dir.results_path) != run_dir.manifest["results_sha256"]:
+        raise CourseError(
+            f"{run_dir.results_path}: does not match the sha256 recorded in its manifest; it was changed after "
+            "the run, so its numbers cannot be trusted (re-run the evaluation)"
+        )
+    passed = {r["id"]: r["reward"] == PASS_REWARD for r in iter_results(run_dir.results_path)}
+    outcomes = Outcomes(run_dir, passed)
+    summary = run_dir.summary
+    if (summary.get("n"), summary.get("passed")) != (outcomes.n, outcomes.passed):
+        raise CourseError(
+            f"{run_dir.path}/summary.json: says {summary.get('passed')}/{summary.get('n')} passed but results.jsonl "
+            f"has {outcomes.passed}/{outcomes.n}; the run directory is inconsistent"
+        )
+    if outcomes.n == 0:
+        raise CourseError(f"{run_dir.results_path}: no items; nothing to compare")
+    return outcomes
+
+
+# ---------------------------------------------------------------------------
+# The decision
+# ---------------------------------------------------------------------------
+def paired_table(base: Outcomes, cand: Outcomes) -> dict[str, Any]:
+    """Cross-tabulate the ids both runs scored, plus the McNemar test and Newcombe interval."""
+    both = b = c = neither = 0
+    for ident, base_pass in base.passed_by_id.items():
+        cand_pass = cand.passed_by_id.get(ident)
+        if cand_pass is None:
+            continue
+        if base_pass and cand_pass:
+            both += 1
+        elif base_pass:
+            b += 1
+        elif cand_pass:
+            c += 1
+        else:
+            neither += 1
+    shared = both + b + c + neither
+    table: dict[str, Any] = {
+        "shared": shared, "both": both, "b": b, "c": c, "neither": neither,
+        "only_in_baseline": base.n - shared, "only_in_candidate": cand.n - shared,
+    }
+    if shared:
+        lo, hi = paired_difference_interval(both, b, c, neither)
+        p = mcnemar_exact(b, c)
+        table.update({"mcnemar_p": p, "difference": (c - b) / shared, "difference_ci95": [lo, hi],
+                      "significant": p < SIGNIFICANCE})
+    return table
+
+
+def noise_sentence(table: dict[str, Any]) -> str:
+    """One sentence: is the paired change distinguishable from noise?"""
+    b, c = table["b"], table["c"]
+    if not table["shared"]:
+        return "The runs share no item ids, so no paired comparison is possible."
+    if b + c == 0:
+        return "Both runs pass and fail exactly the same items: there is no difference to test."
+    p = table["mcnemar_p"]
+    if table["significant"]:
+        return (f"The change is distinguishable from noise: exact McNemar p = {p:.3g} < {SIGNIFICANCE} "
+                f"({c} items newly pass, {b} newly fail).")
+    return (f"The change is not distinguishable from noise: exact McNemar p = {p:.3g} >= {SIGNIFICANCE}; "
+            f"{c} items newly pass and {b} newly fail, a split that fair coin flips on the {b + c} changed "
+            "items would produce this often.")
+
+
+def points(x: float | Fraction) -> str:
+    return f"{100 * float(x):+.1f} points"
+
+
+def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_significance: bool) -> dict[str, Any]:
+    """The gate's verdict and everything it rests on (what --json prints)."""
+    differences = locked_room_differences(base.run.manifest, cand.run.manifest)
+    result: dict[str, Any] = {
+        "baseline": {"run": str(base.run.path), "n": base.n, "passed": base.passed, "pass_rate": base.passed / base.n},
+        "candidate": {"run": str(cand.run.path), "n": cand.n, "passed": cand.passed, "pass_rate": cand.passed / cand.n},
+        "locked_room": {"ok": not differences, "differences": differences},
+        "min_delta": float(min_delta),
+        "require_significance": require_significance,
+        "delta": None,
+        "paired": None,
+        "reasons": [],
+    }
+    if differences:
+        fields = [d["field"] for d in differences]
+        result["reasons"].append(
+            f"Locked Room violated: {', '.join(fields)} {'differs' if len(fields) == 1 else 'differ'}"
+        )
+        result["decision"] = "REJECT"
+        return result
+    delta = Fraction(cand.passed, cand.n) - Fraction(base.passed, base.n)
+    result["delta"] = float(delta)
+    result["paired"] = paired_table(base, cand)
+    if delta < min_delta:
+        result["reasons"].append(f"the change {points(delta)} is below the required {points(min_delta)}")
+    if require_significance and not (result["paired"].get("significant")):
+        result["reasons"].append(f"the change is not significant at p < {SIGNIFICANCE} (--require-significance)")
+    result["decision"] = "REJECT" if result["reasons"] else "ACCEPT"
+    return result
+
+
+def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
+    """The human report."""
+    lines = []
+    width = max(len(str(base.run.path)), len(str(cand.run.path)))
+    for label, o in (("Baseline ", base), ("Candidate", cand)):
+        m = o.run.manifest
+        lines.append(f"{label}: {str(o.run.path):<{width}}  {pass_rate_line(o.passed, o.n, 'pass rate')}"
+                     f"  [{m.get('tool')}, split {m.get('split') or 'unknown'}, policy {m.get('policy', '?')}]")
+    lines.append("")
+    room = result["locked_room"]
+    if not room["ok"]:
+        lines.append("Locked Room: VIOLATED. The runs were not measured under the same conditions:")
+        for d in room["differences"]:
+            lines.append(f"  {d['field']}  [{d['kind']}: {d['meaning']}]")
+            lines.append(f"      baseline : {d['baseline']}")
+            lines.append(f"      candidate: {d['candidate']}")
+        for kind in dict.fromkeys(d["kind"] for d in room["differences"]):
+            lines.append(f"  -> {KIND_EXPLANATION[kind]}.")
+        lines.append("The pass rates above are not comparable, so no delta is computed. Measure both runs with the")
+        lines.append("same dataset, split, scorer and sampling (and selection compute), changing only the policy.")
+    else:
+        m = base.run.manifest
+        lines.append(
+            f"Locked Room: ok (same dataset sha256 {str(m.get('dataset_fingerprint'))[:12]}…, split "
+            f"{m.get('split') or 'unknown'}, scorer {m.get('scorer_version')} {str(m.get('scorer_fingerprint'))[:12]}…, "
+            f"sampling {dumps_line(m.get('sampling'))})"
+        )
+        lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is {points(result['min_delta'])}")
+        t = result["paired"]
+        lines.append(
+            f"Paired over {t['shared']} shared items: both pass {t['both']}, only baseline passes {t['b']} (b), "
+            f"only candidate passes {t['c']} (c), neither {t['neither']}"
+        )
+        if t["only_in_baseline"] or t["only_in_candidate"]:
+            lines.append(f"  ({t['only_in_baseline']} ids only in the baseline, {t['only_in_candidate']} only in the candidate)")
+        if t["shared"]:
+            lo, hi = t["difference_ci95"]
+            lines.append(f"  exact McNemar p = {t['mcnemar_p']:.3g}; 95% interval for the change (Newcombe): "
+                         f"{100 * lo:+.1f} to {100 * hi:+.1f} points")
+        lines.append("  " + noise_sentence(t))
+    lines.append("")
+    if result["decision"] == "ACCEPT":
+        lines.append(f"Decision: ACCEPT (the change {points(result['delta'])} clears the bar {points(result['min_delta'])})")
+        if result["paired"] and not result["paired"].get("significant") and not result["require_significance"]:
+            lines.append("  Caution: the change is within noise; --require-significance would have rejected it.")
+    elif len(result["reasons"]) == 1:
+        lines.append(f"Decision: REJECT ({result['reasons'][0]})")
+    else:
+        lines.append("Decision: REJECT")
+        lines += [f"  - {reason}" for reason in result["reasons"]]
+    return lines
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+EXAMPLE = """\
+  python -m course.gate --baseline runs/demo_eval_clean --candidate runs/demo_eval_modified --min-delta 0.00
+  python -m course.gate --baseline runs/eval_001 --candidate runs/eval_002 --min-delta 0.05 --require-significance
+  (exit code 0 = ACCEPT, 1 = REJECT, 2 = unusable input)"""
+
+
+def _fraction(text: str) -> Fraction:
+    import argparse
+
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {text!r}") from None
+    if not -1 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"a pass-rate difference lies between -1 and 1, got {text}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    def _main(args_in: Sequence[str] | None) -> int:
+        parser = make_parser(
+            "python -m course.gate",
+            "Accept or reject a candidate run against a baseline: Locked Room check of the manifests first, "
+            "then candidate pass rate - baseline pass rate >= --min-delta, with a paired McNemar test.",
+            EXAMPLE,
+        )
+        parser.add_argument("--baseline", required=True, help="run directory of the current best (course.eval output)")
+        parser.add_argument("--candidate", required=True, help="run directory of the challenger")
+        parser.add_argument(
+            "--min-delta", required=True, type=_fraction,
+            help="minimum pass-rate gain as a fraction (0.05 = 5 percentage points; 0 = not worse); decide it "
+                 "before looking at the numbers",
+        )
+        parser.add_argument("--require-significance", action="store_true",
+                            help=f"also require exact McNemar p < {SIGNIFICANCE} on the paired items")
+        parser.add_argument("--json", action="store_true", help="print the decision and its evidence as JSON")
+        args = parser.parse_args(args_in)
+        base, cand = load_outcomes(args.baseline), load_outcomes(args.candidate)
+        result = decide(base, cand, args.min_delta, args.require_significance)
+        if args.json:
+            print(json.dumps(result, ensure_ascii=False, sort_keys=True, indent=2))
+        else:
+            print("\n".join(render(result, base, cand)))
+        return EXIT_OK if result["decision"] == "ACCEPT" else EXIT_FAIL
+
+    return run(_main, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
