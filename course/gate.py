@@ -52,17 +52,22 @@ class LockedField:
 
 # The Locked Room: every key here must be equal in both manifests. A tool that
 # records a new condition of measurement adds its key here, and the gate
-# compares it from then on. An absent key counts as a value ("absent"), so an
-# eval run (no selection block) and a best-of-4 selection run differ in
-# selection.n.
+# compares it from then on. An absent key counts as a value ("absent").
+# Two rules for selection runs (see _value): a course.eval run scores one
+# completion per item, so its selection.n is 1 even though its manifest has no
+# selection block; and the rule is compared only when both runs choose among
+# several samples (with one sample every rule picks it; and when only one side
+# has n = 1, the difference in n already says it all). So an eval run and a
+# best-of-1 selection run on the same pack are comparable, and best-of-1 vs
+# best-of-4 is not.
 LOCKED_FIELDS: tuple[LockedField, ...] = (
     LockedField("dataset_fingerprint", "dataset", "sha256 of the dataset file: the items and their expected answers"),
     LockedField("split", "dataset", "which split was measured (dev, holdout)"),
     LockedField("scorer_version", "instrument", "the reward spec the scorer implements"),
     LockedField("scorer_fingerprint", "instrument", "sha256 of the scorer's source code"),
     LockedField("sampling", "sampling", "how the completions were sampled (temperature, top_p, max_tokens, seed)"),
-    LockedField("selection.n", "selection compute", "samples per item that best-of-N chose from"),
-    LockedField("selection.rule", "selection compute", "how the chosen sample was picked"),
+    LockedField("selection.n", "selection compute", "samples per item the chosen output was picked from"),
+    LockedField("selection.rule", "selection compute", "how the chosen sample was picked (compared when both n > 1)"),
 )
 
 KIND_EXPLANATION = {
@@ -87,8 +92,22 @@ def _lookup(manifest: dict[str, Any], key: str) -> Any:
     return value
 
 
-def _show(value: Any) -> str:
-    return "(absent)" if value is _ABSENT else dumps_line(value)
+_IMPLICIT_ONE = "1 (implicit: course.eval scores one completion per item)"
+
+
+def _value(manifest: dict[str, Any], key: str) -> Any:
+    value = _lookup(manifest, key)
+    if key == "selection.n" and value is _ABSENT and manifest.get("tool") == "course.eval":
+        return 1
+    return value
+
+
+def _show(manifest: dict[str, Any], key: str, value: Any) -> str:
+    if value is _ABSENT:
+        return "(absent)"
+    if key == "selection.n" and _lookup(manifest, key) is _ABSENT:
+        return _IMPLICIT_ONE
+    return dumps_line(value)
 
 
 def locked_room_differences(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[dict[str, Any]]:
@@ -101,11 +120,18 @@ def locked_room_differences(baseline: dict[str, Any], candidate: dict[str, Any])
     >>> locked_room_differences({"split": "dev"}, {"split": "dev"})
     []
     """
+    n_base, n_cand = _value(baseline, "selection.n"), _value(candidate, "selection.n")
+    choosing = all(isinstance(n, int) and n > 1 for n in (n_base, n_cand))
     out = []
     for f in LOCKED_FIELDS:
-        a, b = _lookup(baseline, f.key), _lookup(candidate, f.key)
+        if f.key == "selection.rule" and not choosing:
+            continue
+        a, b = _value(baseline, f.key), _value(candidate, f.key)
         if (a is _ABSENT) != (b is _ABSENT) or (a is not _ABSENT and a != b):
-            out.append({"field": f.key, "kind": f.kind, "meaning": f.meaning, "baseline": _show(a), "candidate": _show(b)})
+            out.append({
+                "field": f.key, "kind": f.kind, "meaning": f.meaning,
+                "baseline": _show(baseline, f.key, a), "candidate": _show(candidate, f.key, b),
+            })
     return out
 
 

@@ -203,11 +203,29 @@ def test_more_selection_compute_is_reported_as_selection_not_learning(lab, capsy
     assert "SELECTION compute" in out and "not from the policy learning anything" in out
 
 
-def test_an_eval_run_against_a_selection_run_differs_in_selection_compute(lab, capsys) -> None:
+def test_an_eval_run_against_best_of_4_differs_in_selection_compute(lab, capsys) -> None:
     sel = copy_run(lab["big"], lab["root"] / "runs/sel_only")
     edit_manifest(sel, tool="course.selection_demo", selection={"n": 4, "rule": "max reward, lowest index"})
     code, out = run_gate(capsys, lab["base"], sel, "--min-delta", "0")
-    assert code == 1 and "baseline : (absent)" in out
+    assert code == 1
+    assert "baseline : 1 (implicit: course.eval scores one completion per item)" in out
+    assert "selection.rule" not in out.split("Decision")[1]
+
+
+def test_an_eval_run_and_best_of_1_are_the_same_compute_and_comparable(lab, capsys) -> None:
+    sel = copy_run(lab["base"], lab["root"] / "runs/sel_n1_only")
+    edit_manifest(sel, tool="course.selection_demo", selection={"n": 1, "rule": "max reward, lowest index"})
+    code, out = run_gate(capsys, lab["base"], sel, "--min-delta", "0")
+    assert code == 0 and "Locked Room: ok" in out
+
+
+def test_a_different_rule_counts_once_there_is_a_choice_to_make(lab, capsys) -> None:
+    a = copy_run(lab["base"], lab["root"] / "runs/rule_a")
+    b = copy_run(lab["base"], lab["root"] / "runs/rule_b")
+    edit_manifest(a, tool="course.selection_demo", selection={"n": 4, "rule": "max reward, lowest index"})
+    edit_manifest(b, tool="course.selection_demo", selection={"n": 4, "rule": "random"})
+    code, out = run_gate(capsys, a, b, "--min-delta", "0")
+    assert code == 1 and "selection.rule  [selection compute" in out
 
 
 def test_the_locked_fields_table_names_the_keys_the_gate_compares() -> None:
