@@ -328,6 +328,7 @@ def _read(
     checks) re-parses every orjson result that holds a float.
     """
     fast = _orjson.loads if _orjson is not None else None
+    scan = _scan_once
     ids = _UniqueIds() if unique else None
     remember = ids.add if ids is not None else None
     with _open_binary(path) as f:
@@ -361,7 +362,18 @@ def _read(
                             remember(ident)
                         yield (lineno, obj, extra) if payload else (lineno, obj)
                         continue
-            obj = _parse_object(raw, path, lineno)
+            # The standard library. Inlined fast path for the common line: valid UTF-8,
+            # one object, "\n" at the end, no \uD8xx escapes; anything else goes to
+            # _parse_object, which decides and words the error.
+            try:
+                text = raw.decode("utf-8")
+                obj, end = scan(text, 0)
+                if end != len(text) and text[end:].strip(_JSON_SPACE):
+                    obj = None
+            except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+                obj, text = None, ""
+            if type(obj) is not dict or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
+                obj = _parse_object(raw, path, lineno)
             ident, extra = check(obj, path, lineno)
             if remember is not None:
                 remember(ident)
