@@ -25,6 +25,8 @@ the output bytes are identical.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 import time
@@ -273,8 +275,6 @@ def evaluate(
         summary = {**scored.tally.summary(), "split": split, "n_missing": scored.n_missing}
         summary_text = dumps_pretty(summary)
         (tmp / "summary.json").write_text(summary_text, encoding="utf-8")
-        import hashlib
-
         manifest = build_manifest(
             argv=argv,
             dataset=dataset_fp,
@@ -342,8 +342,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if manifest["split"] is None:
             info("note: split unknown (not in the dataset file name); pass --split to record it")
         if args.json:
-            import json
-
             print(json.dumps({"run_dir": str(run_dir), "summary": summary}, ensure_ascii=False, sort_keys=True, indent=2))
             return EXIT_OK
         print(

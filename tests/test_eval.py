@@ -313,3 +313,37 @@ def test_help_shows_a_worked_example(capsys) -> None:
     assert info.value.code == 0
     out = capsys.readouterr().out
     assert "example:" in out and "python -m course.eval --dataset" in out and "--allow-missing" in out
+
+
+def test_results_are_byte_identical_with_and_without_orjson(files, tmp_path: Path, monkeypatch) -> None:
+    import course.io
+
+    run_eval(*files, "--outdir", "runs/a")
+    monkeypatch.setattr(course.io, "_orjson", None)
+    run_eval(*files, "--outdir", "runs/b")
+    for name in ("results.jsonl", "summary.json"):
+        assert (tmp_path / "runs/a" / name).read_bytes() == (tmp_path / "runs/b" / name).read_bytes()
+
+
+def test_the_progress_line_is_shown_only_when_stderr_is_a_terminal(monkeypatch) -> None:
+    class Tty:
+        def __init__(self, tty: bool) -> None:
+            self.tty, self.text = tty, ""
+
+        def isatty(self) -> bool:
+            return self.tty
+
+        def write(self, s: str) -> None:
+            self.text += s
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.setattr(sys, "stderr", Tty(False))
+    assert ev._progress_printer() is None
+    fake = Tty(True)
+    monkeypatch.setattr(sys, "stderr", fake)
+    show = ev._progress_printer()
+    monkeypatch.setattr(ev.time, "perf_counter", lambda: 1e9)  # as if long past the first half second
+    show(16384)
+    assert "scored 16,384 lines" in fake.text

@@ -290,3 +290,15 @@ def test_perturbation_demo_on_the_bundled_dev_set(tmp_path: Path, capsys) -> Non
     assert ev.main(["--dataset", str(modified), "--completions", rollouts, "--outdir", str(changed)]) == 0
     code, out = run_gate(capsys, clean, changed, "--min-delta", "0.00")
     assert code == 1 and "Locked Room: VIOLATED" in out and "dataset_fingerprint" in out
+
+
+def test_the_module_runs_as_python_dash_m_with_exit_code_1_on_reject(lab) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "course.gate", "--baseline", str(lab["base"]), "--candidate", str(lab["small"]),
+         "--min-delta", "0.05"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 1 and "Decision: REJECT" in proc.stdout

@@ -116,3 +116,16 @@ def test_help_shows_a_worked_example(capsys) -> None:
         ins.main(["--help"])
     assert info.value.code == 0
     assert "python -m course.inspect_run --run runs/demo_eval_clean --only-fails" in capsys.readouterr().out
+
+
+def test_the_module_runs_as_python_dash_m(run_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    from course.manifest import PROJECT_ROOT
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "course.inspect_run", "--run", str(run_dir), "--only-fails", "--top-k", "5", "--show", "2"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0 and "⟨U+2212⟩" in proc.stdout
