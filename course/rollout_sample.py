@@ -21,10 +21,16 @@ What it writes (one line per dataset item, in dataset order, flushed after each 
 
 ``policy`` is ``"<model>@<host[:port]>"`` (the model as given, at the endpoint's host):
 the same model name served by Groq and by a local quantised server is not the same
-policy, and the label stays identical from run to run, which ``course.gate`` needs.
-``--policy`` overrides it. ``sampling`` records every setting that shapes the
-distribution: temperature, top_p, max_tokens, seed, n, and for n > 1 ``n_strategy``,
-plus ``system_prompt_sha256`` when a system prompt is used.
+policy, and the label stays identical from run to run. ``--policy`` overrides it.
+
+``sampling`` records how ONE sample is drawn: temperature, top_p, max_tokens, seed,
+``system_prompt_sha256`` when a system prompt is used, and ``{"n_strategy": "native",
+"n": N}`` when the samples were drawn jointly. The number of samples per item is
+deliberately not in it: that is selection compute, which the file shows (the length
+of ``samples``) and ``course.gate`` locks as ``selection.n``. So a frozen file and a
+pack sampled with the same settings carry the same ``sampling`` (as the bundled files
+do), sample 0 of the pack is the very request the frozen file made, and the gate
+accepts "eval of the frozen file vs. best-of-1 of the pack" as a fair comparison.
 
 Decisions a careful reader should know about:
   * The key. ``--api-key-env NAME`` (default ``GROQ_API_KEY``) names the variable; the
@@ -35,9 +41,10 @@ Decisions a careful reader should know about:
     written or printed; any text from the server is redacted before it is shown.
   * n > 1. Groq (and others) refuse or ignore the ``n`` parameter, so by default
     (``--n-strategy separate``) sample ``i`` is its own request with ``n=1`` and
-    seed ``seed + i``; sample 0 therefore equals the ``--n 1`` request, as in the
-    bundled packs. ``--n-strategy native`` sends one request with ``n`` and refuses
-    an endpoint that returns fewer choices.
+    seed ``seed + i``: sample ``i`` is the same draw whatever ``--n`` is, and sample 0
+    is the ``--n 1`` request. ``--n-strategy native`` sends one request with ``n``
+    (fewer round trips on vLLM), refuses an endpoint that returns fewer choices,
+    and records itself in ``sampling`` because jointly drawn samples are other draws.
   * Failures. 408, 409, 429, 5xx, timeouts and dropped connections are retried up
     to ``--max-retries`` times, waiting ``--backoff * 2**attempt`` seconds (no
     jitter: one sequential client cannot stampede, and the schedule stays
@@ -116,22 +123,29 @@ def sampling_settings(
     n_strategy: str = "separate",
     system_prompt: str | None = None,
 ) -> dict[str, Any]:
-    """The ``sampling`` object recorded on every line: everything that shapes the distribution.
+    """The ``sampling`` object recorded on every line: how one sample is drawn.
+
+    The sample count is not part of it (see the module docstring): with separate
+    requests, sample ``i`` is drawn the same way whatever ``n`` is.
 
     >>> sampling_settings(temperature=0.8, top_p=1.0, max_tokens=64, seed=7, n=1)
-    {'temperature': 0.8, 'top_p': 1.0, 'max_tokens': 64, 'seed': 7, 'n': 1}
-    >>> sampling_settings(temperature=0.8, top_p=1.0, max_tokens=64, seed=7, n=4)["n_strategy"]
-    'separate'
+    {'temperature': 0.8, 'top_p': 1.0, 'max_tokens': 64, 'seed': 7}
+    >>> sampling_settings(temperature=0.8, top_p=1.0, max_tokens=64, seed=7, n=4) == sampling_settings(
+    ...     temperature=0.8, top_p=1.0, max_tokens=64, seed=7, n=1)
+    True
+    >>> sampling_settings(temperature=0.8, top_p=1.0, max_tokens=64, seed=7, n=4, n_strategy="native")
+    {'temperature': 0.8, 'top_p': 1.0, 'max_tokens': 64, 'seed': 7, 'n_strategy': 'native', 'n': 4}
     """
     sampling: dict[str, Any] = {
         "temperature": float(temperature),
         "top_p": float(top_p),
         "max_tokens": int(max_tokens),
         "seed": int(seed),
-        "n": int(n),
     }
-    if n > 1:
-        sampling["n_strategy"] = n_strategy
+    if n > 1 and n_strategy == "native":
+        # n sequences drawn in one request are other draws than n seeded single requests.
+        sampling["n_strategy"] = "native"
+        sampling["n"] = int(n)
     if system_prompt is not None:
         sampling["system_prompt_sha256"] = hashlib.sha256(system_prompt.encode("utf-8")).hexdigest()
     return sampling
@@ -144,19 +158,18 @@ def chat_messages(prompt: str, system_prompt: str | None) -> list[dict[str, str]
     return messages
 
 
-def request_plan(sampling: Mapping[str, Any]) -> list[dict[str, Any]]:
+def request_plan(n: int, seed: int, n_strategy: str = "separate") -> list[dict[str, Any]]:
     """The per-request ``(n, seed)`` for one item.
 
     ``separate``: n requests, sample i seeded ``seed + i`` (the same seed n times would
     return one sample n times from any endpoint that honours seeds). ``native``: one.
 
-    >>> request_plan({"seed": 10, "n": 3, "n_strategy": "separate"})
+    >>> request_plan(3, 10)
     [{'n': 1, 'seed': 10}, {'n': 1, 'seed': 11}, {'n': 1, 'seed': 12}]
-    >>> request_plan({"seed": 10, "n": 3, "n_strategy": "native"})
+    >>> request_plan(3, 10, "native")
     [{'n': 3, 'seed': 10}]
     """
-    n, seed = int(sampling["n"]), int(sampling["seed"])
-    if n > 1 and sampling.get("n_strategy") == "native":
+    if n > 1 and n_strategy == "native":
         return [{"n": n, "seed": seed}]
     return [{"n": 1, "seed": seed + i} for i in range(n)]
 
@@ -164,9 +177,9 @@ def request_plan(sampling: Mapping[str, Any]) -> list[dict[str, Any]]:
 def rollout_record(item_id: str, completions: Sequence[str], policy: str, sampling: Mapping[str, Any]) -> dict[str, Any]:
     """One output line: frozen-rollouts shape for one sample, selection-pack shape for several.
 
-    >>> rollout_record("dev-0001", ["Final: 3"], "m@h", {"n": 1})
-    {'id': 'dev-0001', 'completion': 'Final: 3', 'policy': 'm@h', 'sampling': {'n': 1}}
-    >>> rollout_record("dev-0001", ["a", "b"], "m@h", {"n": 2})["samples"][1]
+    >>> rollout_record("dev-0001", ["Final: 3"], "m@h", {"seed": 1})
+    {'id': 'dev-0001', 'completion': 'Final: 3', 'policy': 'm@h', 'sampling': {'seed': 1}}
+    >>> rollout_record("dev-0001", ["a", "b"], "m@h", {"seed": 1})["samples"][1]
     {'sample_index': 1, 'completion': 'b'}
     """
     record: dict[str, Any] = {"id": item_id}
@@ -286,7 +299,7 @@ class ExistingOutput:
 
 
 def inspect_existing(
-    path: Path, dataset_ids: Sequence[str], policy: str, sampling: Mapping[str, Any]
+    path: Path, dataset_ids: Sequence[str], policy: str, sampling: Mapping[str, Any], n: int
 ) -> ExistingOutput:
     """Read ``path`` (which exists) and decide whether this run may append to it.
 
@@ -306,7 +319,7 @@ def inspect_existing(
     lines = iter_objects(path)  # the project's one JSONL reader (BOM, CRLF, JSON: path:line errors)
     try:
         for lineno, record in lines:
-            problem = _record_problem(record, policy, sampling)
+            problem = _record_problem(record, policy, sampling, n)
             if problem is None and lineno > len(dataset_ids):
                 problem = f"id {record['id']!r} is beyond the dataset's {len(dataset_ids)} items"
             elif problem is None and record["id"] != dataset_ids[lineno - 1]:
@@ -325,7 +338,7 @@ def inspect_existing(
     return ExistingOutput(tuple(done), cut, torn, mismatch)
 
 
-def _record_problem(record: Mapping[str, Any], policy: str, sampling: Mapping[str, Any]) -> str | None:
+def _record_problem(record: Mapping[str, Any], policy: str, sampling: Mapping[str, Any], n: int) -> str | None:
     """Why ``record`` is not a line this run would have written (None: it is)."""
     if not isinstance(record.get("id"), str) or not record["id"]:
         return "no string 'id': not a rollout line"
@@ -333,16 +346,20 @@ def _record_problem(record: Mapping[str, Any], policy: str, sampling: Mapping[st
         return f"written by policy {record.get('policy')!r}, this run is {policy!r}"
     if record.get("sampling") != dict(sampling):
         return f"written with sampling {dumps_line(record.get('sampling'))}, this run uses {dumps_line(dict(sampling))}"
-    n = int(sampling["n"])
+    samples = record.get("samples")
     if n == 1:
-        if not isinstance(record.get("completion"), str) or "samples" in record:
+        if isinstance(samples, list):
+            return f"a selection-pack line with {len(samples)} samples, this run draws 1 (a frozen-rollouts file)"
+        if not isinstance(record.get("completion"), str):
             return "not a frozen-rollouts line (expected a 'completion' string)"
     else:
-        samples = record.get("samples")
-        if (not isinstance(samples, list) or len(samples) != n
-                or any(not isinstance(s, dict) or s.get("sample_index") != i or not isinstance(s.get("completion"), str)
-                       for i, s in enumerate(samples))):
-            return f"not a selection-pack line with {n} samples"
+        if not isinstance(samples, list):
+            return f"a frozen-rollouts line, this run draws {n} samples per item (a selection pack)"
+        if len(samples) != n:
+            return f"{len(samples)} samples per item, this run draws {n}"
+        if any(not isinstance(x, dict) or x.get("sample_index") != i or not isinstance(x.get("completion"), str)
+               for i, x in enumerate(samples)):
+            return "samples not numbered 0..n-1 with string completions: not a pack this tool wrote"
     return None
 
 
@@ -544,7 +561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not out.is_file():
                 raise CourseError(f"--out {out}: exists and is not a file")
             # Checked against the whole dataset, so a run with a smaller --limit can still see a longer file.
-            existing = inspect_existing(out, [ex.id for ex in all_examples], policy, sampling)
+            existing = inspect_existing(out, [ex.id for ex in all_examples], policy, sampling, args.n)
             if existing.mismatch is not None:
                 raise CourseError(
                     f"{existing.mismatch}; resume with the settings that wrote {out}, choose another --out, "
@@ -565,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CourseError(OPENAI_MISSING) from None
         # max_retries=0: the SDK would otherwise retry silently; our policy is logged.
         client = openai.OpenAI(api_key=key, base_url=args.base_url, max_retries=0, timeout=args.timeout)
-        plan = request_plan(sampling)
+        plan = request_plan(args.n, args.seed, args.n_strategy)
         info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
              f"from {policy}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
 
@@ -616,7 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"policy: {policy}")
         print(f"sampling: {dumps_line(sampling)}")
         print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
-              f"next: python -m course.selection_demo --dataset {args.dataset} --pack {out}")
+              f"next: python -m course.selection_demo --dataset {args.dataset} --samples {out} --n {args.n}")
         return EXIT_OK
 
     return run(_main, argv)

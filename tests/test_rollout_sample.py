@@ -82,7 +82,7 @@ def test_policy_is_the_model_at_the_endpoint_host_and_sampling_records_every_set
     port = lab.base_url.split(":")[2].split("/")[0]
     for record in read_lines():
         assert record["policy"] == f"fake-model@127.0.0.1:{port}"
-        assert record["sampling"] == {"temperature": 0.3, "top_p": 0.9, "max_tokens": 17, "seed": 8, "n": 1}
+        assert record["sampling"] == {"temperature": 0.3, "top_p": 0.9, "max_tokens": 17, "seed": 8}
 
 
 def test_requests_carry_the_recorded_settings_and_the_prompt_verbatim(lab):
@@ -107,7 +107,8 @@ def test_several_samples_write_the_selection_pack_shape_with_seeds_seed_plus_ind
     assert first["samples"] == [
         {"sample_index": i, "completion": fake.fake_completion(PROMPTS[0][1], 10 + i)} for i in range(3)
     ]
-    assert first["sampling"]["n"] == 3 and first["sampling"]["n_strategy"] == "separate"
+    # the sample count is selection compute, not sampling: a pack and a frozen file share one sampling object
+    assert first["sampling"] == {"temperature": 0.8, "top_p": 1.0, "max_tokens": 64, "seed": 10}
     # one request per sample (Groq refuses n > 1), seeded seed + sample_index
     assert [(b["n"], b["seed"]) for b in chat_requests(lab)[:3]] == [(1, 10), (1, 11), (1, 12)]
     assert len(lab.requests) == 3 * len(PROMPTS)
@@ -124,7 +125,7 @@ def test_sample_zero_of_a_pack_equals_the_single_sample_run(lab):
 def test_native_n_strategy_sends_one_request_per_item(lab):
     assert rs.main(argv(lab, "--n", "3", "--n-strategy", "native")) == 0
     assert len(lab.requests) == len(PROMPTS)
-    assert read_lines()[0]["sampling"]["n_strategy"] == "native"
+    assert (read_lines()[0]["sampling"]["n_strategy"], read_lines()[0]["sampling"]["n"]) == ("native", 3)
     assert [s["completion"] for s in read_lines()[0]["samples"]] == [
         fake.fake_completion(PROMPTS[0][1], 1234 + i) for i in range(3)
     ]
@@ -245,6 +246,14 @@ def test_resume_with_other_sampling_settings_is_refused_and_leaves_the_file(lab,
     err = capsys.readouterr().err
     assert "out.jsonl:1: written with sampling" in err and "--force" in err
     assert Path("out.jsonl").read_bytes() == content
+
+
+def test_resume_with_another_sample_count_is_refused(lab, capsys):
+    assert rs.main(argv(lab, "--n", "2", "--limit", "1")) == 0
+    assert rs.main(argv(lab, "--n", "3")) == 2
+    assert "out.jsonl:1: 2 samples per item, this run draws 3" in capsys.readouterr().err
+    assert rs.main(argv(lab)) == 2
+    assert "this run draws 1 (a frozen-rollouts file)" in capsys.readouterr().err
 
 
 def test_force_starts_the_file_over_with_the_new_settings(lab):
@@ -382,3 +391,19 @@ def test_course_eval_scores_the_sampled_rollouts(lab, capsys):
     assert (summary["n"], summary["passed"]) == (4, 3)
     first = read_lines()[0]
     assert (manifest["policy"], manifest["sampling"]) == (first["policy"], first["sampling"])
+
+
+def test_the_gate_accepts_eval_of_the_frozen_file_against_best_of_1_of_the_pack(lab, capsys):
+    if importlib.util.find_spec("course.gate") is None or importlib.util.find_spec("course.selection_demo") is None:
+        pytest.skip("course.gate or course.selection_demo is not in the tree yet")
+    from course import eval as course_eval
+    from course import gate, selection_demo
+
+    assert rs.main(argv(lab, out="frozen.jsonl")) == 0
+    assert rs.main(argv(lab, "--n", "3", out="pack.jsonl")) == 0
+    assert course_eval.main(["--dataset", "data.jsonl", "--completions", "frozen.jsonl", "--outdir", "ev"]) == 0
+    assert selection_demo.main(["--dataset", "data.jsonl", "--samples", "pack.jsonl", "--n", "1", "--outdir", "s1"]) == 0
+    capsys.readouterr()
+    # same settings, sample 0 = the frozen request: the Locked Room holds and the delta is exactly 0
+    assert gate.main(["--baseline", "ev", "--candidate", "s1", "--min-delta", "0"]) == 0
+    assert "VIOLATED" not in capsys.readouterr().out
