@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
+from course.io import iter_objects, read_json
 from course.rubrics import RUBRICS
 from course.score import MAX_DIGITS, _read_expected, _shown_expected
+from course.visible import visible
 
 _REPO = Path(__file__).resolve().parents[1]
 EXAMPLES_PATH = _REPO / "data" / "kata" / "kata_examples.jsonl"
@@ -135,30 +137,6 @@ class KeyEntry:
     fix: str
 
 
-def _read_json_lines(path: Path) -> list[tuple[int, Any]]:
-    """(line number, parsed object) for each line of a UTF-8 JSONL file; CourseError on any defect."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CourseError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise CourseError(f"{path}:{line}: not valid UTF-8") from None
-    rows = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise CourseError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
-    if not rows:
-        raise CourseError(f"{path}: empty file, expected one JSON object per line")
-    return rows
-
-
 def _field(obj: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
     if name not in obj:
         raise CourseError(f"{where}: missing field {name!r}")
@@ -177,10 +155,8 @@ def load_examples(path: str | Path = EXAMPLES_PATH) -> list[KataExample]:
     path = Path(path)
     examples: list[KataExample] = []
     seen: set[str] = set()
-    for number, obj in _read_json_lines(path):
+    for number, obj in iter_objects(path):
         where = f"{path}:{number}"
-        if not isinstance(obj, dict):
-            raise CourseError(f"{where}: expected a JSON object")
         ex = KataExample(
             id=_field(obj, "id", str, where),
             prompt=_field(obj, "prompt", str, where),
@@ -199,24 +175,10 @@ def load_examples(path: str | Path = EXAMPLES_PATH) -> list[KataExample]:
     return examples
 
 
-def _load_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CourseError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise CourseError(f"{path}: not valid UTF-8") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CourseError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-
-
 def load_key(path: str | Path = KEY_PATH) -> dict[str, KeyEntry]:
     """The teacher's answer key: id -> KeyEntry."""
     path = Path(path)
-    data = _load_json(path)
-    items = data.get("items") if isinstance(data, dict) else None
+    items = read_json(path, "kata answer key").get("items")
     if not isinstance(items, dict):
         raise CourseError(f"{path}: expected an object with an 'items' object (id -> label, justification, fix)")
     key = {}
@@ -234,8 +196,7 @@ def load_key(path: str | Path = KEY_PATH) -> dict[str, KeyEntry]:
 def load_labels(path: str | Path, ids: list[str]) -> dict[str, str]:
     """A student's label file: id -> label ('' = not answered yet). Every id must be present."""
     path = Path(path)
-    data = _load_json(path)
-    items = data.get("items") if isinstance(data, dict) else None
+    items = read_json(path, "label file").get("items")
     if not isinstance(items, dict):
         raise CourseError(
             f"{path}: expected an object with an 'items' object; "
@@ -299,29 +260,14 @@ def check(labels: Mapping[str, str], key: Mapping[str, KeyEntry], ids: list[str]
 # ---------------------------------------------------------------------------
 # Printing.
 # ---------------------------------------------------------------------------
-def _visible(text: str) -> str:
-    """The completion in quotes with line breaks, tabs and every non-ASCII character escaped."""
-    out = []
-    for ch in text:
-        if ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif " " <= ch <= "~":
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-    return '"' + "".join(out) + '"'
+def _quoted(text: str) -> str:
+    """The text in quotes, with line breaks and every invisible or non-ASCII character escaped."""
+    return '"' + visible(text) + '"'
 
 
 def _show_value(value: Any) -> str:
     if isinstance(value, str):
-        return _visible(value)
+        return _quoted(value)
     return json.dumps(value)
 
 
@@ -333,7 +279,7 @@ def format_example(ex: KataExample) -> str:
         f"{ex.id}  (scored with {ex.scorer})",
         f"  prompt      {ex.prompt}",
         f"  expected    {ex.expected_answer}",
-        f"  completion  {_visible(ex.completion)}",
+        f"  completion  {_quoted(ex.completion)}",
         f"  reward      {ex.reward}",
         "  details",
     ]
@@ -375,10 +321,8 @@ def _record(ex: KataExample, verdict: dict[str, Any]) -> dict[str, Any]:
 
 def _rescore_pack(path: Path, examples: list[KataExample]) -> int:
     """Teacher maintenance after a deliberate scorer change: keep prompts and completions, refresh verdicts."""
-    import os
-
     from course.cli import info
-    from course.io import write_jsonl
+    from course.io import dumps_line, write_text_atomic
 
     changed = []
     records = []
@@ -390,9 +334,7 @@ def _rescore_pack(path: Path, examples: list[KataExample]) -> int:
     if not changed:
         print(f"{path}: all {len(examples)} recorded verdicts reproduce; nothing written")
         return 0
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    write_jsonl(tmp, records)
-    os.replace(tmp, path)
+    write_text_atomic(path, "".join(dumps_line(r) + "\n" for r in records))
     info(f"re-scored {', '.join(changed)}: check that each label in the answer key still holds")
     print(f"{path}: rewrote {len(changed)} verdict(s): {', '.join(changed)}")
     return 0

@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from course.errors import CourseError
-from course.kata import _read_json_lines, _visible
+from course.io import iter_objects
 from course.rubrics import LOOPHOLES, RUBRICS, get_rubric
 from course.score import ERROR_CODES
 from course.score import score as strict_score
+from course.visible import visible
 
 GOLDEN_EXPLOITS = Path(__file__).resolve().parents[1] / "data" / "golden" / "golden_exploits.jsonl"
 
@@ -81,10 +82,8 @@ def load_exploits(path: str | Path, source: str, require_code: bool = False) -> 
     path = Path(path)
     exploits: list[Exploit] = []
     seen: dict[str, int] = {}
-    for number, obj in _read_json_lines(path):
+    for number, obj in iter_objects(path):
         where = f"{path}:{number}"
-        if not isinstance(obj, dict):
-            raise CourseError(f"{where}: expected a JSON object, got {type(obj).__name__}")
         unknown = sorted(k for k in obj if k not in _FIELDS)
         if unknown:
             raise CourseError(f"{where}: unknown field {unknown[0]!r} (allowed: {', '.join(_FIELDS)})")
@@ -154,8 +153,15 @@ def summarise(rows: list[Row], rubric: str) -> dict[str, Any]:
 # Output.
 # ---------------------------------------------------------------------------
 def _short(text: str, width: int = _COMPLETION_WIDTH) -> str:
-    shown = _visible(text)
-    return shown if len(shown) <= width else shown[: width - 3] + "..."
+    """The completion quoted and made visible (course.visible), cut to ``width`` between escapes."""
+    shown = '"' + visible(text) + '"'
+    if len(shown) <= width:
+        return shown
+    cut = shown[: width - 3]
+    start = cut.rfind("\u27e8")
+    if start != -1 and "\u27e9" not in cut[start:]:
+        cut = cut[:start]  # never show half of an escape
+    return cut + "..."
 
 
 def format_table(rows: list[Row], summary: dict[str, Any]) -> str:
