@@ -2,7 +2,7 @@
 
 This is the one tool in the course that talks to a network. It turns a dataset
 (``{"id", "prompt", "expected_answer"}`` lines) into rollouts in the course's own
-formats, so ``course.eval``, ``course.selection`` and ``course.gate`` treat a real
+formats, so ``course.eval``, ``course.selection_demo`` and ``course.gate`` treat a real
 model exactly like the bundled frozen rollouts::
 
     # Groq (the default endpoint): put GROQ_API_KEY=... in .env or the environment
@@ -13,6 +13,7 @@ model exactly like the bundled frozen rollouts::
     # a local vLLM / Ollama / llama.cpp server that accepts any key
     python -m course.rollout_sample --base-url http://127.0.0.1:8000/v1 --api-key-env NONE \\
         --dataset data/datasets/math_dev.jsonl --model Qwen/Qwen2.5-0.5B-Instruct --n 8 --out runs/qwen_pack.jsonl
+    python -m course.selection_demo --dataset data/datasets/math_dev.jsonl --samples runs/qwen_pack.jsonl --n 4
 
 What it writes (one line per dataset item, in dataset order, flushed after each item):
   * ``--n 1``: the frozen-rollouts shape ``{"id", "completion", "policy", "sampling"}``;
@@ -34,8 +35,8 @@ accepts "eval of the frozen file vs. best-of-1 of the pack" as a fair comparison
 
 Decisions a careful reader should know about:
   * The key. ``--api-key-env NAME`` (default ``GROQ_API_KEY``) names the variable; the
-    real environment wins, then a ``.env`` file in the current directory
-    (``course.dotenv``). ``--api-key-env NONE`` sends the placeholder key ``no-key``
+    real environment wins (an empty variable counts as unset), then a ``.env`` file
+    in the current directory (``course.dotenv``; it never changes ``os.environ``). ``--api-key-env NONE`` sends the placeholder key ``no-key``
     for local servers that ignore keys. Without a key: one error line naming the
     variable and the ``.env`` option, exit 2, nothing written. The key is never
     written or printed; any text from the server is redacted before it is shown.
@@ -49,7 +50,9 @@ Decisions a careful reader should know about:
     to ``--max-retries`` times, waiting ``--backoff * 2**attempt`` seconds (no
     jitter: one sequential client cannot stampede, and the schedule stays
     reproducible), or what a ``Retry-After`` / ``retry-after-ms`` header asks when
-    present. The SDK's own retries are switched off so this policy is the only one.
+    present (a server asking for more than 120 s, e.g. a used-up daily quota, is not
+    waited for). Other statuses (400, 404, 422: a wrong model name or parameter) are
+    not retried. The SDK's own retries are switched off so this policy is the only one.
     When an item still fails, the run STOPS (exit 1) with the item id and HTTP
     status; it does not write an empty completion, because ``course.eval`` would
     score an outage as a model failure. Everything finished so far stays in the
@@ -67,7 +70,6 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import json
 import os
 import re
 import sys
