@@ -1,0 +1,234 @@
+"""The tiny LM itself: a GPT-style decoder-only transformer over characters (PyTorch, CPU).
+
+nanoGPT's architecture at toy scale: token + learned position embeddings, a
+stack of pre-LayerNorm blocks (causal self-attention, then an MLP), a final
+LayerNorm and an output head tied to the token embedding. No dropout: the course
+wants every run to be a deterministic function of its seed.
+
+Two things differ from a plain training-only GPT, both for batched *sampling*:
+  * ``forward`` takes explicit position ids and an attention mask, so prompts of
+    different lengths can share a batch (left-padded with ``<pad>``; position 0 is
+    always the ``<bos>`` of each row);
+  * it can take and return a key/value cache, so each new token costs one
+    position's worth of compute instead of re-reading the whole sequence.
+
+Shapes: B = batch rows, T = new positions, S = cached + new positions,
+C = n_embd, H = n_head, D = C // H, V = vocabulary size.
+
+You do not run this file; ``python -m course.tinylm.sft`` trains it and
+``python -m course.tinylm.sample`` samples from it. Load the shipped pi0 with::
+
+    from course.tinylm.model import load_checkpoint
+    model, info = load_checkpoint("data/tinylm/pi0.pt")
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from course.errors import CourseError
+from course.manifest import sha256_file
+from course.tinylm.vocab import VOCAB
+
+KVCache = list[tuple[torch.Tensor, torch.Tensor]]  # per layer: keys, values, each (B, H, S, D)
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    """Hyper-parameters of the network (stored inside every checkpoint)."""
+
+    vocab_size: int = VOCAB.size
+    block_size: int = 192  # longest sequence: <bos> + prompt (<= 140 chars) + <sep> + completion + <eos>
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 128
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, cfg: GPTConfig) -> None:
+        super().__init__()
+        self.n_head = cfg.n_head
+        self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)  # q, k, v in one matmul
+        self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd)
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None, past: tuple[torch.Tensor, torch.Tensor] | None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        B, T, C = x.shape
+        H = self.n_head
+        q, k, v = self.c_attn(x).split(C, dim=2)  # each (B, T, C)
+        q = q.view(B, T, H, C // H).transpose(1, 2)  # (B, H, T, D)
+        k = k.view(B, T, H, C // H).transpose(1, 2)  # (B, H, T, D)
+        v = v.view(B, T, H, C // H).transpose(1, 2)  # (B, H, T, D)
+        if past is not None:
+            k = torch.cat([past[0], k], dim=2)  # (B, H, S, D)
+            v = torch.cat([past[1], v], dim=2)
+        # mask: (B, 1, T, S) bool, True where query t may look at key s; None = causal (no cache).
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)  # (B, H, T, D)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
+        return self.c_proj(y), (k, v)
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: GPTConfig) -> None:
+        super().__init__()
+        self.c_fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd)
+        self.c_proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c_proj(F.gelu(self.c_fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: GPTConfig) -> None:
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(cfg.n_embd)
+        self.attn = CausalSelfAttention(cfg)
+        self.ln_2 = nn.LayerNorm(cfg.n_embd)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x, mask, past):  # type: ignore[no-untyped-def]
+        a, kv = self.attn(self.ln_1(x), mask, past)
+        x = x + a  # residual stream, (B, T, C)
+        x = x + self.mlp(self.ln_2(x))
+        return x, kv
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: GPTConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
+        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layer)])
+        self.ln_f = nn.LayerNorm(cfg.n_embd)
+        self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+        self.lm_head.weight = self.wte.weight  # weight tying (as in GPT-2 / nanoGPT)
+        self.apply(self._init_weights)
+        # GPT-2's scaled init of the residual projections keeps the stream's variance flat with depth.
+        for name, p in self.named_parameters():
+            if name.endswith("c_proj.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layer))
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(
+        self,
+        idx: torch.Tensor,
+        pos: torch.Tensor,
+        mask: torch.Tensor | None,
+        past: KVCache | None = None,
+    ) -> tuple[torch.Tensor, KVCache]:
+        """Logits for every new position, and the updated cache.
+
+        idx:  (B, T) token ids of the new positions
+        pos:  (B, T) their position ids (0 = the row's <bos>)
+        mask: (B, 1, T, S) bool, True where new position t may attend to key s
+              (S = cached positions + T); see ``attention_mask``. None means plain
+              causal attention, right for right-padded batches without a cache
+              (padding sits after every real token, so causality alone hides it).
+        past: the cache returned by the previous call, or None.
+        returns logits (B, T, V) and the cache covering all S positions.
+        """
+        if int(pos.max()) >= self.cfg.block_size:
+            raise CourseError(f"sequence longer than the model's context ({self.cfg.block_size} tokens)")
+        x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
+        cache: KVCache = []
+        for i, block in enumerate(self.blocks):
+            x, kv = block(x, mask, None if past is None else past[i])
+            cache.append(kv)
+        logits = self.lm_head(self.ln_f(x))  # (B, T, V)
+        return logits, cache
+
+
+def attention_mask(valid: torch.Tensor) -> torch.Tensor:
+    """Causal mask for a whole (possibly left-padded) batch: (B, L) bool -> (B, 1, L, L) bool.
+
+    Position t may attend to s when s <= t and s is a real token. A padding
+    position is allowed to attend to itself only, so that no softmax row is empty
+    (an all-masked row would produce NaN); its output is never used.
+    """
+    B, L = valid.shape
+    causal = torch.ones(L, L, dtype=torch.bool).tril()  # (L, L)
+    m = causal[None, :, :] & valid[:, None, :]  # (B, L, L)
+    m = m | torch.eye(L, dtype=torch.bool)[None, :, :]
+    return m[:, None, :, :]  # (B, 1, L, L)
+
+
+def positions(valid: torch.Tensor) -> torch.Tensor:
+    """Position ids that start at 0 on each row's first real token: (B, L) bool -> (B, L) long."""
+    return (valid.long().cumsum(dim=1) - 1).clamp(min=0)
+
+
+# ---------------------------------------------------------------------------
+# Checkpoints: a plain dict of tensors (torch.load(weights_only=True) opens it)
+# plus the config as a small integer tensor, so one file is self-describing.
+# ---------------------------------------------------------------------------
+_CONFIG_KEY = "_config"
+_CONFIG_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
+
+
+def save_checkpoint(model: GPT, path: str | os.PathLike[str]) -> str:
+    """Write the weights (float32 state_dict + config) and return the file's sha256."""
+    state = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    state[_CONFIG_KEY] = torch.tensor([getattr(model.cfg, f) for f in _CONFIG_FIELDS], dtype=torch.int64)
+    # Sort keys so the bytes do not depend on module registration details.
+    torch.save(dict(sorted(state.items())), path)
+    return sha256_file(path)
+
+
+def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
+    """Load a checkpoint written by ``save_checkpoint``: (model in eval mode, info dict).
+
+    info = {"path", "sha256", "policy": "tinylm:<first 12 hex of sha256>", "config", "n_params"}.
+    """
+    if not os.path.exists(path):
+        raise CourseError(f"{path}: no such checkpoint")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # a truncated or foreign file: one clear line, not a traceback
+        raise CourseError(f"{path}: not a tiny LM checkpoint ({type(exc).__name__}: {exc})") from None
+    if not isinstance(state, dict) or _CONFIG_KEY not in state:
+        raise CourseError(f"{path}: not a tiny LM checkpoint (no {_CONFIG_KEY} entry)")
+    values = [int(v) for v in state.pop(_CONFIG_KEY).tolist()]
+    cfg = GPTConfig(**dict(zip(_CONFIG_FIELDS, values)))
+    if cfg.vocab_size != VOCAB.size:
+        raise CourseError(f"{path}: vocabulary size {cfg.vocab_size} does not match this code's {VOCAB.size}")
+    model = GPT(cfg)
+    state["lm_head.weight"] = state["wte.weight"]
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as exc:
+        raise CourseError(f"{path}: weights do not fit the config: {exc}") from None
+    model.eval()
+    digest = sha256_file(path)
+    info = {
+        "path": str(path),
+        "sha256": digest,
+        "policy": policy_name(digest),
+        "config": asdict(cfg),
+        "n_params": model.n_params(),
+    }
+    return model, info
+
+
+def policy_name(sha256_hex: str) -> str:
+    """The ``policy`` string recorded in rollouts: ``tinylm:<first 12 hex of the checkpoint's sha256>``."""
+    return f"tinylm:{sha256_hex[:12]}"

@@ -1,0 +1,272 @@
+"""The tiny LM as a *policy*: prompts in, sampled completions and their log-probabilities out.
+
+Operations every Loop C tool needs, shared by ``sample``, ``sft``, ``rl``:
+
+  ``generate``             sample G completions for each of P prompts (KV cache, left padding)
+  ``completion_logprobs``  log pi(token | prefix) and the entropy at every completion position
+  ``sample_items``         n completions per dataset item, batched, each with its own random stream
+  ``set_threads``          pin PyTorch to a fixed thread count (part of reproducibility)
+
+Shared-prefix batching: the G samples of one prompt share its keys and values.
+The prompt (~100 characters) is read once per prompt, not once per sample, and
+only the short completions (~10 characters) are computed per sample; with G = 8
+this makes a training step several times cheaper, and gradients still flow
+through the shared prompt computation (``repeat_interleave`` is differentiable).
+
+Randomness: every sampled *row* has its own ``random.Random`` seeded by a string
+such as ``"tinylm:1234:dev-0007:3"`` (seed, item id, sample index). A token is drawn
+by inverse-CDF sampling with that row's uniform number, so a row's completion
+does not depend on which other rows share its batch (up to float rounding), and
+Python's string seeding does not depend on PYTHONHASHSEED.
+
+Not a CLI; see ``python -m course.tinylm.sample --help``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from course.tinylm.model import GPT, KVCache, attention_mask, positions
+from course.tinylm.vocab import VOCAB
+
+DEFAULT_THREADS = 2
+DEFAULT_MAX_TOKENS = 32
+
+# Tokens the policy never chooses: structure markers only the code writes. Their logits
+# are set to -inf everywhere the policy's distribution is used (sampling, log-probs, KL).
+_NEVER_SAMPLED = (VOCAB.PAD, VOCAB.BOS, VOCAB.SEP)
+
+
+def set_threads(n: int) -> int:
+    """Fix the intra-op thread count (float sums are grouped per thread; a fixed count keeps runs bitwise stable)."""
+    torch.set_num_threads(n)
+    return torch.get_num_threads()
+
+
+def policy_logits(logits: torch.Tensor) -> torch.Tensor:
+    """Mask ``<pad> <bos> <sep>``: (..., V) -> (..., V) float32 with those logits at -inf."""
+    logits = logits.float().clone()
+    logits[..., list(_NEVER_SAMPLED)] = float("-inf")
+    return logits
+
+
+def prompt_ids(prompt: str, max_prompt_tokens: int) -> tuple[list[int], bool]:
+    """``<bos> prompt <sep>`` as ids, and whether the prompt had to be cropped.
+
+    A prompt longer than the context leaves room for is cut from the *left*: the
+    end of the prompt (the question and the format instruction) is what the
+    policy most needs to see.
+    """
+    body = VOCAB.encode(prompt)
+    cropped = len(body) > max_prompt_tokens
+    if cropped:
+        body = body[-max_prompt_tokens:]
+    return [VOCAB.BOS] + body + [VOCAB.SEP], cropped
+
+
+@dataclass
+class Rollouts:
+    """G sampled completions for each of P prompts (B = P * G rows, prompt-major order).
+
+    prompt_tokens: (P, Lp) long, left-padded ``<pad>.. <bos> prompt <sep>``
+    prompt_valid:  (P, Lp) bool, True on real prompt tokens
+    tokens:        (B, K) long, the chosen tokens: completion characters then ``<eos>``, ``<pad>`` after
+    mask:          (B, K) bool, True on chosen tokens (the actions, including the ``<eos>``)
+    group:         G, rows per prompt (row b belongs to prompt b // G)
+    texts:         decoded completions (no special tokens)
+    truncated:     True where the row hit max_tokens without choosing ``<eos>``
+    cropped:       per prompt, True where it was cut to fit the context
+    """
+
+    prompt_tokens: torch.Tensor
+    prompt_valid: torch.Tensor
+    tokens: torch.Tensor
+    mask: torch.Tensor
+    group: int
+    texts: list[str]
+    truncated: list[bool]
+    cropped: list[bool]
+
+
+def _draw(probs: torch.Tensor, uniforms: list[float]) -> torch.Tensor:
+    """Inverse-CDF sampling, one uniform per row: probs (B, V) -> ids (B,)."""
+    cdf = probs.double().cumsum(dim=-1)  # (B, V)
+    u = torch.tensor(uniforms, dtype=torch.float64)[:, None] * cdf[:, -1:]  # (B, 1), scaled to the row's total
+    idx = torch.searchsorted(cdf, u, right=True).squeeze(1)  # first id whose CDF exceeds u
+    return idx.clamp(max=probs.shape[-1] - 1)
+
+
+def _filter_top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Nucleus sampling: keep the smallest set of most likely tokens whose mass reaches top_p."""
+    sorted_p, order = torch.sort(probs, dim=-1, descending=True, stable=True)  # (B, V)
+    keep_sorted = (sorted_p.cumsum(dim=-1) - sorted_p) < top_p  # mass *before* a token < top_p
+    keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+    probs = probs * keep
+    return probs / probs.sum(dim=-1, keepdim=True)
+
+
+def _encode_prompts(model: GPT, prompts: Sequence[str], max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, list[bool]]:
+    """Left-padded prompt batch: tokens (P, Lp), valid (P, Lp), cropped flags."""
+    max_prompt = model.cfg.block_size - max_tokens - 2  # room for <bos>, <sep> and the completion
+    encoded = [prompt_ids(p, max_prompt) for p in prompts]
+    Lp = max(len(ids) for ids, _ in encoded)
+    tokens = torch.full((len(prompts), Lp), VOCAB.PAD, dtype=torch.long)
+    for i, (ids, _) in enumerate(encoded):
+        tokens[i, Lp - len(ids):] = torch.tensor(ids)
+    return tokens, tokens != VOCAB.PAD, [c for _, c in encoded]
+
+
+def _expand(cache: KVCache, group: int) -> KVCache:
+    """Repeat each prompt's keys/values for its G samples: (P, H, S, D) -> (P*G, H, S, D)."""
+    if group == 1:
+        return cache
+    return [(k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)) for k, v in cache]
+
+
+@torch.no_grad()
+def generate(
+    model: GPT,
+    prompts: Sequence[str],
+    row_seeds: Sequence[str],
+    *,
+    group: int = 1,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+) -> Rollouts:
+    """Sample ``group`` completions per prompt; row b uses ``random.Random(row_seeds[b])``.
+
+    ``len(row_seeds)`` must be ``len(prompts) * group`` (prompt-major order).
+    temperature 0 means greedy decoding (argmax; no randomness used).
+    """
+    P = len(prompts)
+    B = P * group
+    if P == 0 or len(row_seeds) != B:
+        raise ValueError(f"need {B} row seeds for {P} prompts x {group}, got {len(row_seeds)}")
+    prompt, prompt_valid, cropped = _encode_prompts(model, prompts, max_tokens)
+    rngs = [random.Random(s) for s in row_seeds]
+
+    # Prefill: read each prompt once, then share its keys/values among its G rows.
+    pos = positions(prompt_valid)  # (P, Lp)
+    logits, cache = model(prompt, pos, attention_mask(prompt_valid))
+    cache = _expand(cache, group)
+    next_logits = policy_logits(logits[:, -1, :]).repeat_interleave(group, dim=0)  # (B, V): first completion token
+    next_pos = pos[:, -1].repeat_interleave(group) + 1  # (B,)
+    key_valid = prompt_valid.repeat_interleave(group, dim=0)  # (B, S) which cached keys are real
+
+    out = torch.full((B, max_tokens), VOCAB.PAD, dtype=torch.long)  # (B, K)
+    done = torch.zeros(B, dtype=torch.bool)
+    for t in range(max_tokens):
+        if temperature == 0:
+            tok = next_logits.argmax(dim=-1)  # (B,)
+        else:
+            probs = F.softmax(next_logits / temperature, dim=-1)  # (B, V)
+            if top_p < 1.0:
+                probs = _filter_top_p(probs, top_p)
+            # Every row draws its uniform even when done, so a row's stream never depends on the others.
+            tok = _draw(probs, [r.random() for r in rngs])
+        tok = torch.where(done, torch.full_like(tok, VOCAB.PAD), tok)
+        out[:, t] = tok
+        done = done | (tok == VOCAB.EOS)
+        if bool(done.all()) or t == max_tokens - 1:
+            break
+        # Feed the new token (one position per row); finished rows feed <pad>, masked out as a key.
+        key_valid = torch.cat([key_valid, tok[:, None] != VOCAB.PAD], dim=1)  # (B, S)
+        step_mask = key_valid[:, None, None, :].clone()  # (B, 1, 1, S)
+        step_mask[:, :, :, -1] = True  # a row may always see itself (no empty softmax rows)
+        logits, cache = model(tok[:, None], next_pos[:, None], step_mask, cache)
+        next_logits = policy_logits(logits[:, -1, :])
+        next_pos = next_pos + 1
+
+    mask = torch.zeros_like(out, dtype=torch.bool)  # (B, K)
+    texts, truncated = [], []
+    for i in range(B):
+        row = out[i].tolist()
+        n = row.index(VOCAB.EOS) + 1 if VOCAB.EOS in row else max_tokens  # no <eos>: every slot was used
+        mask[i, :n] = True
+        texts.append(VOCAB.decode(row[:n]))
+        truncated.append(VOCAB.EOS not in row[:n])
+    width = int(mask.sum(dim=1).max())  # drop all-pad columns at the right
+    return Rollouts(
+        prompt_tokens=prompt,
+        prompt_valid=prompt_valid,
+        tokens=out[:, :width],
+        mask=mask[:, :width],
+        group=group,
+        texts=texts,
+        truncated=truncated,
+        cropped=cropped,
+    )
+
+
+def completion_logprobs(model: GPT, ro: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
+    """log pi(chosen token | prompt, earlier tokens) and the entropy there, for every completion slot.
+
+    Gradients flow into ``logp`` when the model requires them; ``entropy`` is a
+    diagnostic computed without gradients. Shapes: both (B, K); read them where
+    ``ro.mask`` is True (elsewhere logp is 0).
+    """
+    P, Lp = ro.prompt_tokens.shape
+    B, K = ro.tokens.shape
+    G = ro.group
+    # 1. the prompts, once each: (P, Lp) -> logits at the last prompt position and the cache
+    pos_p = positions(ro.prompt_valid)  # (P, Lp)
+    logits_p, cache = model(ro.prompt_tokens, pos_p, attention_mask(ro.prompt_valid))
+    first = logits_p[:, -1:, :].repeat_interleave(G, dim=0)  # (B, 1, V): predicts completion token 0
+    cache = _expand(cache, G)
+    # 2. the completions, G per prompt, attending to their prompt's cached keys and causally to themselves
+    prompt_keys = ro.prompt_valid.repeat_interleave(G, dim=0)[:, None, :].expand(B, K, Lp)  # (B, K, Lp)
+    own = torch.ones(K, K, dtype=torch.bool).tril()[None] & ro.mask[:, None, :]  # (B, K, K)
+    own = own | torch.eye(K, dtype=torch.bool)[None]  # padding slots see themselves: no empty rows
+    mask = torch.cat([prompt_keys, own], dim=2)[:, None]  # (B, 1, K, Lp + K)
+    pos_c = pos_p[:, -1:].repeat_interleave(G, dim=0) + 1 + torch.arange(K)[None, :]  # (B, K)
+    logits_c, _ = model(ro.tokens, pos_c, mask, cache)  # (B, K, V); slot t predicts token t + 1
+    logits = policy_logits(torch.cat([first, logits_c[:, :-1, :]], dim=1))  # (B, K, V): slot t predicts token t
+    logp_all = F.log_softmax(logits, dim=-1)  # (B, K, V)
+    logp = logp_all.gather(-1, ro.tokens[:, :, None]).squeeze(-1)  # (B, K)
+    # <pad> after <eos> has log-prob -inf (it can never be chosen); zero it so that -inf * 0 never makes NaN.
+    logp = torch.where(ro.mask, logp, torch.zeros_like(logp))
+    with torch.no_grad():
+        p_all = logp_all.exp()
+        entropy = -(p_all * logp_all.masked_fill(p_all == 0, 0.0)).sum(dim=-1)  # (B, K), nats
+    return logp, entropy
+
+
+def row_seed(seed: int, item_id: str, sample_index: int) -> str:
+    """The string that seeds one sampled row: the same (seed, item, index) always draws the same numbers."""
+    return f"tinylm:{seed}:{item_id}:{sample_index}"
+
+
+@torch.no_grad()
+def sample_items(
+    model: GPT,
+    items: Sequence[tuple[str, str]],
+    *,
+    n: int,
+    seed: int,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    rows_per_batch: int = 128,
+) -> list[list[tuple[str, bool]]]:
+    """``n`` completions for each ``(item id, prompt)``: per item a list of (text, truncated).
+
+    Items are batched ``rows_per_batch // n`` at a time in the given order. Each
+    row has its own random stream (``row_seed``), so batching changes only float
+    rounding, never which random numbers a sample uses: sample 0 of an n = 8 run
+    is the same draw as the single sample of an n = 1 run.
+    """
+    per_batch = max(1, rows_per_batch // n)
+    out: list[list[tuple[str, bool]]] = []
+    for start in range(0, len(items), per_batch):
+        chunk = items[start : start + per_batch]
+        seeds = [row_seed(seed, ident, j) for ident, _ in chunk for j in range(n)]
+        ro = generate(model, [p for _, p in chunk], seeds, group=n, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+        for k in range(len(chunk)):
+            out.append(list(zip(ro.texts[k * n : (k + 1) * n], ro.truncated[k * n : (k + 1) * n])))
+    return out

@@ -1,0 +1,144 @@
+"""Sample the tiny LM on a dataset and write rollouts the rest of the course can read.
+
+With ``--n 1`` the output is a frozen-rollouts file (one completion per item,
+``course.eval`` scores it); with ``--n 2`` or more it is a selection pack (n
+samples per item, ``course.selection_demo`` reads it). Every line records the
+policy (``tinylm:<first 12 hex of the checkpoint's sha256>``) and the sampling
+settings, so ``course.gate`` can check that two runs differ only in the policy.
+Each completion also records ``truncated`` (true when it hit ``--max-tokens``
+without the end-of-sequence token), an extra field the readers ignore.
+
+Run it (pi0 unless --checkpoint names another policy)::
+
+    python -m course.tinylm.sample --dataset data/datasets/math_dev.jsonl --n 1 \\
+        --temperature 1.0 --seed 0 --out runs/pi0_dev.jsonl
+    python -m course.eval --dataset data/datasets/math_dev.jsonl --completions runs/pi0_dev.jsonl
+
+Same checkpoint + dataset + settings + seed => byte-identical output (on the same
+machine and thread count). Sample j of item i is drawn from its own random
+stream seeded by (seed, item id, j), so sample 0 of an ``--n 8`` pack is the same
+draw as the ``--n 1`` rollout.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from course.cli import info, make_parser, run
+from course.errors import CourseError
+
+
+def build_parser():  # type: ignore[no-untyped-def]
+    p = make_parser(
+        "python -m course.tinylm.sample",
+        "Sample completions from the tiny LM (pi0 by default) into frozen-rollouts (n=1) or selection-pack (n>1) JSONL.",
+        "  python -m course.tinylm.sample --dataset data/datasets/math_dev.jsonl --n 1 --temperature 1.0 \\\n"
+        "      --seed 0 --out runs/pi0_dev.jsonl\n"
+        "  python -m course.tinylm.sample --dataset data/datasets/math_holdout.jsonl --n 8 --seed 0 \\\n"
+        "      --checkpoint runs/rl_001/final.pt --out runs/final_holdout_pack.jsonl",
+    )
+    p.add_argument("--dataset", required=True, help="dataset JSONL (id, prompt, expected_answer)")
+    p.add_argument("--out", required=True, help="output JSONL file")
+    p.add_argument("--n", type=int, default=1, help="samples per item: 1 = frozen rollouts, >1 = selection pack (default 1)")
+    p.add_argument("--temperature", type=float, default=1.0, help="softmax temperature; 0 = greedy (default 1.0)")
+    p.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass, 1.0 = off (default 1.0)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed, recorded in every line (default 0)")
+    p.add_argument("--max-tokens", type=int, default=32, help="completion length limit in tokens = characters (default 32)")
+    p.add_argument("--checkpoint", default=None, help="weights file (default: the shipped pi0, data/tinylm/pi0.pt)")
+    p.add_argument("--threads", type=int, default=2, help="PyTorch intra-op threads (default 2; part of reproducibility)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.n < 1:
+        raise CourseError(f"--n must be at least 1, got {args.n}")
+    if args.temperature < 0:
+        raise CourseError(f"--temperature must be >= 0, got {args.temperature}")
+    if not 0 < args.top_p <= 1:
+        raise CourseError(f"--top-p must be in (0, 1], got {args.top_p}")
+    if not 1 <= args.max_tokens <= 64:
+        raise CourseError(f"--max-tokens must be between 1 and 64, got {args.max_tokens}")
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise CourseError(f"{out}: exists; pass --force to overwrite it")
+
+    from course.io import read_dataset
+
+    items = read_dataset(args.dataset)  # validated: bad input stops here, before anything is written
+
+    from course.tinylm import PI0_PATH, require_torch
+
+    require_torch()
+    from course.tinylm.model import load_checkpoint
+    from course.tinylm.policy import sample_items, set_threads
+
+    threads = set_threads(args.threads)
+    model, ck = load_checkpoint(args.checkpoint or PI0_PATH)
+    t0 = time.time()
+    records, n_truncated = sample_records(
+        model,
+        ck["policy"],
+        [(it.id, it.prompt) for it in items],
+        n=args.n,
+        seed=args.seed,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
+    )
+    from course.io import dumps_line, write_text_atomic
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, "".join(dumps_line(r) + "\n" for r in records))
+    total = len(items) * args.n
+    info(
+        f"{ck['policy']}: {total} completions for {len(items)} items in {time.time() - t0:.1f}s "
+        f"({threads} threads); {n_truncated} truncated at {args.max_tokens} tokens without <eos>"
+    )
+    print(f"wrote {out} ({'frozen rollouts' if args.n == 1 else f'selection pack, n={args.n}'}, policy {ck['policy']})")
+    return 0
+
+
+def sample_records(
+    model: Any,
+    policy: str,
+    items: Sequence[tuple[str, str]],
+    *,
+    n: int,
+    seed: int,
+    temperature: float,
+    top_p: float,
+    max_tokens: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """Rollout records in the frozen-rollouts (n = 1) or selection-pack (n > 1) shape, and the truncation count."""
+    from course.tinylm.policy import sample_items
+
+    sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed, "n": n}
+    drawn = sample_items(model, items, n=n, seed=seed, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+    records = []
+    n_truncated = 0
+    for (ident, _), samples in zip(items, drawn):
+        n_truncated += sum(t for _, t in samples)
+        if n == 1:
+            text, truncated = samples[0]
+            records.append({"id": ident, "completion": text, "truncated": truncated, "policy": policy, "sampling": sampling})
+        else:
+            records.append({
+                "id": ident,
+                "samples": [{"sample_index": j, "completion": text, "truncated": t} for j, (text, t) in enumerate(samples)],
+                "policy": policy,
+                "sampling": sampling,
+            })
+    return records, n_truncated
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

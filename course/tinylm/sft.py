@@ -1,0 +1,271 @@
+"""Train the reference policy pi0 by supervised fine-tuning (imitation of a format mixture).
+
+The recipe is in ``course/tinylm/sft_data.py``: problems from the course's
+generator (never a dev/holdout prompt), each answered with the correct number in
+one of several formats, only ~40 % of them the strict ``Final: <int>``. The
+model learns to continue ``<bos> prompt <sep>`` with such an answer and
+``<eos>``; the loss is cross-entropy on the answer tokens only (the prompt is
+given, not predicted).
+
+Retrain the shipped pi0 (about 15 minutes on 2 cores) and compare it byte for byte::
+
+    python -m course.tinylm.sft --check              # retrain into a temp dir, compare sha256 with the manifest
+    python -m course.tinylm.sft --out data/tinylm/pi0.pt --force   # rewrite the shipped weights + manifest
+
+Reproducibility: the data stream, the initialisation (torch.manual_seed) and the
+thread count are fixed, so the same machine gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+from course.cli import info, make_parser, run
+from course.errors import CourseError
+
+DEFAULTS = {
+    "seed": 0,
+    "steps": 6000,
+    "batch_size": 64,
+    "lr": 2e-3,
+    "min_lr": 1e-4,
+    "warmup": 200,
+    "weight_decay": 0.01,
+    "grad_clip": 1.0,
+    "threads": 2,
+    "n_layer": 4,
+    "n_head": 4,
+    "n_embd": 128,
+    "eval_samples": 4,
+    "eval_every": 500,
+}
+
+
+def build_parser():  # type: ignore[no-untyped-def]
+    p = make_parser(
+        "python -m course.tinylm.sft",
+        "Train the tiny LM's reference policy pi0 by supervised fine-tuning on a seeded format mixture.",
+        "  python -m course.tinylm.sft --check                      # reproduce the shipped pi0.pt bit for bit\n"
+        "  python -m course.tinylm.sft --out runs/pi0_try.pt --steps 500   # a quick small retrain",
+    )
+    p.add_argument("--out", default=None, help="where to write the weights (manifest goes next to it as <stem>_manifest.json)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out")
+    p.add_argument("--check", action="store_true", help="retrain with the shipped manifest's settings into a temp dir and compare sha256")
+    for key, value in DEFAULTS.items():
+        p.add_argument("--" + key.replace("_", "-"), type=type(value), default=value, help=f"(default {value})")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    from course.tinylm import PI0_MANIFEST, PI0_PATH, require_torch
+
+    require_torch()
+    import json
+
+    if args.check:
+        if not PI0_MANIFEST.exists():
+            raise CourseError(f"{PI0_MANIFEST}: no manifest to check against")
+        manifest = json.loads(PI0_MANIFEST.read_text(encoding="utf-8"))
+        settings = manifest["settings"]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / PI0_PATH.name  # same file name: torch.save puts the stem inside the archive
+            result = train(settings, out, argv)
+        same = result["sha256"] == manifest["sha256"]
+        print(f"shipped  {manifest['sha256']}\nretrained {result['sha256']}\n" + ("IDENTICAL" if same else "DIFFERENT"))
+        return 0 if same else 1
+
+    if args.out is None:
+        raise CourseError("--out is required (or use --check)")
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise CourseError(f"{out}: exists; pass --force to overwrite it")
+    settings = {k: getattr(args, k) for k in DEFAULTS}
+    result = train(settings, out, argv)
+    print(f"wrote {out} (sha256 {result['sha256'][:12]}) and {result['manifest_path']}")
+    return 0
+
+
+def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
+    """Train pi0 with ``settings``; write weights to ``out`` and the manifest beside it."""
+    # --- boilerplate: threads, seeds, data --------------------------------------
+    import torch
+    import torch.nn.functional as F
+
+    from course.io import write_json
+    from course.manifest import environment, file_fingerprint
+    from course.tinylm.model import GPT, GPTConfig, positions, save_checkpoint
+    from course.tinylm.policy import DEFAULT_MAX_TOKENS, set_threads
+    from course.tinylm.sft_data import DEFAULT_DATASETS, FORMAT_WEIGHTS, read_prompts, sft_stream
+    from course.tinylm.vocab import VOCAB
+
+    s = settings
+    threads = set_threads(s["threads"])
+    torch.manual_seed(s["seed"])
+    torch.use_deterministic_algorithms(True)
+    cfg = GPTConfig(n_layer=s["n_layer"], n_head=s["n_head"], n_embd=s["n_embd"])
+    model = GPT(cfg)
+    info(f"pi0: {model.n_params():,} parameters, {cfg}")
+
+    excluded = read_prompts(DEFAULT_DATASETS)
+    n_examples = s["steps"] * s["batch_size"]
+    info(f"data: {n_examples:,} fresh examples (seed {s['seed']}), {len(excluded)} dev/holdout prompts excluded")
+
+    def batches():  # type: ignore[no-untyped-def]
+        """Batches of (problem, target, format), built lazily, 8 batches at a time.
+
+        Length bucketing: inside each window of 8 batches, rows are sorted by length so
+        a batch pads to similar lengths (short "Compute a + b." prompts do not pay for
+        word problems); the order of the 8 batches is then shuffled by a seeded RNG.
+        Everything is a function of the seed, so the data order is reproducible.
+        """
+        window = 8 * s["batch_size"]
+        order_rng = random.Random(f"sft-order:{s['seed']}")
+        stream = sft_stream(s["seed"], excluded)
+        for _ in range(0, n_examples, window):
+            rows = sorted((next(stream) for _ in range(window)), key=lambda e: len(e[0].prompt) + len(e[1]))
+            chunk = [rows[i : i + s["batch_size"]] for i in range(0, window, s["batch_size"])]
+            order_rng.shuffle(chunk)
+            yield from chunk
+
+    max_prompt = cfg.block_size - DEFAULT_MAX_TOKENS - 2
+
+    def batch(rows):  # type: ignore[no-untyped-def]
+        """Right-padded (B, L) tokens, valid mask, and a mask of the target positions."""
+        seqs, starts = [], []
+        for problem, target, _fmt in rows:
+            prompt = VOCAB.encode(problem.prompt)[-max_prompt:]
+            seq = [VOCAB.BOS] + prompt + [VOCAB.SEP] + VOCAB.encode(target) + [VOCAB.EOS]
+            seqs.append(seq[: cfg.block_size])
+            starts.append(len(prompt) + 2)  # index of the first answer token
+        L = max(len(x) for x in seqs)
+        tokens = torch.full((len(seqs), L), VOCAB.PAD, dtype=torch.long)
+        target_mask = torch.zeros((len(seqs), L), dtype=torch.bool)
+        for i, (seq, start) in enumerate(zip(seqs, starts)):
+            tokens[i, : len(seq)] = torch.tensor(seq)
+            target_mask[i, start : len(seq)] = True  # answer tokens and <eos>
+        return tokens, tokens != VOCAB.PAD, target_mask
+
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": s["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=s["lr"],
+        betas=(0.9, 0.95),
+    )
+
+    def lr_at(step: int) -> float:
+        """Linear warm-up, then cosine decay to min_lr (nanoGPT's schedule)."""
+        if step < s["warmup"]:
+            return s["lr"] * (step + 1) / s["warmup"]
+        frac = (step - s["warmup"]) / max(1, s["steps"] - s["warmup"])
+        return s["min_lr"] + 0.5 * (1 + math.cos(math.pi * frac)) * (s["lr"] - s["min_lr"])
+
+    # --- the algorithm: next-token cross-entropy on the answer tokens ------------
+    model.train()
+    losses: list[float] = []
+    t0 = time.time()
+    for step, rows in zip(range(s["steps"]), batches()):
+        tokens, valid, target_mask = batch(rows)  # (B, L) each, right-padded
+        logits, _ = model(tokens, positions(valid), None)  # (B, L, V); causal attention hides the right padding
+        # position t predicts token t+1; score only answer tokens (the prompt is given, not imitated)
+        loss_tok = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab_size), tokens[:, 1:].reshape(-1), reduction="none")
+        mask = target_mask[:, 1:].reshape(-1).float()
+        loss = (loss_tok * mask).sum() / mask.sum()
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), s["grad_clip"])
+        opt.step()
+        losses.append(loss.item())
+        if step % 200 == 0 or step == s["steps"] - 1:
+            recent = sum(losses[-200:]) / len(losses[-200:])
+            info(f"step {step:5d}  loss {recent:.4f}  lr {lr_at(step):.2e}  {time.time() - t0:.0f}s")
+        if s["eval_every"] and step > 0 and step % s["eval_every"] == 0:
+            model.eval()
+            d = measure_dev(model, 1)
+            info(f"step {step:5d}  dev: strict pass {d['pass_at_1']:.2f}, right number written {d['number_right_share']:.2f} (1 sample/item)")
+            model.train()
+    train_seconds = time.time() - t0
+
+    # --- boilerplate: save, measure, record ------------------------------------
+    model.eval()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    digest = save_checkpoint(model, out)
+    dev = measure_dev(model, s["eval_samples"])
+    info(f"dev pass@1 {dev['pass_at_1']:.3f} over {dev['samples']} samples; right number anywhere {dev['number_right_share']:.3f}")
+    manifest = {
+        "what": "tiny LM reference policy pi0 (supervised on a seeded format mixture)",
+        "weights": out.name,
+        "sha256": digest,
+        "policy": f"tinylm:{digest[:12]}",
+        "settings": settings,
+        "config": {"vocab_size": cfg.vocab_size, "block_size": cfg.block_size, "n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd},
+        "n_params": model.n_params(),
+        "sft_data": {
+            "recipe": "course.tinylm.sft_data.sft_stream(seed, exclude=dev+holdout prompts), first steps*batch_size examples, bucketed by length in windows of 8 batches",
+            "seed": s["seed"],
+            "examples": n_examples,
+            "format_weights": FORMAT_WEIGHTS,
+            "excluded_prompts": len(excluded),
+            "excluded_from": [file_fingerprint(p) for p in DEFAULT_DATASETS if Path(p).exists()],
+        },
+        "final_loss": round(sum(losses[-200:]) / len(losses[-200:]), 6),
+        "train_seconds": round(train_seconds, 1),
+        "torch": torch.__version__,
+        "threads": threads,
+        "dev_eval": dev,
+        "provenance": environment("course.tinylm.sft", argv),
+    }
+    manifest_path = out.with_name(out.stem + "_manifest.json")
+    write_json(manifest_path, manifest)
+    return {"sha256": digest, "manifest_path": str(manifest_path)}
+
+
+def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]
+    """pass@1 of a model on math_dev under the strict scorer (n samples per item, T = 1, seed 0)."""
+    from collections import Counter
+
+    from course.score import score
+    from course.tinylm.policy import sample_items
+    from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
+
+    dev_path = DEFAULT_DATASETS[0]
+    if not dev_path.exists():
+        return {"note": f"{dev_path} not found; not measured"}
+    items = read_items(dev_path)
+    drawn = sample_items(model, [(it["id"], it["prompt"]) for it in items], n=n, seed=0, temperature=1.0)
+    codes: Counter[str] = Counter()
+    passed = right_number = total = 0
+    for it, samples in zip(items, drawn):
+        for text, _truncated in samples:
+            r = score(it, text)
+            codes[r["details"]["error_code"]] += 1
+            passed += r["reward"] == 1.0
+            right_number += it["expected_answer"] in [int(x) for x in re.findall(r"-?[0-9]+", text)]
+            total += 1
+    return {
+        "dataset": str(dev_path.relative_to(dev_path.parent.parent.parent)),
+        "samples_per_item": n,
+        "samples": total,
+        "temperature": 1.0,
+        "seed": 0,
+        "pass_at_1": round(passed / total, 4),
+        "number_right_share": round(right_number / total, 4),  # the expected integer appears among the numbers written
+        "error_codes": dict(sorted(codes.items())),
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
