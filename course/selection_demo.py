@@ -6,7 +6,7 @@ Run it (the instructor's live demo; --dataset/--samples default to the bundled d
         --samples data/rollouts/selection_pack_dev.jsonl --n 1 --outdir runs/demo_sel_n1
     python -m course.selection_demo --dataset data/datasets/math_dev.jsonl \\
         --samples data/rollouts/selection_pack_dev.jsonl --n 4 --outdir runs/demo_sel_n4
-    python -m course.gate --baseline runs/demo_sel_n1 --candidate runs/demo_sel_n4   # REJECT: selection.n differs
+    python -m course.gate --baseline runs/demo_sel_n1 --candidate runs/demo_sel_n4 --min-delta 0  # REJECT: selection.n
 
 For every dataset item the tool scores ALL samples of the item's pack line with
 the strict verifier, hands the FIRST N (stored order) to ``pick_best``
@@ -303,6 +303,9 @@ def print_report(run_dir: Path, manifest: dict[str, Any], summary: dict[str, Any
         print("\n".join(codes))
     print()
     print(f"Wrote {run_dir}/ (manifest.json, results.jsonl, summary.json, summary.md)")
+    print(f"Inspect failures: python -m course.inspect_run --run {run_dir} --only-fails --top-k 5 --show 2")
+    print(f"Compare with another run: python -m course.gate --baseline RUN --candidate {run_dir} --min-delta 0 "
+          "(a different N is a change of selection compute: the Locked Room rejects it)")
 
 
 # ===========================================================================
@@ -315,7 +318,7 @@ EXAMPLE = """\
   python -m course.selection_demo --dataset data/datasets/math_dev.jsonl \\
       --samples data/rollouts/selection_pack_dev.jsonl --n 4 --outdir runs/demo_sel_n4
   diff runs/demo_sel_n4/results.jsonl runs/demo_sel_n4_repeat/results.jsonl   # after a repeat: no output
-  python -m course.gate --baseline runs/demo_sel_n1 --candidate runs/demo_sel_n4"""
+  python -m course.gate --baseline runs/demo_sel_n1 --candidate runs/demo_sel_n4 --min-delta 0   # REJECT: selection compute"""
 
 
 def _resolve_inputs(dataset: str | None, samples: str | None) -> tuple[Path, Path]:

@@ -230,3 +230,43 @@ def test_the_pack_alias_from_rollout_sample_works(tmp_path: Path) -> None:
     dataset, pack = _small(tmp_path)
     code, out = _run(tmp_path, "run", "--dataset", str(dataset), "--pack", str(pack), "--n", "1", "--split", "dev")
     assert code == 0 and read_json(out / "manifest.json")["split"] == "dev"
+
+
+# --- course.gate on selection runs ------------------------------------------------------
+def _gate(capsys: pytest.CaptureFixture[str], base: Path, cand: Path) -> tuple[int, str]:
+    from course import gate
+
+    capsys.readouterr()
+    code = gate.main(["--baseline", str(base), "--candidate", str(cand), "--min-delta", "0"])
+    return code, capsys.readouterr().out
+
+
+def test_the_gate_rejects_n1_against_n4_as_selection_compute_not_learning(tmp_path: Path, capsys) -> None:
+    _, n1 = _run(tmp_path, "n1", "--n", "1")
+    _, n4 = _run(tmp_path, "n4", "--n", "4")
+    code, out = _gate(capsys, n1, n4)
+    assert code == 1
+    assert "selection.n  [selection compute" in out and "baseline : 1" in out and "candidate: 4" in out
+    assert "SELECTION compute" in out and "not from the policy learning anything" in out
+    assert "Decision: REJECT (Locked Room violated: selection.n differs)" in out
+
+
+def test_the_gate_sees_an_edited_picker_at_the_same_n(tmp_path: Path, capsys, monkeypatch) -> None:
+    _, default = _run(tmp_path, "default", "--n", "4")
+
+    def pick_best(samples):  # keeps the contract, but lives in another file: another instrument
+        return max(samples, key=lambda s: (s["reward"], -s["sample_index"]))
+
+    monkeypatch.setattr(assignment, "pick_best", pick_best)
+    _, edited = _run(tmp_path, "edited", "--n", "4")
+    code, out = _gate(capsys, default, edited)
+    assert code == 1 and "selection.picker_sha256  [selection compute" in out
+
+
+def test_the_gate_compares_an_eval_run_with_a_selection_run_and_names_both_tools(tmp_path: Path, capsys) -> None:
+    assert eval_main(["--dataset", str(DEV), "--completions", str(DEV_FROZEN), "--outdir", str(tmp_path / "ev")]) == 0
+    _, n4 = _run(tmp_path, "n4", "--n", "4")
+    code, out = _gate(capsys, tmp_path / "ev", n4)
+    assert code == 1
+    assert "[course.eval," in out and "[course.selection_demo," in out
+    assert "baseline : 1 (implicit: course.eval scores one completion per item)" in out
