@@ -55,9 +55,9 @@ class LockedField:
 # compares it from then on. An absent key counts as a value ("absent").
 # Two rules for selection runs (see _value): a course.eval run scores one
 # completion per item, so its selection.n is 1 even though its manifest has no
-# selection block; and the rule is compared only when both runs choose among
-# several samples (with one sample every rule picks it; and when only one side
-# has n = 1, the difference in n already says it all). So an eval run and a
+# selection block; and the rule and the picker's file hash are compared only
+# when both runs choose among several samples (with one sample every rule picks
+# it; and when only one side has n = 1, the difference in n already says it all). So an eval run and a
 # best-of-1 selection run on the same pack are comparable, and best-of-1 vs
 # best-of-4 is not.
 LOCKED_FIELDS: tuple[LockedField, ...] = (
@@ -68,6 +68,8 @@ LOCKED_FIELDS: tuple[LockedField, ...] = (
     LockedField("sampling", "sampling", "how the completions were sampled (temperature, top_p, max_tokens, seed)"),
     LockedField("selection.n", "selection compute", "samples per item the chosen output was picked from"),
     LockedField("selection.rule", "selection compute", "how the chosen sample was picked (compared when both n > 1)"),
+    LockedField("selection.picker_sha256", "selection compute",
+                "sha256 of the file defining pick_best: an edit changes how samples are chosen (compared when both n > 1)"),
 )
 
 KIND_EXPLANATION = {
@@ -75,8 +77,9 @@ KIND_EXPLANATION = {
     "instrument": "the runs used different scorers: different instruments, different units",
     "sampling": "the completions were sampled differently, so the policy's outputs are not the same experiment",
     "selection compute": (
-        "the runs spent different SELECTION compute (best-of-N over more samples): a higher pass rate here "
-        "comes from choosing among more samples (Loop B), not from the policy learning anything (Loop C)"
+        "the runs spent different SELECTION compute (best-of-N over more samples) or chose among the samples "
+        "differently (another rule or picker code): a higher pass rate here comes from choosing among "
+        "samples (Loop B), not from the policy learning anything (Loop C)"
     ),
 }
 
@@ -124,7 +127,7 @@ def locked_room_differences(baseline: dict[str, Any], candidate: dict[str, Any])
     choosing = all(isinstance(n, int) and n > 1 for n in (n_base, n_cand))
     out = []
     for f in LOCKED_FIELDS:
-        if f.key == "selection.rule" and not choosing:
+        if f.key in ("selection.rule", "selection.picker_sha256") and not choosing:
             continue
         a, b = _value(baseline, f.key), _value(candidate, f.key)
         if (a is _ABSENT) != (b is _ABSENT) or (a is not _ABSENT and a != b):
