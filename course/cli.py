@@ -9,6 +9,7 @@ Exit codes are the same everywhere:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable, Sequence
 
@@ -39,6 +40,12 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `python -m course.X | head` closed our stdout early: not an error of the tool.
+        # Point stdout at devnull so the interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 def info(message: str) -> None:
