@@ -12,15 +12,21 @@ the number of lines, except 8 bytes per id for the duplicate check):
   * ``iter_completions(path) -> Iterator[Completion]``  frozen rollouts
   * ``iter_samples(path) -> Iterator[SampleSet]``       selection packs
   * ``iter_results(path) -> Iterator[dict]``            a run's results.jsonl
+  * ``iter_objects(path) -> Iterator[(line, dict)]``     any JSONL file, file-level checks only
   * ``read_json(path, what)``                           a run's manifest.json / summary.json
+  * ``read_run(dir) -> RunDir``                         a finished run directory (manifest + summary)
+
+Writers: ``dumps_line``, ``write_json``, ``write_jsonl``, ``JsonlWriter`` (streams
+lines and hashes the bytes it writes), ``write_text_atomic``, ``write_json_atomic``.
 
 The JSONL rules (documented in docs/formats.md) and why:
   * one JSON object per line, UTF-8, ``\\n`` line ends; the last line may lack its ``\\n``;
   * a UTF-8 byte-order mark is REJECTED: it would silently become part of the
     first line and change the file's sha256 while looking identical;
   * CRLF line ends (any CR byte) are REJECTED for the same reason (the bundled files are LF);
-  * blank lines are REJECTED: they are the trace of a hand edit, and skipping
-    them would make line numbers in error messages disagree with the editor's;
+  * blank lines (also whitespace-only) are REJECTED: one is nearly always the
+    trace of a hand edit (a deleted item, a paste), and an accepted file should
+    mean exactly one item per line, nothing skipped silently;
   * bytes that are not UTF-8, invalid JSON, NaN/Infinity, strings holding a lone
     surrogate escape, a line that is not an object, a missing field, a field of
     the wrong type (``true`` is not an integer) and a duplicate id are rejected;
