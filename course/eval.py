@@ -61,6 +61,8 @@ PROGRESS_EVERY = 8192  # lines between checks of the clock for the progress line
 # ===========================================================================
 @dataclass
 class Scored:
+    """What scoring produced besides results.jsonl."""
+
     tally: Tally
     results_sha256: str
     n_missing: int
@@ -220,6 +222,7 @@ def build_manifest(
         "n_items": scored.tally.n,
         "n_missing": scored.n_missing,
         "allow_missing": allow_missing,
+        "completions_in_dataset_order": scored.in_dataset_order,
         "results_sha256": scored.results_sha256,
         "summary_sha256": summary_sha256,
     }

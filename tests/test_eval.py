@@ -347,3 +347,12 @@ def test_the_progress_line_is_shown_only_when_stderr_is_a_terminal(monkeypatch) 
     monkeypatch.setattr(ev.time, "perf_counter", lambda: 1e9)  # as if long past the first half second
     show(16384)
     assert "scored 16,384 lines" in fake.text
+
+
+def test_the_manifest_says_whether_completions_came_in_dataset_order(files, tmp_path: Path) -> None:
+    dataset, completions = files
+    write_completions(tmp_path / "reversed.jsonl", ITEMS[::-1])
+    run_eval(dataset, completions, "--outdir", "runs/a")
+    run_eval(dataset, tmp_path / "reversed.jsonl", "--outdir", "runs/b")
+    flags = [json.loads((tmp_path / f"runs/{r}/manifest.json").read_text())["completions_in_dataset_order"] for r in "ab"]
+    assert flags == [True, False]
