@@ -1,0 +1,200 @@
+"""The documentation is executable: every command in README.md and docs/guide.md runs here.
+
+Each document's fenced ``bash``/``sh`` blocks are run in order, one command at a time, with
+``bash -c`` in a fresh directory that holds links to the repository's ``data/``, ``teacher/``,
+``notes/`` and ``tests/`` (the commands use repo-relative paths, and later commands read what
+earlier ones wrote). A trailing comment ``# exit N`` states the exit code a command is meant to
+have; otherwise it must exit 0.
+
+A few commands cannot run inside a test, and each has its reason in ``NOT_RUN_HERE``: installation
+(``.ci/run`` performs it on a clean clone), the test suite itself, benchmarks (minutes, and they
+print figures rather than assert), and sampling from a remote endpoint (needs the network and a
+key; ``tests/test_rollout_sample.py`` runs the same tool against a local server). The test fails if
+any other command is skipped, so a new command cannot slip out of coverage.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DOCUMENTS = ("README.md", "docs/guide.md")
+LINKED = ("data", "teacher", "notes", "tests", "pyproject.toml", "MEASUREMENT_RULES.md")
+
+# Commands a test cannot run, by what they start with, and why.
+NOT_RUN_HERE: tuple[tuple[str, str], ...] = (
+    ("python3 -m venv", "installation: .ci/run installs from a clean clone"),
+    ("pip install", "installation: .ci/run installs from a clean clone"),
+    ("poetry ", "installation: .ci/run installs from a clean clone"),
+    ("python -m pytest\n", "the test suite itself"),
+    ("python benchmarks/", "benchmarks print figures and take minutes; they are not tests"),
+    ("python -m course.rollout_sample", "needs the network and an API key; tests/test_rollout_sample.py runs it against 127.0.0.1"),
+)
+# Evaluating a file that only the skipped network sampler would have written.
+DEPENDS_ON_NOT_RUN = ("runs/groq_dev.jsonl", "runs/groq_pack_dev.jsonl", "runs/local_dev.jsonl")
+
+_EXIT = re.compile(r"#.*\bexit (\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class Command:
+    document: str
+    line: int
+    text: str
+    expected_exit: int
+
+    def __str__(self) -> str:
+        return f"{self.document}:{self.line}: {self.text}"
+
+
+def extract_commands(document: str, text: str) -> list[Command]:
+    """Commands of the ``bash``/``sh`` fenced blocks, with continuation lines joined."""
+    commands: list[Command] = []
+    fence_lang: str | None = None  # None: outside any fenced block
+    pending: list[str] = []
+    start = 0
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if stripped.startswith("```"):
+            fence_lang = stripped[3:].strip() if fence_lang is None else None
+            continue
+        in_block = fence_lang in ("bash", "sh")
+        if not in_block or (not pending and (not stripped or stripped.startswith("#"))):
+            continue
+        if not pending:
+            start = lineno
+        if stripped.endswith("\\"):
+            pending.append(stripped[:-1].rstrip())
+            continue
+        pending.append(stripped)
+        full = " ".join(pending)
+        pending = []
+        m = _EXIT.search(full)
+        commands.append(Command(document, start, full, int(m.group(1)) if m else 0))
+    return commands
+
+
+def _fences_are_balanced(text: str) -> bool:
+    return sum(1 for line in text.splitlines() if line.strip().startswith("```")) % 2 == 0
+
+
+def reason_not_run(command: Command) -> str | None:
+    text = command.text + "\n"
+    for prefix, reason in NOT_RUN_HERE:
+        if text.startswith(prefix):
+            return reason
+    if any(path in command.text for path in DEPENDS_ON_NOT_RUN):
+        return "reads the output of a network sampling command that is not run here"
+    return None
+
+
+def _all_commands() -> list[Command]:
+    out: list[Command] = []
+    for doc in DOCUMENTS:
+        text = (REPO / doc).read_text(encoding="utf-8")
+        out += extract_commands(doc, text)
+    return out
+
+
+def _workdir(tmp_path: Path) -> Path:
+    for name in LINKED:
+        (tmp_path / name).symlink_to(REPO / name)
+    return tmp_path
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    # `python` in the docs is the interpreter running the tests (the project's venv).
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.pop("GROQ_API_KEY", None)
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def _run_document(document: str, tmp_path: Path) -> None:
+    workdir = _workdir(tmp_path)
+    env = _env()
+    for command in extract_commands(document, (REPO / document).read_text(encoding="utf-8")):
+        if reason_not_run(command):
+            continue
+        proc = subprocess.run(
+            ["bash", "-c", command.text], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert proc.returncode == command.expected_exit, (
+            f"{command}\nexpected exit {command.expected_exit}, got {proc.returncode}\n"
+            f"--- stdout (tail) ---\n{proc.stdout[-3000:]}\n--- stderr (tail) ---\n{proc.stderr[-3000:]}"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+def test_every_document_has_balanced_code_fences() -> None:
+    for doc in DOCUMENTS:
+        assert _fences_are_balanced((REPO / doc).read_text(encoding="utf-8")), doc
+
+
+def test_only_the_listed_kinds_of_command_are_not_run() -> None:
+    commands = _all_commands()
+    assert len(commands) > 30, "the docs lost their commands?"
+    skipped = [c for c in commands if reason_not_run(c)]
+    # Every skip is one of the documented kinds; the installation and test commands of the quick start are among them.
+    kinds = {reason_not_run(c) for c in skipped}
+    assert kinds <= {r for _, r in NOT_RUN_HERE} | {"reads the output of a network sampling command that is not run here"}
+    assert len(skipped) < len(commands) // 3
+
+
+def test_every_documented_course_module_exists_and_has_help() -> None:
+    modules = sorted({m for c in _all_commands() for m in re.findall(r"python -m (course(?:\.\w+)+)", c.text)})
+    assert "course.eval" in modules and "course.gate" in modules
+    for module in modules:
+        proc = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=60)
+        # A module whose optional dependency is missing must still explain itself (exit 2 with a message).
+        assert proc.returncode == 0 or "pip install" in proc.stderr, f"{module} --help: {proc.stderr[-500:]}"
+        if proc.returncode == 0:
+            assert "example" in proc.stdout.lower(), f"{module} --help shows no worked example"
+
+
+def test_readme_quick_start_is_set_up_main_job_and_tests() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("## Quick start", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    lines = [line.strip() for line in quick.strip().splitlines()]
+    assert len(lines) == 3
+    assert "pip install -e" in lines[0]
+    assert lines[1] == "python -m course.eval"
+    assert lines[2] == "python -m pytest"
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "\npython -m pytest\n" in ci, ".ci/run must run exactly the README's test command"
+
+
+def test_readme_main_job_prints_the_pass_rate_the_readme_states(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"must print `(Pass rate: [^`]+)`", readme)
+    assert stated is not None
+    proc = subprocess.run(
+        [sys.executable, "-m", "course.eval"], cwd=_workdir(tmp_path), env=_env(), capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert stated.group(1) in proc.stdout
+    assert (tmp_path / "runs" / "eval_001" / "summary.json").is_file()
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_command_in_the_document_runs_as_written(document: str, tmp_path: Path) -> None:
+    _run_document(document, tmp_path)
+
+
+def test_command_extraction_joins_continuations_and_reads_exit_comments() -> None:
+    text = "```bash\npython -m a \\\n  --b c   # exit 1\n# a comment\n\npython -m d\n```\n```text\npython -m not_me\n```\n"
+    commands = extract_commands("x.md", text)
+    assert [(c.text, c.expected_exit, c.line) for c in commands] == [
+        ("python -m a --b c   # exit 1", 1, 2),
+        ("python -m d", 0, 6),
+    ]
+    assert shlex.split("python -m d") == ["python", "-m", "d"]
