@@ -1,9 +1,16 @@
 """The tiny LM itself: a GPT-style decoder-only transformer over characters (PyTorch, CPU).
 
-nanoGPT's architecture at toy scale: token + learned position embeddings, a
-stack of pre-LayerNorm blocks (causal self-attention, then an MLP), a final
-LayerNorm and an output head tied to the token embedding. No dropout: the course
-wants every run to be a deterministic function of its seed.
+nanoGPT's architecture at toy scale: token embeddings, a stack of pre-LayerNorm
+blocks (causal self-attention, then an MLP), a final LayerNorm and an output
+head tied to the token embedding. No dropout: the course wants every run to be a
+deterministic function of its seed.
+
+One change from nanoGPT: positions enter through rotary embeddings (RoPE, Su et
+al. 2021) on queries and keys instead of a learned absolute position table.
+Attention then depends on *relative* distance, so "the digits just before the
+'+'" is the same pattern wherever the question sits in a prompt of variable
+length; with learned absolute positions the tiny model learned the arithmetic
+several times more slowly (each absolute position had to be learned separately).
 
 Two things differ from a plain training-only GPT, both for batched *sampling*:
   * ``forward`` takes explicit position ids and an attention mask, so prompts of
@@ -24,6 +31,7 @@ You do not run this file; ``python -m course.tinylm.sft`` trains it and
 
 from __future__ import annotations
 
+import io
 import math
 import os
 from dataclasses import asdict, dataclass
@@ -51,6 +59,25 @@ class GPTConfig:
     n_embd: int = 128
 
 
+def _rope_tables(pos: torch.Tensor, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of the rotary angles: pos (B, T) -> two (B, 1, T, D/2) tensors.
+
+    Pair i of a head's D dimensions turns by pos * 10000^(-2i/D) radians: fast
+    turns resolve nearby positions, slow turns distant ones.
+    """
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (D/2,)
+    angles = pos.float()[:, None, :, None] * inv_freq  # (B, 1, T, D/2)
+    return angles.cos(), angles.sin()
+
+
+def _rotate(x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """Rotate pairs (x_i, x_{i+D/2}) of (B, H, T, D) by the position's angles: q.k then depends on distance only."""
+    cos, sin = rope
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, cfg: GPTConfig) -> None:
         super().__init__()
@@ -59,21 +86,36 @@ class CausalSelfAttention(nn.Module):
         self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None, past: tuple[torch.Tensor, torch.Tensor] | None
+        self,
+        x: torch.Tensor,
+        rope: tuple[torch.Tensor, torch.Tensor],
+        mask: torch.Tensor | None,
+        past: tuple[torch.Tensor, torch.Tensor] | None,
+        past_len: int | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         B, T, C = x.shape
         H = self.n_head
         q, k, v = self.c_attn(x).split(C, dim=2)  # each (B, T, C)
-        q = q.view(B, T, H, C // H).transpose(1, 2)  # (B, H, T, D)
-        k = k.view(B, T, H, C // H).transpose(1, 2)  # (B, H, T, D)
+        q = _rotate(q.view(B, T, H, C // H).transpose(1, 2), rope)  # (B, H, T, D), rotated by position
+        k = _rotate(k.view(B, T, H, C // H).transpose(1, 2), rope)  # (B, H, T, D); cached already rotated
         v = v.view(B, T, H, C // H).transpose(1, 2)  # (B, H, T, D)
-        if past is not None:
+        if past is not None and past_len is not None:
+            # Preallocated cache (sampling): write the new keys/values in place, attend to the filled part.
+            # Growing the cache with torch.cat instead copied it whole at every token (half the sampling time).
+            past[0][:, :, past_len : past_len + T] = k
+            past[1][:, :, past_len : past_len + T] = v
+            k, v = past[0][:, :, : past_len + T], past[1][:, :, : past_len + T]  # (B, H, S, D) views
+            new_past = past
+        elif past is not None:
             k = torch.cat([past[0], k], dim=2)  # (B, H, S, D)
             v = torch.cat([past[1], v], dim=2)
+            new_past = (k, v)
+        else:
+            new_past = (k, v)
         # mask: (B, 1, T, S) bool, True where query t may look at key s; None = causal (no cache).
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)  # (B, H, T, D)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
-        return self.c_proj(y), (k, v)
+        return self.c_proj(y), new_past
 
 
 class MLP(nn.Module):
@@ -94,8 +136,8 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(cfg.n_embd)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, mask, past):  # type: ignore[no-untyped-def]
-        a, kv = self.attn(self.ln_1(x), mask, past)
+    def forward(self, x, rope, mask, past, past_len=None):  # type: ignore[no-untyped-def]
+        a, kv = self.attn(self.ln_1(x), rope, mask, past, past_len)
         x = x + a  # residual stream, (B, T, C)
         x = x + self.mlp(self.ln_2(x))
         return x, kv
@@ -106,7 +148,6 @@ class GPT(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
-        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layer)])
         self.ln_f = nn.LayerNorm(cfg.n_embd)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
@@ -135,6 +176,7 @@ class GPT(nn.Module):
         pos: torch.Tensor,
         mask: torch.Tensor | None,
         past: KVCache | None = None,
+        past_len: int | None = None,
     ) -> tuple[torch.Tensor, KVCache]:
         """Logits for every new position, and the updated cache.
 
@@ -145,17 +187,36 @@ class GPT(nn.Module):
               causal attention, right for right-padded batches without a cache
               (padding sits after every real token, so causality alone hides it).
         past: the cache returned by the previous call, or None.
+        past_len: None, or the number of filled positions of a *preallocated* cache
+              (``allocate_cache``): new keys/values are written at past_len.. in place.
         returns logits (B, T, V) and the cache covering all S positions.
         """
         if int(pos.max()) >= self.cfg.block_size:
             raise CourseError(f"sequence longer than the model's context ({self.cfg.block_size} tokens)")
-        x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
+        x = self.wte(idx)  # (B, T, C)
+        rope = _rope_tables(pos, self.cfg.n_embd // self.cfg.n_head)
         cache: KVCache = []
         for i, block in enumerate(self.blocks):
-            x, kv = block(x, mask, None if past is None else past[i])
+            x, kv = block(x, rope, mask, None if past is None else past[i], past_len)
             cache.append(kv)
         logits = self.lm_head(self.ln_f(x))  # (B, T, V)
         return logits, cache
+
+
+def allocate_cache(prefix: KVCache, total: int, group: int = 1) -> KVCache:
+    """Copy a prefill cache into buffers with room for ``total`` positions, repeated ``group`` times per row.
+
+    prefix: per layer (P, H, S, D) keys and values -> per layer (P*group, H, total, D) buffers.
+    """
+    out: KVCache = []
+    for k, v in prefix:
+        P, H, S, D = k.shape
+        kb = k.new_zeros(P * group, H, total, D)
+        vb = v.new_zeros(P * group, H, total, D)
+        kb[:, :, :S] = k.repeat_interleave(group, dim=0)
+        vb[:, :, :S] = v.repeat_interleave(group, dim=0)
+        out.append((kb, vb))
+    return out
 
 
 def attention_mask(valid: torch.Tensor) -> torch.Tensor:
@@ -189,8 +250,13 @@ def save_checkpoint(model: GPT, path: str | os.PathLike[str]) -> str:
     """Write the weights (float32 state_dict + config) and return the file's sha256."""
     state = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
     state[_CONFIG_KEY] = torch.tensor([getattr(model.cfg, f) for f in _CONFIG_FIELDS], dtype=torch.int64)
-    # Sort keys so the bytes do not depend on module registration details.
-    torch.save(dict(sorted(state.items())), path)
+    # Sort keys so the bytes do not depend on module registration details, and serialise to memory
+    # first: torch.save names the zip archive after the file, so saving the same weights as pi0.pt
+    # and as final.pt would give different bytes (and different policy names).
+    buf = io.BytesIO()
+    torch.save(dict(sorted(state.items())), buf)
+    with open(path, "wb") as f:
+        f.write(buf.getvalue())
     return sha256_file(path)
 
 

@@ -31,7 +31,7 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
-from course.tinylm.model import GPT, KVCache, attention_mask, positions
+from course.tinylm.model import GPT, KVCache, allocate_cache, attention_mask, positions
 from course.tinylm.vocab import VOCAB
 
 DEFAULT_THREADS = 2
@@ -154,7 +154,8 @@ def generate(
     # Prefill: read each prompt once, then share its keys/values among its G rows.
     pos = positions(prompt_valid)  # (P, Lp)
     logits, cache = model(prompt, pos, attention_mask(prompt_valid))
-    cache = _expand(cache, group)
+    Lp = prompt.shape[1]
+    cache = allocate_cache(cache, Lp + max_tokens, group)  # (B, H, Lp + K, D) per layer, filled up to Lp
     next_logits = policy_logits(logits[:, -1, :]).repeat_interleave(group, dim=0)  # (B, V): first completion token
     next_pos = pos[:, -1].repeat_interleave(group) + 1  # (B,)
     key_valid = prompt_valid.repeat_interleave(group, dim=0)  # (B, S) which cached keys are real
@@ -179,7 +180,7 @@ def generate(
         key_valid = torch.cat([key_valid, tok[:, None] != VOCAB.PAD], dim=1)  # (B, S)
         step_mask = key_valid[:, None, None, :].clone()  # (B, 1, 1, S)
         step_mask[:, :, :, -1] = True  # a row may always see itself (no empty softmax rows)
-        logits, cache = model(tok[:, None], next_pos[:, None], step_mask, cache)
+        logits, cache = model(tok[:, None], next_pos[:, None], step_mask, cache, past_len=Lp + t)
         next_logits = policy_logits(logits[:, -1, :])
         next_pos = next_pos + 1
 

@@ -61,6 +61,7 @@ DEFAULTS: dict[str, Any] = {
     "holdout_samples": 8,
     "eval_seed": 0,
     "save_every": 20,
+    "gate_min_delta": 0.10,
     "threads": 2,
 }
 
@@ -78,6 +79,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--seed", type=int, default=0, help="seed of the training prompts and samples (default 0)")
     p.add_argument("--outdir", default=None, help="run directory (default: the next free runs/rl_NNN)")
     p.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    p.add_argument("--pi0", default=None, help="reference policy checkpoint (default: the shipped data/tinylm/pi0.pt)")
     p.add_argument("--init", default=None, help="start from this checkpoint instead of pi0 (the KL reference stays pi0)")
     p.add_argument("--no-holdout", action="store_true", help="skip the final holdout evaluation and gate (used by the beta sweep)")
     p.add_argument("--beta", type=float, default=DEFAULTS["beta"], help=f"KL penalty weight (default {DEFAULTS['beta']})")
@@ -95,6 +97,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--eval-seed", type=int, default=DEFAULTS["eval_seed"], help="sampling seed of every evaluation (default 0: the same draws for every run)")
     p.add_argument("--save-every", type=int, default=DEFAULTS["save_every"], help=f"checkpoint interval in steps (default {DEFAULTS['save_every']})")
     p.add_argument("--threads", type=int, default=DEFAULTS["threads"], help="PyTorch threads (default 2; part of reproducibility)")
+    p.add_argument("--gate-min-delta", type=float, default=DEFAULTS["gate_min_delta"],
+                   help="course.gate's bar for promoting the final policy over pi0 on the holdout (default 0.10; significance is also required)")
     return p
 
 
@@ -175,10 +179,11 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
     torch.use_deterministic_algorithms(True)
     rubric = get_rubric(args.rubric)
 
-    ref, ref_info = load_checkpoint(PI0_PATH)  # pi0: the KL reference, frozen
+    pi0_path = Path(args.pi0) if args.pi0 else PI0_PATH
+    ref, ref_info = load_checkpoint(pi0_path)  # pi0: the KL reference, frozen
     for p in ref.parameters():
         p.requires_grad_(False)
-    policy, init_info = load_checkpoint(args.init or PI0_PATH)  # the policy we train, starts at pi0
+    policy, init_info = load_checkpoint(args.init or pi0_path)  # the policy we train, starts at pi0
     policy.train()  # (no dropout in this model: train/eval modes compute the same function)
     opt = torch.optim.Adam(policy.parameters(), lr=args.lr, betas=(0.9, 0.99))
 
@@ -341,9 +346,9 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
     manifest = {
         **environment("course.tinylm.rl", argv),
         "what": "REINFORCE with a per-prompt group baseline and a k3 KL penalty to pi0 (course.tinylm.rl)",
-        "settings": {k: getattr(args, k) for k in DEFAULTS} | {"rubric": args.rubric, "seed": args.seed, "init": args.init},
+        "settings": {k: getattr(args, k) for k in DEFAULTS} | {"rubric": args.rubric, "seed": args.seed, "init": args.init, "pi0": args.pi0},
         "kl_estimator_in_loss": "k3 per token (GRPO-style); k1 and k3 both logged",
-        "pi0": {**file_fingerprint(PI0_PATH), "path": display_path(PI0_PATH, PROJECT_ROOT), "policy": ref_info["policy"]},
+        "pi0": {**file_fingerprint(pi0_path), "path": display_path(pi0_path, PROJECT_ROOT), "policy": ref_info["policy"]},
         "final_policy": {"file": "final.pt", "sha256": final_sha, "policy": f"tinylm:{final_sha[:12]}"},
         "datasets": [{**file_fingerprint(p), "path": display_path(p, PROJECT_ROOT)} for p in (dev_path, holdout_path)],
         "training_prompts": f"course.tinylm.sft_data.problem_stream('rl-prompts:{args.seed}', exclude=dev+holdout prompts)",
@@ -366,7 +371,7 @@ def policy_loss(logp: Any, logp_ref: Any, mask: Any, adv: Any, beta: float) -> t
     logp, logp_ref: (B, K) log pi and log pi0 of the chosen tokens (logp carries gradients)
     mask:           (B, K) bool, True on chosen tokens
     adv:            (B,) advantages (reward minus the group mean), no gradients
-    parts:          k1, k3 (B, K) per-token KL estimates (0 off the mask), pg_loss, kl_loss
+    parts:          k1, k3 (B, K) per-token KL estimates (0 off the mask), pg_loss, kl_loss (all detached, for logs)
 
     KL to pi0, per chosen token: two estimators of KL(pi || pi0) from samples of pi:
       k1 = log pi/pi0                      unbiased, but a single token's value can be negative;
@@ -393,7 +398,8 @@ def policy_loss(logp: Any, logp_ref: Any, mask: Any, adv: Any, beta: float) -> t
     B = adv.shape[0]
     pg_loss = -(adv[:, None] * logp * m).sum() / B
     kl_loss = beta * k3.sum() / B
-    return pg_loss + kl_loss, {"k1": k1, "k3": k3, "pg_loss": pg_loss, "kl_loss": kl_loss}
+    parts = {"k1": k1.detach(), "k3": k3.detach(), "pg_loss": pg_loss.detach(), "kl_loss": kl_loss.detach()}
+    return pg_loss + kl_loss, parts
 
 
 def goodhart_alarm(evals: list[dict[str, Any]], window: int = 3, threshold: float = 0.03) -> str:
@@ -559,12 +565,15 @@ def holdout_comparison(args: Any, run_dir: Path, ref: Any, ref_name: str, final:
     out["lift_pass_at_1"] = round(lift, 4)
     out["lift_paired_bootstrap95"] = [round(lo, 4), round(hi, 4)]
     info(f"holdout lift in pass@1: {lift:+.3f} (paired bootstrap over the {len(items)} items, 95%: {lo:+.3f} to {hi:+.3f})")
-    out["gate"] = run_gate(run_dir)
+    out["gate"] = run_gate(run_dir, args.gate_min_delta)
     return out
 
 
-def run_gate(run_dir: Path) -> dict[str, Any]:
-    """course.gate on the two course.eval runs; its verdict text goes to gate.txt."""
+def run_gate(run_dir: Path, min_delta: float) -> dict[str, Any]:
+    """course.gate on the two course.eval runs (pi0 = baseline, final = candidate); its report goes to gate.txt.
+
+    The bar: at least ``min_delta`` better, and distinguishable from noise (McNemar p < 0.05).
+    """
     import io
     from contextlib import redirect_stdout
 
@@ -577,14 +586,15 @@ def run_gate(run_dir: Path) -> dict[str, Any]:
         return {"verdict": None, "note": note}
     buf = io.StringIO()
     with redirect_stdout(buf):
-        code = gate_main(["--baseline", str(run_dir / "eval_pi0_holdout"), "--candidate", str(run_dir / "eval_final_holdout")])
+        code = gate_main(["--baseline", str(run_dir / "eval_pi0_holdout"), "--candidate", str(run_dir / "eval_final_holdout"),
+                          "--min-delta", f"{min_delta:g}", "--require-significance"])
     text = buf.getvalue()
     (run_dir / "gate.txt").write_text(text, encoding="utf-8")
     verdict = {0: "ACCEPT", 1: "REJECT"}.get(code, f"exit {code}")
     info(f"course.gate: {verdict}")
     for line in text.strip().splitlines():
         info(f"  | {line}")
-    return {"verdict": verdict, "exit_code": code}
+    return {"verdict": verdict, "exit_code": code, "min_delta": min_delta, "require_significance": True}
 
 
 def print_report(summary: dict[str, Any], run_dir: Path) -> None:

@@ -31,7 +31,7 @@ from course.errors import CourseError
 
 DEFAULTS = {
     "seed": 0,
-    "steps": 6000,
+    "steps": 10000,
     "batch_size": 64,
     "lr": 2e-3,
     "min_lr": 1e-4,
@@ -41,9 +41,9 @@ DEFAULTS = {
     "threads": 2,
     "n_layer": 4,
     "n_head": 4,
-    "n_embd": 128,
+    "n_embd": 96,
     "eval_samples": 4,
-    "eval_every": 500,
+    "eval_every": 1000,
 }
 
 
@@ -79,7 +79,7 @@ def _main(argv: Sequence[str] | None) -> int:
         manifest = json.loads(PI0_MANIFEST.read_text(encoding="utf-8"))
         settings = manifest["settings"]
         with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / PI0_PATH.name  # same file name: torch.save puts the stem inside the archive
+            out = Path(tmp) / PI0_PATH.name
             result = train(settings, out, argv)
         same = result["sha256"] == manifest["sha256"]
         print(f"shipped  {manifest['sha256']}\nretrained {result['sha256']}\n" + ("IDENTICAL" if same else "DIFFERENT"))

@@ -43,7 +43,8 @@ def _main(argv: Sequence[str] | None) -> int:
     p.add_argument("--outdir", default=None, help="sweep directory (default: the next free runs/sweep_NNN)")
     p.add_argument("--force", action="store_true", help="overwrite an existing sweep directory")
     p.add_argument("--threads", type=int, default=2, help="PyTorch threads (default 2)")
-    args = p.parse_args(argv)
+    p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
+    args, passthrough = p.parse_known_args(argv)
     if any(b < 0 for b in args.betas):
         raise CourseError("every beta must be >= 0")
     if len(set(args.betas)) != len(args.betas):
@@ -61,7 +62,7 @@ def _main(argv: Sequence[str] | None) -> int:
         for beta in args.betas:
             run_args = rl.build_parser().parse_args(
                 ["--rubric", args.rubric, "--seed", str(args.seed), "--beta", str(beta), "--steps", str(args.steps),
-                 "--threads", str(args.threads), "--no-holdout"]
+                 "--threads", str(args.threads), "--no-holdout", *passthrough]
             )
             rl.check_args(run_args)
             sub = tmp / f"beta_{beta:g}"
