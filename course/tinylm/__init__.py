@@ -24,6 +24,11 @@ from course.errors import CourseError
 
 TORCH_MISSING = "the tiny LM needs PyTorch: pip install torch==2.13.0 && pip install -e '.[lm]'"
 
+# Completion length limit: the context is 192 tokens and the course's prompts are at most 140
+# characters (course.problems.MAX_PROMPT_CHARS), so <bos> + 140 + <sep> + 48 + <eos> still fits.
+# Longer prompts (other datasets) are cropped from the left; sample.py counts them.
+MAX_TOKENS_LIMIT = 48
+
 # The shipped reference policy and its provenance.
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "tinylm"
 PI0_PATH = DATA_DIR / "pi0.pt"

@@ -42,6 +42,7 @@ from typing import Any, Sequence
 
 from course.cli import info, make_parser, run
 from course.errors import CourseError
+from course.tinylm import MAX_TOKENS_LIMIT
 
 # Codes shown as curves (strict scorer, share of training samples); the rest are summed as "other".
 CURVE_CODES = ("ok", "wrong_answer", "trailing_text", "multiple_lines", "missing_prefix", "prefix_spacing", "prefix_case")
@@ -151,8 +152,8 @@ def check_args(args: Any) -> None:
         raise CourseError(f"--beta must be >= 0, got {args.beta}")
     if not args.temperature > 0:
         raise CourseError("--temperature must be > 0 for on-policy training (greedy decoding has no log-probabilities to learn from)")
-    if not 1 <= args.max_tokens <= 64:
-        raise CourseError(f"--max-tokens must be between 1 and 64, got {args.max_tokens}")
+    if not 1 <= args.max_tokens <= MAX_TOKENS_LIMIT:
+        raise CourseError(f"--max-tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {args.max_tokens}")
 
 
 def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 from course.cli import info, make_parser, run
 from course.errors import CourseError
+from course.tinylm import MAX_TOKENS_LIMIT
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -65,8 +66,8 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError(f"--temperature must be >= 0, got {args.temperature}")
     if not 0 < args.top_p <= 1:
         raise CourseError(f"--top-p must be in (0, 1], got {args.top_p}")
-    if not 1 <= args.max_tokens <= 64:
-        raise CourseError(f"--max-tokens must be between 1 and 64, got {args.max_tokens}")
+    if not 1 <= args.max_tokens <= MAX_TOKENS_LIMIT:
+        raise CourseError(f"--max-tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {args.max_tokens}")
     out = Path(args.out)
     if out.exists() and not args.force:
         raise CourseError(f"{out}: exists; pass --force to overwrite it")
@@ -94,6 +95,10 @@ def _main(argv: Sequence[str] | None) -> int:
         top_p=args.top_p,
         max_tokens=args.max_tokens,
     )
+    room = model.cfg.block_size - args.max_tokens - 2
+    cropped = sum(len(it.prompt) > room for it in items)
+    if cropped:
+        info(f"note: {cropped} prompts are longer than the {room} characters the context leaves; their beginnings were cropped")
     from course.io import dumps_line, write_text_atomic
 
     out.parent.mkdir(parents=True, exist_ok=True)
