@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 from collections import Counter
 
@@ -63,12 +64,12 @@ def test_every_target_format_contains_the_correct_answer_as_a_number():
         p = make_problem(rng)
         text, fmt = render_target(rng, p)
         seen.add(fmt)
-        numbers = [int(x) for x in __import__("re").findall(r"-?[0-9]+", text)]
+        numbers = [int(x) for x in re.findall(r"-?[0-9]+", text)]
         assert p.answer in numbers, (fmt, text)
     assert seen == set(FORMAT_WEIGHTS)
 
 
-def test_only_the_strict_format_passes_the_strict_scorer_and_hedges_mention_two_or_three_numbers():
+def test_only_the_strict_format_passes_the_strict_scorer_and_hedges_mention_several_numbers():
     from course.score import score
 
     rng = random.Random(1)
@@ -78,7 +79,7 @@ def test_only_the_strict_format_passes_the_strict_scorer_and_hedges_mention_two_
         r = score({"expected_answer": p.answer}, text)
         assert (r["reward"] == 1.0) == (fmt == "strict"), (fmt, text, r["details"]["error_code"])
         if fmt in HEDGED_FORMATS:
-            assert len(__import__("re").findall(r"-?[0-9]+", text)) in (2, 3)
+            assert len(re.findall(r"-?[0-9]+", text)) in (2, 3, 5)
 
 
 def test_format_shares_of_the_sft_stream_follow_the_declared_weights():

@@ -32,7 +32,7 @@ beside the trained policy's), summary.json, manifest.json.
 
 from __future__ import annotations
 
-import math
+import re
 import resource
 import sys
 import time
@@ -164,8 +164,8 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
     # --- boilerplate: determinism, models, data ------------------------------------------
     import torch
 
-    from course.io import JsonlWriter, dumps_line, write_json
     from course.evaluation import display_path
+    from course.io import JsonlWriter, write_json
     from course.manifest import PROJECT_ROOT, environment, file_fingerprint
     from course.rubrics import get_rubric
     from course.score import score as strict_score
@@ -298,6 +298,7 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
             "entropy_per_token": round(float((entropy * mask).sum() / n_tokens), 6),
             "no_signal_groups": round(no_signal, 6),
             "truncated_share": round(sum(ro.truncated) / len(ro.truncated), 6),
+            "multi_number_share": round(sum(mentions_several_numbers(t) for t in ro.texts) / len(ro.texts), 6),
             "mean_tokens": round(float(n_tokens) / len(adv), 4),
             "pg_loss": round(float(pg_loss), 6),
             "kl_loss": round(float(kl_loss), 6),
@@ -434,6 +435,18 @@ def goodhart_alarm(evals: list[dict[str, Any]], window: int = 3, threshold: floa
     return ""
 
 
+_INTEGER = re.compile(r"(?<![0-9])-?[0-9]+")
+
+
+def mentions_several_numbers(text: str) -> bool:
+    r"""True when a completion names two or more different integers (hedges, lists, working lines).
+
+    >>> mentions_several_numbers("Final: 322 or 323"), mentions_several_numbers("Final: 323\nFinal: 323")
+    (True, False)
+    """
+    return len(set(_INTEGER.findall(text))) >= 2
+
+
 def story_line(rec: dict[str, Any], rubric: str, elapsed: float) -> str:
     """One readable stderr line per few steps."""
     codes = rec["strict_codes"]
@@ -442,7 +455,8 @@ def story_line(rec: dict[str, Any], rubric: str, elapsed: float) -> str:
     return (
         f"step {rec['step']:3d} | {rubric} reward {rec['reward']:.2f} | strict ok {rec['strict_pass_train']:.0%} "
         f"| KL/token k1 {rec['kl_k1_per_token']:+.4f} k3 {rec['kl_k3_per_token']:.4f} | entropy/token {rec['entropy_per_token']:.3f} "
-        f"| no-signal groups {rec['no_signal_groups']:.0%} | truncated {rec['truncated_share']:.0%} | top slips: {slips} "
+        f"| no-signal groups {rec['no_signal_groups']:.0%} | truncated {rec['truncated_share']:.0%} "
+        f"| several numbers {rec['multi_number_share']:.0%} | top slips: {slips} "
         f"| e.g. {rec['example']!r} | {elapsed:.0f}s"
     )
 
@@ -457,7 +471,8 @@ def map_log(path: Path) -> list[dict[str, Any]]:
 def tail_means(records: list[dict[str, Any]], k: int) -> dict[str, float]:
     """Means of the last ``k`` training steps (one step is noisy)."""
     steps = [r for r in records if "reward" in r][-k:]
-    keys = ("reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "kl_k1_per_sample", "entropy_per_token", "no_signal_groups", "truncated_share")
+    keys = ("reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "kl_k1_per_sample", "entropy_per_token",
+            "no_signal_groups", "truncated_share", "multi_number_share")
     return {key: round(sum(r[key] for r in steps) / len(steps), 6) for key in keys} | {"over_last_steps": len(steps)}
 
 
@@ -466,7 +481,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> N
     import csv
 
     cols = ["step", "reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "entropy_per_token",
-            "no_signal_groups", "truncated_share", "mean_tokens"]
+            "no_signal_groups", "truncated_share", "multi_number_share", "mean_tokens"]
     code_cols = [f"share_{c}" for c in CURVE_CODES] + ["share_other"]
     eval_cols = ["slice_strict_pass", "slice_rubric_reward"]
     with open(run_dir / "curves.csv", "w", newline="", encoding="utf-8") as f:
@@ -502,6 +517,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> N
         ax = axes[2]
         for c in CURVE_CODES:
             ax.plot([r["step"] for r in steps], [r["strict_codes"].get(c, 0.0) for r in steps], label=c)
+        ax.plot([r["step"] for r in steps], [r["multi_number_share"] for r in steps], "k--", label="mentions several numbers")
         ax.set_xlabel("step"); ax.set_ylabel("share of training samples"); ax.set_ylim(0, 1)
         ax.set_title("strict verdicts of the training samples"); ax.legend(fontsize=7)
         fig.tight_layout()
