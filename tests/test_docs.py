@@ -37,9 +37,23 @@ NOT_RUN_HERE: tuple[tuple[str, str], ...] = (
     ("python -m pytest\n", "the test suite itself"),
     ("python benchmarks/", "benchmarks print figures and take minutes; they are not tests"),
     ("python -m course.rollout_sample", "needs the network and an API key; tests/test_rollout_sample.py runs it against 127.0.0.1"),
+    ("python -m course.tinylm.rl ", "a training run (~30 s each): benchmarks/bench_tinylm.py runs it; tests/test_tinylm_policy.py runs short ones"),
 )
 # Evaluating a file that only the skipped network sampler would have written.
-DEPENDS_ON_NOT_RUN = ("runs/groq_dev.jsonl", "runs/groq_pack_dev.jsonl", "runs/local_dev.jsonl")
+DEPENDS_ON_NOT_RUN = (
+    "runs/groq_dev.jsonl", "runs/groq_pack_dev.jsonl", "runs/local_dev.jsonl",  # network sampling
+    "runs/rl_strict/", "runs/m6_rl_strict/",  # the output of a training run
+)
+
+# Commands of the optional tiny language model, and those reading its outputs: run only when
+# PyTorch is installed (CI installs every extra; a core-only install skips them).
+NEEDS_TORCH = ("course.tinylm", "runs/pi0_dev", "runs/m6_pi0")
+try:
+    import torch  # noqa: F401
+
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
 
 _EXIT = re.compile(r"#.*\bexit (\d+)\s*$")
 
@@ -92,7 +106,7 @@ def reason_not_run(command: Command) -> str | None:
         if text.startswith(prefix):
             return reason
     if any(path in command.text for path in DEPENDS_ON_NOT_RUN):
-        return "reads the output of a network sampling command that is not run here"
+        return "reads the output of a command that is not run here"
     return None
 
 
@@ -125,6 +139,8 @@ def _run_document(document: str, tmp_path: Path) -> None:
     for command in extract_commands(document, (REPO / document).read_text(encoding="utf-8")):
         if reason_not_run(command):
             continue
+        if not HAVE_TORCH and any(marker in command.text for marker in NEEDS_TORCH):
+            continue  # the lm extra is not installed here
         proc = subprocess.run(
             ["bash", "-c", command.text], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
         )
@@ -146,7 +162,7 @@ def test_only_the_listed_kinds_of_command_are_not_run() -> None:
     skipped = [c for c in commands if reason_not_run(c)]
     # Every skip is one of the documented kinds; the installation and test commands of the quick start are among them.
     kinds = {reason_not_run(c) for c in skipped}
-    assert kinds <= {r for _, r in NOT_RUN_HERE} | {"reads the output of a network sampling command that is not run here"}
+    assert kinds <= {r for _, r in NOT_RUN_HERE} | {"reads the output of a command that is not run here"}
     assert len(skipped) < len(commands) // 3
 
 
