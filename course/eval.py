@@ -45,7 +45,17 @@ from course.evaluation import (
     render_summary_md,
     split_from_path,
 )
-from course.io import JsonlWriter, dumps_line, dumps_pretty, iter_completion_objects, iter_dataset_objects, write_json
+from course.io import (
+    JsonlWriter,
+    NotAligned,
+    dumps_line,
+    dumps_pretty,
+    dumps_result,
+    iter_aligned,
+    iter_completion_objects,
+    iter_dataset_objects,
+    write_json,
+)
 from course.manifest import PROJECT_ROOT, environment, sha256_file
 from course.rundir import atomic_run_dir, resolve_outdir
 from course.score import SCORER_VERSION, score, scorer_fingerprint
@@ -71,10 +81,6 @@ class Scored:
     in_dataset_order: bool
 
 
-class _NotAligned(Exception):
-    """The completions do not follow the dataset line by line: switch to indexed mode."""
-
-
 Progress = Callable[[int], None]
 
 
@@ -93,43 +99,27 @@ def score_files(
     """
     try:
         return _score_aligned(dataset, completions, results_path, progress)
-    except _NotAligned:
+    except NotAligned:  # the completions do not follow the dataset line by line
         return _score_indexed(dataset, completions, results_path, allow_missing, progress)
 
 
 def _score_aligned(dataset: Path, completions: Path, results_path: Path, progress: Progress | None) -> Scored:
     """The streaming path: dataset line i and completions line i carry the same id."""
     tally = Tally()
-    comps = iter_completion_objects(completions, unique=False)  # ids are unique because the dataset's are
     first: dict[str, Any] | None = None
     with JsonlWriter(results_path) as out:
         write_line, add = out.write_line, tally.add  # bound once: this loop runs a million times
-        try:
-            for _, example in iter_dataset_objects(dataset):
-                pair = next(comps, None)
-                if pair is None or pair[1]["id"] != example["id"]:
-                    raise _NotAligned
-                record = pair[1]
-                if first is None:
-                    first = record
-                text = record["completion"]
-                # Score, then one results.jsonl line: id, completion, expected, reward, details.
-                scored = score(example, text)
-                result = {
-                    "id": example["id"],
-                    "completion": text,
-                    "expected": example["expected_answer"],
-                    "reward": scored["reward"],
-                    "details": scored["details"],
-                }
-                write_line(dumps_line(result))
-                add(result)
-                if progress is not None and tally.n % PROGRESS_EVERY == 0:
-                    progress(tally.n)
-            if next(comps, None) is not None:
-                raise _NotAligned  # completions left over: unknown or duplicate ids
-        finally:
-            comps.close()
+        for example, record in iter_aligned(dataset, completions):
+            if first is None:
+                first = record
+            ident, text, expected = example["id"], record["completion"], example["expected_answer"]
+            # Score, then one results.jsonl line: id, completion, expected, reward, details.
+            scored = score(example, text)
+            reward, details = scored["reward"], scored["details"]
+            write_line(dumps_result(ident, text, expected, reward, details))
+            add({"id": ident, "completion": text, "expected": expected, "reward": reward, "details": details})
+            if progress is not None and tally.n % PROGRESS_EVERY == 0:
+                progress(tally.n)
         sha = out.sha256
     assert first is not None  # an empty dataset file is rejected by the reader
     return Scored(tally, sha, 0, first["policy"], first["sampling"], True)

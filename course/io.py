@@ -13,10 +13,12 @@ the number of lines, except 8 bytes per id for the duplicate check):
   * ``iter_samples(path) -> Iterator[SampleSet]``       selection packs
   * ``iter_results(path) -> Iterator[dict]``            a run's results.jsonl
   * ``iter_objects(path) -> Iterator[(line, dict)]``     any JSONL file, file-level checks only
+  * ``iter_aligned(dataset, rollouts) -> Iterator[(example, record)]``  both files side by side
+    (course.eval's million-line path; raises ``NotAligned`` when the ids stop matching)
   * ``read_json(path, what)``                           a run's manifest.json / summary.json
   * ``read_run(dir) -> RunDir``                         a finished run directory (manifest + summary)
 
-Writers: ``dumps_line``, ``write_json``, ``write_jsonl``, ``JsonlWriter`` (streams
+Writers: ``dumps_line``, ``dumps_result`` (a results.jsonl line, fast), ``write_json``, ``write_jsonl``, ``JsonlWriter`` (streams
 lines and hashes the bytes it writes), ``write_text_atomic``, ``write_json_atomic``.
 
 The JSONL rules (documented in docs/formats.md) and why:
@@ -104,6 +106,34 @@ def dumps_line(record: Any) -> str:
     return _dumps_line_std(record)  # pragma: no cover
 
 
+_encode_string = json.encoder.encode_basestring  # the C function json.dumps(ensure_ascii=False) uses
+
+
+def dumps_result(ident: str, completion: str | None, expected: int, reward: float, details: dict[str, Any]) -> str:
+    """``dumps_line`` of one results.jsonl record, the line ``course.eval`` writes a million times.
+
+    The five keys are fixed, so the line is composed around one encoder call for
+    ``details``; for other value types it falls back to ``dumps_line``. Same bytes
+    either way (tests/test_io.py checks it on generated records).
+
+    >>> dumps_result("a", "Final: 1", 1, 1.0, {"error_code": "ok"})
+    '{"completion": "Final: 1", "details": {"error_code": "ok"}, "expected": 1, "id": "a", "reward": 1.0}'
+    """
+    if (
+        _dumps_line_fast is not None and type(ident) is str and type(expected) is int
+        and type(reward) is float and reward - reward == 0.0  # finite: json.dumps would write NaN/Infinity
+        and (type(completion) is str or completion is None)
+    ):
+        text = "null" if completion is None else _encode_string(completion)
+        return (
+            f'{{"completion": {text}, "details": {_dumps_line_fast(details)}, "expected": {int.__repr__(expected)}, '
+            f'"id": {_encode_string(ident)}, "reward": {float.__repr__(reward)}}}'
+        )
+    return dumps_line(
+        {"id": ident, "completion": completion, "expected": expected, "reward": reward, "details": details}
+    )
+
+
 def dumps_pretty(obj: Any) -> str:
     """Pretty, canonical JSON text with a final newline (what ``write_json`` writes)."""
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
@@ -180,7 +210,9 @@ class JsonlWriter:
     def _flush(self) -> None:
         if self._buffer:
             self._buffer.append("")  # so the join ends with a newline
-            data = "\n".join(self._buffer).encode("utf-8")
+            # Encoding line by line keeps the common ASCII line on CPython's fast path; one
+            # non-ASCII line would otherwise widen the whole joined block (measured 2x slower).
+            data = b"\n".join(map(str.encode, self._buffer))
             self._hash.update(data)
             self._file.write(data)
             self._buffer.clear()
@@ -305,6 +337,44 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__  # pragma: no cover - JSON has no other kinds
 
 
+def _quick_object(raw: bytes) -> dict[str, Any] | None:
+    """The standard library's parse of an ordinary line, or None to send it to ``_line_object``.
+
+    Ordinary: valid UTF-8, no CR byte, one JSON object from the first byte, then
+    only whitespace, no ``\\uD8xx`` escapes. Everything else takes the slow path,
+    which decides and words the error (or accepts an unusual but valid line).
+    """
+    if 13 in raw:  # a CR byte (memchr: fast); the slow path names the problem
+        return None
+    try:
+        text = raw.decode("utf-8")
+        obj, end = _scan_once(text, 0)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return None
+    if end != len(text) and text[end:].strip(_JSON_SPACE):
+        return None
+    if type(obj) is not dict or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
+        return None
+    return obj
+
+
+def _line_object(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
+    """The slow, precise path for one line: every file-level rule, and the error message if one is broken."""
+    if lineno == 1 and raw.startswith(_BOM):
+        raise CourseError(
+            f"{path}:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which would "
+            "silently become part of the first line; save it as UTF-8 without BOM "
+            "(e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)"
+        )
+    if 13 in raw:  # JSON strings cannot hold a raw CR, so any CR byte is a line end or a stray
+        raise CourseError(
+            f"{path}:{lineno}: Windows line end (CRLF) or a stray carriage return; the course's JSONL "
+            "files use LF only, and a CR changes the file's sha256 while looking identical "
+            "(convert with: sed -i 's/\\r$//' FILE, or dos2unix)"
+        )
+    return _parse_object(raw, path, lineno)
+
+
 T = TypeVar("T")
 Check = Callable[[dict[str, Any], Any, int], "tuple[str | None, T]"]
 
@@ -334,26 +404,13 @@ def _read(
     checks) re-parses every orjson result that holds a float.
     """
     fast = _orjson.loads if _orjson is not None else None
-    scan = _scan_once
     ids = _UniqueIds() if unique else None
     remember = ids.add if ids is not None else None
     with _open_binary(path) as f:
         lineno = 0
         for raw in f:
             lineno += 1
-            if lineno == 1 and raw.startswith(_BOM):
-                raise CourseError(
-                    f"{path}:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which would "
-                    "silently become part of the first line; save it as UTF-8 without BOM "
-                    "(e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)"
-                )
-            if 13 in raw:  # a CR byte (memchr: fast); JSON strings cannot hold a raw CR anyway
-                raise CourseError(
-                    f"{path}:{lineno}: Windows line end (CRLF) or a stray carriage return; the course's JSONL "
-                    "files use LF only, and a CR changes the file's sha256 while looking identical "
-                    "(convert with: sed -i 's/\\r$//' FILE, or dos2unix)"
-                )
-            if fast is not None and lineno > 1:
+            if fast is not None and lineno > 1 and 13 not in raw:
                 try:
                     obj = fast(raw)
                 except ValueError:  # orjson.JSONDecodeError subclasses ValueError
@@ -368,18 +425,9 @@ def _read(
                             remember(ident)
                         yield (lineno, obj, extra) if payload else (lineno, obj)
                         continue
-            # The standard library. Inlined fast path for the common line: valid UTF-8,
-            # one object, "\n" at the end, no \uD8xx escapes; anything else goes to
-            # _parse_object, which decides and words the error.
-            try:
-                text = raw.decode("utf-8")
-                obj, end = scan(text, 0)
-                if end != len(text) and text[end:].strip(_JSON_SPACE):
-                    obj = None
-            except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
-                obj, text = None, ""
-            if type(obj) is not dict or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
-                obj = _parse_object(raw, path, lineno)
+            obj = _quick_object(raw)
+            if obj is None:
+                obj = _line_object(raw, path, lineno)
             ident, extra = check(obj, path, lineno)
             if remember is not None:
                 remember(ident)
@@ -661,7 +709,11 @@ def iter_completion_objects(
     uniqueness another way (``course.eval`` matches ids line by line against a
     dataset whose ids are checked, or indexes them itself).
     """
-    settings = _SameSettings()
+    return _read(path, _completion_check(_SameSettings()), unique=unique, payload=False)
+
+
+def _completion_check(settings: _SameSettings) -> Check:
+    """The field check of one rollout line, for one file (``settings`` remembers line 1)."""
 
     def check(obj: dict[str, Any], path: Any, lineno: int) -> tuple[str, None]:
         ident, text = obj.get("id"), obj.get("completion", _MISSING)
@@ -670,7 +722,158 @@ def iter_completion_objects(
         settings.check(obj, path, lineno)
         return ident, None
 
-    return _read(path, check, unique=unique, payload=False)
+    return check
+
+
+class NotAligned(Exception):
+    """``iter_aligned`` met a line pair whose ids differ, or one file ended before the other."""
+
+
+def _shared_tail(text: str, whole: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """Split rollout line 1 into a head and a reusable tail: ``(tail text, tail members)``.
+
+    The tail is everything from the top-level member ``"policy"`` on, e.g.
+    ``, "policy": "sim-policy-v1", "sampling": {...}}\n``; in a rollout file it is
+    usually the same text on every line. None when line 1 does not split cleanly.
+    ``iter_aligned`` explains why a line ending in the same tail may skip parsing it.
+    """
+    cut = text.find(', "policy": ')
+    if cut <= 0:
+        return None
+    try:
+        head, end = _scan_once(text[:cut] + "}", 0)
+        tail, end_tail = _scan_once("{" + text[cut + 1 :], 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if type(head) is not dict or not head or end != cut + 1 or type(tail) is not dict:
+        return None
+    if ("{" + text[cut + 1 :])[end_tail:].strip(_JSON_SPACE) or {**head, **tail} != whole:
+        return None
+    return text[cut:], tail
+
+
+def iter_aligned(
+    dataset: str | os.PathLike[str], completions: str | os.PathLike[str]
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """A dataset and its rollouts read side by side: ``(example, record)`` per line pair.
+
+    Every line is checked exactly as ``iter_dataset_objects`` and
+    ``iter_completion_objects`` check it (the same functions accept the unusual
+    lines and word every error), dataset ids must be unique, and rollout line i
+    must carry dataset line i's id. Where that last condition fails, or one file
+    is longer than the other, it raises ``NotAligned`` (not an input error: the
+    caller matches ids another way, as ``course.eval``'s indexed mode does).
+    Treat the records as read-only: records may share line 1's ``policy`` and
+    ``sampling`` objects (see below).
+
+    Why a loop of its own: this is the million-line path of ``course.eval``
+    (benchmarks/bench_eval.py measures it). Two savings, both exact:
+
+    * one loop over both files, with the ordinary line parsed inline, instead of
+      two generators and their per-line bookkeeping;
+    * the shared tail. A rollout line is ``H + T`` where ``T`` (from ``"policy"``
+      on) is usually line 1's text, and parsing T's sampling floats is a third
+      of the line's cost. If ``H + "}"`` parses as a non-empty object that ends
+      exactly at that ``"}"``, a JSON parser that has read H stands inside the
+      top-level object right after a member's value: the same state it was in
+      where line 1's T began. Parsing is deterministic, so T then yields exactly
+      line 1's members and ``H + T`` is valid with the members of ``H + "}"``
+      followed by line 1's tail members (a key repeated in T takes T's value,
+      as ``dict.update`` does). Any other line is parsed whole.
+    """
+    fast = _orjson.loads if _orjson is not None else None
+    scan, space, escape, missing = _scan_once, _JSON_SPACE, _SURROGATE_ESCAPE, _MISSING
+    ids = _UniqueIds()
+    remember = ids.add
+    settings = _SameSettings()
+    check_completion = _completion_check(settings)
+    policy = sampling = missing  # line 1's, once line 1 has been checked
+    tail: str | None = None  # line 1's shared tail and its members, when it has one
+    tail_members: dict[str, Any] = {}
+    with _open_binary(dataset) as fd, _open_binary(completions) as fc:
+        next_completion = fc.readline
+        lineno = 0
+        for raw in fd:
+            lineno += 1
+            raw_c = next_completion()
+            if not raw_c:  # the same verdicts, in the same order, as reading the two files one by one
+                example = _quick_object(raw)
+                _dataset_check(_line_object(raw, dataset, lineno) if example is None else example, dataset, lineno)
+                if lineno == 1:
+                    raise CourseError(f"{completions}:1: empty file; expected one JSON object per line")
+                raise NotAligned(f"{completions} ends at line {lineno - 1}, {dataset} goes on")
+            # The ordinary pair, inline: the standard library's parse (or orjson's), then the
+            # same acceptance tests as _dataset_check and check_completion's common case.
+            # Anything else (None here) takes the slow path below, which decides and words it.
+            example = record = None
+            if 13 not in raw and 13 not in raw_c:
+                if fast is not None and lineno > 1:
+                    try:
+                        example, record = fast(raw), fast(raw_c)
+                    except ValueError:  # orjson.JSONDecodeError
+                        example = record = None
+                else:
+                    try:
+                        text = raw.decode("utf-8")
+                        example, end = scan(text, 0)
+                        if (end != len(text) and text[end:].strip(space)) or ("\\u" in text and escape.search(text)):
+                            example = None
+                        text = raw_c.decode("utf-8")
+                        if tail is not None and text.endswith(tail):
+                            text = text[: len(text) - len(tail)]  # H; see the docstring
+                            record, end = scan(text + "}", 0)
+                            if end == len(text) + 1 and type(record) is dict and record:
+                                record.update(tail_members)
+                            else:
+                                record = None
+                        else:
+                            record, end = scan(text, 0)
+                            if end != len(text) and text[end:].strip(space):
+                                record = None
+                        if "\\u" in text and escape.search(text):
+                            record = None
+                    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+                        example = record = None
+                if type(example) is dict and type(record) is dict:
+                    ident = example.get("id")
+                    completion = record.get("completion", missing)
+                    if (
+                        type(ident) is str and ident and type(example.get("prompt")) is str
+                        and type(example.get("expected_answer")) is int
+                        and record.get("id") == ident and (type(completion) is str or completion is None)
+                        and record.get("policy") == policy
+                        and ((value := record.get("sampling")) is sampling or value == sampling)
+                    ):
+                        remember(ident)
+                        yield example, record
+                        continue
+            # The slow path: one line at a time, through the functions the other readers use.
+            example = _quick_object(raw)
+            if example is None:
+                example = _line_object(raw, dataset, lineno)
+            ident, _ = _dataset_check(example, dataset, lineno)
+            record = _quick_object(raw_c)
+            if record is None:
+                record = _line_object(raw_c, completions, lineno)
+            check_completion(record, completions, lineno)
+            if lineno == 1:
+                policy, sampling = settings.policy, settings.sampling
+                split = _shared_tail(raw_c.decode("utf-8"), record) if fast is None else None
+                if split is not None:  # share line 1's own objects, so that `is` finds them equal
+                    tail, tail_members = split[0], {key: record[key] for key in split[1]}
+            if record["id"] != ident:
+                raise NotAligned(f"line {lineno}: dataset id {ident!r}, completion id {record['id']!r}")
+            remember(ident)
+            yield example, record
+        if lineno == 0:
+            raise CourseError(f"{dataset}:1: empty file; expected one JSON object per line")
+        _raise_if_duplicates(dataset, ids)
+        raw_c = next_completion()
+        if raw_c:  # one line more: check it (its error comes first), then say the files differ
+            record = _quick_object(raw_c)
+            check_completion(record if record is not None else _line_object(raw_c, completions, lineno + 1),
+                             completions, lineno + 1)
+            raise NotAligned(f"{completions} goes on after line {lineno}, where {dataset} ends")
 
 
 def iter_completions(path: str | os.PathLike[str]) -> Iterator[Completion]:

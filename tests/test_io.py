@@ -294,3 +294,154 @@ def test_a_big_sampling_seed_is_the_same_value_on_every_line(tmp_path: Path, par
     records = list(iter_completions(write_bytes(tmp_path, lines.encode())))
     assert [r.sampling["seed"] for r in records] == [seed, seed]
     assert all(type(r.sampling["seed"]) is int for r in records)
+
+
+# --- iter_aligned: course.eval's hot path reads exactly what the two readers read ---------------
+def read_one_by_one(dataset: Path, completions: Path) -> list[tuple[dict, dict]]:
+    """The reference: each file through its own reader, ids compared line by line."""
+    comps = cio.iter_completion_objects(completions, unique=False)
+    pairs = []
+    for _, example in cio.iter_dataset_objects(dataset):
+        item = next(comps, None)
+        if item is None or item[1]["id"] != example["id"]:
+            raise cio.NotAligned
+        pairs.append((example, item[1]))
+    if next(comps, None) is not None:
+        raise cio.NotAligned
+    return pairs
+
+
+def outcome(fn, dataset: Path, completions: Path) -> str:
+    try:
+        return "pairs " + repr(list(fn(dataset, completions)))
+    except cio.NotAligned:
+        return "not aligned"
+    except CourseError as exc:
+        return f"error: {exc}"
+
+
+TAIL = ', "policy": "p", "sampling": ' + dumps_line(SAMPLING) + "}\n"
+# Ways a line can go wrong or be unusual. Each takes the line (with its "\n") and returns bytes.
+LINE_MUTATIONS = {
+    "keep": lambda line: line.encode(),
+    "invalid json": lambda line: line[: len(line) // 2].encode() + b"\n",
+    "crlf": lambda line: line[:-1].encode() + b"\r\n",
+    "not utf-8": lambda line: line.encode().replace(b'"id"', b'"\xff\xfeid"', 1),
+    "an array": lambda line: b"[1, 2]\n",
+    "blank": lambda line: b"\n",
+    "leading space": lambda line: b"  " + line.encode(),
+    "trailing space": lambda line: line[:-1].encode() + b" \t \n",
+    "trailing text": lambda line: line[:-1].encode() + b" x\n",
+    "two objects": lambda line: line[:-1].encode() + b" {}\n",
+    "no newline": lambda line: line[:-1].encode(),
+    "nul at the end": lambda line: line[:-1].encode() + b"\x00\n",
+    "last brace a nul, no newline": lambda line: line[:-2].encode() + b"\x00",
+    "policy first": lambda line: (json.dumps({"policy": None, **json.loads(line)}) + "\n").encode(),
+    "lone surrogate": lambda line: line.replace('"id"', '"x": "\\ud800", "id"', 1).encode(),
+    "id is a number": lambda line: line.replace('"id": "', '"id": 7, "old": "', 1).encode(),
+    "id changed": lambda line: line.replace('"id": "', '"id": "other-', 1).encode(),
+    "field removed": lambda line: line.replace('"prompt"', '"Prompt"').replace('"completion"', '"Completion"').encode(),
+    "expected is true": lambda line: line.replace('"expected_answer": ', '"expected_answer": true, "was": ').encode(),
+    "completion is null": lambda line: line.replace('"completion": ', '"completion": null, "was": ', 1).encode(),
+    "big integer": lambda line: line.replace('"expected_answer": ', '"expected_answer": 18446744073709551617, "was": ')
+    .replace('"seed": 3', '"seed": 18446744073709551617').encode(),
+    "other sampling": lambda line: line.replace('"seed": 3', '"seed": 4').encode(),
+    "same sampling, float seed": lambda line: line.replace('"seed": 3', '"seed": 3.0').encode(),
+    "other policy": lambda line: line.replace('"policy": "p"', '"policy": "q"').encode(),
+    # Lines that end in line 1's tail text: the shortcut must read them exactly as a parser would.
+    "tail, empty head": lambda line: ("{" + TAIL).encode(),
+    "tail, head ends in a comma": lambda line: ('{"completion": "Final: 1", "id": "dev-0001",' + TAIL).encode(),
+    "tail, head repeats sampling": lambda line: line.replace('"completion"', '"sampling": 1, "completion"', 1).encode(),
+    "tail text inside the completion": lambda line: line.replace(
+        '"completion": "', '"completion": "' + TAIL[:-2].replace('"', '\\"') + " ", 1
+    ).encode(),
+    "tail, unclosed string in head": lambda line: ('{"completion": "Final: 1' + TAIL).encode(),
+}
+
+
+def aligned_files(tmp_path: Path, n: int, mutations: list[tuple[str, int, str]], drop: str | None) -> tuple[Path, Path]:
+    dataset = [dumps_line({"id": f"dev-{i:04d}", "prompt": f"Compute {i} + 1.", "expected_answer": i + 1}) + "\n"
+               for i in range(1, n + 1)]
+    rollouts = [completion_line(f"dev-{i:04d}", f"Final: {i + 1}") for i in range(1, n + 1)]
+    data = {"dataset": [line.encode() for line in dataset], "rollouts": [line.encode() for line in rollouts]}
+    for which, index, name in mutations:
+        lines = dataset if which == "dataset" else rollouts
+        data[which][index % n] = LINE_MUTATIONS[name](lines[index % n])
+    if drop == "last rollout":
+        data["rollouts"].pop()
+    elif drop == "extra rollout":
+        data["rollouts"].append(completion_line("dev-9999").encode())
+    elif drop == "bom":
+        data["rollouts"][0] = b"\xef\xbb\xbf" + data["rollouts"][0]
+    return (write_bytes(tmp_path, b"".join(data["dataset"]), "d.jsonl"),
+            write_bytes(tmp_path, b"".join(data["rollouts"]), "c.jsonl"))
+
+
+@given(
+    st.integers(1, 4),
+    st.lists(st.tuples(st.sampled_from(["dataset", "rollouts"]), st.integers(0, 3), st.sampled_from(sorted(LINE_MUTATIONS))),
+             max_size=3),
+    st.sampled_from([None, None, "last rollout", "extra rollout", "bom"]),
+    st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_iter_aligned_gives_the_verdict_of_reading_the_two_files_one_by_one(
+    tmp_path_factory, n: int, mutations: list, drop: str | None, use_orjson: bool
+) -> None:
+    if use_orjson and cio._orjson is None:
+        return
+    dataset, completions = aligned_files(tmp_path_factory.mktemp("al"), n, mutations, drop)
+    saved = cio._orjson
+    if not use_orjson:
+        cio._orjson = None
+    try:
+        assert outcome(cio.iter_aligned, dataset, completions) == outcome(read_one_by_one, dataset, completions)
+    finally:
+        cio._orjson = saved
+
+
+@pytest.mark.parametrize("name", sorted(LINE_MUTATIONS))
+def test_every_line_mutation_gets_the_same_verdict_from_iter_aligned(tmp_path: Path, parser: str, name: str) -> None:
+    for where in (tmp_path / "rollouts", tmp_path / "both"):
+        where.mkdir()
+        mutations = [("rollouts", 1, name)] + ([("dataset", 2, name)] if where.name == "both" else [])
+        dataset, completions = aligned_files(where, 3, mutations, None)
+        assert outcome(cio.iter_aligned, dataset, completions) == outcome(read_one_by_one, dataset, completions)
+
+
+def test_a_rollout_line_of_only_line_1s_tail_is_invalid_json(tmp_path: Path, parser: str) -> None:
+    dataset, completions = aligned_files(tmp_path, 3, [("rollouts", 1, "tail, empty head")], None)
+    assert outcome(cio.iter_aligned, dataset, completions).startswith(f"error: {completions}:2: invalid JSON")
+
+
+def test_without_a_shared_tail_a_line_ending_in_nul_instead_of_a_brace_is_invalid_json(tmp_path: Path, parser: str) -> None:
+    mutations = [("rollouts", 0, "policy first"), ("rollouts", 2, "last brace a nul, no newline")]
+    dataset, completions = aligned_files(tmp_path, 3, mutations, None)
+    assert outcome(cio.iter_aligned, dataset, completions).startswith(f"error: {completions}:3: invalid JSON")
+
+
+def test_aligned_records_equal_what_json_loads_reads(tmp_path: Path, parser: str) -> None:
+    dataset, completions = aligned_files(tmp_path, 4, [("rollouts", 1, "tail, head repeats sampling")], None)
+    pairs = list(cio.iter_aligned(dataset, completions))
+    for (example, record), d_line, c_line in zip(pairs, dataset.read_text().splitlines(), completions.read_text().splitlines()):
+        assert repr(example) == repr(json.loads(d_line))
+        assert repr(record) == repr(json.loads(c_line))
+    assert pairs[1][1]["sampling"] == SAMPLING  # the repeated key: the last value wins, as in json.loads
+
+
+def test_dumps_result_writes_the_bytes_dumps_line_writes() -> None:
+    details = {"scorer_version": "v", "error_code": "ok", "parsed": True, "extracted": 1, "expected": 1, "reason": "r"}
+    assert cio.dumps_result("a", "Final: 1", 1, 1.0, details) == dumps_line(
+        {"id": "a", "completion": "Final: 1", "expected": 1, "reward": 1.0, "details": details}
+    )
+
+
+@given(
+    st.text(), st.one_of(st.none(), st.text()), st.integers(-(10**50), 10**50),
+    st.one_of(st.sampled_from([0.0, 1.0, -0.0]), st.floats(allow_nan=False, allow_infinity=False)),
+    st.dictionaries(st.text(max_size=6), json_values, max_size=6),
+)
+@settings(max_examples=300, deadline=None)
+def test_dumps_result_equals_dumps_line_on_any_record(ident: str, text, expected: int, reward: float, details: dict) -> None:
+    record = {"id": ident, "completion": text, "expected": expected, "reward": reward, "details": details}
+    assert cio.dumps_result(ident, text, expected, reward, details) == dumps_line(record)
