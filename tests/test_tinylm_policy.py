@@ -55,7 +55,7 @@ def test_sample_with_n_1_writes_frozen_rollouts_recording_policy_sampling_and_tr
     assert [c.id for c in lines] == ["t-1", "t-2", "t-3"]
     digest = load_checkpoint(tiny["ck"])[1]["sha256"]
     assert {c.policy for c in lines} == {f"tinylm:{digest[:12]}"}
-    assert lines[0].sampling == {"temperature": 0.9, "top_p": 1.0, "max_tokens": 6, "seed": 7, "n": 1}
+    assert lines[0].sampling == {"temperature": 0.9, "top_p": 1.0, "max_tokens": 6, "seed": 7}
     raw = [json.loads(x) for x in out.read_text().splitlines()]
     assert all(isinstance(r["truncated"], bool) for r in raw)
     assert all(len(r["completion"]) <= 6 for r in raw)
@@ -67,7 +67,15 @@ def test_sample_with_n_4_writes_a_selection_pack_with_indices_0_to_3(tiny):
     packs = list(iter_samples(out))
     assert [len(p.samples) for p in packs] == [4, 4, 4]
     assert [s.sample_index for s in packs[0].samples] == [0, 1, 2, 3]
-    assert packs[0].sampling["n"] == 4
+
+
+def test_a_pack_and_a_single_rollout_record_the_same_sampling_so_the_gate_may_compare_them(tiny):
+    # n is selection compute (locked by the gate as selection.n), not a sampling setting.
+    one, pack = tiny["root"] / "b1.jsonl", tiny["root"] / "b4.jsonl"
+    run_sample(tiny, one, "--n", "1", "--seed", "5")
+    run_sample(tiny, pack, "--n", "4", "--seed", "5")
+    assert next(iter_completions(one)).sampling == next(iter_samples(pack)).sampling
+    assert "n" not in next(iter_samples(pack)).sampling
 
 
 def test_sample_0_of_a_pack_is_the_same_draw_as_the_n_1_rollout(tiny):

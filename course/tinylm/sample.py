@@ -126,7 +126,11 @@ def sample_records(
     """Rollout records in the frozen-rollouts (n = 1) or selection-pack (n > 1) shape, and the truncation count."""
     from course.tinylm.policy import sample_items
 
-    sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed, "n": n}
+    # How ONE sample is drawn, as course.rollout_sample records it. The number of samples
+    # is left out on purpose: it is selection compute (the length of "samples", locked by
+    # course.gate as selection.n), and sample j is the same draw whatever n is, so an
+    # n=1 file and sample 0 of an n=8 pack carry the same sampling and may be compared.
+    sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}
     drawn = sample_items(model, items, n=n, seed=seed, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
     records = []
     n_truncated = 0
