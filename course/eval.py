@@ -39,7 +39,6 @@ from course.errors import CourseError
 from course.evaluation import (
     Tally,
     breakdown_lines,
-    display_path,
     missing_result,
     pass_rate_line,
     render_summary_md,
@@ -56,9 +55,9 @@ from course.io import (
     iter_dataset_objects,
     write_json,
 )
-from course.manifest import PROJECT_ROOT, environment, sha256_file
+from course.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
 from course.rundir import atomic_run_dir, resolve_outdir
-from course.score import SCORER_VERSION, score, scorer_fingerprint
+from course.score import score
 
 TOOL = "course.eval"
 BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
@@ -184,10 +183,6 @@ def _score_indexed(
 # ===========================================================================
 # The run directory
 # ===========================================================================
-def _fingerprint(path: Path) -> dict[str, Any]:
-    return {"path": display_path(path, PROJECT_ROOT), "sha256": sha256_file(path), "bytes": path.stat().st_size}
-
-
 def build_manifest(
     *,
     argv: Sequence[str] | None,
@@ -201,14 +196,8 @@ def build_manifest(
     """manifest.json: the Locked Room fields first, then provenance."""
     return {
         **environment(TOOL, argv),
-        "dataset": dataset,
-        "dataset_fingerprint": dataset["sha256"],
-        "split": split,
+        **locked_room(dataset, split, scored.policy, scored.sampling),
         "completions": completions,
-        "scorer_version": SCORER_VERSION,
-        "scorer_fingerprint": scorer_fingerprint(),
-        "policy": scored.policy,
-        "sampling": scored.sampling,
         "n_items": scored.tally.n,
         "n_missing": scored.n_missing,
         "allow_missing": allow_missing,
@@ -262,7 +251,7 @@ def evaluate(
         if not path.is_file():
             raise CourseError(f"{path}: no such file (the {what})")
     split = split if split is not None else split_from_path(dataset)
-    dataset_fp, completions_fp = _fingerprint(dataset), _fingerprint(completions)
+    dataset_fp, completions_fp = input_fingerprint(dataset), input_fingerprint(completions)
     with atomic_run_dir(final, force=force, prefix="eval") as tmp:
         scored = score_files(dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress)
         summary = {**scored.tally.summary(), "split": split, "n_missing": scored.n_missing}

@@ -21,7 +21,7 @@ Definitions used everywhere:
 from __future__ import annotations
 
 import os
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Any, Iterable, Mapping
 
 from course.score import ERROR_CODES, SCORER_VERSION
@@ -273,14 +273,3 @@ def split_from_path(path: str | os.PathLike[str]) -> str | None:
         if word.lower() in KNOWN_SPLITS:
             return word.lower()
     return None
-
-
-def display_path(path: str | os.PathLike[str], root: Path) -> str:
-    """How a file is named in a manifest: relative to the project root (POSIX
-    separators) when it lies inside it, else absolute, so the same file gets the
-    same name whatever the current directory."""
-    resolved = Path(path).resolve()
-    try:
-        return resolved.relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(resolved)

@@ -7,7 +7,11 @@ version, git commit and dirtiness, Python, platform, command line, time).
 
 This module owns the shared pieces; each tool adds its own fields::
 
-    manifest = {**environment("course.eval", argv), "dataset": file_fingerprint(path), ...}
+    manifest = {
+        **environment("course.eval", argv),                      # provenance
+        **locked_room(input_fingerprint(path), split, policy, sampling),  # what course.gate compares
+        ...                                                       # the tool's own fields
+    }
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import course
+from course.score import SCORER_VERSION, scorer_fingerprint
 
 _CHUNK = 1 << 20
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +46,43 @@ def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """``{"path", "sha256", "bytes"}`` for one input file. The path is kept as given."""
     p = Path(path)
     return {"path": str(path), "sha256": sha256_file(p), "bytes": p.stat().st_size}
+
+
+def display_path(path: str | os.PathLike[str], root: Path = PROJECT_ROOT) -> str:
+    """How a file is named in a manifest: relative to the project root (POSIX
+    separators) when it lies inside it, else absolute, so the same file gets the
+    same name whatever the current directory."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(resolved)
+
+
+def input_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """``file_fingerprint`` with the path named as ``display_path`` names it: how run manifests record inputs."""
+    return {**file_fingerprint(path), "path": display_path(path)}
+
+
+def locked_room(
+    dataset: Mapping[str, Any], split: str | None, policy: str, sampling: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The manifest fields of a scoring run that ``course.gate`` compares (its LOCKED_FIELDS,
+    except the selection block, which only ``course.selection_demo`` writes).
+
+    Built in one place so that every tool that scores records the measurement
+    conditions the same way: the dataset (and its sha256 as ``dataset_fingerprint``),
+    the split, the scorer's version and source fingerprint, the policy and its sampling.
+    """
+    return {
+        "dataset": dict(dataset),
+        "dataset_fingerprint": dataset["sha256"],
+        "split": split,
+        "scorer_version": SCORER_VERSION,
+        "scorer_fingerprint": scorer_fingerprint(),
+        "policy": policy,
+        "sampling": dict(sampling),
+    }
 
 
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:

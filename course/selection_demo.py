@@ -42,11 +42,10 @@ from typing import Any, Sequence
 import course.assignments.selection as assignment
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
-from course.evaluation import breakdown_lines, display_path, pass_rate_line, percent, render_summary_md, split_from_path
+from course.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
 from course.io import JsonlWriter, dumps_line, dumps_pretty, iter_samples, read_dataset, write_json
-from course.manifest import PROJECT_ROOT, environment, file_fingerprint
+from course.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
 from course.rundir import atomic_run_dir, resolve_outdir
-from course.score import SCORER_VERSION, scorer_fingerprint
 from course.selection import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
 
 TOOL = "course.selection_demo"
@@ -120,11 +119,6 @@ def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, pi
 # ===========================================================================
 # The run directory
 # ===========================================================================
-def _fingerprint(path: Path) -> dict[str, Any]:
-    # Named relative to the project root, as course.eval names its inputs.
-    return {**file_fingerprint(path), "path": display_path(path, PROJECT_ROOT)}
-
-
 def build_manifest(
     *,
     argv: Sequence[str] | None,
@@ -138,15 +132,9 @@ def build_manifest(
     """manifest.json: course.eval's Locked Room fields, the pack, and the selection instrument."""
     return {
         **environment(TOOL, argv),
-        "dataset": dataset,
-        "dataset_fingerprint": dataset["sha256"],
-        "split": split,
+        **locked_room(dataset, split, selected.policy, selected.sampling),
         "samples": samples,
         "samples_fingerprint": samples["sha256"],
-        "scorer_version": SCORER_VERSION,
-        "scorer_fingerprint": scorer_fingerprint(),
-        "policy": selected.policy,
-        "sampling": selected.sampling,
         "n_items": selected.tally.chosen.n,
         "samples_per_item": selected.tally.min_pack,
         "selection": selection,
@@ -180,7 +168,7 @@ def select(
     picker = picker if picker is not None else assignment.pick_best
     selection = {"n": n, "rule": assignment.SELECTION_RULE, **picker_identity(picker)}
     split = split if split is not None else split_from_path(dataset)
-    dataset_fp, samples_fp = _fingerprint(dataset), _fingerprint(samples)
+    dataset_fp, samples_fp = input_fingerprint(dataset), input_fingerprint(samples)
     with atomic_run_dir(final, force=force, prefix=f"sel_n{n}") as tmp:
         selected = select_files(dataset, samples, tmp / "results.jsonl", n=n, picker=picker)
         summary = {**selected.tally.summary(rule=selection["rule"]), "split": split}

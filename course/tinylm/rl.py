@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 import resource
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -164,9 +163,8 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
     # --- boilerplate: determinism, models, data ------------------------------------------
     import torch
 
-    from course.evaluation import display_path
     from course.io import JsonlWriter, write_json
-    from course.manifest import PROJECT_ROOT, environment, file_fingerprint
+    from course.manifest import environment, input_fingerprint
     from course.rubrics import get_rubric
     from course.score import score as strict_score
     from course.tinylm import PI0_PATH
@@ -350,9 +348,9 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
         "what": "REINFORCE with a per-prompt group baseline and a k3 KL penalty to pi0 (course.tinylm.rl)",
         "settings": {k: getattr(args, k) for k in DEFAULTS} | {"rubric": args.rubric, "seed": args.seed, "init": args.init, "pi0": args.pi0},
         "kl_estimator_in_loss": "k3 per token (GRPO-style); k1 and k3 both logged",
-        "pi0": {**file_fingerprint(pi0_path), "path": display_path(pi0_path, PROJECT_ROOT), "policy": ref_info["policy"]},
+        "pi0": {**input_fingerprint(pi0_path), "policy": ref_info["policy"]},
         "final_policy": {"file": "final.pt", "sha256": final_sha, "policy": f"tinylm:{final_sha[:12]}"},
-        "datasets": [{**file_fingerprint(p), "path": display_path(p, PROJECT_ROOT)} for p in (dev_path, holdout_path)],
+        "datasets": [input_fingerprint(p) for p in (dev_path, holdout_path)],
         "training_prompts": f"course.tinylm.sft_data.problem_stream('rl-prompts:{args.seed}', exclude=dev+holdout prompts)",
         "torch": torch.__version__,
         "threads": threads,

@@ -22,7 +22,6 @@ draw as the ``--n 1`` rollout.
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -80,7 +79,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     require_torch()
     from course.tinylm.model import load_checkpoint
-    from course.tinylm.policy import sample_items, set_threads
+    from course.tinylm.policy import set_threads
 
     threads = set_threads(args.threads)
     model, ck = load_checkpoint(args.checkpoint or PI0_PATH)
