@@ -13,8 +13,9 @@ The run directory holds (formats in docs/formats.md):
   summary.md      the same for a human, with a few example failures per code
 
 How the pipeline stays flat in memory (benchmarks/bench_eval.py measures it):
-the dataset and the completions are streamed side by side, line by line, and
-each result is written as soon as it is scored; only counters and a few example
+the dataset and the completions are streamed side by side, line by line
+(``course.io.iter_aligned``, the hot path: >= 100,000 lines/s with the standard
+library), and each result is written as soon as it is scored; only counters and a few example
 failures are kept. This needs the completions in dataset order, which is how
 the bundled rollouts and every course tool write them. If the ids do not line
 up (another order, a missing or an unknown id), the run restarts in *indexed*
