@@ -384,12 +384,15 @@ def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps:
             "exact_gradient": exact0,
             "exact_variance_b0_per_param": pg.estimate_variance(theta0, rewards, 0.0),
             "exact_variance_bJ_per_param": pg.estimate_variance(theta0, rewards, j0),
+            "optimal_baseline": pg.optimal_baseline(theta0, rewards),
         },
         "settings": {},
     }
     fixed = out["fixed_policy"]
     fixed["exact_variance_b0"] = _mean(fixed["exact_variance_b0_per_param"])
     fixed["exact_variance_bJ"] = _mean(fixed["exact_variance_bJ_per_param"])
+    fixed["exact_variance_bstar"] = _mean(pg.estimate_variance(theta0, rewards, fixed["optimal_baseline"]))
+    end_thetas: list[tuple[float, ...]] = []  # where each no-baseline run ends: a trained policy
     for name, use_baseline in (("no_baseline", False), ("baseline", True)):
         # 1. Fixed policy: sample, never update.
         estimates: list[list[float]] = []
@@ -422,6 +425,8 @@ def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps:
             curve.append(last.expected_reward_after)
             finals.append(last.expected_reward_after)
             curves.append(curve)
+            if not use_baseline:
+                end_thetas.append(last.theta_after)
         out["settings"][name] = {
             "fixed_policy_mean_estimate": mean_est,
             "fixed_policy_max_abs_bias": max(abs(m - e) for m, e in zip(mean_est, exact0)),
@@ -438,6 +443,23 @@ def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps:
             "mean_curve": [_mean([c[t] for c in curves]) for t in range(steps + 1)],
             "sd_curve": [statistics.pstdev([c[t] for c in curves]) for t in range(steps + 1)],
         }
+    # 3. Exact variances at the trained policies: is it the running mean's lag, or b = J itself?
+    at_end: dict[str, list[float]] = {"b0": [], "bJ": [], "bstar": [], "J": [], "optimal_baseline": []}
+    for theta in end_thetas:
+        j = pg.expected_reward(pg.softmax(theta), rewards)
+        b_star = pg.optimal_baseline(theta, rewards)
+        for key, b in (("b0", 0.0), ("bJ", j), ("bstar", b_star)):
+            at_end[key].append(_mean(pg.estimate_variance(theta, rewards, b)))
+        at_end["J"].append(j)
+        at_end["optimal_baseline"].append(b_star)
+    out["end_policies"] = {
+        "what": "the policies the no-baseline runs end in, one per seed; exact variances averaged over them",
+        "expected_reward_mean": _mean(at_end["J"]),
+        "optimal_baseline_mean": _mean(at_end["optimal_baseline"]),
+        "exact_variance_b0": _mean(at_end["b0"]),
+        "exact_variance_bJ": _mean(at_end["bJ"]),
+        "exact_variance_bstar": _mean(at_end["bstar"]),
+    }
     return out
 
 
@@ -446,6 +468,7 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
     n = len(result["seeds"])
     fixed = result["fixed_policy"]
     nb, wb = result["settings"]["no_baseline"], result["settings"]["baseline"]
+    end = result["end_policies"]
     rewarded = sum(1 for a in actions if a.reward > 0)
     lines = [
         f"== {name}: {rewarded} of {len(actions)} actions rewarded; {n} seeds ({result['seeds'][0]}.."
@@ -459,6 +482,11 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
             fixed["exact_variance_bJ"],
         ),
         _row("sampled at theta = 0 (never updated)", nb["fixed_policy_variance"], wb["fixed_policy_variance"]),
+        _row(
+            f"exact where training ends (b = 0 vs b = J, mean J {end['expected_reward_mean']:.3f})",
+            end["exact_variance_b0"],
+            end["exact_variance_bJ"],
+        ),
         _row("during training, all steps", nb["training_variance"], wb["training_variance"]),
     ]
     for label, _, _ in PHASES:
@@ -466,6 +494,11 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
         counts = f"(n = {a['n_steps']} / {b['n_steps']})"
         lines.append(_row(f"during training, steps with {label} {counts}", a["variance"], b["variance"]))
     lines += [
+        "  the variance-optimal constant b* = E[r |grad log pi|^2] / E[|grad log pi|^2] (exact):",
+        f"    at theta = 0:         b* = {fixed['optimal_baseline']:.3f} (J = {fixed['expected_reward']:.3f}), "
+        f"variance {fixed['exact_variance_bstar']:.6f}",
+        f"    where training ends:  mean b* = {end['optimal_baseline_mean']:.3f} "
+        f"(mean J = {end['expected_reward_mean']:.3f}), variance {end['exact_variance_bstar']:.6f}",
         "  mean of the estimate at theta = 0 vs the exact gradient (a baseline must not move it):",
         f"    max |mean - exact|: no baseline {nb['fixed_policy_max_abs_bias']:.5f}, "
         f"baseline {wb['fixed_policy_max_abs_bias']:.5f} (over {n * result['steps']} samples each)",
@@ -482,7 +515,10 @@ ABLATION_NOTE = (
     "whether subtracting it makes the large gradients small. With rare success the rewards are "
     "already near 0 where grad log pi is large (the failures), so b = 0 is close to ideal and the "
     "mean-reward baseline helps little or even hurts; with common success the baseline removes a "
-    "push that every rewarded sample would otherwise give its own action. The final expected reward "
+    "push that every rewarded sample would otherwise give its own action. The exact rows show that "
+    "this is not the running mean's lag: even b = J exactly adds variance once the rewarded action is "
+    "likely, because the variance-optimal b* weights each reward by |grad log pi|^2, which is small "
+    "for the action the policy already prefers. The final expected reward "
     "is a separate question: less variance per parameter need not mean faster learning, because part "
     "of the noise only moves probability between equally rewarded actions, which J does not notice."
 )

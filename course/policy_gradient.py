@@ -10,6 +10,7 @@ function per concept, standard library only, each with a worked example:
   * ``expected_reward``             J(theta) = sum_a pi(a) r(a), by enumeration
   * ``exact_gradient``              grad J(theta), by enumeration (the mean of the estimate)
   * ``estimate_variance``           per-parameter variance of the estimate, by enumeration
+  * ``optimal_baseline``            the constant b that minimises that variance (not J in general)
   * ``kl_divergence``               KL(p || q) in nats
   * ``kl_regularised_optimum``      argmax_pi E_pi[r] - beta KL(pi || pi_ref) = pi_ref exp(r/beta) / Z
   * ``kl_objective`` / ``kl_objective_gradient``  that objective and its exact gradient in the logits
@@ -164,6 +165,30 @@ def estimate_variance(
             g = (1.0 if k == a else 0.0) - p_k
             var[k] += p_a * ((r_a - baseline) * g - mean[k]) ** 2
     return var
+
+
+def optimal_baseline(logits: Sequence[float], rewards: Sequence[float]) -> float:
+    """The constant baseline that minimises the total variance of the one-sample estimate.
+
+    The total variance is E[(r - b)^2 |g_a|^2] - |grad J|^2 with g_a = grad log pi(a),
+    a parabola in b, lowest at b* = E[r |g_a|^2] / E[|g_a|^2]: the mean reward with each
+    action weighted by how hard its sample pushes the logits. b = J (the usual choice)
+    is b* only when every |g_a| is the same. When the rewarded action is already likely,
+    its |g_a| is small, so b* sinks towards the failures' reward and b = J overshoots:
+    a mean-reward baseline can then *add* variance (``course.bandit_train --ablation``).
+
+    >>> optimal_baseline([0.0, 0.0], [1.0, 0.0])  # symmetric: b* = J = 0.5
+    0.5
+    >>> round(optimal_baseline([3.0, 0.0, 0.0], [1.0, 0.0, 0.0]), 4)  # J = 0.91, yet b* is near 0
+    0.0663
+    """
+    pi = softmax(logits)
+    _check_same_length(pi, rewards, "logits", "rewards")
+    weights = []  # pi(a) |g_a|^2, with |g_a|^2 = (1 - pi_a)^2 + sum_{k != a} pi_k^2
+    squares = math.fsum(p * p for p in pi)
+    for p_a in pi:
+        weights.append(p_a * (squares - p_a * p_a + (1.0 - p_a) ** 2))
+    return math.fsum(w * r for w, r in zip(weights, rewards)) / math.fsum(weights)
 
 
 # ---------------------------------------------------------------------------

@@ -187,3 +187,15 @@ def test_ablation_measures_both_settings_in_both_regimes(tmp_path: Path, capsys:
     assert settings["baseline"]["fixed_policy_variance"] < settings["no_baseline"]["fixed_policy_variance"]
     assert "ratio" in (run / "ablation.txt").read_text(encoding="utf-8")
     assert "ratio" in capsys.readouterr().out
+
+
+def test_the_ablation_shows_that_even_an_exact_b_equal_j_adds_variance_once_success_is_likely(tmp_path: Path) -> None:
+    # Not the running mean's lag: at the trained policies, b = J itself is worse than b = 0,
+    # and the variance-optimal b* is far below J.
+    run = tmp_path / "abl"
+    assert bt.main(["--ablation", "--seeds", "10", "--steps", "60", "--outdir", str(run)]) == 0
+    rare = json.loads((run / "ablation.json").read_text(encoding="utf-8"))["scenarios"][0]["result"]
+    end = rare["end_policies"]
+    assert end["expected_reward_mean"] > 0.9 and end["optimal_baseline_mean"] < 0.2
+    assert end["exact_variance_bJ"] > end["exact_variance_b0"] >= end["exact_variance_bstar"]
+    assert "b* =" in (run / "ablation.txt").read_text(encoding="utf-8")

@@ -252,3 +252,30 @@ def test_sample_action_frequencies_match_the_probabilities() -> None:
 def test_sample_action_is_reproducible_from_the_seed() -> None:
     draw = lambda seed: [pg.sample_action([0.2, 0.3, 0.5], r) for r in [random.Random(seed)] for _ in range(50)]  # noqa: E731
     assert draw(9) == draw(9) and draw(9) != draw(10)
+
+
+# --- the variance-optimal baseline -----------------------------------------------------------
+@given(
+    st.lists(st.floats(-4, 4), min_size=2, max_size=6),
+    st.lists(st.sampled_from([0.0, 1.0, 0.5, -1.0]), min_size=6, max_size=6),
+    st.floats(-2, 2),
+)
+@settings(max_examples=200, deadline=None)
+def test_no_constant_baseline_gives_less_variance_than_the_optimal_one(logits, rewards, other) -> None:
+    rewards = rewards[: len(logits)]
+    best = sum(pg.estimate_variance(logits, rewards, pg.optimal_baseline(logits, rewards)))
+    assert best <= sum(pg.estimate_variance(logits, rewards, other)) + 1e-12
+
+
+def test_the_optimal_baseline_is_j_when_every_action_pushes_equally_hard() -> None:
+    # At the uniform policy every |grad log pi(a)| is the same, so b* is the plain mean reward.
+    assert pg.optimal_baseline([0.0] * 5, REWARDS) == pytest.approx(pg.expected_reward(pg.softmax([0.0] * 5), REWARDS))
+
+
+def test_once_the_rewarded_action_is_likely_b_equal_j_adds_variance_and_b_star_does_not() -> None:
+    logits, rewards = [4.0, 0.0, 0.0], [1.0, 0.0, 0.0]
+    j = pg.expected_reward(pg.softmax(logits), rewards)
+    b_star = pg.optimal_baseline(logits, rewards)
+    assert j > 0.9 and b_star < 0.1
+    v0, v_j, v_star = (sum(pg.estimate_variance(logits, rewards, b)) for b in (0.0, j, b_star))
+    assert v_j > 10 * v0 and v_star <= v0
