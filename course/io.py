@@ -772,8 +772,8 @@ def iter_aligned(
     * one loop over both files, with the ordinary line parsed inline, instead of
       two generators and their per-line bookkeeping;
     * the shared tail. A rollout line is ``H + T`` where ``T`` (from ``"policy"``
-      on) is usually line 1's text, and parsing T's sampling floats is a third
-      of the line's cost. If ``H + "}"`` parses as a non-empty object that ends
+      on) is usually line 1's text, and parsing T (mostly its sampling floats)
+      is about two thirds of the line's parse time. If ``H + "}"`` parses as a non-empty object that ends
       exactly at that ``"}"``, a JSON parser that has read H stands inside the
       top-level object right after a member's value: the same state it was in
       where line 1's T began. Parsing is deterministic, so T then yields exactly
