@@ -280,7 +280,10 @@ _JSON_SPACE = " \t\n\r"
 
 
 def _parse_std(raw: bytes, path: Any, lineno: int) -> Any:
-    """The authoritative parse of one line (standard library), with the error messages."""
+    """The authoritative parse of one line (standard library), with the error messages.
+
+    Only unusual lines get here: the ordinary ones were parsed by ``_quick_object``.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -288,16 +291,7 @@ def _parse_std(raw: bytes, path: Any, lineno: int) -> Any:
             f"{path}:{lineno}: bytes that are not valid UTF-8 (0x{raw[exc.start]:02x} at byte "
             f"{exc.start + 1} of the line); save the file as UTF-8"
         ) from None
-    # Fast path: a line that starts with its value and ends with "\n" (what the course writes).
-    value: Any = _MISSING
-    try:
-        value, end = _scan_once(text, 0)
-        if end != len(text) and text[end:].strip(_JSON_SPACE):
-            value = _MISSING
-    except (StopIteration, ValueError, RecursionError):
-        value = _MISSING
-    if value is _MISSING:
-        value = _parse_slow(text, path, lineno)
+    value = _parse_slow(text, path, lineno)
     if "\\u" in text and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         raise CourseError(
             f"{path}:{lineno}: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not Unicode text"
