@@ -99,7 +99,7 @@ t0, cpu0 = time.perf_counter(), time.process_time()
 if sys.argv[5] == "naive":
     # The obvious loop: parse, score and write the completions alone; no checks, no dataset.
     from course.io import dumps_line
-    from course.score import score
+    from course.instrument.spec_v1 import score
     n = passed = 0
     with open(sys.argv[2], "rb") as f, open(sys.argv[3] + ".jsonl", "w", encoding="utf-8") as out:
         for raw in f:

@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 
-from course.score import SCORER_VERSION, score, scorer_fingerprint  # noqa: E402
+from course.instrument.rubrics import scorer_fingerprint  # noqa: E402
+from course.instrument.spec_v1 import SCORER_VERSION, score  # noqa: E402
 
 
 # ---------------------------------------------------------------------------

@@ -47,7 +47,8 @@ from course.io import dumps_line, write_json
 from course.manifest import environment
 from course.problems import RUNNING_EXAMPLE
 from course.rundir import atomic_run_dir, resolve_outdir
-from course.score import SCORER_VERSION, score, scorer_fingerprint
+from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.spec_v1 import SCORER_VERSION, score
 
 # ---------------------------------------------------------------------------
 # The bandit: one prompt, a few whole completions as actions, rewards from the scorer.

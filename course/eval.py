@@ -58,7 +58,7 @@ from course.io import (
 )
 from course.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
 from course.rundir import atomic_run_dir, resolve_outdir
-from course.score import score
+from course.instrument.spec_v1 import score
 
 TOOL = "course.eval"
 BUNDLED_DATASET = "data/datasets/math_dev.jsonl"

@@ -24,7 +24,7 @@ import os
 from pathlib import PurePath
 from typing import Any, Iterable, Mapping
 
-from course.score import ERROR_CODES, SCORER_VERSION
+from course.instrument.spec_v1 import ERROR_CODES, SCORER_VERSION
 from course.stats import wilson_interval
 from course.visible import visible
 

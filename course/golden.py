@@ -28,7 +28,8 @@ from typing import Any
 
 from course.errors import CourseError
 from course.io import iter_objects
-from course.score import ERROR_CODES, SCORER_VERSION, score, scorer_fingerprint
+from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.spec_v1 import ERROR_CODES, SCORER_VERSION, score
 
 # The bundled suites, found from this file (not the working directory).
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"

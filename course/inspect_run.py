@@ -24,7 +24,7 @@ from course.errors import CourseError
 from course.evaluation import Tally, ordered_codes, pass_rate_line, percent
 from course.io import RunDir, iter_results, read_dataset, read_run
 from course.manifest import PROJECT_ROOT, sha256_file
-from course.score import ERROR_CODES
+from course.instrument.spec_v1 import ERROR_CODES
 from course.visible import legend, visible
 
 COMPLETION_LIMIT = 600  # characters shown per completion; the rest is counted, not printed

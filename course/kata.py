@@ -30,8 +30,8 @@ from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
 from course.io import iter_objects, read_json
-from course.rubrics import RUBRICS
-from course.score import MAX_DIGITS, _read_expected, _shown_expected
+from course.instrument.rubrics import RUBRICS
+from course.instrument.spec_v1 import MAX_DIGITS, Verdict, read_expected, shown_expected, verdict
 from course.visible import visible
 
 _REPO = Path(__file__).resolve().parents[1]
@@ -56,17 +56,8 @@ _DRAFT_PREFIX = "Final: "
 _DRAFT_INT = re.compile("[0-9]{1,%d}" % MAX_DIGITS, re.ASCII)
 
 
-def _draft_verdict(code: str, reason: str, expected: Any, extracted: int | None = None, **extra: Any) -> dict[str, Any]:
-    details = {
-        "scorer_version": DRAFT_VERSION,
-        "error_code": code,
-        "parsed": extracted is not None,
-        "extracted": extracted,
-        "expected": expected,
-        "reason": reason,
-    }
-    details.update(extra)
-    return {"reward": 1.0 if code == "ok" else 0.0, "details": details}
+def _draft_verdict(code: str, reason: str, expected: Any, extracted: int | None = None, **extra: Any) -> Verdict:
+    return verdict(code, reason, expected, extracted, scorer_version=DRAFT_VERSION, **extra)
 
 
 def draft_score(example: Any, completion: Any) -> dict[str, Any]:
@@ -82,9 +73,9 @@ def draft_score(example: Any, completion: Any) -> dict[str, Any]:
     >>> draft_score({"expected_answer": 323}, "The answer is 323")["details"]["error_code"]
     'missing_prefix'
     """
-    expected, problem = _read_expected(example)
+    expected, problem = read_expected(example)
     if problem is not None:
-        return _draft_verdict("bad_example", problem[0].upper() + problem[1:] + ".", _shown_expected(example))
+        return _draft_verdict("bad_example", problem[0].upper() + problem[1:] + ".", shown_expected(example))
     if not isinstance(completion, str):
         return _draft_verdict("not_a_string", f"The completion is a {type(completion).__name__}, not text.", expected)
     text = completion.strip(" ")

@@ -45,7 +45,8 @@ from course.errors import CourseError
 from course.io import write_json
 from course.manifest import environment
 from course.rundir import atomic_run_dir, resolve_outdir
-from course.score import SCORER_VERSION, scorer_fingerprint
+from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.spec_v1 import SCORER_VERSION
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
 # the right number most of the time but rarely in the exact format the verifier accepts.

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import course
-from course.score import SCORER_VERSION, scorer_fingerprint
+from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.spec_v1 import SCORER_VERSION
 
 _CHUNK = 1 << 20
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

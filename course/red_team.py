@@ -32,9 +32,9 @@ from typing import Any
 
 from course.errors import CourseError
 from course.io import iter_objects
-from course.rubrics import LOOPHOLES, RUBRICS, get_rubric
-from course.score import ERROR_CODES
-from course.score import score as strict_score
+from course.instrument.rubrics import RUBRICS, get_rubric
+from course.instrument.spec_v1 import ERROR_CODES
+from course.instrument.spec_v1 import score as strict_score
 from course.visible import visible
 
 GOLDEN_EXPLOITS = Path(__file__).resolve().parents[1] / "data" / "golden" / "golden_exploits.jsonl"
@@ -138,7 +138,7 @@ def summarise(rows: list[Row], rubric: str) -> dict[str, Any]:
         s["strict_rewarded"] += r.strict["reward"] > 0.0
     return {
         "rubric": rubric,
-        "loophole": LOOPHOLES[rubric],
+        "loophole": RUBRICS[rubric].loophole,
         "n": len(rows),
         "rubric_rewarded": sum(r.rubric["reward"] > 0.0 for r in rows),
         "strict_rewarded": sum(r.strict["reward"] > 0.0 for r in rows),
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             width = max(len(n) for n in RUBRICS)
             for name in RUBRICS:
-                print(f"{name:<{width}}  {LOOPHOLES[name]}")
+                print(f"{name:<{width}}  {RUBRICS[name].loophole}")
             return 0
         if args.rubric is None:
             raise CourseError(f"--rubric is required; choose one of: {', '.join(RUBRICS)}")

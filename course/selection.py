@@ -50,7 +50,7 @@ from typing import Any, Callable, Mapping, Sequence
 from course.errors import CourseError
 from course.evaluation import PASS_REWARD, Tally
 from course.io import SampleSet
-from course.score import score
+from course.instrument.spec_v1 import score
 from course.stats import pass_at_k, pass_hat_k, wilson_interval
 
 Picker = Callable[[Sequence[Mapping[str, Any]]], Mapping[str, Any]]

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 from course.cli import info, make_parser, run
 from course.errors import CourseError
-from course.score import SCORER_VERSION, score
+from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.visible import legend, visible
 
 DEFAULT_TEXTS: tuple[str, ...] = (

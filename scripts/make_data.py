@@ -57,7 +57,7 @@ import random  # noqa: E402
 from course.cli import EXIT_FAIL, EXIT_OK, info, make_parser, run  # noqa: E402
 from course.io import dumps_line  # noqa: E402
 from course.problems import RUNNING_EXAMPLE, Problem, make_problem  # noqa: E402
-from course.score import score  # noqa: E402
+from course.instrument.spec_v1 import score  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # What the pack is. Changing any of these changes the bundled bytes.

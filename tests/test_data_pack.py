@@ -19,7 +19,7 @@ import pytest
 
 from course.io import dumps_line
 from course.problems import FORMAT_INSTRUCTION
-from course.score import score
+from course.instrument.spec_v1 import score
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "make_data.py"

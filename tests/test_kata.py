@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from course import kata
 from course.errors import CourseError
-from course.score import score as strict_score
+from course.instrument.spec_v1 import score as strict_score
 
 EXAMPLES = kata.load_examples()
 KEY = kata.load_key()

@@ -10,7 +10,7 @@ import pytest
 
 from course import red_team
 from course.errors import CourseError
-from course.rubrics import HACKABLE, RUBRICS
+from course.instrument.rubrics import HACKABLE, RUBRICS
 
 GOLDEN = red_team.load_exploits(red_team.GOLDEN_EXPLOITS, "golden", require_code=True)
 

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from course.rubrics import RUBRICS
-from course.score import ERROR_CODES
-from course.score import score
+from course.instrument.rubrics import RUBRICS
+from course.instrument.spec_v1 import ERROR_CODES
+from course.instrument.spec_v1 import score
 
 
 @dataclass(frozen=True)

@@ -2,26 +2,53 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import rubrics
+from course.instrument import rubrics as registry
 from course.errors import CourseError
-from course.rubrics import HACKABLE, LOOPHOLES, RUBRICS, get_rubric, rubric_fingerprint
-from course.score import ERROR_CODES
-from course.score import score as strict_score
+from course.instrument.rubrics import HACKABLE, RUBRICS, Rubric, get_rubric, scorer_fingerprint
+from course.instrument.spec_v1 import ERROR_CODES
+from course.instrument.spec_v1 import score as strict_score
 
 EX = {"expected_answer": 323}
 CONTRACT_FIELDS = ("scorer_version", "error_code", "parsed", "extracted", "expected", "reason")
 
 
 def test_strict_entry_is_the_course_verifier_itself():
-    assert RUBRICS["strict"] is strict_score
+    assert RUBRICS["strict"].score is strict_score
+
+
+def test_every_registry_entry_is_a_rubric_record_named_by_its_key():
+    assert all(type(r) is Rubric and r.name == name for name, r in RUBRICS.items())
+
+
+def test_get_rubric_returns_the_registry_record():
+    assert get_rubric("lenient_int") is RUBRICS["lenient_int"]
+    assert get_rubric("lenient_int").version == "hackable-lenient-int-v1"
+
+
+def test_calling_a_rubric_calls_its_score_function():
+    rubric = RUBRICS["last_number"]
+    assert rubric(EX, "324? no: 323") == rubric.score(EX, "324? no: 323")
+    assert rubric(EX, "324? no: 323")["reward"] == 1.0
+
+
+@pytest.mark.parametrize("name", list(RUBRICS))
+def test_every_rubric_stamps_its_verdicts_with_its_registered_version(name):
+    assert RUBRICS[name](EX, "Final: 324")["details"]["scorer_version"] == RUBRICS[name].version
+
+
+def test_the_strict_rubric_is_the_only_one_not_hackable():
+    assert [name for name, r in RUBRICS.items() if not r.hackable] == ["strict"]
 
 
 def test_registry_holds_at_least_four_hackable_rubrics_with_stable_names():
@@ -38,9 +65,9 @@ def test_unknown_rubric_name_raises_course_error_listing_valid_names():
 @pytest.mark.parametrize("name", HACKABLE)
 def test_every_hackable_rubric_documents_its_loophole_in_docstring_and_details(name):
     fn = RUBRICS[name]
-    assert "Loophole" in (fn.__doc__ or "")
+    assert "Loophole" in (fn.score.__doc__ or "")
     details = fn(EX, "Final: 323")["details"]
-    assert details["loophole"] == LOOPHOLES[name] and len(details["loophole"]) > 20
+    assert details["loophole"] == RUBRICS[name].loophole and len(details["loophole"]) > 20
     assert details["scorer_version"].startswith("hackable-")
 
 
@@ -164,11 +191,19 @@ def test_hackable_rubrics_reward_the_canonical_answer_for_any_integer(name, n):
     assert RUBRICS[name]({"expected_answer": n}, f"Final: {n}")["reward"] == 1.0
 
 
-def test_rubric_fingerprint_is_score_py_for_strict_and_this_module_for_the_rest():
-    from course.score import scorer_fingerprint
+def test_the_strict_rubric_fingerprint_is_the_scorer_fingerprint():
+    assert RUBRICS["strict"].fingerprint() == scorer_fingerprint()
 
-    assert rubric_fingerprint("strict") == scorer_fingerprint()
-    assert len(rubric_fingerprint("last_number")) == 64 and rubric_fingerprint("last_number") != scorer_fingerprint()
+
+def test_a_hackable_rubric_fingerprint_covers_the_spec_and_the_registry_source():
+    # Its verdicts are decided by its own rules (instrument/rubrics.py) AND by the
+    # spec's verdict builder and example check (spec_v1.py): both are hashed.
+    expected = hashlib.sha256(registry.SPEC_V1_SOURCE.read_bytes() + registry.RUBRICS_SOURCE.read_bytes()).hexdigest()
+    assert RUBRICS["last_number"].fingerprint() == expected != scorer_fingerprint()
+
+
+def test_a_hackable_rubric_fingerprint_ignores_the_command_line_tool():
+    assert Path(rubrics.__file__) not in RUBRICS["last_number"].sources
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -184,7 +219,7 @@ def test_rubrics_cli_lists_every_rubric_with_its_loophole(capsys):
     assert rubrics.main([]) == 0
     out = capsys.readouterr().out
     for name in RUBRICS:
-        assert name in out and LOOPHOLES[name] in out
+        assert name in out and RUBRICS[name].loophole in out
 
 
 def test_rubrics_cli_scores_one_string_under_the_rubric_and_strict(capsys):
@@ -202,7 +237,7 @@ def test_rubrics_cli_unknown_rubric_exits_2_with_the_valid_names(capsys):
 # Reference semantics of the number-reading rubrics, written the slow obvious way:
 # every token of _NUMBER, read by value. The fast str.find/rfind versions must agree.
 def _tokens(text: str) -> list[int]:
-    return [int(t) for t in rubrics._NUMBER.findall(text)]
+    return [int(t) for t in registry._NUMBER.findall(text)]
 
 
 _NUMBERY = st.text(alphabet="0123456789-- x\n", max_size=30)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -12,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from course.score import (
+from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.spec_v1 import (
     ASCII_WHITESPACE,
     ERROR_CODES,
     MAX_DIGITS,
     SCORER_VERSION,
-    main,
     score,
-    scorer_fingerprint,
 )
+from course.score import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = {"id": "t-1", "prompt": "What is 17 * 19? Output exactly one line: Final: <int>", "expected_answer": 323}
@@ -485,10 +487,45 @@ def test_scorer_version_names_spec_v1():
     assert reward == 1.0
 
 
-def test_fingerprint_is_the_sha256_of_score_py():
-    source = ROOT / "course" / "score.py"
+def test_fingerprint_is_the_sha256_of_spec_v1_py():
+    source = ROOT / "course" / "instrument" / "spec_v1.py"
     assert scorer_fingerprint() == hashlib.sha256(source.read_bytes()).hexdigest()
     assert re.fullmatch(r"[0-9a-f]{64}", scorer_fingerprint())
+
+
+def test_editing_a_rule_changes_the_fingerprint(tmp_path):
+    # The instrument is the rules: one character of one rule is a different instrument.
+    spec = (ROOT / "course" / "instrument" / "spec_v1.py").read_text(encoding="utf-8")
+    rule = "MAX_DIGITS = 4300\n"
+    assert spec.count(rule) == 1
+    edited = tmp_path / "spec_v1.py"
+    edited.write_text(spec.replace(rule, "MAX_DIGITS = 4301\n"), encoding="utf-8")
+    assert scorer_fingerprint(edited) != scorer_fingerprint()
+
+
+def test_an_unedited_copy_of_the_rules_has_the_same_fingerprint(tmp_path):
+    copy = tmp_path / "spec_v1.py"
+    copy.write_bytes((ROOT / "course" / "instrument" / "spec_v1.py").read_bytes())
+    assert scorer_fingerprint(copy) == scorer_fingerprint()
+
+
+def test_editing_a_cli_help_text_leaves_the_fingerprint_unchanged(tmp_path):
+    # A copy of the package whose course/score.py has another help text: the tool
+    # itself (--version) must still report the fingerprint of the untouched rules.
+    shutil.copytree(ROOT / "course", tmp_path / "course", ignore=shutil.ignore_patterns("__pycache__"))
+    tool = tmp_path / "course" / "score.py"
+    text = tool.read_text(encoding="utf-8")
+    help_text = "the example's expected_answer"
+    assert text.count(help_text) == 1
+    tool.write_text(text.replace(help_text, "the integer the completion must state"), encoding="utf-8")
+    code = ("import course.score as tool\nfrom course.instrument.rubrics import scorer_fingerprint\n"
+            "print(tool.__file__)\nprint(scorer_fingerprint())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    used, fingerprint = proc.stdout.split()
+    assert Path(used) == tool  # the edited copy was imported, not the repository's tool
+    assert fingerprint == scorer_fingerprint()
 
 
 # ---------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course import score as score_module
-from course.score import ASCII_WHITESPACE, ERROR_CODES, MAX_DIGITS, SCORER_VERSION, score
+from course.instrument import spec_v1 as score_module
+from course.instrument.spec_v1 import ASCII_WHITESPACE, ERROR_CODES, MAX_DIGITS, SCORER_VERSION, score
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRED = ("scorer_version", "error_code", "parsed", "extracted", "expected", "reason")
@@ -144,7 +144,7 @@ def test_results_are_identical_in_a_fresh_process_with_another_hash_seed():
          for line in (ROOT / "data" / "golden" / "golden_exploits.jsonl").read_text(encoding="utf-8").splitlines()]
     here = json.dumps([score(e, c) for e, c in inputs], sort_keys=True)
     program = (
-        "import json, sys\nfrom course.score import score\n"
+        "import json, sys\nfrom course.instrument.spec_v1 import score\n"
         "inputs = json.loads(sys.stdin.read())\n"
         "print(json.dumps([score(e, c) for e, c in inputs], sort_keys=True))\n"
     )

@@ -70,7 +70,7 @@ def test_every_target_format_contains_the_correct_answer_as_a_number():
 
 
 def test_only_the_strict_format_passes_the_strict_scorer_and_hedges_mention_several_numbers():
-    from course.score import score
+    from course.instrument.spec_v1 import score
 
     rng = random.Random(1)
     for _ in range(1000):

@@ -52,7 +52,7 @@ from course.policy_gradient import (
     sample_action,
     softmax,
 )
-from course.score import score
+from course.instrument.spec_v1 import score
 
 # ---------------------------------------------------------------------------
 # The environment shared by all three: prompts, candidate completions (the

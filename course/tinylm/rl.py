@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     check_args(args)
-    from course.rubrics import get_rubric
+    from course.instrument.rubrics import get_rubric
     from course.rundir import atomic_run_dir, resolve_outdir
     from course.tinylm import require_torch
 
@@ -165,8 +165,8 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
 
     from course.io import JsonlWriter, write_json
     from course.manifest import environment, input_fingerprint
-    from course.rubrics import get_rubric
-    from course.score import score as strict_score
+    from course.instrument.rubrics import get_rubric
+    from course.instrument.spec_v1 import score as strict_score
     from course.tinylm import PI0_PATH
     from course.tinylm.model import load_checkpoint, save_checkpoint
     from course.tinylm.policy import completion_logprobs, generate, sample_items, set_threads
@@ -529,7 +529,7 @@ def holdout_comparison(args: Any, run_dir: Path, ref: Any, ref_name: str, final:
     """Sample pi0 and the final policy on math_holdout with identical settings, evaluate, gate, estimate pass@1."""
     from course.eval import evaluate
     from course.io import dumps_line, write_text_atomic
-    from course.score import score as strict_score
+    from course.instrument.spec_v1 import score as strict_score
     from course.stats import paired_bootstrap, wilson_interval
     from course.tinylm.sample import sample_records
     from course.tinylm.sft_data import DEFAULT_DATASETS, read_items

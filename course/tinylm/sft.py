@@ -237,7 +237,7 @@ def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]
     """pass@1 of a model on math_dev under the strict scorer (n samples per item, T = 1, seed 0)."""
     from collections import Counter
 
-    from course.score import score
+    from course.instrument.spec_v1 import score
     from course.tinylm.policy import sample_items
     from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
 

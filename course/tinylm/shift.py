@@ -51,7 +51,7 @@ def shift_report(model: Any, policy_name: str, out_dir: Path | None = None, froz
                  seed: int | None = None) -> dict[str, Any]:
     """Score the frozen pi0 rollouts and fresh samples of ``model`` on the same items; return (and write) the table."""
     from course.io import iter_completions
-    from course.score import score
+    from course.instrument.spec_v1 import score
     from course.tinylm.policy import sample_items
     from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
 

@@ -50,7 +50,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if len(set(args.betas)) != len(args.betas):
         raise CourseError("--betas lists a value twice")
 
-    from course.rubrics import get_rubric
+    from course.instrument.rubrics import get_rubric
     from course.rundir import atomic_run_dir, resolve_outdir
     from course.tinylm import require_torch
 
