@@ -1,0 +1,99 @@
+"""The layers of the house, checked from the source (docs/architecture.md describes them).
+
+The instrument (``course/instrument``) is the bottom layer: the rules of reward
+spec v1 must not depend on anything that could change without the scorer
+fingerprint noticing. These tests read each module's imports with ``ast``
+(every ``import``, including those inside functions) rather than importing it.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COURSE = ROOT / "course"
+INSTRUMENT = COURSE / "instrument"
+STDLIB = frozenset(sys.stdlib_module_names)
+
+# The one error type is shared by every layer (BRIEF: course/errors.py sits above
+# them all); get_rubric raises it for an unknown name so each CLI exits 2.
+SHARED = frozenset({"course.errors"})
+
+# Command-line entry points of the instrument: tools, never imported by library code.
+INSTRUMENT_TOOLS = frozenset({"course.score", "course.rubrics"})
+
+
+def _imports(path: Path, package: str | None = None) -> list[str]:
+    """Absolute names of every module ``path`` imports (relative imports resolved)."""
+    if package is None:
+        package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            names.append(module)
+            # `from course.instrument import spec_v1` imports the submodule spec_v1.
+            names += [f"{module}.{alias.name}" for alias in node.names if module.startswith("course")]
+    return names
+
+
+def _within(name: str, module: str) -> bool:
+    """True for the module itself and anything imported from it (course.errors.CourseError)."""
+    return name == module or name.startswith(module + ".")
+
+
+def _is_stdlib(name: str) -> bool:
+    return name.split(".")[0] in STDLIB
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_the_import_reader_sees_lazy_and_from_imports(tmp_path):
+    # Guard for the guards below: an import inside a function must not slip past them.
+    module = tmp_path / "lazy.py"
+    module.write_text("import re\n\ndef f():\n    from course import score\n", encoding="utf-8")
+    assert {"re", "course.score"} <= set(_imports(module, package=""))
+
+
+def test_spec_v1_imports_nothing_but_the_standard_library():
+    imported = _imports(INSTRUMENT / "spec_v1.py")
+    assert imported, "no imports found: the AST walk is broken"
+    assert [name for name in imported if not _is_stdlib(name)] == []
+
+
+@pytest.mark.parametrize("path", sorted(INSTRUMENT.glob("*.py")), ids=lambda p: p.name)
+def test_the_instrument_imports_only_itself_the_shared_error_type_and_the_standard_library(path):
+    outside = [
+        name for name in _imports(path)
+        if not (_is_stdlib(name) or any(_within(name, allowed) for allowed in (*SHARED, "course.instrument")))
+    ]
+    assert outside == [], f"{path.name} imports {outside}"
+
+
+def test_the_shared_error_type_imports_only_the_standard_library():
+    # So the instrument's whole import closure is the standard library.
+    assert [name for name in _imports(COURSE / "errors.py") if not _is_stdlib(name)] == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(COURSE.rglob("*.py")) if _module_name(p) not in INSTRUMENT_TOOLS],
+    ids=lambda p: str(p.relative_to(COURSE)),
+)
+def test_no_course_module_imports_the_scorer_or_rubrics_command_line(path):
+    # The rules are course.instrument.*; course.score and course.rubrics only parse arguments.
+    used = sorted(set(_imports(path)) & INSTRUMENT_TOOLS)
+    assert used == [], f"{path.relative_to(ROOT)} imports the tool module(s) {used}; use course.instrument"
