@@ -319,7 +319,7 @@ def _header(run: RunData) -> str:
 def _ci_bar(passed: int, n: int) -> str:
     lo, hi = wilson_interval(passed, n)
     rate = passed / n
-    w, x0, pw = 420, 10, 400
+    w, x0, pw = 440, 14, 400
 
     def px(v: float) -> str:
         return f"{x0 + v * pw:.1f}"
@@ -601,6 +601,7 @@ def _tinylm_rl(run: RunData, prefix: str) -> str:
     else:
         out.append('<p class="good">No Goodhart alarm was raised.</p>')
     if steps:
+        out.append(f'<span id="{prefix}-curves"></span>')
         out.append(line_chart(
             [Series(f"training reward ({rubric}), per step", _thin([(r["step"], r["reward"]) for r in steps]), color="#E69F00", dashed=True),
              Series(f"{rubric} reward, fixed dev slice", tuple((x["step"], x["slice_rubric_reward"]) for x in evals), color="#D55E00", markers=True),
@@ -647,9 +648,9 @@ def _tinylm_rl(run: RunData, prefix: str) -> str:
 
 
 def _scoring(run: RunData, prefix: str, *, header: bool = True) -> str:
-    parts = [_pass_rate(run.summary or {})]
+    parts = [f'<div id="{prefix}-result">' + _pass_rate(run.summary or {}) + "</div>"]
     if run.kind == "selection":
-        parts.append(_selection(run))
+        parts.append(f'<div id="{prefix}-selection">' + _selection(run) + "</div>")
     parts.append(_taxonomy(run, prefix))
     parts.append(_items_table(run, prefix))
     return "".join(parts)

@@ -96,7 +96,10 @@ def line_chart(
 ) -> str:
     """An SVG line chart. ``x_log`` puts x on a log10 scale (x must be > 0 there)."""
     left, right, top, bottom = 58, 16, 30, 40
-    legend_h = 16 * ((len(series) + 2) // 3) + 8
+    # legend columns: as many as the longest label allows (about 6.2 px per character at 11 px)
+    longest = max((len(s.label) for s in series), default=0)
+    cols = next((c for c in (3, 2) if (width - 74) / c - 24 >= longest * 6.2), 1)
+    legend_h = 16 * ((len(series) + cols - 1) // cols) + 8
     total_h = height + legend_h
     pw, ph = width - left - right, height - top - bottom
 
@@ -175,11 +178,11 @@ def line_chart(
                 out.append(f'<circle cx="{_n(a)}" cy="{_n(b)}" r="2.8" fill="{color}"/>')
         for (a, b), text in zip(pts, s.labels):
             out.append(f'<text x="{_n(a + 4)}" y="{_n(b - 4)}" class="pl">{escape(text)}</text>')
-    # legend, three entries per row under the plot
+    # legend under the plot, `cols` entries per row
     for i, s in enumerate(series):
         color = s.color or PALETTE[i % len(PALETTE)]
-        col, row = i % 3, i // 3
-        x0, y0 = left + col * (pw / 3), height + 10 + row * 16
+        col, row = i % cols, i // cols
+        x0, y0 = left + col * (pw / cols), height + 10 + row * 16
         dash = ' stroke-dasharray="5 3"' if s.dashed else ""
         out.append(f'<line x1="{_n(x0)}" x2="{_n(x0 + 18)}" y1="{_n(y0 - 4)}" y2="{_n(y0 - 4)}" stroke="{color}" '
                    f'stroke-width="2.5"{dash}/>')
