@@ -342,3 +342,16 @@ def test_a_directory_that_is_not_a_run_is_a_usage_error(tmp_path, capsys):
     assert report.main([str(tmp_path)]) == 2
     assert "manifest.json: no such file" in capsys.readouterr().err
     assert not (tmp_path / "report.html").exists()
+
+
+def test_a_results_file_edited_after_the_run_is_flagged_in_the_header(runs, tmp_path):
+    import shutil
+
+    copy = tmp_path / "edited"
+    shutil.copytree(runs["eval"], copy)
+    results = copy / "results.jsonl"
+    results.write_text(results.read_text().replace('"reward": 0.0', '"reward": 1.0', 1))
+    _, page = page_of(copy)
+    assert any("changed after the run" in page.text_of(p) for p in page.find("p", class_="alarm"))
+    _, clean = page_of(runs["eval"])
+    assert not clean.find("p", class_="alarm")

@@ -47,6 +47,7 @@ from course.errors import CourseError
 from course.evaluation import PASS_REWARD, ordered_codes, pass_rate_line, percent
 from course.io import iter_objects, iter_results, read_json
 from course.lib.svg import Mark, Series, line_chart
+from course.manifest import sha256_file
 from course.score import ERROR_CODES
 from course.stats import wilson_interval
 from course.visible import legend, visible
@@ -102,6 +103,7 @@ class RunData:
     sub_runs: tuple["RunData", ...] = ()  # tinylm.rl: its course.eval runs
     gate: dict[str, Any] | None = None  # tinylm.rl: the holdout gate (course.gate.gate_view)
     files: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # e.g. results.jsonl edited after the run
 
 
 def _kind(manifest: Mapping[str, Any]) -> str:
@@ -164,7 +166,12 @@ def _load_scoring(run: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         bucket = examples.setdefault(row[3], [])
         if len(bucket) < EXAMPLES_PER_CODE:
             bucket.append(_example(result))
-    return {"rows": tuple(rows), "examples": examples, "summary": read_json(run / "summary.json", "summary")}
+    warnings = []
+    recorded = manifest.get("results_sha256")
+    if recorded is not None and sha256_file(run / "results.jsonl") != recorded:
+        warnings.append("results.jsonl does not match the sha256 recorded in manifest.json: it was changed after the run")
+    return {"rows": tuple(rows), "examples": examples, "summary": read_json(run / "summary.json", "summary"),
+            "warnings": tuple(warnings)}
 
 
 def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> RunData:
@@ -309,8 +316,9 @@ def _header(run: RunData) -> str:
         if key in m:
             prov.append((key, e(m[key])))
     manifest_text = json.dumps(m, ensure_ascii=False, sort_keys=True, indent=2)
+    warn = "".join(f'<p class="alarm">warning: {e(w)}</p>' for w in run.warnings)
     return (
-        '<div class="header"><h3>Locked Room</h3>' + _dl(pairs) + "<h3>Provenance</h3>" + _dl(prov)
+        f'<div class="header">{warn}<h3>Locked Room</h3>' + _dl(pairs) + "<h3>Provenance</h3>" + _dl(prov)
         + f'<details><summary>manifest.json</summary><pre>{e(manifest_text)}</pre></details>'
         + f'<p class="files">files: {e(", ".join(run.files))}</p></div>'
     )
@@ -641,13 +649,13 @@ def _tinylm_rl(run: RunData, prefix: str) -> str:
     if run.gate is not None:
         out.append(render_gate(run.gate, f"{prefix}-gate"))
     for j, sub in enumerate(run.sub_runs):
-        out.append(f'<section class="subrun" id="{prefix}-s{j}"><h3>{e(sub.path)}</h3>{_scoring(sub, f"{prefix}s{j}", header=False)}</section>')
+        out.append(f'<section class="subrun" id="{prefix}-s{j}"><h3>{e(sub.path)}</h3>{_scoring(sub, f"{prefix}s{j}")}</section>')
     for name, text in run.texts.items():
         out.append(f"<details><summary>{e(name)}</summary><pre>{e(text)}</pre></details>")
     return "".join(out)
 
 
-def _scoring(run: RunData, prefix: str, *, header: bool = True) -> str:
+def _scoring(run: RunData, prefix: str) -> str:
     parts = [f'<div id="{prefix}-result">' + _pass_rate(run.summary or {}) + "</div>"]
     if run.kind == "selection":
         parts.append(f'<div id="{prefix}-selection">' + _selection(run) + "</div>")
