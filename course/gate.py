@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
 
-from course.cli import EXIT_FAIL, EXIT_OK, make_parser, run
+from course.cli import EXIT_FAIL, EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.evaluation import PASS_REWARD, pass_rate_line
 from course.io import RunDir, dumps_line, iter_results, read_run
@@ -123,18 +123,30 @@ def locked_room_differences(baseline: dict[str, Any], candidate: dict[str, Any])
     >>> locked_room_differences({"split": "dev"}, {"split": "dev"})
     []
     """
+    keys = ("field", "kind", "meaning", "baseline", "candidate")
+    return [{k: row[k] for k in keys} for row in locked_room_table(baseline, candidate)
+            if row["compared"] and not row["same"]]
+
+
+def locked_room_table(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every LOCKED_FIELDS key with both values shown, ``same``, and ``compared`` (False: skipped by rule).
+
+    What ``course.report`` renders as the Locked Room table (a ✓ or ✗ per field).
+
+    >>> [(r["field"], r["same"]) for r in locked_room_table({"split": "dev"}, {"split": "dev"})][:2]
+    [('dataset_fingerprint', True), ('split', True)]
+    """
     n_base, n_cand = _value(baseline, "selection.n"), _value(candidate, "selection.n")
     choosing = all(isinstance(n, int) and n > 1 for n in (n_base, n_cand))
     out = []
     for f in LOCKED_FIELDS:
-        if f.key in ("selection.rule", "selection.picker_sha256") and not choosing:
-            continue
         a, b = _value(baseline, f.key), _value(candidate, f.key)
-        if (a is _ABSENT) != (b is _ABSENT) or (a is not _ABSENT and a != b):
-            out.append({
-                "field": f.key, "kind": f.kind, "meaning": f.meaning,
-                "baseline": _show(baseline, f.key, a), "candidate": _show(candidate, f.key, b),
-            })
+        out.append({
+            "field": f.key, "kind": f.kind, "meaning": f.meaning,
+            "baseline": _show(baseline, f.key, a), "candidate": _show(candidate, f.key, b),
+            "same": (a is _ABSENT) == (b is _ABSENT) and (a is _ABSENT or a == b),
+            "compared": choosing or f.key not in ("selection.rule", "selection.picker_sha256"),
+        })
     return out
 
 
@@ -320,6 +332,20 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
     return lines
 
 
+def gate_view(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> dict[str, Any]:
+    """Everything the HTML report shows of a decision (``course.lib.report_html.render_gate`` draws it)."""
+    lines = render(result, base, cand)
+    start = next(i for i, line in enumerate(lines) if line.startswith("Decision:"))
+    kinds = dict.fromkeys(d["kind"] for d in result["locked_room"]["differences"])
+    return {
+        "baseline": str(base.run.path), "candidate": str(cand.run.path), "result": result,
+        "rows": locked_room_table(base.run.manifest, cand.run.manifest),
+        "explanations": [KIND_EXPLANATION[k] for k in kinds],
+        "noise": noise_sentence(result["paired"]) if result["paired"] else None,
+        "decision_lines": lines[start:], "text": "\n".join(lines),
+    }
+
+
 # ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
@@ -359,9 +385,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.add_argument("--require-significance", action="store_true",
                             help=f"also require exact McNemar p < {SIGNIFICANCE} on the paired items")
         parser.add_argument("--json", action="store_true", help="print the decision and its evidence as JSON")
+        parser.add_argument("--html", metavar="FILE",
+                            help="also write the decision and both runs as one self-contained HTML page (as course.report)")
+        parser.add_argument("--force", action="store_true", help="let --html overwrite a file course.report did not write")
         args = parser.parse_args(args_in)
         base, cand = load_outcomes(args.baseline), load_outcomes(args.candidate)
         result = decide(base, cand, args.min_delta, args.require_significance)
+        if args.html:
+            from course.lib import report_html
+
+            page = report_html.render_report([report_html.load_run(args.baseline), report_html.load_run(args.candidate)],
+                                             [gate_view(result, base, cand)])
+            info(f"wrote {report_html.write_report(args.html, page, force=args.force)}")
         if args.json:
             print(json.dumps(result, ensure_ascii=False, sort_keys=True, indent=2))
         else:
