@@ -48,7 +48,7 @@ from course.evaluation import PASS_REWARD, ordered_codes, pass_rate_line, percen
 from course.io import iter_objects, iter_results, read_json
 from course.lib.svg import Mark, Series, line_chart
 from course.manifest import sha256_file
-from course.score import ERROR_CODES
+from course.instrument.spec_v1 import ERROR_CODES
 from course.stats import wilson_interval
 from course.visible import legend, visible
 
