@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from course.errors import CourseError
-from course.io import iter_objects
+from course.lib.jsonl import iter_objects
 from course.score import ERROR_CODES, SCORER_VERSION, score, scorer_fingerprint
 
 # The bundled suites, found from this file (not the working directory).

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
-from course.io import iter_objects, read_json
+from course.lib.jsonl import iter_objects, read_json
 from course.rubrics import RUBRICS
 from course.score import MAX_DIGITS, _read_expected, _shown_expected
 from course.visible import visible
@@ -322,7 +322,7 @@ def _record(ex: KataExample, verdict: dict[str, Any]) -> dict[str, Any]:
 def _rescore_pack(path: Path, examples: list[KataExample]) -> int:
     """Teacher maintenance after a deliberate scorer change: keep prompts and completions, refresh verdicts."""
     from course.cli import info
-    from course.io import dumps_line, write_text_atomic
+    from course.lib.jsonl import dumps_line, write_text_atomic
 
     changed = []
     records = []

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from course.errors import CourseError
-from course.io import iter_objects
+from course.lib.jsonl import iter_objects
 from course.rubrics import LOOPHOLES, RUBRICS, get_rubric
 from course.score import ERROR_CODES
 from course.score import score as strict_score
@@ -231,7 +231,7 @@ def _row_json(r: Row) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     from course.cli import make_parser, run
-    from course.io import dumps_line
+    from course.lib.jsonl import dumps_line
 
     def _main(args_in):  # type: ignore[no-untyped-def]
         parser = make_parser(

@@ -49,7 +49,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.evaluation import PASS_REWARD, Tally
-from course.io import SampleSet
+from course.lib.formats import SampleSet
 from course.score import score
 from course.stats import pass_at_k, pass_hat_k, wilson_interval
 
