@@ -75,7 +75,7 @@ class Outcome:
 
 
 # ---------------------------------------------------------------------------
-# Input: validated line by line (file-level rules come from course.io).
+# Input: validated line by line (file-level rules come from course.lib.jsonl).
 # ---------------------------------------------------------------------------
 def load_suite(path: str | Path, suite: str) -> list[Case]:
     """Read one golden file; CourseError ``path:line: ...`` on the first defect."""

@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         exploits: list[Exploit] = []
         if not args.no_golden:
             golden = Path(args.golden) if args.golden else GOLDEN_EXPLOITS
-            if not golden.is_file():
+            if not golden.exists():  # a directory or FIFO is refused by the reader, by name
                 raise CourseError(f"{golden}: golden exploit suite not found (pass --golden FILE or --no-golden)")
             exploits += load_exploits(golden, "golden", require_code=True)
         if args.exploits:

@@ -75,7 +75,7 @@ ESTIMATORS = {
 def score_samples(example: Mapping[str, Any], pack: SampleSet) -> list[dict[str, Any]]:
     """Score every sample of one item; the dicts are what ``pick_best`` receives.
 
-    >>> from course.io import Sample
+    >>> from course.lib.formats import Sample
     >>> pack = SampleSet("x", (Sample(0, "Final: 3"), Sample(1, "Final: 4")), "p", {})
     >>> [(s["sample_id"], s["reward"]) for s in score_samples({"expected_answer": 4}, pack)]
     [('x#0', 0.0), ('x#1', 1.0)]

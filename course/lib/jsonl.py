@@ -271,6 +271,15 @@ def _deep_message() -> str:
     return f"nested too deeply (more than {MAX_DEPTH} levels of arrays/objects)"
 
 
+_PAIRS_DECODER = json.JSONDecoder(object_pairs_hook=list, parse_constant=_reject_constant)
+
+
+def text_has_lone_surrogate(text: str) -> bool:
+    """True if any string of a valid JSON text holds a lone surrogate, even one a
+    repeated key hides from the parsed object (``{"a": "\\udc00", "a": 1}``)."""
+    return has_lone_surrogate(_PAIRS_DECODER.decode(text))
+
+
 def has_lone_surrogate(value: Any) -> bool:
     """True if any string (key or value) in a parsed JSON value holds a lone surrogate. Iterative."""
     stack = [value]
@@ -284,7 +293,7 @@ def has_lone_surrogate(value: Any) -> bool:
         elif type(item) is dict:
             stack.extend(item)
             stack.extend(item.values())
-        elif type(item) is list:
+        elif type(item) in (list, tuple):
             stack.extend(item)
     return False
 
@@ -344,7 +353,7 @@ def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
         raise CourseError(f"{path}:{lineno}: invalid JSON: {exc}") from None
     except RecursionError:  # pragma: no cover - too_deep_at refuses these first; same verdict if not
         raise CourseError(f"{path}:{lineno}: invalid JSON: {_deep_message()}") from None
-    if "\\u" in text and _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(value):
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text) and text_has_lone_surrogate(text):
         raise CourseError(
             f"{path}:{lineno}: a string holds a lone surrogate escape (\\ud800-\\udfff), which is not Unicode text"
         )
@@ -416,7 +425,7 @@ def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> dict[str
         raise CourseError(f"{path}: the {what} is not valid JSON: {exc}") from None
     except RecursionError:  # pragma: no cover - too_deep_at refuses these first
         raise CourseError(f"{path}: the {what} is not valid JSON: {_deep_message()}") from None
-    if "\\u" in text and _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(value):
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text) and text_has_lone_surrogate(text):
         line = _first_surrogate_line(text)
         raise CourseError(
             f"{path}:{line}: the {what} holds a lone surrogate escape (\\ud800-\\udfff), which is not Unicode text"
