@@ -54,7 +54,12 @@ def dumps_line(record: Any) -> str:
     >>> dumps_line({"b": 1, "a": "\u2212"})
     '{"a": "\u2212", "b": 1}'
     """
-    return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+    return _LINE_ENCODER.encode(record)
+
+
+# What json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(", ", ": ")) builds on
+# every call, built once (the public JSONEncoder API; same bytes).
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
 
 
 def dumps_pretty(obj: Any) -> str:
