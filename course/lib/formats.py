@@ -232,8 +232,12 @@ class OnePolicy:
         policy, sampling = obj.get("policy"), obj.get("sampling")
         if policy == self.policy and self.policy is not None and type(sampling) is dict and sampling == self.sampling:
             risks = self._bool_risks
-            if risks is not None and all((type(sampling[key]) is bool) is was_bool for key, was_bool in risks):
-                return  # the common case: equal to line 1, and no boolean where line 1 had a number
+            if risks is not None:
+                for key, was_bool in risks:
+                    if (type(sampling[key]) is bool) is not was_bool:
+                        break
+                else:
+                    return  # the common case: equal to line 1, and no boolean where line 1 had a number
         where = f"{path}:{lineno}"
         policy = POLICY.get(obj, where)
         sampling = SAMPLING.get(obj, where)
@@ -260,21 +264,29 @@ class OnePolicy:
 Check = Callable[[dict[str, Any], Any, int], None]
 
 
-def _checked(path: str | os.PathLike[str], check: Check, *, unique: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Every typed reader: the one loop of ``iter_objects`` with ``check``, plus unique ids."""
-    if not unique:
-        return iter_objects(path, check)
-    ids = UniqueIds(path)
-    seen, remember = ids.seen, ids.add
+def line_check(path: Any, fields: tuple[Field, ...], *, one_policy: bool = False, unique: bool = True) -> Check:
+    """The per-line check of one file of a format: its fields, then (optionally) one policy and
+    sampling per file, then (optionally) unique ids. One function per line, no message built
+    unless a rule is broken (this runs a million times in course.eval)."""
+    spec = tuple((f.name, f.types, f.nonempty) for f in fields)
+    same_settings = OnePolicy().check if one_policy else None
+    ids = UniqueIds(path) if unique else None
+    seen = ids.seen if ids is not None else None
 
-    def check_unique(obj: dict[str, Any], path: Any, lineno: int) -> None:
-        check(obj, path, lineno)
-        ident = obj["id"]
-        if ident in seen:
-            remember(ident, lineno)  # raises, naming both lines
-        seen.add(ident)
+    def check(obj: dict[str, Any], path: Any, lineno: int) -> None:
+        for name, types, nonempty in spec:
+            value = obj.get(name, _MISSING)
+            if type(value) not in types or (nonempty and not value):
+                require(obj, fields, path, lineno)  # words the error
+        if same_settings is not None:
+            same_settings(obj, path, lineno)
+        if seen is not None:
+            ident = obj["id"]
+            if ident in seen:
+                ids.add(ident, lineno)  # raises, naming both lines
+            seen.add(ident)
 
-    return iter_objects(path, check_unique)
+    return check
 
 
 # ===========================================================================
@@ -285,13 +297,9 @@ def dataset_fields(obj: dict[str, Any], where: str) -> tuple[str, str, int]:
     return ID.get(obj, where), PROMPT.get(obj, where), EXPECTED_ANSWER.get(obj, where)
 
 
-def _dataset_check(obj: dict[str, Any], path: Any, lineno: int) -> None:
-    require(obj, DATASET_FIELDS, path, lineno)
-
-
 def iter_dataset_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Validated dataset lines as ``(line, object)``; ids unique."""
-    return _checked(path, _dataset_check)
+    return iter_objects(path, line_check(path, DATASET_FIELDS))
 
 
 def iter_dataset(path: str | os.PathLike[str]) -> Iterator[Example]:
@@ -313,14 +321,6 @@ def completion_fields(obj: dict[str, Any], where: str) -> tuple[str, str | None]
     return ID.get(obj, where), COMPLETION.get(obj, where)
 
 
-def _completion_check(settings: OnePolicy) -> Check:
-    def check(obj: dict[str, Any], path: Any, lineno: int) -> None:
-        require(obj, COMPLETION_FIELDS, path, lineno)
-        settings.check(obj, path, lineno)
-
-    return check
-
-
 def iter_completion_objects(
     path: str | os.PathLike[str], *, unique: bool = True
 ) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -330,7 +330,7 @@ def iter_completion_objects(
     uniqueness another way (``course.eval`` matches ids against a dataset whose
     ids are checked, or indexes them itself).
     """
-    return _checked(path, _completion_check(OnePolicy()), unique=unique)
+    return iter_objects(path, line_check(path, COMPLETION_FIELDS, one_policy=True, unique=unique))
 
 
 def iter_completions(path: str | os.PathLike[str]) -> Iterator[Completion]:
@@ -402,19 +402,27 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
 # ===========================================================================
 # Run directories (what course.eval and the other scoring tools write)
 # ===========================================================================
-def _result_check(obj: dict[str, Any], path: Any, lineno: int) -> None:
-    where = f"{path}:{lineno}"
-    require(obj, RESULT_FIELDS[:2], path, lineno)
-    reward = obj["reward"]
-    if not math.isfinite(reward):
-        raise CourseError(f"{where}: field 'reward' must be a finite number, got {json_kind(reward)}{_short(reward)}")
-    ERROR_CODE.get(DETAILS.get(obj, where), f"{where}: details")
+def _result_check(path: Any) -> Check:
+    fields = line_check(path, RESULT_FIELDS[:2])  # id, reward; then finiteness, then details
+
+    def check(obj: dict[str, Any], path: Any, lineno: int) -> None:
+        fields(obj, path, lineno)
+        reward = obj["reward"]
+        if not math.isfinite(reward):
+            where = f"{path}:{lineno}"
+            raise CourseError(f"{where}: field 'reward' must be a finite number, got {json_kind(reward)}{_short(reward)}")
+        details = obj.get("details")
+        if type(details) is not dict or type(details.get("error_code")) is not str or not details["error_code"]:
+            where = f"{path}:{lineno}"
+            ERROR_CODE.get(DETAILS.get(obj, where), f"{where}: details")
+
+    return check
 
 
 def iter_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Stream a run's ``results.jsonl``: each line needs ``id``, a finite numeric
     ``reward`` and a ``details`` object with a string ``error_code``."""
-    for _, obj in _checked(path, _result_check):
+    for _, obj in iter_objects(path, _result_check(path)):
         yield obj
 
 
