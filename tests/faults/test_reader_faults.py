@@ -192,7 +192,7 @@ def test_a_special_file_inside_a_run_directory_is_refused_by_name(
     assert_refused(code, err, run / name, out, SPECIAL[kind])
 
 
-def test_opening_a_fifo_with_a_writer_waiting_is_still_refused(tmp_path: Path) -> None:
+def test_the_reader_itself_refuses_a_fifo_without_waiting_for_a_writer(tmp_path: Path) -> None:
     fifo = tmp_path / "f.jsonl"
     os.mkfifo(fifo)
     with pytest.raises(CourseError, match="is not a regular file"):
