@@ -14,8 +14,7 @@ The run directory holds (formats in docs/formats.md):
 
 How the pipeline stays flat in memory (benchmarks/bench_eval.py measures it):
 the dataset and the completions are streamed side by side, line by line
-(``course.io.iter_aligned``, the hot path: >= 100,000 lines/s with the standard
-library), and each result is written as soon as it is scored; only counters and a few example
+(``course.lib.formats.iter_aligned``: the one plain reader on each file), and each result is written as soon as it is scored; only counters and a few example
 failures are kept. This needs the completions in dataset order, which is how
 the bundled rollouts and every course tool write them. If the ids do not line
 up (another order, a missing or an unknown id), the run restarts in *indexed*
@@ -45,17 +44,8 @@ from course.evaluation import (
     render_summary_md,
     split_from_path,
 )
-from course.io import (
-    JsonlWriter,
-    NotAligned,
-    dumps_line,
-    dumps_pretty,
-    dumps_result,
-    iter_aligned,
-    iter_completion_objects,
-    iter_dataset_objects,
-    write_json,
-)
+from course.lib.formats import NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects
+from course.lib.jsonl import JsonlWriter, dumps_line, dumps_pretty, input_problem, write_json
 from course.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
 from course.rundir import atomic_run_dir, resolve_outdir
 from course.instrument.spec_v1 import score
@@ -108,7 +98,7 @@ def _score_aligned(dataset: Path, completions: Path, results_path: Path, progres
     tally = Tally()
     first: dict[str, Any] | None = None
     with JsonlWriter(results_path) as out:
-        write_line, add = out.write_line, tally.add  # bound once: this loop runs a million times
+        write, add = out.write, tally.add  # bound once: this loop runs a million times
         for example, record in iter_aligned(dataset, completions):
             if first is None:
                 first = record
@@ -116,8 +106,9 @@ def _score_aligned(dataset: Path, completions: Path, results_path: Path, progres
             # Score, then one results.jsonl line: id, completion, expected, reward, details.
             scored = score(example, text)
             reward, details = scored["reward"], scored["details"]
-            write_line(dumps_result(ident, text, expected, reward, details))
-            add({"id": ident, "completion": text, "expected": expected, "reward": reward, "details": details})
+            result = {"id": ident, "completion": text, "expected": expected, "reward": reward, "details": details}
+            write(result)
+            add(result)
             if progress is not None and tally.n % PROGRESS_EVERY == 0:
                 progress(tally.n)
         sha = out.sha256
@@ -249,8 +240,9 @@ def evaluate(
     """Score and write the run directory atomically; return ``(run_dir, manifest, summary)``."""
     final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
     for path, what in ((dataset, "dataset"), (completions, "completions")):
-        if not path.is_file():
-            raise CourseError(f"{path}: no such file (the {what})")
+        problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
+        if problem is not None:
+            raise CourseError(f"{path}: {problem} (the {what})")
     split = split if split is not None else split_from_path(dataset)
     dataset_fp, completions_fp = input_fingerprint(dataset), input_fingerprint(completions)
     with atomic_run_dir(final, force=force, prefix="eval") as tmp:

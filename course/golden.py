@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from course.errors import CourseError
-from course.io import iter_objects
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import ERROR_CODES, SCORER_VERSION, score
+from course.lib.jsonl import iter_objects
 
 # The bundled suites, found from this file (not the working directory).
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"
@@ -76,7 +76,7 @@ class Outcome:
 
 
 # ---------------------------------------------------------------------------
-# Input: validated line by line (file-level rules come from course.io).
+# Input: validated line by line (file-level rules come from course.lib.jsonl).
 # ---------------------------------------------------------------------------
 def load_suite(path: str | Path, suite: str) -> list[Case]:
     """Read one golden file; CourseError ``path:line: ...`` on the first defect."""

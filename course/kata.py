@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
-from course.io import iter_objects, read_json
 from course.instrument.rubrics import RUBRICS
 from course.instrument.spec_v1 import MAX_DIGITS, Verdict, read_expected, shown_expected, verdict
+from course.lib.jsonl import iter_objects, read_json
 from course.visible import visible
 
 _REPO = Path(__file__).resolve().parents[1]
@@ -313,7 +313,7 @@ def _record(ex: KataExample, verdict: dict[str, Any]) -> dict[str, Any]:
 def _rescore_pack(path: Path, examples: list[KataExample]) -> int:
     """Teacher maintenance after a deliberate scorer change: keep prompts and completions, refresh verdicts."""
     from course.cli import info
-    from course.io import dumps_line, write_text_atomic
+    from course.lib.jsonl import dumps_line, write_text_atomic
 
     changed = []
     records = []

@@ -42,7 +42,7 @@ from course import policy_gradient as pg
 from course.bandit_train import DEFAULT_ACTIONS, EXAMPLE, score_actions
 from course.cli import make_parser, run
 from course.errors import CourseError
-from course.io import write_json
+from course.lib.jsonl import write_json
 from course.manifest import environment
 from course.rundir import atomic_run_dir, resolve_outdir
 from course.instrument.rubrics import scorer_fingerprint

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from course.errors import CourseError
-from course.io import iter_objects
 from course.instrument.rubrics import RUBRICS, get_rubric
 from course.instrument.spec_v1 import ERROR_CODES
 from course.instrument.spec_v1 import score as strict_score
+from course.lib.jsonl import iter_objects
 from course.visible import visible
 
 GOLDEN_EXPLOITS = Path(__file__).resolve().parents[1] / "data" / "golden" / "golden_exploits.jsonl"
@@ -231,7 +231,7 @@ def _row_json(r: Row) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     from course.cli import make_parser, run
-    from course.io import dumps_line
+    from course.lib.jsonl import dumps_line
 
     def _main(args_in):  # type: ignore[no-untyped-def]
         parser = make_parser(
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         exploits: list[Exploit] = []
         if not args.no_golden:
             golden = Path(args.golden) if args.golden else GOLDEN_EXPLOITS
-            if not golden.is_file():
+            if not golden.exists():  # a directory or FIFO is refused by the reader, by name
                 raise CourseError(f"{golden}: golden exploit suite not found (pass --golden FILE or --no-golden)")
             exploits += load_exploits(golden, "golden", require_code=True)
         if args.exploits:

@@ -80,7 +80,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.io import dumps_line, iter_objects, read_dataset
+from course.lib.jsonl import dumps_line, iter_objects
+from course.lib.formats import read_dataset
 
 DEFAULT_BASE_URL = "https://api.groq.com/openai/v1"
 DEFAULT_KEY_ENV = "GROQ_API_KEY"

@@ -49,8 +49,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.evaluation import PASS_REWARD, Tally
-from course.io import SampleSet
 from course.instrument.spec_v1 import score
+from course.lib.formats import SampleSet
 from course.stats import pass_at_k, pass_hat_k, wilson_interval
 
 Picker = Callable[[Sequence[Mapping[str, Any]]], Mapping[str, Any]]
@@ -75,7 +75,7 @@ ESTIMATORS = {
 def score_samples(example: Mapping[str, Any], pack: SampleSet) -> list[dict[str, Any]]:
     """Score every sample of one item; the dicts are what ``pick_best`` receives.
 
-    >>> from course.io import Sample
+    >>> from course.lib.formats import Sample
     >>> pack = SampleSet("x", (Sample(0, "Final: 3"), Sample(1, "Final: 4")), "p", {})
     >>> [(s["sample_id"], s["reward"]) for s in score_samples({"expected_answer": 4}, pack)]
     [('x#0', 0.0), ('x#1', 1.0)]

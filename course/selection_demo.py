@@ -43,7 +43,8 @@ import course.assignments.selection as assignment
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
-from course.io import JsonlWriter, dumps_line, dumps_pretty, iter_samples, read_dataset, write_json
+from course.lib.jsonl import JsonlWriter, dumps_line, dumps_pretty, input_problem, write_json
+from course.lib.formats import iter_samples, read_dataset
 from course.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
 from course.rundir import atomic_run_dir, resolve_outdir
 from course.selection import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
@@ -163,8 +164,9 @@ def select(
         raise CourseError(f"--n must be a positive integer (how many samples to choose from), got {n!r}")
     final = resolve_outdir(outdir, force=force, prefix=f"sel_n{n}")  # fail before any work
     for path, what in ((dataset, "dataset"), (samples, "selection pack")):
-        if not path.is_file():
-            raise CourseError(f"{path}: no such file (the {what})")
+        problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
+        if problem is not None:
+            raise CourseError(f"{path}: {problem} (the {what})")
     picker = picker if picker is not None else assignment.pick_best
     selection = {"n": n, "rule": assignment.SELECTION_RULE, **picker_identity(picker)}
     split = split if split is not None else split_from_path(dataset)

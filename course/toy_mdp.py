@@ -44,7 +44,7 @@ from typing import Any, Iterator, Sequence
 from course import policy_gradient as pg
 from course.cli import make_parser, run
 from course.errors import CourseError
-from course.io import dumps_line, write_json
+from course.lib.jsonl import dumps_line, write_json
 from course.manifest import environment
 from course.rundir import atomic_run_dir, resolve_outdir
 

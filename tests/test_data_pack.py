@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from course.io import dumps_line
+from course.lib.jsonl import dumps_line
 from course.problems import FORMAT_INSTRUCTION
 from course.instrument.spec_v1 import score
 

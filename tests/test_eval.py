@@ -13,7 +13,7 @@ import pytest
 
 import course.eval as ev
 from course.evaluation import pass_rate_line
-from course.io import dumps_line
+from course.lib.jsonl import dumps_line
 from course.manifest import PROJECT_ROOT
 
 SAMPLING = {"max_tokens": 32, "seed": 1, "temperature": 0.8, "top_p": 1.0}
@@ -313,16 +313,6 @@ def test_help_shows_a_worked_example(capsys) -> None:
     assert info.value.code == 0
     out = capsys.readouterr().out
     assert "example:" in out and "python -m course.eval --dataset" in out and "--allow-missing" in out
-
-
-def test_results_are_byte_identical_with_and_without_orjson(files, tmp_path: Path, monkeypatch) -> None:
-    import course.io
-
-    run_eval(*files, "--outdir", "runs/a")
-    monkeypatch.setattr(course.io, "_orjson", None)
-    run_eval(*files, "--outdir", "runs/b")
-    for name in ("results.jsonl", "summary.json"):
-        assert (tmp_path / "runs/a" / name).read_bytes() == (tmp_path / "runs/b" / name).read_bytes()
 
 
 def test_the_progress_line_is_shown_only_when_stderr_is_a_terminal(monkeypatch) -> None:

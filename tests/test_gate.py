@@ -10,7 +10,7 @@ import pytest
 
 import course.eval as ev
 import course.gate as gate
-from course.io import dumps_line
+from course.lib.jsonl import dumps_line
 from course.manifest import PROJECT_ROOT
 from course.stats import mcnemar_exact
 

@@ -8,7 +8,7 @@ import pytest
 
 import course.eval as ev
 import course.inspect_run as ins
-from course.io import dumps_line
+from course.lib.jsonl import dumps_line
 
 SAMPLING = {"seed": 1, "temperature": 0.8}
 ITEMS = [

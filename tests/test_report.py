@@ -22,7 +22,7 @@ import pytest
 import course.gate as gate
 import course.report as report
 from course.inspect_run import render_example
-from course.io import iter_results
+from course.lib.formats import iter_results
 from course.lib import report_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -20,7 +20,7 @@ import pytest
 from course import rollout_sample as rs
 from course.dotenv import parse_dotenv
 from course.errors import CourseError
-from course.io import iter_completions, iter_samples
+from course.lib.formats import iter_completions, iter_samples
 
 pytest.importorskip("openai", reason="the sampler's end-to-end tests need the openai extra")
 

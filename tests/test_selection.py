@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from course.assignments.selection import pick_best
 from course.errors import CourseError
-from course.io import Sample, SampleSet
+from course.lib.formats import Sample, SampleSet
 from course.selection import SelectionTally, choose, item_result, picker_identity
 
 HAND_PACK = [

@@ -15,7 +15,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from course.io import dumps_line, iter_completions, iter_samples  # noqa: E402
+from course.lib.jsonl import dumps_line  # noqa: E402
+from course.lib.formats import iter_completions, iter_samples  # noqa: E402
 from course.tinylm import PI0_MANIFEST, PI0_PATH  # noqa: E402
 from course.tinylm import rl, sample  # noqa: E402
 from course.tinylm.model import GPT, GPTConfig, load_checkpoint, positions, save_checkpoint  # noqa: E402

@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     from course.cli import make_parser
     from course.cli import run as run_cli
     from course.errors import CourseError
-    from course.io import dumps_line
+    from course.lib.jsonl import dumps_line
 
     def _main(args_in):  # type: ignore[no-untyped-def]
         parser = make_parser(

@@ -45,10 +45,11 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.evaluation import PASS_REWARD, ordered_codes, pass_rate_line, percent
-from course.io import iter_objects, iter_results, read_json
+from course.instrument.spec_v1 import ERROR_CODES
+from course.lib.formats import iter_results
+from course.lib.jsonl import iter_objects, read_json
 from course.lib.svg import Mark, Series, line_chart
 from course.manifest import sha256_file
-from course.instrument.spec_v1 import ERROR_CODES
 from course.stats import wilson_interval
 from course.visible import legend, visible
 

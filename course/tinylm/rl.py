@@ -115,7 +115,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     get_rubric(args.rubric)  # unknown name: exit 2 before any work
     require_torch()
-    from course.io import write_json_atomic
+    from course.lib.jsonl import write_json_atomic
 
     t_start = time.time()
     final = resolve_outdir(args.outdir, force=args.force, prefix="rl")
@@ -163,7 +163,7 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
     # --- boilerplate: determinism, models, data ------------------------------------------
     import torch
 
-    from course.io import JsonlWriter, write_json
+    from course.lib.jsonl import JsonlWriter, write_json
     from course.manifest import environment, input_fingerprint
     from course.instrument.rubrics import get_rubric
     from course.instrument.spec_v1 import score as strict_score
@@ -528,8 +528,8 @@ def holdout_comparison(args: Any, run_dir: Path, ref: Any, ref_name: str, final:
                        argv: Sequence[str] | None) -> dict[str, Any]:
     """Sample pi0 and the final policy on math_holdout with identical settings, evaluate, gate, estimate pass@1."""
     from course.eval import evaluate
-    from course.io import dumps_line, write_text_atomic
     from course.instrument.spec_v1 import score as strict_score
+    from course.lib.jsonl import dumps_line, write_text_atomic
     from course.stats import paired_bootstrap, wilson_interval
     from course.tinylm.sample import sample_records
     from course.tinylm.sft_data import DEFAULT_DATASETS, read_items

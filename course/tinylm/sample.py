@@ -71,7 +71,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if out.exists() and not args.force:
         raise CourseError(f"{out}: exists; pass --force to overwrite it")
 
-    from course.io import read_dataset
+    from course.lib.formats import read_dataset
 
     items = read_dataset(args.dataset)  # validated: bad input stops here, before anything is written
 
@@ -98,7 +98,7 @@ def _main(argv: Sequence[str] | None) -> int:
     cropped = sum(len(it.prompt) > room for it in items)
     if cropped:
         info(f"note: {cropped} prompts are longer than the {room} characters the context leaves; their beginnings were cropped")
-    from course.io import dumps_line, write_text_atomic
+    from course.lib.jsonl import dumps_line, write_text_atomic
 
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, "".join(dumps_line(r) + "\n" for r in records))

@@ -102,7 +102,7 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     import torch
     import torch.nn.functional as F
 
-    from course.io import write_json
+    from course.lib.jsonl import write_json
     from course.manifest import environment, file_fingerprint
     from course.tinylm.model import GPT, GPTConfig, positions, save_checkpoint
     from course.tinylm.policy import DEFAULT_MAX_TOKENS, set_threads

@@ -112,8 +112,8 @@ def render_target(rng: random.Random, problem: Problem) -> tuple[str, str]:
 
 
 def read_items(path: str | Path) -> list[dict]:
-    """The items of one dataset file (through ``course.io.read_dataset``) as score()-ready dicts."""
-    from course.io import read_dataset
+    """The items of one dataset file (through ``course.lib.formats.read_dataset``) as score()-ready dicts."""
+    from course.lib.formats import read_dataset
 
     return [example.as_dict() for example in read_dataset(path)]
 

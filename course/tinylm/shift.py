@@ -50,8 +50,8 @@ def code_table(left: Counter[str], right: Counter[str], left_name: str, right_na
 def shift_report(model: Any, policy_name: str, out_dir: Path | None = None, frozen: Path = FROZEN_PI0_DEV,
                  seed: int | None = None) -> dict[str, Any]:
     """Score the frozen pi0 rollouts and fresh samples of ``model`` on the same items; return (and write) the table."""
-    from course.io import iter_completions
     from course.instrument.spec_v1 import score
+    from course.lib.formats import iter_completions
     from course.tinylm.policy import sample_items
     from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
 
@@ -137,7 +137,7 @@ def _main(argv: Sequence[str] | None) -> int:
     report = shift_report(model, ck["policy"], None, Path(args.frozen), args.seed)
     print(report["markdown"], end="")
     if args.out:
-        from course.io import write_text_atomic
+        from course.lib.jsonl import write_text_atomic
 
         write_text_atomic(args.out, report["markdown"])
     return 0
