@@ -70,8 +70,10 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import json
 import os
 import re
+import stat
 import sys
 import time
 import urllib.parse
@@ -81,6 +83,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.io import dumps_line, iter_objects, read_dataset
+from course.visible import visible
 
 DEFAULT_BASE_URL = "https://api.groq.com/openai/v1"
 DEFAULT_KEY_ENV = "GROQ_API_KEY"
@@ -93,6 +96,9 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 # A server asking for a longer pause than this (a daily quota, say) is not waited for:
 # the run stops and the resumable file says where to pick up.
 MAX_WAIT_SECONDS = 120.0
+# Anything a server says is shown cut to this many characters (escaped): a 5 MB error page
+# is one readable line on the terminal, never megabytes.
+EXCERPT_CHARS = 200
 
 
 # ---------------------------------------------------------------------------
@@ -266,6 +272,43 @@ def redact(text: str, secret: str | None) -> str:
     return text
 
 
+def server_excerpt(text: str, secret: str | None, limit: int = EXCERPT_CHARS) -> str:
+    """What a server said, safe to print: key redacted FIRST (so a cut cannot leave part of it),
+    then cut to ``limit`` characters and escaped with ``course.visible`` (no raw ESC, RLO or NUL
+    reaches the terminal).
+
+    >>> server_excerpt("\\x1b[31mred\\u202e", None)
+    '⟨U+001B⟩[31mred⟨U+202E⟩'
+    >>> server_excerpt("x" * 5_000_000, None).endswith("… [4999800 more characters]")
+    True
+    """
+    return visible(redact(text, secret), limit=limit)
+
+
+def check_api_key(key: str, source: str) -> None:
+    """Refuse, before any request, a key no HTTP header can carry; never show any character of it.
+
+    A key pasted with a stray character (a non-breaking space, a NUL, a newline from a file)
+    would otherwise fail deep inside the HTTP library with a message quoting the header.
+
+    >>> check_api_key("gsk_abc", "X")
+    >>> try:
+    ...     check_api_key("gsk_\\u00e9", "GROQ_API_KEY from environment")
+    ... except CourseError as exc:
+    ...     print(str(exc).split(";")[0])
+    GROQ_API_KEY from environment: the API key has a non-ASCII character at position 5 of 5
+    """
+    for position, ch in enumerate(key, start=1):
+        if "!" <= ch <= "~":
+            continue
+        kind = ("a non-ASCII character" if ord(ch) > 0x7F else "a space" if ch == " "
+                else "a NUL character" if ch == "\0" else "a control character")
+        raise CourseError(
+            f"{source}: the API key has {kind} at position {position} of {len(key)}; an API key is printable "
+            f"ASCII without spaces (the key is not shown: re-copy it from your provider)"
+        )
+
+
 # ---------------------------------------------------------------------------
 # The key: environment first, then ./.env; never printed.
 # ---------------------------------------------------------------------------
@@ -376,33 +419,137 @@ class SamplingStopped(Exception):
         self.exit_code = exit_code
 
 
-def _describe_failure(exc: BaseException, openai: Any) -> tuple[int | None, float | None, str]:
-    """``(http_status or None, retry_after_seconds, text)`` for an exception from the SDK."""
+class MalformedResponse(ValueError):
+    """A 200 answer that is not an OpenAI chat completion with the choices asked for."""
+
+
+class WrongChoiceCount(MalformedResponse):
+    """A well-formed chat completion with another number of choices than ``n`` asked for."""
+
+
+def _json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_chat_completion(body: bytes, expected: int) -> list[str]:
+    """The text of each choice, in ``index`` order, from the raw bytes of a 200 answer.
+
+    The SDK's own parsing is not used: it raises a bare ``JSONDecodeError`` on a non-JSON
+    body and *accepts* wrong shapes (``{"choices": "abc"}`` becomes five "choices"), which
+    would put empty completions in the file and score an endpoint bug as a model failure.
+    Here every shape is checked and a wrong one raises ``MalformedResponse`` saying what.
+
+    ``content: null`` is valid in the OpenAI schema (a refusal, a reasoning model that spent
+    its whole budget before answering) and is recorded as ``""``: the model gave no answer
+    text, which the scorer rightly scores 0. Everything else in a choice is taken verbatim,
+    trailing newlines included (llama.cpp keeps them; the scorer, not this tool, judges).
+
+    >>> parse_chat_completion(b'{"choices": [{"index": 0, "message": {"content": "Final: 3"}}]}', 1)
+    ['Final: 3']
+    >>> parse_chat_completion(b'{"choices": "abc"}', 1)
+    Traceback (most recent call last):
+    course.rollout_sample.MalformedResponse: 'choices' is a string, expected a list
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedResponse(f"the body is not UTF-8 (byte {exc.start + 1})") from None
+    if not text.strip():
+        raise MalformedResponse("the body is empty")
+    try:
+        data = json.loads(text, parse_constant=_json_constant)
+    except (ValueError, RecursionError) as exc:
+        what = "truncated JSON" if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(text.rstrip()) else "not JSON"
+        raise MalformedResponse(f"the body is {what}") from None
+    if not isinstance(data, dict):
+        raise MalformedResponse(f"the body is a JSON {_kind(data)}, expected an object")
+    choices = data.get("choices", _ABSENT)
+    if choices is _ABSENT:
+        raise MalformedResponse("no 'choices' field" + (" (it has 'error')" if "error" in data else ""))
+    if not isinstance(choices, list):
+        raise MalformedResponse(f"'choices' is {_a(choices)}, expected a list")
+    texts: dict[int, str] = {}
+    for position, choice in enumerate(choices):
+        where = f"choice {position}"
+        if not isinstance(choice, dict):
+            raise MalformedResponse(f"{where} is {_a(choice)}, expected an object")
+        index = choice.get("index", position)
+        if type(index) is not int or index < 0:
+            raise MalformedResponse(f"{where}: 'index' is {_a(index)}, expected a non-negative integer")
+        if index in texts:
+            raise MalformedResponse(f"{where}: index {index} appears twice")
+        message = choice.get("message", _ABSENT)
+        if message is _ABSENT:
+            raise MalformedResponse(f"{where}: no 'message'")
+        if not isinstance(message, dict):
+            raise MalformedResponse(f"{where}: 'message' is {_a(message)}, expected an object")
+        content = message.get("content", _ABSENT)
+        if content is _ABSENT:
+            raise MalformedResponse(f"{where}: the message has no 'content'")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise MalformedResponse(f"{where}: 'content' is {_a(content)}, expected a string")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MalformedResponse(f"{where}: 'content' holds a lone surrogate escape, which is not Unicode text") from None
+        texts[index] = content
+    if len(texts) != expected:
+        raise WrongChoiceCount(f"the endpoint returned {len(texts)} choice(s) where n={expected} was asked for")
+    if sorted(texts) != list(range(expected)):
+        raise MalformedResponse(f"choice indices {sorted(texts)}, expected 0..{expected - 1}")
+    return [texts[i] for i in range(expected)]
+
+
+_ABSENT: Any = object()
+
+
+def _kind(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number" if isinstance(value, (int, float)) else type(value).__name__)
+
+
+def _a(value: Any) -> str:
+    kind = _kind(value)
+    return "null" if kind == "null" else f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def _error_text(response: Any) -> str:
+    """The useful part of an error answer: OpenAI's ``error.message`` when the body has one, else the body."""
+    try:
+        raw = response.text
+    except Exception:  # noqa: BLE001 - a body that cannot be decoded is still an answer
+        return ""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw.strip()
+    error = data.get("error", data) if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else raw.strip()
+
+
+def _describe_failure(exc: BaseException, openai: Any, key: str) -> tuple[int | None, float | None, str]:
+    """``(http_status or None, retry_after_seconds, printable text)`` for an exception from the SDK.
+
+    The one place the SDK's exception types are interpreted. Text from the server is
+    redacted, cut and escaped (``server_excerpt``). A status answer is weather or a usage
+    problem (classified by status); no answer at all is weather (None: retried); any
+    other ``openai`` error is reported as itself. Other exceptions are bugs and surface.
+    """
     if isinstance(exc, openai.APIStatusError):
         headers = getattr(exc.response, "headers", {}) or {}
-        return exc.status_code, parse_retry_after(headers), f"HTTP {exc.status_code}: {exc.message}"
+        said = server_excerpt(_error_text(exc.response), key)
+        return exc.status_code, parse_retry_after(headers), f"HTTP {exc.status_code}: {said or '(empty body)'}"
     if isinstance(exc, openai.APITimeoutError):
         return None, None, "timed out"
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__
-        return None, None, f"connection failed ({type(cause).__name__ if cause else exc.message})"
-    raise exc  # anything else is a bug, not weather: let it surface
-
-
-def _completions_from(response: Any, expected: int) -> list[str]:
-    """The text of each choice, in choice order; ``None`` content (nothing generated) becomes ``""``."""
-    choices = sorted(list(getattr(response, "choices", None) or []), key=lambda c: getattr(c, "index", 0) or 0)
-    if len(choices) != expected:
-        raise SamplingStopped(
-            f"the endpoint returned {len(choices)} choice(s) where {expected} were asked for"
-            + ("; it does not support n > 1: use --n-strategy separate" if expected > 1 else ""),
-            1,
-        )
-    texts = []
-    for choice in choices:
-        content = getattr(getattr(choice, "message", None), "content", None)
-        texts.append(content if isinstance(content, str) else "")
-    return texts
+        return None, None, f"connection failed ({type(cause).__name__ if cause else 'no answer'})"
+    if isinstance(exc, openai.OpenAIError):
+        return 0, None, f"{type(exc).__name__}: {server_excerpt(str(exc), key)}"
+    raise exc  # not from the SDK: a bug, not weather; let it surface
 
 
 def sample_item(
@@ -418,35 +565,61 @@ def sample_item(
     sleep: Callable[[float], None] = time.sleep,
     log: Callable[[str], None] = lambda message: None,
 ) -> tuple[list[str], int]:
-    """All completions for one item and the number of HTTP requests it took."""
+    """All completions for one item and the number of HTTP requests it took.
+
+    ``create`` is ``client.chat.completions.with_raw_response.create``: it raises the SDK's
+    exceptions for failed requests and returns the raw answer, parsed here by
+    ``parse_chat_completion``. ``sleep`` is injectable so tests never wait.
+    """
     completions: list[str] = []
     requests = 0
+    shown = visible(item_id, limit=80)
     for step in plan:
+        n = int(step["n"])
+        native_hint = (f"; if this server does not support n > 1 (llama.cpp's does not, Ollama ignores it) "
+                       f"use --n-strategy separate" if n > 1 else "")
         attempt = 0
         while True:
             requests += 1
             try:
-                response = create(**base_request, **step)
+                raw = create(**base_request, **step)
                 break
-            except Exception as exc:  # noqa: BLE001 - classified just below; unknown kinds re-raise
-                status, retry_after, text = _describe_failure(exc, openai)
-                text = redact(text, key)
+            except Exception as exc:  # noqa: BLE001 - classified in _describe_failure; unknown kinds re-raise
+                status, retry_after, text = _describe_failure(exc, openai, key)
                 if status in (401, 403):
-                    raise SamplingStopped(f"{item_id}: the endpoint rejected the API key ({text})", 2) from None
+                    raise SamplingStopped(f"{shown}: the endpoint rejected the API key ({text})", 2) from None
+                if status == 0:
+                    raise SamplingStopped(f"{shown}: {text}", 2) from None
                 if not is_retryable(status):
-                    raise SamplingStopped(f"{item_id}: {text} (not retried: asking again would not help)", 1) from None
+                    raise SamplingStopped(f"{shown}: {text} (not retried: asking again would not help){native_hint}", 1) from None
                 if attempt >= max_retries:
-                    raise SamplingStopped(f"{item_id}: {text}; gave up after {max_retries} retries", 1) from None
+                    raise SamplingStopped(f"{shown}: {text}; gave up after {max_retries} retries{native_hint}", 1) from None
                 delay = retry_delay(attempt, backoff, retry_after)
                 if delay > MAX_WAIT_SECONDS:
                     raise SamplingStopped(
-                        f"{item_id}: {text}; the server asks to wait {delay:.0f} s (more than {MAX_WAIT_SECONDS:.0f} s)", 1
+                        f"{shown}: {text}; the server asks to wait {delay:.0f} s (more than {MAX_WAIT_SECONDS:.0f} s)", 1
                     ) from None
                 why = "as Retry-After asks" if retry_after is not None else f"backoff {backoff:g} s x 2^{attempt}"
-                log(f"  {item_id}: {text}; retry {attempt + 1}/{max_retries} in {delay:.2f} s ({why})")
+                log(f"  {shown}: {text}; retry {attempt + 1}/{max_retries} in {delay:.2f} s ({why})")
                 sleep(delay)
                 attempt += 1
-        completions.extend(_completions_from(response, int(step["n"])))
+        http = getattr(raw, "http_response", raw)
+        try:
+            body = http.content
+        except Exception as exc:  # noqa: BLE001 - the body broke off while being read
+            _status, _after, text = _describe_failure(exc, openai, key)
+            raise SamplingStopped(f"{shown}: the answer broke off ({text}); run the same command again to resume", 1) from None
+        try:
+            completions.extend(parse_chat_completion(body, n))
+        except WrongChoiceCount as bad:
+            hint = ": this server does not honour n > 1, use --n-strategy separate (the default)" if n > 1 else ""
+            raise SamplingStopped(f"{shown}: {bad}{hint}", 2) from None
+        except MalformedResponse as bad:
+            excerpt = server_excerpt(body.decode("utf-8", errors="replace"), key, limit=EXCERPT_CHARS)
+            raise SamplingStopped(
+                f"{shown}: the endpoint's answer (HTTP {getattr(http, 'status_code', '?')}, {len(body)} bytes) is not a "
+                f"chat completion: {bad}; it begins: {excerpt or '(nothing)'}", 2
+            ) from None
     return completions, requests
 
 
@@ -600,7 +773,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "max_tokens": args.max_tokens,
                 }
                 completions, requests = sample_item(
-                    client.chat.completions.create, openai, item_id=ex.id, base_request=base_request,
+                    client.chat.completions.with_raw_response.create, openai, item_id=ex.id, base_request=base_request,
                     plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
                 )
                 if handle is None:

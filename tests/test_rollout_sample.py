@@ -136,9 +136,10 @@ def test_native_n_strategy_stops_when_the_endpoint_ignores_n(tmp_path, monkeypat
     monkeypatch.setenv("GROQ_API_KEY", KEY)
     (tmp_path / "data.jsonl").write_text(json.dumps({"id": "a", "prompt": "1 + 1", "expected_answer": 2}) + "\n")
     with fake.FakeOpenAIServer(honour_n=False) as server:
-        assert rs.main(argv(server, "--n", "2", "--n-strategy", "native")) == 1
+        assert rs.main(argv(server, "--n", "2", "--n-strategy", "native")) == 2
     err = capsys.readouterr().err
-    assert "returned 1 choice(s) where 2 were asked for" in err and "--n-strategy separate" in err
+    assert "stopped at a: the endpoint returned 1 choice(s) where n=2 was asked for" in err
+    assert "--n-strategy separate" in err
     assert not Path("out.jsonl").exists()
 
 
