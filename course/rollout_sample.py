@@ -624,6 +624,145 @@ def sample_item(
 
 
 # ---------------------------------------------------------------------------
+# The output file: checked before any request, then grown one whole line at a time.
+# ---------------------------------------------------------------------------
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_out_path(out: Path) -> bool:
+    """Refuse an ``--out`` that can never hold our JSONL, before any request; True when it exists.
+
+    A directory, a FIFO (opening it would hang), a device or a socket is named as what it is;
+    so is a path under a file or a dangling symbolic link. A directory we cannot write to is
+    refused now rather than after the first (paid) request.
+    """
+    try:
+        st = os.stat(out)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise CourseError(f"--out {out}: a parent of it is a file, not a directory") from None
+    except OSError as exc:
+        raise CourseError(f"--out {out}: cannot use it ({exc.strerror})") from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise CourseError(f"--out {out}: is a directory; --out names a JSONL file, e.g. {out / 'rollouts.jsonl'}")
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+            raise CourseError(f"--out {out}: is {kind}, not a regular file; refusing to write to it")
+        if not os.access(out, os.W_OK):
+            raise CourseError(f"--out {out}: is not writable")
+        return True
+    if os.path.islink(out):
+        raise CourseError(f"--out {out}: is a symbolic link to a missing file; remove it or choose another --out")
+    ancestor = out.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise CourseError(f"--out {out}: {ancestor} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise CourseError(f"--out {out}: cannot create it, {ancestor} is not writable")
+    return False
+
+
+_OUR_PREFIXES = (b'{"completion": ', b'{"id": ')  # dumps_line sorts keys: how every line we write begins
+
+
+def written_by_this_tool(path: Path) -> bool:
+    """Does ``path`` look like a rollouts file this tool wrote (so ``--force`` may start it over)?
+
+    Only line 1 is read (at most 1 MB). An empty file and a torn first line of ours count as ours.
+    """
+    with open(path, "rb") as f:
+        first = f.readline(1 << 20)
+    if not first:
+        return True
+    if not first.endswith(b"\n"):
+        return first.startswith(_OUR_PREFIXES)
+    try:
+        record = json.loads(first.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return False
+    return (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("policy"), str)
+            and isinstance(record.get("sampling"), dict) and ("completion" in record or "samples" in record))
+
+
+class LineAppender:
+    """Grows ``--out`` by whole lines only, so an interruption never leaves a line resume would choke on.
+
+    Each line is ONE ``os.write`` of its bytes on an ``O_APPEND`` descriptor, then ``fsync``: a
+    kill leaves the file ending in a newline or in one newline-less fragment, which resume drops
+    and says so. A write that fails part-way (disk full) is cut back to the last newline before
+    the error is reported. Nothing touches the file before the first line is ready: resuming cuts a
+    torn tail off then; starting over writes that line to a temporary file beside ``--out`` and
+    renames it into place, so the old file stays whole until its replacement holds an item.
+    """
+
+    def __init__(self, path: Path, *, start_over: bool, keep_bytes: int) -> None:
+        self.path = path
+        self.start_over = start_over
+        self.keep_bytes = keep_bytes
+        self.fd: int | None = None
+
+    def append(self, line: str) -> None:
+        data = (line + "\n").encode("utf-8")
+        if self.fd is None:
+            self._open_with(data)
+            return
+        self._write(self.fd, data)
+
+    def _open_with(self, data: bytes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.start_over:
+            tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+            try:
+                self._write(fd, data)
+                os.replace(tmp, self.path)
+            except BaseException:
+                os.close(fd)
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            self.fd = fd
+            return
+        # O_NONBLOCK: should --out have become a FIFO since the check, open fails instead of hanging.
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise CourseError(f"--out {self.path}: is not a regular file; refusing to write to it")
+            os.ftruncate(fd, self.keep_bytes)  # drop a torn last line, if any
+            self._write(fd, data)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+
+    @staticmethod
+    def _write(fd: int, data: bytes) -> None:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError:
+            try:
+                os.ftruncate(fd, start)  # no fragment left behind by a failed write
+            except OSError:
+                pass
+            raise
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+# ---------------------------------------------------------------------------
 # The CLI: check everything, then sample item by item, appending and flushing.
 # ---------------------------------------------------------------------------
 def _positive_int(text: str) -> int:
@@ -726,15 +865,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             n=args.n, n_strategy=args.n_strategy, system_prompt=args.system_prompt,
         )
         key, key_source = resolve_api_key(args.api_key_env, os.environ)
+        check_api_key(key, key_source)
 
         out = Path(args.out)
-        if out.exists() and out.resolve() == Path(args.dataset).resolve():
+        exists = check_out_path(out)
+        if exists and os.path.samefile(out, args.dataset):
             raise CourseError(f"--out {out} is the dataset itself; choose another output file")
         done: set[str] = set()
         keep_bytes, start_over = 0, True
-        if out.exists() and not args.force:
-            if not out.is_file():
-                raise CourseError(f"--out {out}: exists and is not a file")
+        if exists and args.force and not written_by_this_tool(out):
+            raise CourseError(f"--out {out}: --force only starts over a rollouts file this tool wrote, and line 1 "
+                              f"of {out} is not one; move it away or choose another --out")
+        if exists and not args.force:
             # Checked against the whole dataset, so a run with a smaller --limit can still see a longer file.
             existing = inspect_existing(out, [ex.id for ex in all_examples], policy, sampling, args.n)
             if existing.mismatch is not None:
@@ -744,7 +886,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             done, keep_bytes, start_over = set(existing.done_ids), existing.keep_bytes, False
             if existing.torn_tail:
-                info(f"{out}: the last line was cut off by an interruption; dropping it and sampling that item again")
+                info(f"{out}: the last line ({out.stat().st_size - keep_bytes} bytes without a newline) was cut off by an "
+                     f"interruption; it will be dropped and item {len(done) + 1} sampled again")
         todo = [ex for ex in examples if ex.id not in done]
         already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
         if not todo:
@@ -761,7 +904,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
              f"from {policy}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
 
-        written, handle = 0, None
+        written = 0
+        appender = LineAppender(out, start_over=start_over, keep_bytes=keep_bytes)
         try:
             for k, ex in enumerate(todo, start=1):
                 started = time.monotonic()
@@ -776,32 +920,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                     client.chat.completions.with_raw_response.create, openai, item_id=ex.id, base_request=base_request,
                     plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
                 )
-                if handle is None:
-                    # Opened only now, so a run that fails before its first item changes nothing.
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    if start_over:
-                        handle = open(out, "w", encoding="utf-8", newline="\n")
-                    else:
-                        os.truncate(out, keep_bytes)  # drop a torn last line, if any
-                        handle = open(out, "a", encoding="utf-8", newline="\n")
-                # One write per line, then flush: an interruption leaves whole lines (or a torn tail we detect).
-                handle.write(dumps_line(rollout_record(ex.id, completions, policy, sampling)) + "\n")
-                handle.flush()
+                appender.append(dumps_line(rollout_record(ex.id, completions, policy, sampling)))
                 written += 1
-                info(f"[{already + k}/{len(examples)}] {ex.id}: {len(completions)} sample(s), "
+                info(f"[{already + k}/{len(examples)}] {visible(ex.id, limit=80)}: {len(completions)} sample(s), "
                      f"{requests} request(s), {time.monotonic() - started:.1f} s")
         except SamplingStopped as stop:
             kept = len(done) + written
             where = f"{out} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
             print(f"error: stopped at {stop}. {where}", file=sys.stderr)
             return EXIT_USAGE if stop.exit_code == 2 else EXIT_FAIL
+        except OSError as exc:
+            # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
+            kept = written + (0 if start_over else len(done))
+            where = (f"{out} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
+                     f"again to resume" if kept else f"{out} was not changed" if exists else "nothing was written")
+            name = exc.filename if exc.filename is not None else out
+            print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
+            return EXIT_USAGE
         except KeyboardInterrupt:
             print(f"interrupted: {out} keeps {len(done) + written} finished item(s); run the same command again to resume",
                   file=sys.stderr)
             return 130
         finally:
-            if handle is not None:
-                handle.close()
+            appender.close()
             client.close()
 
         print(f"wrote {out}: {already + written} items ({written} sampled now, {already} kept from before)")

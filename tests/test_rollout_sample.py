@@ -229,7 +229,7 @@ def test_resume_drops_a_torn_last_line_and_never_duplicates_an_id(lab, capsys):
     assert rs.main(argv(lab, "--n", "2")) == 0
     assert Path("out.jsonl").read_bytes() == reference
     assert len(lab.requests) - before == 2 * (len(PROMPTS) - 1)  # item 1 kept, items 2..4 sampled
-    assert "last line was cut off" in capsys.readouterr().err
+    assert "was cut off by an interruption" in capsys.readouterr().err
 
 
 def test_a_complete_file_is_left_alone(lab, capsys):
