@@ -36,34 +36,61 @@ accepts "eval of the frozen file vs. best-of-1 of the pack" as a fair comparison
 Decisions a careful reader should know about:
   * The key. ``--api-key-env NAME`` (default ``GROQ_API_KEY``) names the variable; the
     real environment wins (an empty variable counts as unset), then a ``.env`` file
-    in the current directory (``course.dotenv``; it never changes ``os.environ``). ``--api-key-env NONE`` sends the placeholder key ``no-key``
-    for local servers that ignore keys. Without a key: one error line naming the
-    variable and the ``.env`` option, exit 2, nothing written. The key is never
-    written or printed; any text from the server is redacted before it is shown.
+    in the current directory (``course.dotenv``; it never changes ``os.environ``).
+    ``--api-key-env NONE`` sends the placeholder key ``no-key`` for local servers that
+    ignore keys. Without a key: one error line naming the variable and the ``.env``
+    option, exit 2, nothing written. A key holding anything but printable ASCII (a
+    non-ASCII letter, a space, NUL, a newline, any control character) is refused before
+    any request, naming the kind of character and its position, never the key. The key
+    is never written or printed; any text from the server is redacted before it is shown.
   * n > 1. Groq (and others) refuse or ignore the ``n`` parameter, so by default
     (``--n-strategy separate``) sample ``i`` is its own request with ``n=1`` and
     seed ``seed + i``: sample ``i`` is the same draw whatever ``--n`` is, and sample 0
-    is the ``--n 1`` request. ``--n-strategy native`` sends one request with ``n``
-    (fewer round trips on vLLM), refuses an endpoint that returns fewer choices,
-    and records itself in ``sampling`` because jointly drawn samples are other draws.
+    is the ``--n 1`` request. This works on every server. ``--n-strategy native``
+    sends one request with ``n`` (fewer round trips on vLLM, which honours ``n``) and
+    records itself in ``sampling`` because jointly drawn samples are other draws. A
+    server that answers with another number of choices (Ollama ignores ``n`` and
+    returns one) stops the run with exit 2 naming the item: padding or re-requesting
+    would silently turn the run into another sampling scheme than the one recorded.
+    llama.cpp's server answers ``n > 1`` with HTTP 500 (retried like any 5xx, then
+    exit 1 with the hint to use ``--n-strategy separate``).
+  * What a server answers. The body of a 200 answer is parsed and checked here
+    (``parse_chat_completion``), not by the SDK, which accepts wrong shapes: a
+    non-JSON or truncated body, ``choices`` that is not a list of objects with a
+    ``message`` holding a string ``content``, or the wrong number of choices stops
+    the run with exit 2, the item id, what is wrong and the first 200 characters of
+    the body. ``content: null`` is valid OpenAI (a refusal; a reasoning model that
+    spent its budget) and is recorded as ``""``: no answer, scored 0. Text is
+    recorded verbatim (llama.cpp may end it with a newline; the scorer judges).
+    Extra fields (vLLM's ``stop_reason``, llama.cpp's ``timings``, Ollama's
+    ``system_fingerprint``) are ignored. Anything from the server that reaches the
+    terminal is cut to 200 characters and escaped with ``course.visible``.
   * Failures. 408, 409, 429, 5xx, timeouts and dropped connections are retried up
     to ``--max-retries`` times, waiting ``--backoff * 2**attempt`` seconds (no
     jitter: one sequential client cannot stampede, and the schedule stays
     reproducible), or what a ``Retry-After`` / ``retry-after-ms`` header asks when
     present (a server asking for more than 120 s, e.g. a used-up daily quota, is not
-    waited for). Other statuses (400, 404, 422: a wrong model name or parameter) are
-    not retried. The SDK's own retries are switched off so this policy is the only one.
-    When an item still fails, the run STOPS (exit 1) with the item id and HTTP
+    waited for). The SDK's own retries are switched off so this policy is the only
+    one. When an item still fails the run STOPS (exit 1) with the item id and HTTP
     status; it does not write an empty completion, because ``course.eval`` would
-    score an outage as a model failure. Everything finished so far stays in the
-    file; rerunning the same command resumes. A rejected key (401/403) exits 2.
+    score an outage as a model failure. Other statuses (400, 404, 422: a wrong model
+    name or parameter) are not retried and exit 2, as does a rejected key (401/403).
+    Everything finished so far stays in the file; rerunning the same command resumes.
+  * The output file. ``--out`` is checked before any request: a directory, FIFO,
+    device, socket, dangling link or unwritable place is refused (exit 2). Each line
+    is one ``os.write`` on an append-only descriptor followed by ``fsync``, so a kill
+    leaves whole lines plus at most one newline-less fragment; a write that fails
+    part-way (disk full) is cut back to the last whole line and reported in one line
+    (exit 2). Nothing touches the file before the first new item is ready.
   * Resume. An existing ``--out`` is validated first: every complete line must carry
     this run's policy and sampling and the ids must be the dataset's first ids in
     order. Those items are skipped and the rest appended; an id is never written
     twice. A last line without its newline is a write the interruption cut short:
-    it is dropped and that item is sampled again. Different settings: exit 2,
-    unless ``--force``, which starts the file over (the old file is only replaced
-    once the first new item is ready).
+    the tool says so, drops it and samples that item again. A damaged complete line
+    is not guessed at (exit 2, ``path:line``). Different settings: exit 2, unless
+    ``--force``, which starts the file over: only a file whose first line this tool
+    wrote (a foreign file is refused), and only by renaming a new file into place
+    once it holds its first item.
 """
 
 from __future__ import annotations
@@ -459,7 +486,9 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
     try:
         data = json.loads(text, parse_constant=_json_constant)
     except (ValueError, RecursionError) as exc:
-        what = "truncated JSON" if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(text.rstrip()) else "not JSON"
+        # Truncated: the text ends where the parser still wanted more (inside a string, or at the end).
+        cut = isinstance(exc, json.JSONDecodeError) and (exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated"))
+        what = "truncated JSON" if cut else "not JSON"
         raise MalformedResponse(f"the body is {what}") from None
     if not isinstance(data, dict):
         raise MalformedResponse(f"the body is a JSON {_kind(data)}, expected an object")
@@ -591,7 +620,8 @@ def sample_item(
                 if status == 0:
                     raise SamplingStopped(f"{shown}: {text}", 2) from None
                 if not is_retryable(status):
-                    raise SamplingStopped(f"{shown}: {text} (not retried: asking again would not help){native_hint}", 1) from None
+                    # 400/404/422...: a wrong model name or parameter, a usage error (exit 2), not weather.
+                    raise SamplingStopped(f"{shown}: {text} (not retried: asking again would not help){native_hint}", 2) from None
                 if attempt >= max_retries:
                     raise SamplingStopped(f"{shown}: {text}; gave up after {max_retries} retries{native_hint}", 1) from None
                 delay = retry_delay(attempt, backoff, retry_after)
@@ -665,6 +695,8 @@ def check_out_path(out: Path) -> bool:
         raise CourseError(f"--out {out}: cannot create it, {ancestor} is not writable")
     return False
 
+
+_os_write = os.write  # the fault tests replace it to simulate a full disk part-way through a line
 
 _OUR_PREFIXES = (b'{"completion": ', b'{"id": ')  # dumps_line sorts keys: how every line we write begins
 
@@ -747,7 +779,7 @@ class LineAppender:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[_os_write(fd, view):]
             os.fsync(fd)
         except OSError:
             try:
