@@ -750,6 +750,7 @@ class LineAppender:
             tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
             try:
+                self._lock(fd)  # the lock follows the inode through the rename
                 self._write(fd, data)
                 os.replace(tmp, self.path)
             except BaseException:
@@ -766,12 +767,25 @@ class LineAppender:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise CourseError(f"--out {self.path}: is not a regular file; refusing to write to it")
+            self._lock(fd)
             os.ftruncate(fd, self.keep_bytes)  # drop a torn last line, if any
             self._write(fd, data)
         except BaseException:
             os.close(fd)
             raise
         self.fd = fd
+
+    def _lock(self, fd: int) -> None:
+        """One writer per file: two runs resuming the same --out would write ids twice or out of order."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no advisory locks, one run at a time is on the user
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CourseError(f"--out {self.path}: another run is writing it; wait for that run to finish "
+                              f"(then rerun to resume) or choose another --out") from None
 
     @staticmethod
     def _write(fd: int, data: bytes) -> None:
@@ -912,8 +926,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Checked against the whole dataset, so a run with a smaller --limit can still see a longer file.
             existing = inspect_existing(out, [ex.id for ex in all_examples], policy, sampling, args.n)
             if existing.mismatch is not None:
-                raise CourseError(
-                    f"{existing.mismatch}; resume with the settings that wrote {out}, choose another --out, "
+                raise CourseError(  # visible(): the file may be hand-edited (no raw RLO/ESC on the terminal)
+                    f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, choose another --out, "
                     f"or pass --force to start it over"
                 )
             done, keep_bytes, start_over = set(existing.done_ids), existing.keep_bytes, False
@@ -978,7 +992,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             client.close()
 
         print(f"wrote {out}: {already + written} items ({written} sampled now, {already} kept from before)")
-        print(f"policy: {policy}")
+        print(f"policy: {visible(policy)}")
         print(f"sampling: {dumps_line(sampling)}")
         print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
               f"next: python -m course.selection_demo --dataset {args.dataset} --samples {out} --n {args.n}")

@@ -415,3 +415,23 @@ def test_kill_9_mid_run_leaves_whole_lines_and_the_rerun_resumes(lab, tmp_path):
     assert proc.returncode == -signal.SIGKILL
     lab._failures.clear()  # the stall was for the killed run only
     assert_whole_lines_then_resume(lab, expected, kept=2)
+
+
+def test_a_second_run_on_the_same_out_is_refused_while_the_first_holds_it(lab, capsys):
+    fcntl = pytest.importorskip("fcntl")
+    expected = reference(lab)
+    Path("out.jsonl").write_bytes(b"".join(expected.splitlines(keepends=True)[:2]))
+    with open("out.jsonl", "ab") as held:  # the first run, mid-way
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        assert rs.main(argv(lab)) == 2
+    assert_one_error_line(capsys.readouterr().err, contains="another run is writing it")
+    assert_whole_lines_then_resume(lab, expected, kept=2)
+
+
+def test_a_hand_edited_sampling_with_terminal_controls_is_reported_escaped(lab, capsys):
+    assert rs.main(argv(lab, "--limit", "1")) == 0
+    record = json.loads(Path("out.jsonl").read_text())
+    record["sampling"]["note"] = "\u202e\x1b[2Jevil"
+    Path("out.jsonl").write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert rs.main(argv(lab)) == 2
+    assert "written with sampling" in assert_one_error_line(capsys.readouterr().err)
