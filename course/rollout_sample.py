@@ -636,9 +636,9 @@ def sample_item(
         http = getattr(raw, "http_response", raw)
         try:
             body = http.content
-        except Exception as exc:  # noqa: BLE001 - the body broke off while being read
-            _status, _after, text = _describe_failure(exc, openai, key)
-            raise SamplingStopped(f"{shown}: the answer broke off ({text}); run the same command again to resume", 1) from None
+        except Exception as exc:  # noqa: BLE001 - the body broke off while being read (the SDK reads it first; a guard)
+            raise SamplingStopped(f"{shown}: the answer broke off ({type(exc).__name__}); run the same command again "
+                                  f"to resume", 1) from None
         try:
             completions.extend(parse_chat_completion(body, n))
         except WrongChoiceCount as bad:
@@ -681,8 +681,8 @@ def check_out_path(out: Path) -> bool:
         if not stat.S_ISREG(st.st_mode):
             kind = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
             raise CourseError(f"--out {out}: is {kind}, not a regular file; refusing to write to it")
-        if not os.access(out, os.W_OK):
-            raise CourseError(f"--out {out}: is not writable")
+        if not os.access(out, os.R_OK | os.W_OK):
+            raise CourseError(f"--out {out}: is not readable and writable (resuming reads it, sampling appends to it)")
         return True
     if os.path.islink(out):
         raise CourseError(f"--out {out}: is a symbolic link to a missing file; remove it or choose another --out")
@@ -720,6 +720,28 @@ def written_by_this_tool(path: Path) -> bool:
             and isinstance(record.get("sampling"), dict) and ("completion" in record or "samples" in record))
 
 
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Delete ``.NAME.tmp-PID`` files a killed ``--force`` run left beside ``path`` (its PID is gone)."""
+    removed = []
+    for tmp in path.parent.glob(f".{path.name}.tmp-*"):
+        pid = tmp.name.rsplit("-", 1)[1]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # that run is alive: its file is not ours to remove
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue
+        try:
+            tmp.unlink()
+            removed.append(tmp)
+        except OSError:
+            pass
+    return removed
+
+
 class LineAppender:
     """Grows ``--out`` by whole lines only, so an interruption never leaves a line resume would choke on.
 
@@ -746,6 +768,7 @@ class LineAppender:
 
     def _open_with(self, data: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(self.path)
         if self.start_over:
             tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
@@ -937,7 +960,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         todo = [ex for ex in examples if ex.id not in done]
         already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
         if not todo:
-            print(f"{out}: nothing to do, all {len(examples)} items are already there ({policy})")
+            print(f"{out}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
             return EXIT_OK
 
         try:
@@ -948,7 +971,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         client = openai.OpenAI(api_key=key, base_url=args.base_url, max_retries=0, timeout=args.timeout)
         plan = request_plan(args.n, args.seed, args.n_strategy)
         info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
-             f"from {policy}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
+             f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
 
         written = 0
         appender = LineAppender(out, start_over=start_over, keep_bytes=keep_bytes)

@@ -435,3 +435,12 @@ def test_a_hand_edited_sampling_with_terminal_controls_is_reported_escaped(lab, 
     Path("out.jsonl").write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
     assert rs.main(argv(lab)) == 2
     assert "written with sampling" in assert_one_error_line(capsys.readouterr().err)
+
+
+def test_a_temporary_file_left_by_a_killed_force_run_is_removed_by_the_next_run(lab):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a PID that no longer runs
+    stale = Path(f".out.jsonl.tmp-{dead.pid}")
+    stale.write_text('{"id": "f-0001"')
+    assert rs.main(argv(lab)) == 0
+    assert not stale.exists()
