@@ -36,42 +36,71 @@ accepts "eval of the frozen file vs. best-of-1 of the pack" as a fair comparison
 Decisions a careful reader should know about:
   * The key. ``--api-key-env NAME`` (default ``GROQ_API_KEY``) names the variable; the
     real environment wins (an empty variable counts as unset), then a ``.env`` file
-    in the current directory (``course.dotenv``; it never changes ``os.environ``). ``--api-key-env NONE`` sends the placeholder key ``no-key``
-    for local servers that ignore keys. Without a key: one error line naming the
-    variable and the ``.env`` option, exit 2, nothing written. The key is never
-    written or printed; any text from the server is redacted before it is shown.
+    in the current directory (``course.dotenv``; it never changes ``os.environ``).
+    ``--api-key-env NONE`` sends the placeholder key ``no-key`` for local servers that
+    ignore keys. Without a key: one error line naming the variable and the ``.env``
+    option, exit 2, nothing written. A key holding anything but printable ASCII (a
+    non-ASCII letter, a space, NUL, a newline, any control character) is refused before
+    any request, naming the kind of character and its position, never the key. The key
+    is never written or printed; any text from the server is redacted before it is shown.
   * n > 1. Groq (and others) refuse or ignore the ``n`` parameter, so by default
     (``--n-strategy separate``) sample ``i`` is its own request with ``n=1`` and
     seed ``seed + i``: sample ``i`` is the same draw whatever ``--n`` is, and sample 0
-    is the ``--n 1`` request. ``--n-strategy native`` sends one request with ``n``
-    (fewer round trips on vLLM), refuses an endpoint that returns fewer choices,
-    and records itself in ``sampling`` because jointly drawn samples are other draws.
+    is the ``--n 1`` request. This works on every server. ``--n-strategy native``
+    sends one request with ``n`` (fewer round trips on vLLM, which honours ``n``) and
+    records itself in ``sampling`` because jointly drawn samples are other draws. A
+    server that answers with another number of choices (Ollama ignores ``n`` and
+    returns one) stops the run with exit 2 naming the item: padding or re-requesting
+    would silently turn the run into another sampling scheme than the one recorded.
+    llama.cpp's server answers ``n > 1`` with HTTP 500 (retried like any 5xx, then
+    exit 1 with the hint to use ``--n-strategy separate``).
+  * What a server answers. The body of a 200 answer is parsed and checked here
+    (``parse_chat_completion``), not by the SDK, which accepts wrong shapes: a
+    non-JSON or truncated body, ``choices`` that is not a list of objects with a
+    ``message`` holding a string ``content``, or the wrong number of choices stops
+    the run with exit 2, the item id, what is wrong and the first 200 characters of
+    the body. ``content: null`` is valid OpenAI (a refusal; a reasoning model that
+    spent its budget) and is recorded as ``""``: no answer, scored 0. Text is
+    recorded verbatim (llama.cpp may end it with a newline; the scorer judges).
+    Extra fields (vLLM's ``stop_reason``, llama.cpp's ``timings``, Ollama's
+    ``system_fingerprint``) are ignored. Anything from the server that reaches the
+    terminal is cut to 200 characters and escaped with ``course.visible``.
   * Failures. 408, 409, 429, 5xx, timeouts and dropped connections are retried up
     to ``--max-retries`` times, waiting ``--backoff * 2**attempt`` seconds (no
     jitter: one sequential client cannot stampede, and the schedule stays
     reproducible), or what a ``Retry-After`` / ``retry-after-ms`` header asks when
     present (a server asking for more than 120 s, e.g. a used-up daily quota, is not
-    waited for). Other statuses (400, 404, 422: a wrong model name or parameter) are
-    not retried. The SDK's own retries are switched off so this policy is the only one.
-    When an item still fails, the run STOPS (exit 1) with the item id and HTTP
+    waited for). The SDK's own retries are switched off so this policy is the only
+    one. When an item still fails the run STOPS (exit 1) with the item id and HTTP
     status; it does not write an empty completion, because ``course.eval`` would
-    score an outage as a model failure. Everything finished so far stays in the
-    file; rerunning the same command resumes. A rejected key (401/403) exits 2.
+    score an outage as a model failure. Other statuses (400, 404, 422: a wrong model
+    name or parameter) are not retried and exit 2, as does a rejected key (401/403).
+    Everything finished so far stays in the file; rerunning the same command resumes.
+  * The output file. ``--out`` is checked before any request: a directory, FIFO,
+    device, socket, dangling link or unwritable place is refused (exit 2). Each line
+    is one ``os.write`` on an append-only descriptor followed by ``fsync``, so a kill
+    leaves whole lines plus at most one newline-less fragment; a write that fails
+    part-way (disk full) is cut back to the last whole line and reported in one line
+    (exit 2). Nothing touches the file before the first new item is ready.
   * Resume. An existing ``--out`` is validated first: every complete line must carry
     this run's policy and sampling and the ids must be the dataset's first ids in
     order. Those items are skipped and the rest appended; an id is never written
     twice. A last line without its newline is a write the interruption cut short:
-    it is dropped and that item is sampled again. Different settings: exit 2,
-    unless ``--force``, which starts the file over (the old file is only replaced
-    once the first new item is ready).
+    the tool says so, drops it and samples that item again. A damaged complete line
+    is not guessed at (exit 2, ``path:line``). Different settings: exit 2, unless
+    ``--force``, which starts the file over: only a file whose first line this tool
+    wrote (a foreign file is refused), and only by renaming a new file into place
+    once it holds its first item.
 """
 
 from __future__ import annotations
 
 import email.utils
 import hashlib
+import json
 import os
 import re
+import stat
 import sys
 import time
 import urllib.parse
@@ -80,8 +109,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line, iter_objects
 from course.lib.formats import read_dataset
+from course.lib.jsonl import dumps_line, iter_objects
+from course.visible import visible
 
 DEFAULT_BASE_URL = "https://api.groq.com/openai/v1"
 DEFAULT_KEY_ENV = "GROQ_API_KEY"
@@ -94,6 +124,9 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 # A server asking for a longer pause than this (a daily quota, say) is not waited for:
 # the run stops and the resumable file says where to pick up.
 MAX_WAIT_SECONDS = 120.0
+# Anything a server says is shown cut to this many characters (escaped): a 5 MB error page
+# is one readable line on the terminal, never megabytes.
+EXCERPT_CHARS = 200
 
 
 # ---------------------------------------------------------------------------
@@ -267,6 +300,43 @@ def redact(text: str, secret: str | None) -> str:
     return text
 
 
+def server_excerpt(text: str, secret: str | None, limit: int = EXCERPT_CHARS) -> str:
+    """What a server said, safe to print: key redacted FIRST (so a cut cannot leave part of it),
+    then cut to ``limit`` characters and escaped with ``course.visible`` (no raw ESC, RLO or NUL
+    reaches the terminal).
+
+    >>> server_excerpt("\\x1b[31mred\\u202e", None)
+    '⟨U+001B⟩[31mred⟨U+202E⟩'
+    >>> server_excerpt("x" * 5_000_000, None).endswith("… [4999800 more characters]")
+    True
+    """
+    return visible(redact(text, secret), limit=limit)
+
+
+def check_api_key(key: str, source: str) -> None:
+    """Refuse, before any request, a key no HTTP header can carry; never show any character of it.
+
+    A key pasted with a stray character (a non-breaking space, a NUL, a newline from a file)
+    would otherwise fail deep inside the HTTP library with a message quoting the header.
+
+    >>> check_api_key("gsk_abc", "X")
+    >>> try:
+    ...     check_api_key("gsk_\\u00e9", "GROQ_API_KEY from environment")
+    ... except CourseError as exc:
+    ...     print(str(exc).split(";")[0])
+    GROQ_API_KEY from environment: the API key has a non-ASCII character at position 5 of 5
+    """
+    for position, ch in enumerate(key, start=1):
+        if "!" <= ch <= "~":
+            continue
+        kind = ("a non-ASCII character" if ord(ch) > 0x7F else "a space" if ch == " "
+                else "a NUL character" if ch == "\0" else "a control character")
+        raise CourseError(
+            f"{source}: the API key has {kind} at position {position} of {len(key)}; an API key is printable "
+            f"ASCII without spaces (the key is not shown: re-copy it from your provider)"
+        )
+
+
 # ---------------------------------------------------------------------------
 # The key: environment first, then ./.env; never printed.
 # ---------------------------------------------------------------------------
@@ -377,33 +447,139 @@ class SamplingStopped(Exception):
         self.exit_code = exit_code
 
 
-def _describe_failure(exc: BaseException, openai: Any) -> tuple[int | None, float | None, str]:
-    """``(http_status or None, retry_after_seconds, text)`` for an exception from the SDK."""
+class MalformedResponse(ValueError):
+    """A 200 answer that is not an OpenAI chat completion with the choices asked for."""
+
+
+class WrongChoiceCount(MalformedResponse):
+    """A well-formed chat completion with another number of choices than ``n`` asked for."""
+
+
+def _json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_chat_completion(body: bytes, expected: int) -> list[str]:
+    """The text of each choice, in ``index`` order, from the raw bytes of a 200 answer.
+
+    The SDK's own parsing is not used: it raises a bare ``JSONDecodeError`` on a non-JSON
+    body and *accepts* wrong shapes (``{"choices": "abc"}`` becomes five "choices"), which
+    would put empty completions in the file and score an endpoint bug as a model failure.
+    Here every shape is checked and a wrong one raises ``MalformedResponse`` saying what.
+
+    ``content: null`` is valid in the OpenAI schema (a refusal, a reasoning model that spent
+    its whole budget before answering) and is recorded as ``""``: the model gave no answer
+    text, which the scorer rightly scores 0. Everything else in a choice is taken verbatim,
+    trailing newlines included (llama.cpp keeps them; the scorer, not this tool, judges).
+
+    >>> parse_chat_completion(b'{"choices": [{"index": 0, "message": {"content": "Final: 3"}}]}', 1)
+    ['Final: 3']
+    >>> parse_chat_completion(b'{"choices": "abc"}', 1)
+    Traceback (most recent call last):
+    course.rollout_sample.MalformedResponse: 'choices' is a string, expected a list
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedResponse(f"the body is not UTF-8 (byte {exc.start + 1})") from None
+    if not text.strip():
+        raise MalformedResponse("the body is empty")
+    try:
+        data = json.loads(text, parse_constant=_json_constant)
+    except (ValueError, RecursionError) as exc:
+        # Truncated: the text ends where the parser still wanted more (inside a string, or at the end).
+        cut = isinstance(exc, json.JSONDecodeError) and (exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated"))
+        what = "truncated JSON" if cut else "not JSON"
+        raise MalformedResponse(f"the body is {what}") from None
+    if not isinstance(data, dict):
+        raise MalformedResponse(f"the body is a JSON {_kind(data)}, expected an object")
+    choices = data.get("choices", _ABSENT)
+    if choices is _ABSENT:
+        raise MalformedResponse("no 'choices' field" + (" (it has 'error')" if "error" in data else ""))
+    if not isinstance(choices, list):
+        raise MalformedResponse(f"'choices' is {_a(choices)}, expected a list")
+    texts: dict[int, str] = {}
+    for position, choice in enumerate(choices):
+        where = f"choice {position}"
+        if not isinstance(choice, dict):
+            raise MalformedResponse(f"{where} is {_a(choice)}, expected an object")
+        index = choice.get("index", position)
+        if type(index) is not int or index < 0:
+            raise MalformedResponse(f"{where}: 'index' is {_a(index)}, expected a non-negative integer")
+        if index in texts:
+            raise MalformedResponse(f"{where}: index {index} appears twice")
+        message = choice.get("message", _ABSENT)
+        if message is _ABSENT:
+            raise MalformedResponse(f"{where}: no 'message'")
+        if not isinstance(message, dict):
+            raise MalformedResponse(f"{where}: 'message' is {_a(message)}, expected an object")
+        content = message.get("content", _ABSENT)
+        if content is _ABSENT:
+            raise MalformedResponse(f"{where}: the message has no 'content'")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise MalformedResponse(f"{where}: 'content' is {_a(content)}, expected a string")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MalformedResponse(f"{where}: 'content' holds a lone surrogate escape, which is not Unicode text") from None
+        texts[index] = content
+    if len(texts) != expected:
+        raise WrongChoiceCount(f"the endpoint returned {len(texts)} choice(s) where n={expected} was asked for")
+    if sorted(texts) != list(range(expected)):
+        raise MalformedResponse(f"choice indices {sorted(texts)}, expected 0..{expected - 1}")
+    return [texts[i] for i in range(expected)]
+
+
+_ABSENT: Any = object()
+
+
+def _kind(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number" if isinstance(value, (int, float)) else type(value).__name__)
+
+
+def _a(value: Any) -> str:
+    kind = _kind(value)
+    return "null" if kind == "null" else f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def _error_text(response: Any) -> str:
+    """The useful part of an error answer: OpenAI's ``error.message`` when the body has one, else the body."""
+    try:
+        raw = response.text
+    except Exception:  # noqa: BLE001 - a body that cannot be decoded is still an answer
+        return ""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw.strip()
+    error = data.get("error", data) if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else raw.strip()
+
+
+def _describe_failure(exc: BaseException, openai: Any, key: str) -> tuple[int | None, float | None, str]:
+    """``(http_status or None, retry_after_seconds, printable text)`` for an exception from the SDK.
+
+    The one place the SDK's exception types are interpreted. Text from the server is
+    redacted, cut and escaped (``server_excerpt``). A status answer is weather or a usage
+    problem (classified by status); no answer at all is weather (None: retried); any
+    other ``openai`` error is reported as itself. Other exceptions are bugs and surface.
+    """
     if isinstance(exc, openai.APIStatusError):
         headers = getattr(exc.response, "headers", {}) or {}
-        return exc.status_code, parse_retry_after(headers), f"HTTP {exc.status_code}: {exc.message}"
+        said = server_excerpt(_error_text(exc.response), key)
+        return exc.status_code, parse_retry_after(headers), f"HTTP {exc.status_code}: {said or '(empty body)'}"
     if isinstance(exc, openai.APITimeoutError):
         return None, None, "timed out"
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__
-        return None, None, f"connection failed ({type(cause).__name__ if cause else exc.message})"
-    raise exc  # anything else is a bug, not weather: let it surface
-
-
-def _completions_from(response: Any, expected: int) -> list[str]:
-    """The text of each choice, in choice order; ``None`` content (nothing generated) becomes ``""``."""
-    choices = sorted(list(getattr(response, "choices", None) or []), key=lambda c: getattr(c, "index", 0) or 0)
-    if len(choices) != expected:
-        raise SamplingStopped(
-            f"the endpoint returned {len(choices)} choice(s) where {expected} were asked for"
-            + ("; it does not support n > 1: use --n-strategy separate" if expected > 1 else ""),
-            1,
-        )
-    texts = []
-    for choice in choices:
-        content = getattr(getattr(choice, "message", None), "content", None)
-        texts.append(content if isinstance(content, str) else "")
-    return texts
+        return None, None, f"connection failed ({type(cause).__name__ if cause else 'no answer'})"
+    if isinstance(exc, openai.OpenAIError):
+        return 0, None, f"{type(exc).__name__}: {server_excerpt(str(exc), key)}"
+    raise exc  # not from the SDK: a bug, not weather; let it surface
 
 
 def sample_item(
@@ -419,36 +595,241 @@ def sample_item(
     sleep: Callable[[float], None] = time.sleep,
     log: Callable[[str], None] = lambda message: None,
 ) -> tuple[list[str], int]:
-    """All completions for one item and the number of HTTP requests it took."""
+    """All completions for one item and the number of HTTP requests it took.
+
+    ``create`` is ``client.chat.completions.with_raw_response.create``: it raises the SDK's
+    exceptions for failed requests and returns the raw answer, parsed here by
+    ``parse_chat_completion``. ``sleep`` is injectable so tests never wait.
+    """
     completions: list[str] = []
     requests = 0
+    shown = visible(item_id, limit=80)
     for step in plan:
+        n = int(step["n"])
+        native_hint = (f"; if this server does not support n > 1 (llama.cpp's does not, Ollama ignores it) "
+                       f"use --n-strategy separate" if n > 1 else "")
         attempt = 0
         while True:
             requests += 1
             try:
-                response = create(**base_request, **step)
+                raw = create(**base_request, **step)
                 break
-            except Exception as exc:  # noqa: BLE001 - classified just below; unknown kinds re-raise
-                status, retry_after, text = _describe_failure(exc, openai)
-                text = redact(text, key)
+            except Exception as exc:  # noqa: BLE001 - classified in _describe_failure; unknown kinds re-raise
+                status, retry_after, text = _describe_failure(exc, openai, key)
                 if status in (401, 403):
-                    raise SamplingStopped(f"{item_id}: the endpoint rejected the API key ({text})", 2) from None
+                    raise SamplingStopped(f"{shown}: the endpoint rejected the API key ({text})", 2) from None
+                if status == 0:
+                    raise SamplingStopped(f"{shown}: {text}", 2) from None
                 if not is_retryable(status):
-                    raise SamplingStopped(f"{item_id}: {text} (not retried: asking again would not help)", 1) from None
+                    # 400/404/422...: a wrong model name or parameter, a usage error (exit 2), not weather.
+                    raise SamplingStopped(f"{shown}: {text} (not retried: asking again would not help){native_hint}", 2) from None
                 if attempt >= max_retries:
-                    raise SamplingStopped(f"{item_id}: {text}; gave up after {max_retries} retries", 1) from None
+                    raise SamplingStopped(f"{shown}: {text}; gave up after {max_retries} retries{native_hint}", 1) from None
                 delay = retry_delay(attempt, backoff, retry_after)
                 if delay > MAX_WAIT_SECONDS:
                     raise SamplingStopped(
-                        f"{item_id}: {text}; the server asks to wait {delay:.0f} s (more than {MAX_WAIT_SECONDS:.0f} s)", 1
+                        f"{shown}: {text}; the server asks to wait {delay:.0f} s (more than {MAX_WAIT_SECONDS:.0f} s)", 1
                     ) from None
                 why = "as Retry-After asks" if retry_after is not None else f"backoff {backoff:g} s x 2^{attempt}"
-                log(f"  {item_id}: {text}; retry {attempt + 1}/{max_retries} in {delay:.2f} s ({why})")
+                log(f"  {shown}: {text}; retry {attempt + 1}/{max_retries} in {delay:.2f} s ({why})")
                 sleep(delay)
                 attempt += 1
-        completions.extend(_completions_from(response, int(step["n"])))
+        http = getattr(raw, "http_response", raw)
+        try:
+            body = http.content
+        except Exception as exc:  # noqa: BLE001 - the body broke off while being read (the SDK reads it first; a guard)
+            raise SamplingStopped(f"{shown}: the answer broke off ({type(exc).__name__}); run the same command again "
+                                  f"to resume", 1) from None
+        try:
+            completions.extend(parse_chat_completion(body, n))
+        except WrongChoiceCount as bad:
+            hint = ": this server does not honour n > 1, use --n-strategy separate (the default)" if n > 1 else ""
+            raise SamplingStopped(f"{shown}: {bad}{hint}", 2) from None
+        except MalformedResponse as bad:
+            excerpt = server_excerpt(body.decode("utf-8", errors="replace"), key, limit=EXCERPT_CHARS)
+            raise SamplingStopped(
+                f"{shown}: the endpoint's answer (HTTP {getattr(http, 'status_code', '?')}, {len(body)} bytes) is not a "
+                f"chat completion: {bad}; it begins: {excerpt or '(nothing)'}", 2
+            ) from None
     return completions, requests
+
+
+# ---------------------------------------------------------------------------
+# The output file: checked before any request, then grown one whole line at a time.
+# ---------------------------------------------------------------------------
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_out_path(out: Path) -> bool:
+    """Refuse an ``--out`` that can never hold our JSONL, before any request; True when it exists.
+
+    A directory, a FIFO (opening it would hang), a device or a socket is named as what it is;
+    so is a path under a file or a dangling symbolic link. A directory we cannot write to is
+    refused now rather than after the first (paid) request.
+    """
+    try:
+        st = os.stat(out)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise CourseError(f"--out {out}: a parent of it is a file, not a directory") from None
+    except OSError as exc:
+        raise CourseError(f"--out {out}: cannot use it ({exc.strerror})") from None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            raise CourseError(f"--out {out}: is a directory; --out names a JSONL file, e.g. {out / 'rollouts.jsonl'}")
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+            raise CourseError(f"--out {out}: is {kind}, not a regular file; refusing to write to it")
+        if not os.access(out, os.R_OK | os.W_OK):
+            raise CourseError(f"--out {out}: is not readable and writable (resuming reads it, sampling appends to it)")
+        return True
+    if os.path.islink(out):
+        raise CourseError(f"--out {out}: is a symbolic link to a missing file; remove it or choose another --out")
+    ancestor = out.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise CourseError(f"--out {out}: {ancestor} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise CourseError(f"--out {out}: cannot create it, {ancestor} is not writable")
+    return False
+
+
+_os_write = os.write  # the fault tests replace it to simulate a full disk part-way through a line
+
+_OUR_PREFIXES = (b'{"completion": ', b'{"id": ')  # dumps_line sorts keys: how every line we write begins
+
+
+def written_by_this_tool(path: Path) -> bool:
+    """Does ``path`` look like a rollouts file this tool wrote (so ``--force`` may start it over)?
+
+    Only line 1 is read (at most 1 MB). An empty file and a torn first line of ours count as ours.
+    """
+    with open(path, "rb") as f:
+        first = f.readline(1 << 20)
+    if not first:
+        return True
+    if not first.endswith(b"\n"):
+        return first.startswith(_OUR_PREFIXES)
+    try:
+        record = json.loads(first.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return False
+    return (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("policy"), str)
+            and isinstance(record.get("sampling"), dict) and ("completion" in record or "samples" in record))
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Delete ``.NAME.tmp-PID`` files a killed ``--force`` run left beside ``path`` (its PID is gone)."""
+    removed = []
+    for tmp in path.parent.glob(f".{path.name}.tmp-*"):
+        pid = tmp.name.rsplit("-", 1)[1]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # that run is alive: its file is not ours to remove
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue
+        try:
+            tmp.unlink()
+            removed.append(tmp)
+        except OSError:
+            pass
+    return removed
+
+
+class LineAppender:
+    """Grows ``--out`` by whole lines only, so an interruption never leaves a line resume would choke on.
+
+    Each line is ONE ``os.write`` of its bytes on an ``O_APPEND`` descriptor, then ``fsync``: a
+    kill leaves the file ending in a newline or in one newline-less fragment, which resume drops
+    and says so. A write that fails part-way (disk full) is cut back to the last newline before
+    the error is reported. Nothing touches the file before the first line is ready: resuming cuts a
+    torn tail off then; starting over writes that line to a temporary file beside ``--out`` and
+    renames it into place, so the old file stays whole until its replacement holds an item.
+    """
+
+    def __init__(self, path: Path, *, start_over: bool, keep_bytes: int) -> None:
+        self.path = path
+        self.start_over = start_over
+        self.keep_bytes = keep_bytes
+        self.fd: int | None = None
+
+    def append(self, line: str) -> None:
+        data = (line + "\n").encode("utf-8")
+        if self.fd is None:
+            self._open_with(data)
+            return
+        self._write(self.fd, data)
+
+    def _open_with(self, data: bytes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(self.path)
+        if self.start_over:
+            tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+            try:
+                self._lock(fd)  # the lock follows the inode through the rename
+                self._write(fd, data)
+                os.replace(tmp, self.path)
+            except BaseException:
+                os.close(fd)
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            self.fd = fd
+            return
+        # O_NONBLOCK: should --out have become a FIFO since the check, open fails instead of hanging.
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise CourseError(f"--out {self.path}: is not a regular file; refusing to write to it")
+            self._lock(fd)
+            os.ftruncate(fd, self.keep_bytes)  # drop a torn last line, if any
+            self._write(fd, data)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+
+    def _lock(self, fd: int) -> None:
+        """One writer per file: two runs resuming the same --out would write ids twice or out of order."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no advisory locks, one run at a time is on the user
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CourseError(f"--out {self.path}: another run is writing it; wait for that run to finish "
+                              f"(then rerun to resume) or choose another --out") from None
+
+    @staticmethod
+    def _write(fd: int, data: bytes) -> None:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[_os_write(fd, view):]
+            os.fsync(fd)
+        except OSError:
+            try:
+                os.ftruncate(fd, start)  # no fragment left behind by a failed write
+            except OSError:
+                pass
+            raise
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 # ---------------------------------------------------------------------------
@@ -554,29 +935,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             n=args.n, n_strategy=args.n_strategy, system_prompt=args.system_prompt,
         )
         key, key_source = resolve_api_key(args.api_key_env, os.environ)
+        check_api_key(key, key_source)
 
         out = Path(args.out)
-        if out.exists() and out.resolve() == Path(args.dataset).resolve():
+        exists = check_out_path(out)
+        if exists and os.path.samefile(out, args.dataset):
             raise CourseError(f"--out {out} is the dataset itself; choose another output file")
         done: set[str] = set()
         keep_bytes, start_over = 0, True
-        if out.exists() and not args.force:
-            if not out.is_file():
-                raise CourseError(f"--out {out}: exists and is not a file")
+        if exists and args.force and not written_by_this_tool(out):
+            raise CourseError(f"--out {out}: --force only starts over a rollouts file this tool wrote, and line 1 "
+                              f"of {out} is not one; move it away or choose another --out")
+        if exists and not args.force:
             # Checked against the whole dataset, so a run with a smaller --limit can still see a longer file.
             existing = inspect_existing(out, [ex.id for ex in all_examples], policy, sampling, args.n)
             if existing.mismatch is not None:
-                raise CourseError(
-                    f"{existing.mismatch}; resume with the settings that wrote {out}, choose another --out, "
+                raise CourseError(  # visible(): the file may be hand-edited (no raw RLO/ESC on the terminal)
+                    f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, choose another --out, "
                     f"or pass --force to start it over"
                 )
             done, keep_bytes, start_over = set(existing.done_ids), existing.keep_bytes, False
             if existing.torn_tail:
-                info(f"{out}: the last line was cut off by an interruption; dropping it and sampling that item again")
+                info(f"{out}: the last line ({out.stat().st_size - keep_bytes} bytes without a newline) was cut off by an "
+                     f"interruption; it will be dropped and item {len(done) + 1} sampled again")
         todo = [ex for ex in examples if ex.id not in done]
         already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
         if not todo:
-            print(f"{out}: nothing to do, all {len(examples)} items are already there ({policy})")
+            print(f"{out}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
             return EXIT_OK
 
         try:
@@ -587,9 +972,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         client = openai.OpenAI(api_key=key, base_url=args.base_url, max_retries=0, timeout=args.timeout)
         plan = request_plan(args.n, args.seed, args.n_strategy)
         info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
-             f"from {policy}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
+             f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
 
-        written, handle = 0, None
+        written = 0
+        appender = LineAppender(out, start_over=start_over, keep_bytes=keep_bytes)
         try:
             for k, ex in enumerate(todo, start=1):
                 started = time.monotonic()
@@ -601,39 +987,36 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "max_tokens": args.max_tokens,
                 }
                 completions, requests = sample_item(
-                    client.chat.completions.create, openai, item_id=ex.id, base_request=base_request,
+                    client.chat.completions.with_raw_response.create, openai, item_id=ex.id, base_request=base_request,
                     plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
                 )
-                if handle is None:
-                    # Opened only now, so a run that fails before its first item changes nothing.
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    if start_over:
-                        handle = open(out, "w", encoding="utf-8", newline="\n")
-                    else:
-                        os.truncate(out, keep_bytes)  # drop a torn last line, if any
-                        handle = open(out, "a", encoding="utf-8", newline="\n")
-                # One write per line, then flush: an interruption leaves whole lines (or a torn tail we detect).
-                handle.write(dumps_line(rollout_record(ex.id, completions, policy, sampling)) + "\n")
-                handle.flush()
+                appender.append(dumps_line(rollout_record(ex.id, completions, policy, sampling)))
                 written += 1
-                info(f"[{already + k}/{len(examples)}] {ex.id}: {len(completions)} sample(s), "
+                info(f"[{already + k}/{len(examples)}] {visible(ex.id, limit=80)}: {len(completions)} sample(s), "
                      f"{requests} request(s), {time.monotonic() - started:.1f} s")
         except SamplingStopped as stop:
             kept = len(done) + written
             where = f"{out} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
             print(f"error: stopped at {stop}. {where}", file=sys.stderr)
             return EXIT_USAGE if stop.exit_code == 2 else EXIT_FAIL
+        except OSError as exc:
+            # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
+            kept = written + (0 if start_over else len(done))
+            where = (f"{out} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
+                     f"again to resume" if kept else f"{out} was not changed" if exists else "nothing was written")
+            name = exc.filename if exc.filename is not None else out
+            print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
+            return EXIT_USAGE
         except KeyboardInterrupt:
             print(f"interrupted: {out} keeps {len(done) + written} finished item(s); run the same command again to resume",
                   file=sys.stderr)
             return 130
         finally:
-            if handle is not None:
-                handle.close()
+            appender.close()
             client.close()
 
         print(f"wrote {out}: {already + written} items ({written} sampled now, {already} kept from before)")
-        print(f"policy: {policy}")
+        print(f"policy: {visible(policy)}")
         print(f"sampling: {dumps_line(sampling)}")
         print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
               f"next: python -m course.selection_demo --dataset {args.dataset} --samples {out} --n {args.n}")

@@ -12,9 +12,15 @@ completions that are a pure function of the request, so tests can predict them:
 
 Tests script failures: ``server.fail(request_number, status, headers)`` makes that
 request (1-based, counting every request) answer with the status, or with
-``status="drop"`` close the connection without a reply; ``server.fail_from(k, status)``
-fails every request from the k-th on. ``server.requests`` records each request's
+``status="drop"`` close the connection without a reply, or with ``status="stall"``
+keep the client waiting (until the server stops, at most 30 s); ``server.fail_from(k, status)``
+fails every request from the k-th on. ``server.raw(request_number, body, status=200)``
+answers that request with exactly these bytes (``Content-Type: application/json`` unless
+told otherwise), for malformed answers. ``server.requests`` records each request's
 path, Authorization header and JSON body.
+
+``flavour`` imitates the answers of a real OpenAI-compatible server (see FLAVOURS below):
+``"openai"`` (the default), ``"vllm"``, ``"ollama"``, ``"llamacpp"``.
 
     with FakeOpenAIServer() as server:
         client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
@@ -27,6 +33,21 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+# What each real server does with a chat request, as documented (only what the tests rely on):
+#  * vLLM (docs.vllm.ai, "OpenAI Compatible Server": all Chat API parameters are supported, n and
+#    seed included, plus extra sampling parameters): n choices per request, usage; its answers
+#    also carry vLLM-only fields (choice 'stop_reason', message 'reasoning_content', top-level
+#    'prompt_logprobs'), which a client must ignore.
+#  * Ollama (docs.ollama.com/api/openai-compatibility, "Supported request fields": model,
+#    messages, ..., seed, stop, stream, temperature, top_p, max_tokens, ...; n is not among
+#    them): n is ignored and ONE choice comes back; system_fingerprint is "fp_ollama".
+#  * llama.cpp's llama-server (tools/server utils.hpp, oaicompat params parsing: n != 1 throws
+#    "Only one completion choice is allowed", answered as {"error": {"code": 500, ...,
+#    "type": "server_error"}} by the versions we read): n > 1 is an HTTP 500; answers carry a
+#    'timings' object and a build-number system_fingerprint; the text keeps a trailing
+#    newline when the model emits one (trailing_newline=True here).
+FLAVOURS = ("openai", "vllm", "ollama", "llamacpp")
 
 _ARITHMETIC = re.compile(r"(-?\d+) ([-+*]) (-?\d+)")
 
@@ -42,13 +63,20 @@ def fake_completion(prompt: str, seed: int | None) -> str:
 
 
 class FakeOpenAIServer:
-    def __init__(self, *, honour_n: bool = True, echo_key_on_401: bool = False) -> None:
-        self.honour_n = honour_n
+    def __init__(self, *, honour_n: bool = True, echo_key_on_401: bool = False, flavour: str = "openai",
+                 trailing_newline: bool = False) -> None:
+        if flavour not in FLAVOURS:
+            raise ValueError(f"flavour {flavour!r}, expected one of {FLAVOURS}")
+        self.flavour = flavour
+        self.honour_n = honour_n and flavour != "ollama"
         self.echo_key_on_401 = echo_key_on_401
+        self.trailing_newline = trailing_newline
         self.requests: list[dict[str, Any]] = []
+        self._raw: dict[int, tuple[bytes, int, dict[str, str]]] = {}
         self._failures: dict[int, tuple[Any, dict[str, str]]] = {}
         self._fail_from: tuple[int, Any] | None = None
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
@@ -58,6 +86,9 @@ class FakeOpenAIServer:
 
     def fail_from(self, request_number: int, status: Any) -> None:
         self._fail_from = (request_number, status)
+
+    def raw(self, request_number: int, body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> None:
+        self._raw[request_number] = (body, status, {"Content-Type": "application/json", **(headers or {})})
 
     # -- lifecycle -----------------------------------------------------------
     @property
@@ -70,6 +101,7 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
@@ -99,11 +131,12 @@ class FakeOpenAIServer:
                 pass
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-                body = json.dumps(payload).encode("utf-8")
+                self._send_bytes(status, json.dumps(payload).encode("utf-8"), {"Content-Type": "application/json", **(headers or {})})
+
+            def _send_bytes(self, status: int, body: bytes, headers: dict[str, str]) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
-                for name, value in (headers or {}).items():
+                for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
@@ -122,9 +155,17 @@ class FakeOpenAIServer:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                     return
+                if number in server._raw:
+                    raw_body, raw_status, raw_headers = server._raw[number]
+                    self._send_bytes(raw_status, raw_body, raw_headers)
+                    return
                 failure = server._planned_failure(number)
                 if failure is not None:
                     status, headers = failure
+                    if status == "stall":
+                        server._stopping.wait(30)
+                        self.close_connection = True
+                        return
                     if status == "drop":
                         self.close_connection = True
                         self.connection.shutdown(2)
@@ -139,23 +180,39 @@ class FakeOpenAIServer:
                     return
                 prompt = str(body["messages"][-1].get("content", ""))
                 seed = body.get("seed")
-                n = int(body.get("n") or 1) if server.honour_n else 1
-                choices = [
-                    {
-                        "index": i,
-                        "message": {"role": "assistant", "content": fake_completion(prompt, None if seed is None else seed + i)},
-                        "finish_reason": "stop",
-                        "logprobs": None,
-                    }
-                    for i in range(n)
-                ]
-                self._send(200, {
+                requested_n = int(body.get("n") or 1)
+                if server.flavour == "llamacpp" and requested_n != 1:
+                    self._send(500, {"error": {"code": 500, "message": "Only one completion choice is allowed",
+                                               "type": "server_error"}})
+                    return
+                n = requested_n if server.honour_n else 1
+                tail = "\n" if server.trailing_newline else ""
+                choices = []
+                for i in range(n):
+                    message: dict[str, Any] = {"role": "assistant",
+                                               "content": fake_completion(prompt, None if seed is None else seed + i) + tail}
+                    choice: dict[str, Any] = {"index": i, "message": message, "finish_reason": "stop", "logprobs": None}
+                    if server.flavour == "vllm":
+                        message.update({"reasoning_content": None, "tool_calls": []})
+                        choice["stop_reason"] = None
+                    choices.append(choice)
+                answer: dict[str, Any] = {
                     "id": f"chatcmpl-fake-{number}",
                     "object": "chat.completion",
                     "created": 0,
                     "model": body.get("model", "fake"),
                     "choices": choices,
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                })
+                    "usage": {"prompt_tokens": 1, "completion_tokens": n, "total_tokens": 1 + n},
+                }
+                if server.flavour == "vllm":
+                    answer.update({"prompt_logprobs": None, "kv_transfer_params": None})
+                elif server.flavour == "ollama":
+                    answer["system_fingerprint"] = "fp_ollama"
+                elif server.flavour == "llamacpp":
+                    answer["system_fingerprint"] = "b4500-fake"
+                    answer["timings"] = {"prompt_n": 1, "prompt_ms": 0.5, "prompt_per_token_ms": 0.5,
+                                         "prompt_per_second": 2000.0, "predicted_n": 1, "predicted_ms": 1.0,
+                                         "predicted_per_token_ms": 1.0, "predicted_per_second": 1000.0}
+                self._send(200, answer)
 
         return Handler

@@ -8,8 +8,10 @@ have; otherwise it must exit 0.
 
 A few commands cannot run inside a test, and each has its reason in ``NOT_RUN_HERE``: installation
 (``.ci/run`` performs it on a clean clone), the test suite itself, benchmarks (minutes, and they
-print figures rather than assert), and sampling from a remote endpoint (needs the network and a
-key; ``tests/test_rollout_sample.py`` runs the same tool against a local server). The test fails if
+print figures rather than assert), sampling from a remote endpoint (needs the network and a
+key; ``tests/test_rollout_sample.py`` runs the same tool against a local server), and starting a
+local model server (vLLM, Ollama, llama.cpp: a GPU machine and a model; the same test file replays
+their answer shapes). The test fails if
 any other command is skipped, so a new command cannot slip out of coverage.
 """
 
@@ -37,6 +39,9 @@ NOT_RUN_HERE: tuple[tuple[str, str], ...] = (
     ("python -m pytest\n", "the test suite itself"),
     ("python benchmarks/", "benchmarks print figures and take minutes; they are not tests"),
     ("python -m course.rollout_sample", "needs the network and an API key; tests/test_rollout_sample.py runs it against 127.0.0.1"),
+    ("vllm serve ", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
+    ("ollama serve", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
+    ("llama-server ", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
     ("python -m course.tinylm.rl ", "a training run (~30 s each): benchmarks/bench_tinylm.py runs it; tests/test_tinylm_policy.py runs short ones"),
 )
 # Evaluating a file that only the skipped network sampler would have written.
