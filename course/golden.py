@@ -10,9 +10,14 @@ Two files pin the verdicts that reward spec v1 (docs/reward_spec_v1.md) fixes:
     *false positive* (a hole a policy could learn to exploit); a different code
     means the diagnosis changed, which is a spec change too.
 
+Every line carries the ``prompt`` it answers (a question of the course's kind
+whose correct answer is the line's ``expected_answer``), so a case reads as
+prompt, completion, expected outcome -- the golden cases pack of the course plan.
+
 Run them before trusting any number the scorer produces::
 
     python -m course.golden                      # table of failures + one summary line
+    python -m course.golden --verbose            # every case: prompt, completion, verdict
     python -m course.golden --json               # the same, machine-readable
     python -m course.golden --exploits my.jsonl  # your own exploit file
 
@@ -36,8 +41,8 @@ GOLDEN_DIR = Path(__file__).resolve().parent.parent / "data" / "golden"
 DEFAULT_CORRECT = GOLDEN_DIR / "golden_correct.jsonl"
 DEFAULT_EXPLOITS = GOLDEN_DIR / "golden_exploits.jsonl"
 
-_CORRECT_FIELDS = ("id", "expected_answer", "completion", "note")
-_EXPLOIT_FIELDS = ("id", "expected_answer", "completion", "expected_error_code", "note")
+_CORRECT_FIELDS = ("id", "prompt", "expected_answer", "completion", "note")
+_EXPLOIT_FIELDS = ("id", "prompt", "expected_answer", "completion", "expected_error_code", "note")
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class Case:
     expected_error_code: str | None
     note: str
     where: str  # "path:line", for messages
+    prompt: str = ""  # the question the completion answers; its correct answer is expected_answer
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,9 @@ def load_suite(path: str | Path, suite: str) -> list[Case]:
             raise CourseError(f"{where}: 'completion' must be a string, got {type(completion).__name__}")
         if type(note) is not str or not note:
             raise CourseError(f"{where}: 'note' must be a non-empty string saying what the case pins down")
+        prompt = obj["prompt"]
+        if type(prompt) is not str or not prompt.strip():
+            raise CourseError(f"{where}: 'prompt' must be a non-empty string: the question the completion answers")
         code = None
         if suite == "exploits":
             code = obj["expected_error_code"]
@@ -112,7 +121,7 @@ def load_suite(path: str | Path, suite: str) -> list[Case]:
             if code == "missing_completion":
                 raise CourseError(f"{where}: 'missing_completion' is set by course.eval, never by the scorer")
         first_line[case_id] = lineno
-        cases.append(Case(suite, case_id, expected, completion, code, note, where))
+        cases.append(Case(suite, case_id, expected, completion, code, note, where, prompt))
     return cases
 
 
@@ -155,11 +164,38 @@ def format_failures(failures: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
+def format_case(o: Outcome) -> str:
+    """One case as --verbose shows it: the prompt, the completion (escaped) and the verdict against the listing."""
+    from course.visible import visible
+
+    status = "pass" if o.passed else "FAIL"
+    return "\n".join([
+        f"{o.case.id}  {status}  expected {o.expected_behaviour}, got reward {o.reward:.1f} ({o.error_code})",
+        f"  prompt      {_shown_prompt(o.case.prompt)}",
+        f"  completion  \"{visible(_clip(o.case.completion))}\"",
+        f"  note        {o.case.note}",
+    ])
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    """Long texts (the 4300-digit cases) are cut in the middle so the listing stays readable."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 2]}...[{len(text) - limit} characters cut]...{text[-limit // 2:]}"
+
+
+def _shown_prompt(prompt: str) -> str:
+    from course.visible import visible
+
+    return visible(_clip(prompt))
+
+
 def _outcome_json(o: Outcome) -> dict[str, Any]:
     return {
         "suite": o.case.suite,
         "id": o.case.id,
         "where": o.case.where,
+        "prompt": o.case.prompt,
         "completion": o.case.completion,
         "expected_answer": o.case.expected_answer,
         "expected": o.expected_behaviour,
@@ -186,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             "  python -m course.golden\n"
             "  golden: 18/18 correct rewarded, 82/82 exploits rejected with the listed code\n"
             "\n"
+            "  python -m course.golden --verbose    # every case with its prompt\n"
             "  python -m course.golden --exploits my_exploits.jsonl --json",
         )
         parser.add_argument("--correct", metavar="FILE", default=None,
@@ -193,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--exploits", metavar="FILE", default=None,
                             help=f"exploit suite (default: the bundled {DEFAULT_EXPLOITS.name})")
         parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+        parser.add_argument(
+            "--verbose", action="store_true",
+            help="list every case (prompt, completion, verdict), not only the failures; with --json, add 'cases'",
+        )
         args = parser.parse_args(args_in)
 
         correct_cases = load_suite(args.correct or DEFAULT_CORRECT, "correct")
@@ -203,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         line = summary_line(correct, exploits)
 
         if args.json:
-            print(json.dumps({
+            report = {
                 "scorer_version": SCORER_VERSION,
                 "scorer_fingerprint": scorer_fingerprint(),
                 "correct": {"n": len(correct), "passed": sum(o.passed for o in correct)},
@@ -211,8 +252,15 @@ def main(argv: list[str] | None = None) -> int:
                 "failures": [_outcome_json(o) for o in failures],
                 "ok": not failures,
                 "summary": line,
-            }, ensure_ascii=False, indent=2, sort_keys=True))
+            }
+            if args.verbose:
+                report["cases"] = [_outcome_json(o) for o in correct + exploits]
+            print(json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True))
         else:
+            if args.verbose:
+                for o in correct + exploits:
+                    print(format_case(o))
+                    print()
             if failures:
                 print(f"{len(failures)} golden case(s) do not behave as listed:")
                 print(format_failures(failures))

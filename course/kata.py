@@ -12,9 +12,13 @@ Run it::
     python -m course.kata --template > my_labels.json
     python -m course.kata --check my_labels.json   # N/10; exit 0 only if all ten are right
 
+Milestones 4-5 repeat the kata with a harder pack: ``--pack hard`` with any of
+the commands above (``data/kata/kata_hard.jsonl``, key
+``teacher/kata_hard_answer_key.json``; its draft verifier is ``draft_v1``).
+
 Each example records the scorer that produced its reward (``scorer``): one of
-the rubrics in ``course.rubrics`` or ``draft_v0`` below. ``tests/test_kata.py``
-re-scores every example with its named scorer, so the recorded rewards and
+the rubrics in ``course.rubrics`` or a draft below (``draft_v0``, ``draft_v1``).
+``tests/test_kata.py`` re-scores every example with its named scorer, so the recorded rewards and
 details are reproducible, not invented. The teacher's answer key, with a
 justification and a proposed fix per example, lives apart from the pack in
 ``teacher/kata_answer_key.json``.
@@ -30,13 +34,26 @@ from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
-from course.instrument.spec_v1 import MAX_DIGITS, Verdict, read_expected, shown_expected, verdict
+from course.instrument.spec_v1 import (
+    ASCII_WHITESPACE, MAX_DIGITS, Verdict, read_expected, shown_expected, verdict,
+)
 from course.lib.jsonl import iter_objects, read_json
 from course.visible import visible
 
 _REPO = Path(__file__).resolve().parents[1]
 EXAMPLES_PATH = _REPO / "data" / "kata" / "kata_examples.jsonl"
 KEY_PATH = _REPO / "teacher" / "kata_answer_key.json"
+HARD_EXAMPLES_PATH = _REPO / "data" / "kata" / "kata_hard.jsonl"
+HARD_KEY_PATH = _REPO / "teacher" / "kata_hard_answer_key.json"
+
+# The packs by name (--pack): the examples file and the teacher's key for it.
+# "basic" is Milestone 0's kata; "hard" repeats it for Milestones 4-5 with subtler
+# cases (look-alike characters, rules nobody wrote down, bugs that only show on
+# negative or huge numbers).
+PACKS: dict[str, tuple[Path, Path]] = {
+    "basic": (EXAMPLES_PATH, KEY_PATH),
+    "hard": (HARD_EXAMPLES_PATH, HARD_KEY_PATH),
+}
 
 # The fixed label set. A student picks exactly one per example.
 LABELS: dict[str, str] = {
@@ -99,8 +116,74 @@ def draft_score(example: Any, completion: Any) -> dict[str, Any]:
     return _draft_verdict("ok", f"Read {value}, the expected answer.", expected, value)
 
 
-# Every scorer a kata example may name: the course's rubrics plus the draft.
-SCORERS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {**RUBRICS, "draft_v0": draft_score}
+# ---------------------------------------------------------------------------
+# The second draft: the hard pack's verifier, a rewrite of draft v0 for the run
+# logger, which stored every parsed answer in a signed 64-bit column.
+# Part of the hard pack (data/kata/kata_hard.jsonl), so it stays byte-stable.
+# ---------------------------------------------------------------------------
+DRAFT_V1_VERSION = "draft-final-v1"
+_DRAFT_V1_LINE = re.compile(r"Final: -?(0|[1-9][0-9]*)", re.ASCII)
+_INT64_SPAN = 2**64
+
+
+def _as_int64(value: int) -> int:
+    """The value a signed 64-bit column holds after storing ``value`` (two's complement)."""
+    return (value + _INT64_SPAN // 2) % _INT64_SPAN - _INT64_SPAN // 2
+
+
+def _draft_v1_verdict(code: str, reason: str, expected: Any, extracted: int | None = None, **extra: Any) -> Verdict:
+    return verdict(code, reason, expected, extracted, scorer_version=DRAFT_V1_VERSION, **extra)
+
+
+def draft_v1_score(example: Any, completion: Any) -> dict[str, Any]:
+    """The second draft of the ``Final: <int>`` verifier (the hard pack's ``draft_v1``).
+
+    Same contract and same details fields as ``course.score.score``. It trims
+    ASCII whitespace at both ends, requires one line, matches the prefix and a
+    canonical integer with one regex, and keeps the number as the run logger's
+    64-bit column stores it. Read it next to the rules in
+    ``docs/reward_spec_v1.md`` when an example's ``scorer`` is ``draft_v1``.
+
+    >>> draft_v1_score({"expected_answer": 323}, "Final: 323\\n")["reward"]
+    1.0
+    >>> draft_v1_score({"expected_answer": 323}, "Final: 0323")["details"]["error_code"]
+    'trailing_text'
+    """
+    expected, problem = read_expected(example)
+    if problem is not None:
+        return _draft_v1_verdict("bad_example", problem[0].upper() + problem[1:] + ".", shown_expected(example))
+    if not isinstance(completion, str):
+        return _draft_v1_verdict("not_a_string", f"The completion is a {type(completion).__name__}, not text.", expected)
+    text = completion.strip(ASCII_WHITESPACE)
+    if not text:
+        return _draft_v1_verdict("empty", "The completion is empty after trimming.", expected)
+    if "\n" in text or "\r" in text:
+        return _draft_v1_verdict("multiple_lines", "More than one line.", expected, found=text[:40])
+    if not text.startswith(_DRAFT_PREFIX):
+        return _draft_v1_verdict("missing_prefix", "The line does not start with 'Final: '.", expected, found=text[:40])
+    m = _DRAFT_V1_LINE.match(text)
+    if m is None:
+        return _draft_v1_verdict(
+            "no_integer", "'Final: ' is not followed by an integer.", expected, found=text[len(_DRAFT_PREFIX):][:40]
+        )
+    if m.end() != len(text):
+        return _draft_v1_verdict(
+            "trailing_text", "Something follows the integer.", expected, found=text[len(_DRAFT_PREFIX):][:40]
+        )
+    if len(m.group(1)) > MAX_DIGITS:
+        return _draft_v1_verdict("integer_too_long", f"More than {MAX_DIGITS} digits.", expected)
+    value = _as_int64(int(m.group(1)))
+    if value != expected:
+        return _draft_v1_verdict("wrong_answer", f"Read {value}, but the expected answer is {expected}.", expected, value)
+    return _draft_v1_verdict("ok", f"Read {value}, the expected answer.", expected, value)
+
+
+# Every scorer a kata example may name: the course's rubrics plus the two drafts.
+SCORERS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
+    **RUBRICS, "draft_v0": draft_score, "draft_v1": draft_v1_score,
+}
+# Where each draft's code is, for the listing's last lines.
+DRAFT_FUNCTIONS: dict[str, str] = {"draft_v0": "draft_score", "draft_v1": "draft_v1_score"}
 
 
 # ---------------------------------------------------------------------------
@@ -218,12 +301,17 @@ def rescore(example: KataExample) -> dict[str, Any]:
     return SCORERS[example.scorer]({"expected_answer": example.expected_answer}, example.completion)
 
 
-def template(examples: list[KataExample]) -> dict[str, Any]:
+def _pack_flag(pack: str) -> str:
+    """What a command line adds to name the pack ('' for the default pack)."""
+    return "" if pack == "basic" else f" --pack {pack}"
+
+
+def template(examples: list[KataExample], pack: str = "basic") -> dict[str, Any]:
     """A blank label file: every id with an empty label, justification and fix."""
     return {
         "choices": dict(LABELS),
         "how_to": "Set each label to one of the choices; write 2-3 sentences of justification and one "
-        "concrete fix. Check with: python -m course.kata --check my_labels.json",
+        f"concrete fix. Check with: python -m course.kata{_pack_flag(pack)} --check my_labels.json",
         "items": {ex.id: {"label": "", "justification": "", "fix": ""} for ex in examples},
     }
 
@@ -341,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
             "(model_failure, verifier_bug, spec_ambiguity, reward_hack), then check your labels.",
             "  python -m course.kata                              # read the ten examples\n"
             "  python -m course.kata --template > my_labels.json  # blank label file\n"
-            "  python -m course.kata --check my_labels.json       # Score: N/10 (exit 0 only at 10/10)",
+            "  python -m course.kata --check my_labels.json       # Score: N/10 (exit 0 only at 10/10)\n"
+            "  python -m course.kata --pack hard                  # the harder pack (Milestones 4-5)",
         )
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--template", action="store_true", help="print a blank label file (JSON) on stdout")
@@ -351,14 +440,20 @@ def main(argv: list[str] | None = None) -> int:
             action="store_true",
             help="(teacher) re-score every example with its named scorer and rewrite the pack if a verdict changed",
         )
-        parser.add_argument("--examples", default=str(EXAMPLES_PATH), help="the kata pack (default: the bundled one)")
-        parser.add_argument("--key", default=str(KEY_PATH), help="the answer key used by --check")
+        parser.add_argument(
+            "--pack", choices=sorted(PACKS), default="basic",
+            help="which bundled pack: basic (Milestone 0) or hard (Milestones 4-5); picks the examples and the key",
+        )
+        parser.add_argument("--examples", default=None, help="the kata pack file (default: the --pack's bundled one)")
+        parser.add_argument("--key", default=None, help="the answer key used by --check (default: the --pack's key)")
         args = parser.parse_args(args_in)
+        args.examples = args.examples or str(PACKS[args.pack][0])
+        args.key = args.key or str(PACKS[args.pack][1])
 
         examples = load_examples(args.examples)
         ids = [ex.id for ex in examples]
         if args.template:
-            print(json.dumps(template(examples), ensure_ascii=False, indent=2))
+            print(json.dumps(template(examples, args.pack), ensure_ascii=False, indent=2))
             return 0
         if args.rescore:
             return _rescore_pack(Path(args.examples), examples)
@@ -377,10 +472,13 @@ def main(argv: list[str] | None = None) -> int:
         for name, meaning in LABELS.items():
             print(f"  {name:<{width}}  {meaning}")
         print()
-        print("Compare the details with the spec (docs/reward_spec_v1.md); for scorer draft_v0,")
-        print("read draft_score in course/kata.py. Then:")
-        print("  python -m course.kata --template > my_labels.json   # fill in label, justification, fix")
-        print("  python -m course.kata --check my_labels.json")
+        drafts = [name for name in DRAFT_FUNCTIONS if any(ex.scorer == name for ex in examples)]
+        where = " and ".join(f"for scorer {name},\nread {DRAFT_FUNCTIONS[name]}" for name in drafts)
+        where = f"; {where} in course/kata.py" if drafts else ""
+        print(f"Compare the details with the spec (docs/reward_spec_v1.md){where}. Then:")
+        flag = _pack_flag(args.pack)
+        print(f"  python -m course.kata{flag} --template > my_labels.json   # fill in label, justification, fix")
+        print(f"  python -m course.kata{flag} --check my_labels.json")
         return 0
 
     return run(_main, argv)

@@ -14,8 +14,8 @@ An exploit file has the golden suite's shape, one JSON object per line::
     {"id": "my-001", "expected_answer": 323, "completion": "Final: 3_23",
      "expected_error_code": "digit_separator", "note": "int() reads 3_23 as 323"}
 
-(``expected_error_code`` and ``note`` are optional in a student file; the
-golden suite always lists the code.) An exploit is a completion that must *not*
+(``expected_error_code``, ``note`` and ``prompt`` are optional in a student file;
+the golden suite always lists the code and the prompt.) An exploit is a completion that must *not*
 earn reward under the spec; a weak rubric that rewards it has a hole.
 
 Exit codes: 0 when the strict verifier rejects every exploit (whatever the weak
@@ -39,7 +39,7 @@ from course.visible import visible
 
 GOLDEN_EXPLOITS = Path(__file__).resolve().parents[1] / "data" / "golden" / "golden_exploits.jsonl"
 
-_FIELDS = ("id", "expected_answer", "completion", "expected_error_code", "note")
+_FIELDS = ("id", "prompt", "expected_answer", "completion", "expected_error_code", "note")
 _COMPLETION_WIDTH = 44
 
 
@@ -110,6 +110,8 @@ def load_exploits(path: str | Path, source: str, require_code: bool = False) -> 
         note = obj.get("note", "")
         if not isinstance(note, str):
             raise CourseError(f"{where}: 'note' must be a string")
+        if not isinstance(obj.get("prompt", ""), str):  # optional; the golden suite always carries it
+            raise CourseError(f"{where}: 'prompt' must be a string")
         seen[eid] = number
         exploits.append(Exploit(source, eid, expected, completion, code, note))
     return exploits

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import operator
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +21,11 @@ def _write(path: Path, records: list[dict]) -> Path:
     return path
 
 
+PROMPT = "Compute 17 * 19. Output exactly one line: Final: <int>"
+
+
 def _exploit(**fields):
-    record = {"id": "e-1", "expected_answer": 323, "completion": "Final: 3_23",
+    record = {"id": "e-1", "prompt": PROMPT, "expected_answer": 323, "completion": "Final: 3_23",
               "expected_error_code": "digit_separator", "note": "underscore separator"}
     record.update(fields)
     return record
@@ -73,7 +78,8 @@ def test_a_deliberately_wrong_exploit_line_makes_the_cli_exit_one_with_a_table(t
 
 def test_a_correct_case_that_scores_zero_is_reported(tmp_path, capsys):
     correct = _write(tmp_path / "correct.jsonl",
-                     [{"id": "c-1", "expected_answer": 323, "completion": "Final: 324", "note": "not correct"}])
+                     [{"id": "c-1", "prompt": PROMPT, "expected_answer": 323, "completion": "Final: 324",
+                       "note": "not correct"}])
     assert main(["--correct", str(correct), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is False
@@ -95,7 +101,11 @@ def test_json_report_on_bundled_suites_is_ok_and_names_the_scorer(capsys):
     (_exploit(expected_answer=True), "'expected_answer' must be an integer, got bool"),
     (_exploit(completion=None), "'completion' must be a string"),
     (_exploit(notes="typo"), "unknown field 'notes'"),
-    ({"id": "e-1", "expected_answer": 323, "completion": "x", "note": "n"}, "missing field 'expected_error_code'"),
+    ({"id": "e-1", "prompt": PROMPT, "expected_answer": 323, "completion": "x", "note": "n"},
+     "missing field 'expected_error_code'"),
+    ({k: v for k, v in _exploit().items() if k != "prompt"}, "missing field 'prompt'"),
+    (_exploit(prompt="  "), "'prompt' must be a non-empty string"),
+    (_exploit(prompt=323), "'prompt' must be a non-empty string"),
 ])
 def test_malformed_exploit_file_exits_two_with_path_and_line(tmp_path, capsys, record, message):
     path = _write(tmp_path / "bad.jsonl", [_exploit(id="e-0"), record])
@@ -121,3 +131,74 @@ def test_golden_help_shows_a_worked_example(capsys):
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert "python -m course.golden" in out and "exploits rejected with the listed code" in out
+
+
+# ---------------------------------------------------------------------------
+# Prompts: every golden line says which question its completion answers.
+# ---------------------------------------------------------------------------
+# The bundled prompts follow one parseable pattern, so their arithmetic can be
+# recomputed here with int() and operator (never eval): the answer of the prompt
+# must be the line's expected_answer, or the case would pin a verdict for the
+# wrong question.
+_PROMPT = re.compile(r"Compute ([0-9]+) ([-+*]) ([0-9]+)\. Output exactly one line: Final: <int>")
+_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+
+
+def _answer_of(prompt: str) -> int:
+    m = _PROMPT.fullmatch(prompt)
+    assert m is not None, f"prompt does not follow 'Compute A op B. Output exactly one line: Final: <int>': {prompt[:80]!r}"
+    return _OPS[m.group(2)](int(m.group(1)), int(m.group(3)))
+
+
+@pytest.mark.parametrize("path", [DEFAULT_CORRECT, DEFAULT_EXPLOITS], ids=["correct", "exploits"])
+def test_every_golden_prompt_computes_the_lines_expected_answer(path):
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    wrong = [(r["id"], r["prompt"][:60], r["expected_answer"]) for r in lines
+             if _answer_of(r["prompt"]) != r["expected_answer"]]
+    assert lines and wrong == []
+
+
+def test_the_prompt_check_catches_a_prompt_whose_answer_differs():
+    assert _answer_of("Compute 17 * 19. Output exactly one line: Final: <int>") == 323
+    assert _answer_of("Compute 17 - 340. Output exactly one line: Final: <int>") == -323
+    with pytest.raises(AssertionError):
+        _answer_of("What is 17 * 19?")
+
+
+def test_the_323_cases_ask_the_courses_running_example():
+    from course.problems import RUNNING_EXAMPLE
+
+    cases = load_suite(DEFAULT_CORRECT, "correct") + load_suite(DEFAULT_EXPLOITS, "exploits")
+    assert {c.prompt for c in cases if c.expected_answer == 323} == {RUNNING_EXAMPLE.prompt}
+
+
+def test_verbose_lists_every_case_with_its_prompt_and_keeps_the_summary_line(capsys):
+    assert main(["--verbose"]) == 0
+    out = capsys.readouterr().out
+    n = len(load_suite(DEFAULT_CORRECT, "correct")) + len(load_suite(DEFAULT_EXPLOITS, "exploits"))
+    assert out.count("  pass  expected reward") == n and "FAIL" not in out
+    assert "  prompt      Compute 17 * 19. Output exactly one line: Final: <int>" in out
+    assert '  completion  "Final: 322⟨\\n⟩Final: 323"' in out  # the line break is shown as an escape
+    assert out.rstrip().endswith(f"golden: 18/18 correct rewarded, {n - 18}/{n - 18} exploits rejected with the listed code")
+
+
+def test_verbose_cuts_a_4300_digit_case_in_the_middle(capsys):
+    main(["--verbose"])
+    block = capsys.readouterr().out.split("correct-010")[1].split("\n\n")[0]
+    assert "characters cut" in block and max(len(line) for line in block.splitlines()) < 200
+
+
+def test_json_failures_and_verbose_cases_carry_the_prompt(tmp_path, capsys):
+    correct = _write(tmp_path / "correct.jsonl",
+                     [{"id": "c-1", "prompt": PROMPT, "expected_answer": 323, "completion": "Final: 324",
+                       "note": "not correct"}])
+    assert main(["--correct", str(correct), "--json", "--verbose"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [f["prompt"] for f in report["failures"]] == [PROMPT]
+    assert len(report["cases"]) == 1 + len(load_suite(DEFAULT_EXPLOITS, "exploits"))
+    assert all(c["prompt"] for c in report["cases"])
+
+
+def test_json_without_verbose_has_no_case_list(capsys):
+    main(["--json"])
+    assert "cases" not in json.loads(capsys.readouterr().out)

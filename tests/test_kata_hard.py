@@ -1,0 +1,211 @@
+"""The hard kata pack (Milestones 4-5): its shape, its reproducible verdicts, its draft scorer, --pack hard."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course import kata
+from course.instrument.spec_v1 import score as strict_score
+
+EXAMPLES = kata.load_examples(kata.HARD_EXAMPLES_PATH)
+KEY = kata.load_key(kata.HARD_KEY_PATH)
+IDS = [ex.id for ex in EXAMPLES]
+BY_LABEL = {label: [ex for ex in EXAMPLES if KEY[ex.id].label == label] for label in kata.LABELS}
+BASIC_IDS = [ex.id for ex in kata.load_examples()]
+
+
+def _strict(ex: kata.KataExample) -> dict:
+    return strict_score({"expected_answer": ex.expected_answer}, ex.completion)
+
+
+def _labels_file(tmp_path, labels: dict) -> str:
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps({"items": labels}), encoding="utf-8")
+    return str(path)
+
+
+# ---------------------------------------------------------------------------
+# The pack and its key.
+# ---------------------------------------------------------------------------
+def test_hard_pack_has_ten_examples_with_ids_unique_and_distinct_from_the_basic_pack():
+    assert len(EXAMPLES) == 10 and len(set(IDS)) == 10
+    assert not set(IDS) & set(BASIC_IDS)
+
+
+def test_hard_key_covers_exactly_the_hard_pack_ids():
+    assert sorted(KEY) == sorted(IDS)
+
+
+def test_hard_key_has_four_model_failures_and_two_of_each_other_kind():
+    assert Counter(KEY[i].label for i in IDS) == {
+        "model_failure": 4, "verifier_bug": 2, "spec_ambiguity": 2, "reward_hack": 2,
+    }
+
+
+def test_every_hard_key_entry_has_a_justification_and_a_fix():
+    for entry in KEY.values():
+        assert entry.justification.count(".") >= 2 and len(entry.fix) > 20
+
+
+def test_hard_pack_carries_no_label_field():
+    text = kata.HARD_EXAMPLES_PATH.read_text(encoding="utf-8")
+    for line in text.splitlines():
+        assert set(json.loads(line)) == {"id", "prompt", "expected_answer", "completion", "scorer", "reward", "details"}
+    assert '"label"' not in text
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=IDS)
+def test_hard_recorded_reward_and_details_reproduce_with_the_named_scorer(ex):
+    again = kata.rescore(ex)
+    hint = "after a deliberate scorer change: python -m course.kata --pack hard --rescore, then re-read the key"
+    assert again["reward"] == ex.reward, hint
+    assert again["details"] == ex.details, hint
+
+
+def test_hard_verifier_bugs_are_correct_under_the_spec_but_scored_zero_by_draft_v1():
+    for ex in BY_LABEL["verifier_bug"]:
+        assert ex.scorer == "draft_v1" and ex.reward == 0.0
+        assert _strict(ex)["reward"] == 1.0 and _strict(ex)["details"]["error_code"] == "ok"
+
+
+def test_hard_verifier_bugs_show_only_on_a_negative_or_a_huge_answer():
+    for ex in BY_LABEL["verifier_bug"]:
+        assert ex.expected_answer < 0 or ex.expected_answer >= 2**63
+
+
+def test_hard_reward_hacks_are_paid_by_a_hackable_rubric_and_rejected_by_strict():
+    for ex in BY_LABEL["reward_hack"]:
+        assert ex.scorer in kata.RUBRICS and ex.scorer != "strict" and ex.reward == 1.0
+        assert _strict(ex)["reward"] == 0.0
+
+
+def test_hard_model_failures_get_zero_under_both_the_recorded_scorer_and_strict():
+    for ex in BY_LABEL["model_failure"]:
+        assert ex.reward == 0.0 and _strict(ex)["reward"] == 0.0
+
+
+def test_hard_spec_ambiguities_are_well_formed_answers_that_differ_from_expected():
+    for ex in BY_LABEL["spec_ambiguity"]:
+        assert _strict(ex)["details"]["error_code"] == "wrong_answer"
+
+
+def test_hard_pack_uses_look_alike_characters_the_strict_scorer_names():
+    codes = {_strict(ex)["details"]["error_code"] for ex in EXAMPLES}
+    assert {"lookalike_minus", "lookalike_char", "non_ascii_digit"} <= codes
+    assert any("\u0456" in ex.completion for ex in BY_LABEL["reward_hack"])  # Cyrillic i in 'Final'
+
+
+def test_draft_v1_is_used_for_an_honest_verdict_too_so_its_name_is_no_giveaway():
+    assert "model_failure" in {KEY[ex.id].label for ex in EXAMPLES if ex.scorer == "draft_v1"}
+
+
+# ---------------------------------------------------------------------------
+# draft_v1: agrees with the spec on small non-negative answers, not beyond.
+# ---------------------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**63 - 1))
+def test_draft_v1_rewards_every_canonical_answer_from_0_to_int64_max(n):
+    result = kata.draft_v1_score({"expected_answer": n}, f"Final: {n}")
+    assert result["reward"] == 1.0 and result["details"]["extracted"] == n
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(-(2**63 - 1), -1))
+def test_draft_v1_reads_every_negative_answer_without_its_sign(n):
+    result = kata.draft_v1_score({"expected_answer": n}, f"Final: {n}")
+    assert result["reward"] == 0.0 and result["details"]["extracted"] == -n
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2**63, 2**64 - 1))
+def test_draft_v1_wraps_answers_just_above_int64_max_to_negative_numbers(n):
+    result = kata.draft_v1_score({"expected_answer": n}, f"Final: {n}")
+    assert result["reward"] == 0.0 and result["details"]["extracted"] == n - 2**64
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(st.text(max_size=40), st.none(), st.integers()), st.integers(-(2**70), 2**70))
+def test_draft_v1_is_total_and_deterministic(completion, expected):
+    first = kata.draft_v1_score({"expected_answer": expected}, completion)
+    assert first == kata.draft_v1_score({"expected_answer": expected}, completion)
+    assert (first["reward"] == 1.0) == (first["details"]["error_code"] == "ok")
+
+
+def test_draft_v1_survives_a_huge_integer():
+    result = kata.draft_v1_score({"expected_answer": 1}, "Final: " + "7" * 10_000)
+    assert result["reward"] == 0.0 and result["details"]["error_code"] == "integer_too_long"
+
+
+# ---------------------------------------------------------------------------
+# The CLI with --pack hard.
+# ---------------------------------------------------------------------------
+def test_pack_hard_lists_every_hard_example_escaped_and_names_draft_v1(capsys):
+    assert kata.main(["--pack", "hard"]) == 0
+    out = capsys.readouterr().out
+    for ex in EXAMPLES:
+        assert f"{ex.id}  (scored with {ex.scorer})" in out
+    assert '"Final: \u27e8U+2212\u27e945"' in out  # the look-alike minus is shown, not hidden
+    assert "read draft_v1_score in course/kata.py" in out
+    assert "python -m course.kata --pack hard --check my_labels.json" in out
+
+
+def test_pack_hard_template_lists_the_hard_ids_and_the_pack_flag(capsys):
+    assert kata.main(["--pack", "hard", "--template"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data["items"]) == IDS
+    assert "--pack hard --check" in data["how_to"]
+
+
+def test_hard_key_labels_score_ten_of_ten_through_the_cli(tmp_path, capsys):
+    labels = {i: {"label": KEY[i].label, "justification": "", "fix": ""} for i in IDS}
+    assert kata.main(["--pack", "hard", "--check", _labels_file(tmp_path, labels)]) == 0
+    out = capsys.readouterr().out
+    assert "Score: 10/10" in out and "WRONG" not in out
+
+
+def test_hard_key_labels_score_ten_of_ten_in_a_fresh_process(tmp_path):
+    labels = _labels_file(tmp_path, {i: KEY[i].label for i in IDS})
+    proc = subprocess.run([sys.executable, "-m", "course.kata", "--check", labels, "--pack", "hard"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Score: 10/10" in proc.stdout
+
+
+def test_one_wrong_label_on_the_hard_pack_scores_nine_and_exits_1(tmp_path, capsys):
+    labels = {i: KEY[i].label for i in IDS}
+    labels[BY_LABEL["spec_ambiguity"][0].id] = "model_failure"
+    assert kata.main(["--pack", "hard", "--check", _labels_file(tmp_path, labels)]) == 1
+    assert "Score: 9/10" in capsys.readouterr().out
+
+
+def test_a_basic_label_file_is_refused_by_the_hard_pack(tmp_path, capsys):
+    labels = {i: "model_failure" for i in BASIC_IDS}
+    assert kata.main(["--pack", "hard", "--check", _labels_file(tmp_path, labels)]) == 2
+    assert "no such kata example" in capsys.readouterr().err
+
+
+def test_an_unknown_pack_name_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        kata.main(["--pack", "expert"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'expert'" in capsys.readouterr().err
+
+
+def test_rescore_leaves_the_hard_pack_byte_identical(tmp_path, capsys):
+    copy = tmp_path / "hard.jsonl"
+    copy.write_bytes(kata.HARD_EXAMPLES_PATH.read_bytes())
+    assert kata.main(["--pack", "hard", "--rescore", "--examples", str(copy)]) == 0
+    assert copy.read_bytes() == kata.HARD_EXAMPLES_PATH.read_bytes()
+    assert "nothing written" in capsys.readouterr().out
+
+
+def test_kata_help_mentions_the_hard_pack():
+    out = subprocess.run([sys.executable, "-m", "course.kata", "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "--pack hard" in out.stdout
