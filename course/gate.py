@@ -7,7 +7,8 @@ Three questions, in this order:
 1. **Locked Room.** Were both runs measured under the same conditions? Every
    manifest key listed in ``LOCKED_FIELDS`` must be equal (the dataset's sha256,
    the split, the scorer version and source fingerprint, the sampling settings,
-   and for selection runs the selection compute). If any differs the gate
+   and for selection runs the selection compute), compared by type as well as
+   value (``same_value``: a seed of ``true`` is not a seed of ``1``). If any differs the gate
    REJECTs and lists each differing field with both values: the numbers are not
    comparable, so no delta is computed. The completions (the policy) are the one
    thing allowed to differ — they are what is being compared.
@@ -21,12 +22,15 @@ Three questions, in this order:
 
 Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
 directory, a run from a tool the gate cannot compare, results.jsonl edited after
-the run).
+the run, a count in summary.json or manifest.json that is not an integer).
+
+Everything printed that was read from a run directory (split, policy, seeds,
+paths) goes through ``course.visible``: a hand-edited manifest cannot put a raw
+control or bidi character on the terminal, and ``--json`` escapes them too.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
@@ -38,6 +42,7 @@ from course.lib.jsonl import dumps_line
 from course.lib.formats import RunDir, iter_results, read_run
 from course.manifest import sha256_file
 from course.stats import mcnemar_exact, paired_difference_interval
+from course.visible import dumps_safe, visible
 
 SIGNIFICANCE = 0.05
 # Tools whose run directories hold comparable results.jsonl/summary.json/manifest.json.
@@ -87,6 +92,59 @@ KIND_EXPLANATION = {
 _ABSENT = object()
 
 
+def same_value(a: Any, b: Any) -> bool:
+    """Equality of two JSON values by type as well as value: the Locked Room's one comparison.
+
+    A bool is never a number (``true`` is not ``1``, although Python says
+    ``True == 1``); numbers compare by value (a temperature of 1 equals 1.0,
+    whichever writer spelled it); objects compare key by key, arrays item by
+    item. Iterative, so no nesting depth can make it raise.
+
+    >>> same_value({"seed": 1, "temperature": 1}, {"seed": 1, "temperature": 1.0})
+    True
+    >>> same_value({"seed": 1}, {"seed": True}), same_value([0], [False]), same_value(None, 0)
+    (False, False, False)
+    """
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, bool) or isinstance(y, bool):
+            if not (type(x) is type(y) and x == y):
+                return False
+        elif isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            if x != y:
+                return False
+        elif isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif not (type(x) is type(y) and x == y):
+            return False
+    return True
+
+
+def is_count(value: Any) -> bool:
+    """An integer count as JSON means it: an int, never a bool (``true`` is not 1).
+
+    >>> is_count(30), is_count(True), is_count("30"), is_count(30.0)
+    (True, False, False, False)
+    """
+    return type(value) is int
+
+
+def shown(value: Any, limit: int = 200) -> str:
+    """A value read from a run directory, as safe terminal text: strings as they are, anything else as JSON.
+
+    >>> shown("dev"), shown("dev\u202e"), shown(True), shown({"seed": 1})
+    ('dev', 'dev⟨U+202E⟩', 'true', '{"seed": 1}')
+    """
+    return visible(value if isinstance(value, str) else dumps_line(value), limit=limit)
+
+
 def _lookup(manifest: dict[str, Any], key: str) -> Any:
     value: Any = manifest
     for part in key.split("."):
@@ -117,12 +175,15 @@ def _show(manifest: dict[str, Any], key: str, value: Any) -> str:
 def locked_room_differences(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[dict[str, Any]]:
     """Every LOCKED_FIELDS key whose values differ, in table order, with both values.
 
-    Values compare as JSON values (numbers by value: a temperature of 1 equals 1.0).
+    Values compare with ``same_value``: by type and value (numbers by value, so a
+    temperature of 1 equals 1.0; a bool is never a number).
 
     >>> locked_room_differences({"split": "dev"}, {"split": "holdout"})[0]["field"]
     'split'
     >>> locked_room_differences({"split": "dev"}, {"split": "dev"})
     []
+    >>> [d["field"] for d in locked_room_differences({"sampling": {"seed": 1}}, {"sampling": {"seed": True}})]
+    ['sampling']
     """
     keys = ("field", "kind", "meaning", "baseline", "candidate")
     return [{k: row[k] for k in keys} for row in locked_room_table(baseline, candidate)
@@ -138,14 +199,14 @@ def locked_room_table(baseline: dict[str, Any], candidate: dict[str, Any]) -> li
     [('dataset_fingerprint', True), ('split', True)]
     """
     n_base, n_cand = _value(baseline, "selection.n"), _value(candidate, "selection.n")
-    choosing = all(isinstance(n, int) and n > 1 for n in (n_base, n_cand))
+    choosing = all(is_count(n) and n > 1 for n in (n_base, n_cand))
     out = []
     for f in LOCKED_FIELDS:
         a, b = _value(baseline, f.key), _value(candidate, f.key)
         out.append({
             "field": f.key, "kind": f.kind, "meaning": f.meaning,
             "baseline": _show(baseline, f.key, a), "candidate": _show(candidate, f.key, b),
-            "same": (a is _ABSENT) == (b is _ABSENT) and (a is _ABSENT or a == b),
+            "same": (a is _ABSENT) == (b is _ABSENT) and (a is _ABSENT or same_value(a, b)),
             "compared": choosing or f.key not in ("selection.rule", "selection.picker_sha256"),
         })
     return out
@@ -168,33 +229,78 @@ class Outcomes:
         return sum(self.passed_by_id.values())
 
 
+def _summary_count(summary: dict[str, Any], name: str, where: str) -> int:
+    """summary.json's ``n`` or ``passed``, refused with the real reason when it is not an integer."""
+    if name not in summary:
+        raise CourseError(f"{where}: missing '{name}'; not a complete scoring run")
+    value = summary[name]
+    if not is_count(value):
+        raise CourseError(
+            f"{where}: '{name}' is {_kind(value)} ({shown(value, 40)}), not an integer count; the file was edited "
+            "or written by another program"
+        )
+    return value
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind for a message, a bool named as such (it is not a number here)."""
+    return {bool: "a bool", int: "an integer", str: "a string", float: "a number with a fraction",
+            dict: "an object", list: "an array", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def check_manifest(manifest: dict[str, Any], where: str) -> None:
+    """Refuse a manifest whose compared fields have the wrong JSON type (``where`` names the file).
+
+    ``selection.n`` must be a positive integer: a hand-edited ``true`` is not 1.
+
+    >>> check_manifest({"selection": {"n": True}}, "m.json")
+    Traceback (most recent call last):
+    ...
+    course.errors.CourseError: m.json: 'selection.n' is a bool (true), not a positive integer count of samples per item
+    """
+    n = _lookup(manifest, "selection.n")
+    if n is not _ABSENT and not (is_count(n) and n >= 1):
+        raise CourseError(
+            f"{where}: 'selection.n' is {_kind(n)} ({shown(n, 40)}), not a positive integer count of samples per item"
+        )
+    for key in ("results_sha256", "dataset_fingerprint", "scorer_version"):
+        if key in manifest and not isinstance(manifest[key], str):
+            raise CourseError(f"{where}: '{key}' is {_kind(manifest[key])} ({shown(manifest[key], 40)}), not text")
+
+
 def load_outcomes(path: str) -> Outcomes:
     """A run the gate can trust: a scoring tool's directory whose results match its manifest."""
     run_dir = read_run(path)
+    where = f"{visible(str(run_dir.path))}/manifest.json"
     tool = run_dir.manifest.get("tool")
-    if tool not in GATEABLE_TOOLS:
+    if not isinstance(tool, str) or tool not in GATEABLE_TOOLS:
         raise CourseError(
-            f"{run_dir.path}/manifest.json: written by {tool or 'an unknown tool'}; the gate compares runs of "
+            f"{where}: written by {shown(tool, 60) if tool else 'an unknown tool'}; the gate compares runs of "
             f"{' or '.join(GATEABLE_TOOLS)}"
         )
     for key in ("dataset_fingerprint", "scorer_version", "results_sha256"):
         if key not in run_dir.manifest:
-            raise CourseError(f"{run_dir.path}/manifest.json: missing '{key}'; not a complete scoring run")
+            raise CourseError(f"{where}: missing '{key}'; not a complete scoring run")
+    check_manifest(run_dir.manifest, where)
     if sha256_file(run_dir.results_path) != run_dir.manifest["results_sha256"]:
         raise CourseError(
-            f"{run_dir.results_path}: does not match the sha256 recorded in its manifest; it was changed after "
-            "the run, so its numbers cannot be trusted (re-run the evaluation)"
+            f"{visible(str(run_dir.results_path))}: does not match the sha256 recorded in its manifest; it was "
+            "changed after the run, so its numbers cannot be trusted (re-run the evaluation)"
         )
-    passed = {r["id"]: r["reward"] == PASS_REWARD for r in iter_results(run_dir.results_path)}
+    # A reward of true is not 1.0: only a number equal to PASS_REWARD passes.
+    passed = {r["id"]: not isinstance(r["reward"], bool) and r["reward"] == PASS_REWARD
+              for r in iter_results(run_dir.results_path)}
     outcomes = Outcomes(run_dir, passed)
-    summary = run_dir.summary
-    if (summary.get("n"), summary.get("passed")) != (outcomes.n, outcomes.passed):
+    summary_where = f"{visible(str(run_dir.path))}/summary.json"
+    n = _summary_count(run_dir.summary, "n", summary_where)
+    n_passed = _summary_count(run_dir.summary, "passed", summary_where)
+    if (n, n_passed) != (outcomes.n, outcomes.passed):
         raise CourseError(
-            f"{run_dir.path}/summary.json: says {summary.get('passed')}/{summary.get('n')} passed but results.jsonl "
-            f"has {outcomes.passed}/{outcomes.n}; the run directory is inconsistent"
+            f"{summary_where}: says {n_passed}/{n} passed but results.jsonl has {outcomes.passed}/{outcomes.n}; "
+            "the run directory is inconsistent"
         )
     if outcomes.n == 0:
-        raise CourseError(f"{run_dir.results_path}: no items; nothing to compare")
+        raise CourseError(f"{visible(str(run_dir.results_path))}: no items; nothing to compare")
     return outcomes
 
 
@@ -283,19 +389,21 @@ def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_signific
 def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
     """The human report."""
     lines = []
-    width = max(len(str(base.run.path)), len(str(cand.run.path)))
+    # Every value read from a run directory is shown through `shown`/`visible`: never raw.
+    width = max(len(visible(str(base.run.path))), len(visible(str(cand.run.path))))
     for label, o in (("Baseline ", base), ("Candidate", cand)):
         m = o.run.manifest
-        lines.append(f"{label}: {str(o.run.path):<{width}}  {pass_rate_line(o.passed, o.n, 'pass rate')}"
-                     f"  [{m.get('tool')}, split {m.get('split') or 'unknown'}, policy {m.get('policy', '?')}]")
+        lines.append(f"{label}: {visible(str(o.run.path)):<{width}}  {pass_rate_line(o.passed, o.n, 'pass rate')}"
+                     f"  [{shown(m.get('tool'))}, split {shown(m.get('split') or 'unknown')}, "
+                     f"policy {shown(m.get('policy', '?'))}]")
     lines.append("")
     room = result["locked_room"]
     if not room["ok"]:
         lines.append("Locked Room: VIOLATED. The runs were not measured under the same conditions:")
         for d in room["differences"]:
             lines.append(f"  {d['field']}  [{d['kind']}: {d['meaning']}]")
-            lines.append(f"      baseline : {d['baseline']}")
-            lines.append(f"      candidate: {d['candidate']}")
+            lines.append(f"      baseline : {visible(d['baseline'])}")
+            lines.append(f"      candidate: {visible(d['candidate'])}")
         for kind in dict.fromkeys(d["kind"] for d in room["differences"]):
             lines.append(f"  -> {KIND_EXPLANATION[kind]}.")
         lines.append("The pass rates above are not comparable, so no delta is computed. Measure both runs with the")
@@ -303,9 +411,9 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
     else:
         m = base.run.manifest
         lines.append(
-            f"Locked Room: ok (same dataset sha256 {str(m.get('dataset_fingerprint'))[:12]}…, split "
-            f"{m.get('split') or 'unknown'}, scorer {m.get('scorer_version')} {str(m.get('scorer_fingerprint'))[:12]}…, "
-            f"sampling {dumps_line(m.get('sampling'))})"
+            f"Locked Room: ok (same dataset sha256 {shown(str(m.get('dataset_fingerprint'))[:12])}…, split "
+            f"{shown(m.get('split') or 'unknown')}, scorer {shown(m.get('scorer_version'))} "
+            f"{shown(str(m.get('scorer_fingerprint'))[:12])}…, sampling {shown(m.get('sampling'))})"
         )
         lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is {points(result['min_delta'])}")
         t = result["paired"]
@@ -399,7 +507,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                              [gate_view(result, base, cand)])
             info(f"wrote {report_html.write_report(args.html, page, force=args.force)}")
         if args.json:
-            print(json.dumps(result, ensure_ascii=False, sort_keys=True, indent=2))
+            print(dumps_safe(result, sort_keys=True, indent=2))
         else:
             print("\n".join(render(result, base, cand)))
         return EXIT_OK if result["decision"] == "ACCEPT" else EXIT_FAIL

@@ -7,6 +7,9 @@ answer, what the scorer extracted, its reason, and the completion with every
 invisible or look-alike character escaped (course/visible.py: ``⟨\\n⟩`` newline,
 ``⟨\\t⟩`` tab, ``⟨U+XXXX⟩`` anything outside printable ASCII, named underneath).
 The completion sits between ⟦ and ⟧ so leading and trailing spaces show.
+Everything else read from the run directory (its path, split, policy, ids,
+error codes, reasons) is escaped the same way: a hand-edited manifest or result
+cannot put a raw control or bidi character on the terminal.
 
     python -m course.inspect_run --run runs/demo_eval_clean --top-k 5 --show 2
     python -m course.inspect_run --run runs/demo_eval_clean --only-fails --top-k 5 --show 2
@@ -23,9 +26,19 @@ from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.evaluation import Tally, ordered_codes, pass_rate_line, percent
 from course.lib.formats import RunDir, iter_results, read_dataset, read_run
+from course.lib.jsonl import dumps_line
 from course.manifest import PROJECT_ROOT, sha256_file
 from course.instrument.spec_v1 import ERROR_CODES
 from course.visible import legend, visible
+
+_FIELD_LIMIT = 200  # characters shown of any other field read from the run
+
+
+def _shown(value: Any) -> str:
+    """A value read from the run directory as safe terminal text (strings as they are, else as JSON)."""
+    if isinstance(value, str):
+        return visible(value, limit=_FIELD_LIMIT)
+    return visible(dumps_line(value), limit=_FIELD_LIMIT)
 
 COMPLETION_LIMIT = 600  # characters shown per completion; the rest is counted, not printed
 
@@ -50,7 +63,7 @@ def load_prompts(run: RunDir) -> tuple[dict[str, str], str | None]:
         return {}, "the dataset named in the manifest is not readable here; prompts not shown"
     expected_sha = run.manifest.get("dataset", {}).get("sha256")
     if sha256_file(path) != expected_sha:
-        return {}, f"{path} has changed since the run (sha256 differs); prompts not shown"
+        return {}, f"{visible(str(path))} has changed since the run (sha256 differs); prompts not shown"
     try:
         return {ex.id: ex.prompt for ex in read_dataset(path)}, None
     except CourseError as exc:
@@ -64,14 +77,14 @@ def _field(label: str, value: Any) -> str:
 def render_example(result: dict[str, Any], prompt: str | None) -> list[str]:
     """The lines describing one item, completion made visible."""
     details = result["details"]
-    lines = [f"-- {result['id']}  (reward {result['reward']})"]
+    lines = [f"-- {_shown(result['id'])}  (reward {_shown(result['reward'])})"]
     if prompt is not None:
         lines.append(_field("prompt", visible(prompt, limit=300)))
     expected = result.get("expected", details.get("expected"))
     extracted = details.get("extracted")
-    lines.append(_field("expected", expected))
-    lines.append(_field("extracted", "nothing" if extracted is None else extracted))
-    lines.append(_field("reason", details.get("reason", "")))
+    lines.append(_field("expected", _shown(expected)))
+    lines.append(_field("extracted", "nothing" if extracted is None else _shown(extracted)))
+    lines.append(_field("reason", _shown(details.get("reason", ""))))
     completion = result.get("completion")
     if isinstance(completion, str):
         shown = visible(completion, break_lines=True, limit=COMPLETION_LIMIT).split("\n")
@@ -93,8 +106,8 @@ def inspect(run: RunDir, *, only_fails: bool, top_k: int, show: int, code: str |
     for result in iter_results(run.results_path):
         tally.add(result)
     if code is not None and code not in tally.counts and code not in ERROR_CODES:
-        present = ", ".join(ordered_codes(tally.counts))
-        raise CourseError(f"--code {code}: not an error code of this scorer; codes in this run: {present}")
+        present = ", ".join(_shown(c) for c in ordered_codes(tally.counts))
+        raise CourseError(f"--code {_shown(code)}: not an error code of this scorer; codes in this run: {present}")
     summary = tally.summary()
     codes = [c for c in ordered_codes(tally.counts) if not (only_fails and c == "ok")]
     if code is not None:
@@ -103,22 +116,22 @@ def inspect(run: RunDir, *, only_fails: bool, top_k: int, show: int, code: str |
 
     m = run.manifest
     head = [
-        f"Run: {run.path} ({run.tool}, split {m.get('split') or 'unknown'}, "
-        f"scorer {m.get('scorer_version', '?')}, policy {m.get('policy', '?')})",
+        f"Run: {visible(str(run.path))} ({_shown(run.tool)}, split {_shown(m.get('split') or 'unknown')}, "
+        f"scorer {_shown(m.get('scorer_version', '?'))}, policy {_shown(m.get('policy', '?'))})",
         pass_rate_line(summary["passed"], summary["n"]) if summary["n"] else "No items in this run.",
     ]
     if code is not None and not codes:
-        return head + [f"No item has error code {code}."]
+        return head + [f"No item has error code {_shown(code)}."]
     if code is not None:
-        head.append(f"Error code {code}:")
+        head.append(f"Error code {_shown(code)}:")
     elif only_fails:
         head.append(f"Top {len(codes)} failure categories ({summary['failed']} of {summary['n']} items failed):")
     else:
         head.append(f"Top {len(codes)} outcome categories (all {summary['n']} items, 'ok' = passed):")
-    width = max((len(c) for c in codes), default=0)
+    width = max((len(_shown(c)) for c in codes), default=0)
     for c in codes:
         n = tally.counts[c]
-        head.append(f"  {c:<{width}}  {n:>5}  {percent(n / summary['n']):>6}  {ERROR_CODES.get(c, '(unknown code)')}")
+        head.append(f"  {_shown(c):<{width}}  {n:>5}  {percent(n / summary['n']):>6}  {ERROR_CODES.get(c, '(unknown code)')}")
 
     if show <= 0 or not codes:
         return head
@@ -134,7 +147,7 @@ def inspect(run: RunDir, *, only_fails: bool, top_k: int, show: int, code: str |
         out.append(f"(note: {why_not})")
     for c in codes:
         n = tally.counts[c]
-        out += ["", f"== {c}: {n} of {summary['n']} items ({percent(n / summary['n'])}) — {ERROR_CODES.get(c, '')}"]
+        out += ["", f"== {_shown(c)}: {n} of {summary['n']} items ({percent(n / summary['n'])}) — {ERROR_CODES.get(c, '')}"]
         for result in wanted[c]:
             out += render_example(result, prompts.get(result["id"]) if prompts else None)
     return out
@@ -177,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_dir = read_run(args.run)
         recorded = run_dir.manifest.get("results_sha256")
         if recorded is not None and sha256_file(run_dir.results_path) != recorded:
-            info(f"warning: {run_dir.results_path} does not match the sha256 in its manifest (edited after the run?)")
+            info(f"warning: {visible(str(run_dir.results_path))} does not match the sha256 in its manifest (edited after the run?)")
         lines = inspect(run_dir, only_fails=args.only_fails, top_k=args.top_k, show=args.show, code=args.code)
         print("\n".join(lines))
         return EXIT_OK

@@ -11,6 +11,7 @@ Run it::
     python -m course.kata                          # show every example with its score details
     python -m course.kata --template > my_labels.json
     python -m course.kata --check my_labels.json   # N/10; exit 0 only if all ten are right
+    python -m course.kata --reveal                 # (teacher) the key: label, why and fix per example
 
 Milestones 4-5 repeat the kata with a harder pack: ``--pack hard`` with any of
 the commands above (``data/kata/kata_hard.jsonl``, key
@@ -22,11 +23,20 @@ the rubrics in ``course.rubrics`` or a draft below (``draft_v0``, ``draft_v1``).
 details are reproducible, not invented. The teacher's answer key, with a
 justification and a proposed fix per example, lives apart from the pack in
 ``teacher/kata_answer_key.json``.
+
+``--check`` marks each label right, wrong or blank and never shows the key: a
+wrong label is only said to be wrong, so the student goes back to the details
+and the spec instead of copying an answer. Showing the key (alone, or beside a
+student's file with ``--check FILE --reveal``) is the teacher's explicit action.
+Every text read from the pack or a label file is printed through
+``course.visible``, so a hand-edited file cannot put control characters on the
+terminal.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,9 +229,22 @@ def _field(obj: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
         raise CourseError(f"{where}: {name!r} must be an integer, got {type(value).__name__}")
     if kind is float and (type(value) not in (int, float)):
         raise CourseError(f"{where}: {name!r} must be a number, got {type(value).__name__}")
+    if kind is float and not _is_reward(value):
+        # Every scorer returns a reward in [0, 1]; 10**400 cannot even become a float.
+        shown = f"an integer of {len(str(abs(value)))} digits" if type(value) is int and abs(value) > 10**15 else repr(value)
+        raise CourseError(f"{where}: {name!r} must be a number between 0 and 1, got {shown}")
     if kind in (str, dict) and not isinstance(value, kind):
         raise CourseError(f"{where}: {name!r} must be a {kind.__name__}, got {type(value).__name__}")
     return value
+
+
+def _is_reward(value: int | float) -> bool:
+    """A finite number in [0, 1] (compared without float(), which overflows on 10**400).
+
+    >>> _is_reward(1), _is_reward(0.5), _is_reward(10**400), _is_reward(float("nan"))
+    (True, True, False, False)
+    """
+    return (type(value) is int or math.isfinite(value)) and 0 <= value <= 1
 
 
 def load_examples(path: str | Path = EXAMPLES_PATH) -> list[KataExample]:
@@ -241,9 +264,9 @@ def load_examples(path: str | Path = EXAMPLES_PATH) -> list[KataExample]:
             details=_field(obj, "details", dict, where),
         )
         if ex.id in seen:
-            raise CourseError(f"{where}: duplicate id {ex.id!r}")
+            raise CourseError(f"{where}: duplicate id {_quoted(ex.id)}")
         if ex.scorer not in SCORERS:
-            raise CourseError(f"{where}: unknown scorer {ex.scorer!r}; known: {', '.join(SCORERS)}")
+            raise CourseError(f"{where}: unknown scorer {_quoted(ex.scorer)}; known: {', '.join(SCORERS)}")
         seen.add(ex.id)
         examples.append(ex)
     return examples
@@ -257,12 +280,12 @@ def load_key(path: str | Path = KEY_PATH) -> dict[str, KeyEntry]:
         raise CourseError(f"{path}: expected an object with an 'items' object (id -> label, justification, fix)")
     key = {}
     for kid, entry in items.items():
-        where = f"{path}: items.{kid}"
+        where = f"{path}: items.{visible(kid, limit=40)}"
         if not isinstance(entry, dict):
             raise CourseError(f"{where}: expected an object")
         label = _field(entry, "label", str, where)
         if label not in LABELS:
-            raise CourseError(f"{where}: label {label!r} is not one of {', '.join(LABELS)}")
+            raise CourseError(f"{where}: label {_quoted(label, 40)} is not one of {', '.join(LABELS)}")
         key[kid] = KeyEntry(label, _field(entry, "justification", str, where), _field(entry, "fix", str, where))
     return key
 
@@ -278,14 +301,16 @@ def load_labels(path: str | Path, ids: list[str]) -> dict[str, str]:
         )
     labels = {}
     for kid, entry in items.items():
+        # The ids and labels come from the student's file: shown escaped, never raw.
+        where = f"{path}: items.{visible(kid, limit=40)}"
         if kid not in ids:
-            raise CourseError(f"{path}: items.{kid}: no such kata example (ids are {ids[0]} ... {ids[-1]})")
+            raise CourseError(f"{where}: no such kata example (ids are {visible(ids[0])} ... {visible(ids[-1])})")
         label = entry.get("label") if isinstance(entry, dict) else entry
         if not isinstance(label, str):
-            raise CourseError(f"{path}: items.{kid}: the label must be a string (one of {', '.join(LABELS)})")
+            raise CourseError(f"{where}: the label must be a string (one of {', '.join(LABELS)})")
         label = label.strip()
         if label and label not in LABELS:
-            raise CourseError(f"{path}: items.{kid}: label {label!r} is not one of {', '.join(LABELS)}")
+            raise CourseError(f"{where}: label {_quoted(label, 40)} is not one of {', '.join(LABELS)}")
         labels[kid] = label
     missing = [kid for kid in ids if kid not in labels]
     if missing:
@@ -339,9 +364,9 @@ def check(labels: Mapping[str, str], key: Mapping[str, KeyEntry], ids: list[str]
 # ---------------------------------------------------------------------------
 # Printing.
 # ---------------------------------------------------------------------------
-def _quoted(text: str) -> str:
+def _quoted(text: str, limit: int | None = None) -> str:
     """The text in quotes, with line breaks and every invisible or non-ASCII character escaped."""
-    return '"' + visible(text) + '"'
+    return '"' + visible(text, limit=limit) + '"'
 
 
 def _show_value(value: Any) -> str:
@@ -355,34 +380,66 @@ _DETAIL_ORDER = ("scorer_version", "error_code", "parsed", "extracted", "expecte
 
 def format_example(ex: KataExample) -> str:
     lines = [
-        f"{ex.id}  (scored with {ex.scorer})",
-        f"  prompt      {ex.prompt}",
+        f"{visible(ex.id)}  (scored with {ex.scorer})",
+        f"  prompt      {visible(ex.prompt)}",
         f"  expected    {ex.expected_answer}",
         f"  completion  {_quoted(ex.completion)}",
         f"  reward      {ex.reward}",
-        "  details",
     ]
+    if not ex.details:
+        lines.append("  details     {} (the scorer recorded no details)")
+        return "\n".join(lines)
+    lines.append("  details")
     # The contract's fields first, in the order a reader needs them; extras after, by name.
     keys = [k for k in _DETAIL_ORDER if k in ex.details] + sorted(k for k in ex.details if k not in _DETAIL_ORDER)
-    width = max(len(k) for k in keys)
+    width = max(len(visible(k)) for k in keys)
     for k in keys:
-        lines.append(f"    {k:<{width}}  {_show_value(ex.details[k])}")
+        lines.append(f"    {visible(k):<{width}}  {_show_value(ex.details[k])}")
     return "\n".join(lines)
 
 
-def format_check(results: list[CheckResult]) -> str:
+def format_check(results: list[CheckResult], *, reveal: bool = False) -> str:
+    """Right, wrong or blank per example, and the score.
+
+    Without ``reveal`` nothing of the key is printed: not the right label, not
+    its why, not its fix (a wrong label is only said to be wrong; the student's
+    own label is echoed, and it is never the key's). ``reveal`` is the teacher's
+    marking view: the key's label, why and fix under each miss.
+    """
     lines = []
     for r in results:
         if r.right:
-            lines.append(f"{r.id}  right  {r.correct}")
+            lines.append(f"{visible(r.id)}  right")
             continue
-        given = r.given or "(blank)"
-        lines.append(f"{r.id}  WRONG  you: {given}  key: {r.correct}")
-        lines.append(f"        why: {r.entry.justification}")
-        lines.append(f"        fix: {r.entry.fix}")
+        if not r.given:
+            lines.append(f"{visible(r.id)}  blank  (no label yet)")
+        else:
+            lines.append(f"{visible(r.id)}  WRONG  you: {r.given}")
+        if reveal:
+            lines.append(f"        key: {r.correct}")
+            lines.append(f"        why: {visible(r.entry.justification)}")
+            lines.append(f"        fix: {visible(r.entry.fix)}")
     n_right = sum(r.right for r in results)
+    n_blank = sum(not r.given for r in results)
     lines.append("")
-    lines.append(f"Score: {n_right}/{len(results)}")
+    lines.append(f"Score: {n_right}/{len(results)}"
+                 f" ({len(results) - n_right - n_blank} wrong, {n_blank} blank)")
+    if n_right < len(results) and not reveal:
+        lines.append("For each wrong or blank one, read its details against the spec again "
+                     "(python -m course.kata) and check again.")
+    return "\n".join(lines)
+
+
+def format_key(key: Mapping[str, KeyEntry], ids: list[str]) -> str:
+    """The teacher's key in pack order: label, why and fix per example (what --reveal prints)."""
+    missing = [kid for kid in ids if kid not in key]
+    if missing:
+        raise CourseError(f"the answer key has no entry for {', '.join(visible(m) for m in missing)}")
+    lines = []
+    for kid in ids:
+        entry = key[kid]
+        lines += [f"{visible(kid)}  {entry.label}", f"        why: {visible(entry.justification)}",
+                  f"        fix: {visible(entry.fix)}"]
     return "\n".join(lines)
 
 
@@ -430,11 +487,13 @@ def main(argv: list[str] | None = None) -> int:
             "  python -m course.kata                              # read the ten examples\n"
             "  python -m course.kata --template > my_labels.json  # blank label file\n"
             "  python -m course.kata --check my_labels.json       # Score: N/10 (exit 0 only at 10/10)\n"
-            "  python -m course.kata --pack hard                  # the harder pack (Milestones 4-5)",
+            "  python -m course.kata --pack hard                  # the harder pack (Milestones 4-5)\n"
+            "  python -m course.kata --reveal                     # (teacher) print the key, why and fix",
         )
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--template", action="store_true", help="print a blank label file (JSON) on stdout")
-        mode.add_argument("--check", metavar="FILE", help="compare your label file with the answer key")
+        mode.add_argument("--check", metavar="FILE",
+                          help="mark your label file: right, wrong or blank per example (the key is not shown)")
         mode.add_argument(
             "--rescore",
             action="store_true",
@@ -445,8 +504,15 @@ def main(argv: list[str] | None = None) -> int:
             help="which bundled pack: basic (Milestone 0) or hard (Milestones 4-5); picks the examples and the key",
         )
         parser.add_argument("--examples", default=None, help="the kata pack file (default: the --pack's bundled one)")
-        parser.add_argument("--key", default=None, help="the answer key used by --check (default: the --pack's key)")
+        parser.add_argument(
+            "--reveal", action="store_true",
+            help="(for teachers) print the answer key: each example's label, why and fix; with --check FILE, "
+                 "the key's label, why and fix under each miss of that file. Students: label first.",
+        )
+        parser.add_argument("--key", default=None, help="the answer key used by --check and --reveal (default: the --pack's key)")
         args = parser.parse_args(args_in)
+        if args.reveal and (args.template or args.rescore):
+            parser.error("--reveal goes alone or with --check FILE")
         args.examples = args.examples or str(PACKS[args.pack][0])
         args.key = args.key or str(PACKS[args.pack][1])
 
@@ -460,8 +526,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:
             labels = load_labels(args.check, ids)
             results = check(labels, load_key(args.key), ids)
-            print(format_check(results))
+            print(format_check(results, reveal=args.reveal))
             return 0 if all(r.right for r in results) else 1
+        if args.reveal:
+            print(format_key(load_key(args.key), ids))
+            return 0
 
         print(f"The debugging kata: {len(examples)} scored examples. Something is wrong with each one.\n")
         for ex in examples:

@@ -21,18 +21,20 @@ Run it::
 In the token rows ``␠`` is a space; every other character outside printable
 ASCII is shown as ``⟨\\n⟩``, ``⟨\\t⟩`` or ``⟨U+XXXX⟩`` (``course.visible``).
 A BPE token can be part of a multi-byte character; its bytes are then shown as ``⟨bytes e2 88⟩``.
+``--json`` writes the input text as JSON escapes where a terminal would act on
+it or cannot encode it (controls, bidi overrides, a lone surrogate from
+``--escapes '\\udc00'``; ``course.visible.dumps_safe``), so it always prints.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Sequence
 
 from course.cli import info, make_parser, run
 from course.errors import CourseError
 from course.instrument.spec_v1 import SCORER_VERSION, score
-from course.visible import legend, visible
+from course.visible import dumps_safe, legend, visible
 
 DEFAULT_TEXTS: tuple[str, ...] = (
     "Final: 323",
@@ -161,7 +163,7 @@ def render(records: Sequence[dict[str, Any]]) -> list[str]:
             lines.append(f"      {entry}")
         lines.append(
             f"    scorer {s['scorer_version']}, expected {s['expected']}: reward {s['reward']:.1f}  "
-            f"{s['error_code']}  ({s['reason']})"
+            f"{visible(s['error_code'])}  ({visible(s['reason'])})"
         )
         lines += token_rows("cl100k_base", r["cl100k_base"])
         lines += token_rows("tiny-LM characters", r["tiny_lm"])
@@ -242,7 +244,7 @@ def _main(argv: Sequence[str] | None) -> int:
         info(f"note: {TINY_LM_MISSING}")
     records = [inspect_text(t, args.expected, encoding, problem, vocab) for t in texts]
     if args.json:
-        print(json.dumps({"inputs": records}, ensure_ascii=False, indent=2))
+        print(dumps_safe({"inputs": records}, indent=2))
     else:
         print("\n".join(render(records)))
     return 0

@@ -15,16 +15,29 @@ every ⟨ in the output starts an escape):
     ⟨U+2212⟩, fullwidth digit three ⟨U+FF13⟩, a Cyrillic "а" ⟨U+0430⟩ ...).
 
 ``legend(text)`` names each escaped character once, for a key under the text.
-Used by ``course.inspect_run`` and ``summary.md``; try it with::
+``dumps_safe(obj)`` is the JSON counterpart for ``--json`` output: the JSON text
+of ``json.dumps(obj, ensure_ascii=False)`` with every character a terminal would
+act on (controls, bidi overrides, other format characters, line separators) or
+could not encode at all (a lone surrogate) written as a ``\\uXXXX`` escape, so
+printing it never reorders, hides or crashes; a machine decodes the same value.
+
+Every tool prints what it read from a hand-editable file (a manifest's split,
+policy or seeds, a result id, a label) through one of these two, never raw:
+the file may hold an RLO, an ESC sequence or a NUL that would rewrite the
+terminal. Used by ``course.inspect_run``, ``course.gate``, ``course.kata``,
+``course.token_inspect`` and ``summary.md``; try it with::
 
     python -c "from course.visible import visible; print(visible('Final:\\u00a0\\u22127\\n'))"
 """
 
 from __future__ import annotations
 
+import json
+import re
 import unicodedata
+from typing import Any
 
-__all__ = ["visible", "legend"]
+__all__ = ["visible", "legend", "dumps_safe"]
 
 _NAMED = {"\n": "⟨\\n⟩", "\r": "⟨\\r⟩", "\t": "⟨\\t⟩"}
 
@@ -93,4 +106,43 @@ def legend(text: str) -> list[str]:
 
 
 def _control_name(ch: str) -> str:
-    return "CONTROL CHARACTER" if unicodedata.category(ch) == "Cc" else "UNNAMED CHARACTER"
+    category = unicodedata.category(ch)
+    if category == "Cc":
+        return "CONTROL CHARACTER"
+    if category == "Cs":
+        # A lone surrogate: half of a UTF-16 pair, not a character; UTF-8 cannot encode it.
+        return "LONE SURROGATE (not a character)"
+    return "UNNAMED CHARACTER"
+
+
+# Categories a terminal acts on or cannot show: controls (Cc), format characters
+# such as the bidi overrides and zero-width joiners (Cf), lone surrogates (Cs),
+# private use (Co), unassigned code points (Cn), line/paragraph separators (Zl, Zp).
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_NOT_ASCII_OR_DEL = re.compile("[^\x00-\x7e]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    if unicodedata.category(ch) not in _UNSAFE_CATEGORIES:
+        return ch
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # outside the BMP: JSON spells it as a UTF-16 surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def dumps_safe(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps(obj, ensure_ascii=False, **kwargs)``, safe to print on any terminal.
+
+    Readable characters (⟨, ␠, −, é) stay as they are, so ordinary output is
+    unchanged; every unsafe one becomes ``\\uXXXX``. JSON writes non-ASCII only
+    inside strings, so the escapes decode back to exactly the same value.
+
+    >>> print(dumps_safe({"split": "dev\\u202e", "seed": "\\udc00", "note": "⟨ok⟩"}))
+    {"split": "dev\\u202e", "seed": "\\udc00", "note": "⟨ok⟩"}
+    >>> json.loads(dumps_safe(["\\x1b[2J\\x7f\\U000e0001"])) == ["\\x1b[2J\\x7f\\U000e0001"]
+    True
+    """
+    return _NOT_ASCII_OR_DEL.sub(_json_escape, json.dumps(obj, ensure_ascii=False, **kwargs))

@@ -52,7 +52,7 @@ def test_only_fails_leaves_out_the_ok_category(run_dir: Path, capsys) -> None:
 
 def test_examples_show_prompt_expected_extracted_and_reason(run_dir: Path, capsys) -> None:
     out = inspect_out(capsys, "--run", str(run_dir), "--code", "wrong_answer", "--show", "1")
-    assert "-- t-4" in out and "t-5" not in out  # --show 1: the first item in dataset order
+    assert "-- t-4" in out and "-- t-5" not in out  # --show 1: the first item in dataset order
     assert "prompt:     Prompt for t-4" in out
     assert "expected:   7" in out and "extracted:  8" in out
     assert "Well-formed answer 8, but the expected answer is 7." in out

@@ -144,15 +144,67 @@ def test_check_with_the_keys_labels_scores_ten_of_ten_and_exits_0(tmp_path, caps
     assert "Score: 10/10" in out and "WRONG" not in out
 
 
-def test_check_shows_the_keys_justification_for_a_miss_and_exits_1(tmp_path, capsys):
+def test_check_marks_a_miss_wrong_without_the_key_and_exits_1(tmp_path, capsys):
     labels = {i: KEY[i].label for i in IDS}  # the short form: id -> label
     wrong_id = BY_LABEL["verifier_bug"][0].id
     labels[wrong_id] = "model_failure"
     assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1
     out = capsys.readouterr().out
-    assert "Score: 9/10" in out
-    assert f"{wrong_id}  WRONG  you: model_failure  key: verifier_bug" in out
-    assert KEY[wrong_id].justification in out
+    assert "Score: 9/10 (1 wrong, 0 blank)" in out
+    assert f"{wrong_id}  WRONG  you: model_failure\n" in out
+    assert "verifier_bug" not in out and KEY[wrong_id].justification not in out
+
+
+def test_check_with_reveal_shows_the_keys_label_why_and_fix_under_a_miss(tmp_path, capsys):
+    labels = {i: KEY[i].label for i in IDS}
+    wrong_id = BY_LABEL["verifier_bug"][0].id
+    labels[wrong_id] = "model_failure"
+    assert kata.main(["--check", _labels_file(tmp_path, labels), "--reveal"]) == 1
+    out = capsys.readouterr().out
+    assert f"{wrong_id}  WRONG  you: model_failure\n        key: verifier_bug" in out
+    assert KEY[wrong_id].justification in out and KEY[wrong_id].fix in out
+
+
+def test_reveal_prints_every_key_entry_in_pack_order(capsys):
+    assert kata.main(["--reveal"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[0] for line in out.splitlines() if line.startswith("kata-")] == IDS
+    assert all(KEY[i].justification in out and KEY[i].fix in out for i in IDS)
+
+
+def test_help_says_reveal_is_for_teachers():
+    out = subprocess.run([sys.executable, "-m", "course.kata", "--help"], capture_output=True, text=True)
+    assert "--reveal" in out.stdout and "(for teachers)" in out.stdout
+
+
+def test_reveal_with_template_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        kata.main(["--template", "--reveal"])
+    assert exc.value.code == 2
+
+
+def test_show_handles_an_example_with_empty_details(tmp_path, capsys):
+    record = json.loads(kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record["details"] = {}
+    path = tmp_path / "pack.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert kata.main(["--examples", str(path)]) == 0
+    assert "details     {} (the scorer recorded no details)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("reward", ["1e400", "10" + "0" * 400, "-0.5", "2"])
+def test_pack_with_a_reward_outside_0_to_1_is_refused_with_path_and_line(tmp_path, reward):
+    line = kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0]
+    record = json.loads(line)
+    path = tmp_path / "pack.jsonl"
+    path.write_text(line.replace(f'"reward": {json.dumps(record["reward"])}', f'"reward": {reward}') + "\n",
+                    encoding="utf-8")
+    if reward == "1e400":  # the reader itself refuses infinity; either way path:1 is named
+        with pytest.raises(CourseError, match=r"pack.jsonl:1"):
+            kata.load_examples(path)
+        return
+    with pytest.raises(CourseError, match=r"pack.jsonl:1: 'reward' must be a number between 0 and 1"):
+        kata.load_examples(path)
 
 
 def test_check_rejects_invalid_json_with_path_and_line(tmp_path, capsys):
@@ -167,7 +219,7 @@ def test_check_rejects_a_label_outside_the_fixed_set(tmp_path, capsys):
     labels = {i: KEY[i].label for i in IDS}
     labels[IDS[0]] = "scorer_bug"
     assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 2
-    assert "'scorer_bug' is not one of" in capsys.readouterr().err
+    assert '"scorer_bug" is not one of' in capsys.readouterr().err
 
 
 def test_check_rejects_a_file_missing_an_id(tmp_path, capsys):

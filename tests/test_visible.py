@@ -5,7 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from course.visible import legend, visible
+import json
+import unicodedata
+
+from course.visible import dumps_safe, legend, visible
 
 
 def test_plain_ascii_is_shown_unchanged() -> None:
@@ -68,3 +71,25 @@ def test_visible_is_injective_so_different_texts_never_look_the_same(text: str) 
         return {"\\n": "\n", "\\t": "\t", "\\r": "\r"}.get(body) or chr(int(body[2:], 16))
 
     assert re.sub(r"⟨([^⟩]*)⟩", undo, visible(text)) == text
+
+
+def test_legend_names_a_lone_surrogate_as_not_a_character() -> None:
+    assert legend("a\udc00") == ["⟨U+DC00⟩ LONE SURROGATE (not a character)"]
+
+
+_TERMINAL_UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+                    max_leaves=6))
+def test_dumps_safe_decodes_to_the_same_value_and_holds_no_unsafe_character(value) -> None:
+    text = dumps_safe(value, indent=2)
+    assert json.loads(text) == value
+    assert not [ch for ch in text if ch != "\n" and unicodedata.category(ch) in _TERMINAL_UNSAFE]
+    text.encode("utf-8")  # never raises: a lone surrogate is written as an escape
+
+
+def test_dumps_safe_keeps_readable_non_ascii_so_ordinary_output_is_unchanged() -> None:
+    value = {"visible": "Final:␠⟨U+2212⟩323", "text": "Final: \u2212323 caf\u00e9"}
+    assert dumps_safe(value, indent=2) == json.dumps(value, ensure_ascii=False, indent=2)
