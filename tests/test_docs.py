@@ -1,17 +1,18 @@
-"""The documentation is executable: every command in README.md and docs/guide.md runs here.
+"""The documentation is executable: every command in README.md, docs/guide.md, Introduction.md and
+the teacher's documents (instructor guide, first-meeting slides, checklists) runs here.
 
 Each document's fenced ``bash``/``sh`` blocks are run in order, one command at a time, with
 ``bash -c`` in a fresh directory that holds links to the repository's ``data/``, ``teacher/``,
-``notes/`` and ``tests/`` (the commands use repo-relative paths, and later commands read what
+``notes/``, ``tests/`` and ``scripts/`` (the commands use repo-relative paths, and later commands read what
 earlier ones wrote). A trailing comment ``# exit N`` states the exit code a command is meant to
 have; otherwise it must exit 0.
 
 A few commands cannot run inside a test, and each has its reason in ``NOT_RUN_HERE``: installation
-(``.ci/run`` performs it on a clean clone), the test suite itself, benchmarks (minutes, and they
-print figures rather than assert), sampling from a remote endpoint (needs the network and a
-key; ``tests/test_rollout_sample.py`` runs the same tool against a local server), and starting a
-local model server (vLLM, Ollama, llama.cpp: a GPU machine and a model; the same test file replays
-their answer shapes). The test fails if
+(``.ci/run`` performs it on a clean clone), the test suite itself or one of its files (the suite
+runs them anyway), benchmarks (minutes, and they print figures rather than assert), sampling from a
+remote endpoint (needs the network and a key; ``tests/test_rollout_sample.py`` runs the same tool
+against a local server), and starting a local model server (vLLM, Ollama, llama.cpp: a GPU machine
+and a model; the same test file replays their answer shapes). The test fails if
 any other command is skipped, so a new command cannot slip out of coverage.
 """
 
@@ -28,8 +29,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-DOCUMENTS = ("README.md", "docs/guide.md")
-LINKED = ("data", "teacher", "notes", "tests", "pyproject.toml", "MEASUREMENT_RULES.md")
+DOCUMENTS = (
+    "README.md",
+    "docs/guide.md",
+    "Introduction.md",
+    "teacher/instructor_guide.md",
+    "teacher/first_meeting/slides.md",
+    "teacher/milestone_checklists.md",
+    "teacher/invariant_checklist.md",
+)
+# scripts/ for the teacher's `python scripts/make_data.py --check` (the bundled data is intact).
+LINKED = ("data", "teacher", "notes", "tests", "scripts", "pyproject.toml", "MEASUREMENT_RULES.md")
 
 # Commands a test cannot run, by what they start with, and why.
 NOT_RUN_HERE: tuple[tuple[str, str], ...] = (
@@ -37,6 +47,7 @@ NOT_RUN_HERE: tuple[tuple[str, str], ...] = (
     ("pip install", "installation: .ci/run installs from a clean clone"),
     ("poetry ", "installation: .ci/run installs from a clean clone"),
     ("python -m pytest\n", "the test suite itself"),
+    ("python -m pytest tests/", "a file of the test suite, which `python -m pytest` runs anyway (test_teacher_materials checks the file exists)"),
     ("python benchmarks/", "benchmarks print figures and take minutes; they are not tests"),
     ("python -m course.rollout_sample", "needs the network and an API key; tests/test_rollout_sample.py runs it against 127.0.0.1"),
     ("vllm serve ", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),

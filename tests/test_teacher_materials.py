@@ -1,0 +1,154 @@
+"""The teacher's half of the course is complete and agrees with the instrument.
+
+What ``tests/test_docs.py`` cannot see by running commands: that every milestone has a session in the
+instructor guide, an entry in the milestone checklists and enough oral-exam questions; that the
+strictness lesson quotes the scorer's real verdict; that ``teacher/README.md`` indexes every file
+under ``teacher/``; that the student-facing docs say where the solutions are; and that the README's
+Layout section names every top-level part of the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+TEACHER = REPO / "teacher"
+MILESTONES = ("0", "0.5", "1", "2", "3", "4", "5", "6")
+
+FARMER = "Let me calculate... 15 - 7 = 8. Final: 8"
+FARMER_COMMAND = f'python -m course.score --expected 8 "{FARMER}"'
+# The documents that teach the strictness contradiction and quote the scorer's verdict.
+STRICTNESS_DOCS = ("docs/guide.md", "teacher/first_meeting/slides.md")
+
+
+def _read(relative: str) -> str:
+    return (REPO / relative).read_text(encoding="utf-8")
+
+
+def _sections(text: str, level: str = "## ") -> dict[str, str]:
+    """Body of each ``## Milestone X`` section, keyed by X."""
+    out: dict[str, str] = {}
+    parts = re.split(rf"^{level}Milestone (\S+) ", text, flags=re.M)
+    for i in range(1, len(parts) - 1, 2):
+        out[parts[i]] = parts[i + 1].split(f"\n{level}", 1)[0]
+    return out
+
+
+def _quoted_verdict(document: str) -> dict:
+    """The JSON block a document prints right after the farmer command."""
+    text = _read(document)
+    at = text.index(FARMER_COMMAND)
+    block = text[at:].split("```json\n", 1)[1].split("```", 1)[0]
+    return json.loads(block)
+
+
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("milestone", MILESTONES)
+def test_every_milestone_has_a_session_a_checklist_and_five_oral_exam_questions(milestone: str) -> None:
+    guide = _sections(_read("teacher/instructor_guide.md"))
+    checklist = _sections(_read("teacher/milestone_checklists.md"))
+    exam = _sections(_read("teacher/oral_exam.md"))
+    assert milestone in guide, f"instructor guide has no section for milestone {milestone}"
+    for part in ("**Goal.**", "**Timing", "**Before the session.**", "**Live.**", "**Ask.**", "**Wrong answers"):
+        assert part in guide[milestone], f"milestone {milestone}: the session script lacks {part}"
+    assert "```bash" in guide[milestone], f"milestone {milestone}: the session has no live commands"
+    assert milestone in checklist and "- [ ]" in checklist[milestone], f"no checklist for milestone {milestone}"
+    questions = re.findall(r"^\*\*Q\d+\. ", exam.get(milestone, ""), flags=re.M)
+    assert len(questions) >= 5, f"milestone {milestone}: {len(questions)} oral-exam questions, need 5"
+    for q in re.split(r"^\*\*Q\d+\. ", exam[milestone], flags=re.M)[1:]:
+        words = " ".join(q.split())  # the prose wraps, so "Red flag" may straddle a line end
+        assert "Good:" in words and "Red flag" in words, f"milestone {milestone}: a question lacks a good answer or red flags"
+
+
+@pytest.mark.parametrize("document", STRICTNESS_DOCS)
+def test_the_strictness_lesson_quotes_the_scorers_real_verdict(document: str) -> None:
+    quoted = _quoted_verdict(document)
+    assert quoted["reward"] == 0.0
+    assert quoted["details"]["error_code"] == "missing_prefix"
+    proc = subprocess.run(
+        [sys.executable, "-m", "course.score", "--expected", "8", FARMER], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout) == quoted, f"{document} quotes a verdict the scorer no longer gives"
+
+
+@pytest.mark.parametrize("document", STRICTNESS_DOCS)
+def test_the_strictness_lesson_shows_both_readings(document: str) -> None:
+    text = _read(document).lower()
+    assert "loose reading" in text and ("spec v1" in text or "written reading" in text)
+    assert "before" in text and "scor" in text  # the spec is written before scoring
+
+
+def test_teacher_readme_indexes_every_file_and_says_it_holds_solutions() -> None:
+    index = _read("teacher/README.md")
+    assert "holds solutions" in index
+    for path in sorted(TEACHER.rglob("*")):
+        if path.is_file() and path.name != "README.md":
+            relative = path.relative_to(TEACHER).as_posix()
+            assert f"({relative})" in index, f"teacher/README.md does not link {relative}"
+
+
+def test_teacher_materials_are_text_not_binary_decks() -> None:
+    for path in TEACHER.rglob("*"):
+        if path.is_file():
+            assert path.suffix in (".md", ".json"), path
+            path.read_text(encoding="utf-8")
+
+
+def test_slides_are_one_marp_deck_of_separated_slides() -> None:
+    slides = _read("teacher/first_meeting/slides.md")
+    assert slides.startswith("---\nmarp: true\n")
+    assert len(re.findall(r"^---$", slides, flags=re.M)) >= 15
+
+
+def test_handout_defines_the_glossary_terms() -> None:
+    handout = _read("teacher/first_meeting/handout.md").lower()
+    for term in ("reward", "return", "policy", "baseline", "advantage", "kl", "pass@k", "pass^k",
+                 "locked room", "goodhart", "verifier", "rollout", "selection compute"):
+        assert f"**{term}" in handout, f"the handout does not define {term}"
+
+
+def test_student_docs_say_teacher_holds_the_solutions() -> None:
+    assert "`teacher/` holds the solutions" in _read("README.md")
+    assert "Solutions" in _read("docs/guide.md") and "under `teacher/`" in _read("docs/guide.md")
+
+
+def test_answer_keys_live_under_teacher_only() -> None:
+    assert (TEACHER / "kata_answer_key.json").is_file() and (TEACHER / "planted_bugs_key.md").is_file()
+    for name in ("kata_answer_key.json", "planted_bugs_key.md"):
+        elsewhere = [p for p in REPO.rglob(name) if TEACHER not in p.parents and ".venv" not in p.parts]
+        assert not elsewhere, elsewhere
+
+
+def test_readme_layout_names_every_top_level_part() -> None:
+    layout = _read("README.md").split("## Layout", 1)[1]
+    for path in sorted(REPO.iterdir()):
+        if path.name.startswith(".") or path.name in ("README.md", "pyproject.toml", "MEASUREMENT_RULES.md"):
+            continue
+        if path.is_dir() and not any(path.glob("*")) or path.name.endswith(".egg-info") or path.name in ("runs", "__pycache__"):
+            continue
+        assert f"{path.name}/" in layout or path.name in layout, f"README Layout does not mention {path.name}"
+
+
+def test_every_test_file_the_docs_name_exists() -> None:
+    # tests/test_docs.py does not run `python -m pytest tests/...` lines (the suite runs them): check the names instead.
+    docs = ["README.md", "docs/guide.md", "Introduction.md", *(p.relative_to(REPO).as_posix() for p in TEACHER.rglob("*.md"))]
+    named = {m for d in docs for m in re.findall(r"python -m pytest ((?:tests/\S+\.py ?)+)", _read(d))}
+    assert named
+    for group in named:
+        for name in group.split():
+            assert (REPO / name).is_file(), name
+
+
+def test_notes_templates_the_course_names_exist_and_ask_questions() -> None:
+    for name in ("run_readme_selection", "baseline_ablation", "experiment_log", "diagram_prompts"):
+        text = _read(f"notes/{name}.md")
+        assert "*Template." in text and "?" in text, name
+    for name in ("rft_vs_rl", "toy_tax", "proxy_gap"):
+        assert len(_read(f"docs/concepts/{name}.md").splitlines()) < 90, f"{name}: a concept note is one page"
