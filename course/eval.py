@@ -56,8 +56,8 @@ from course.io import (
     iter_dataset_objects,
     write_json,
 )
-from course.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
-from course.rundir import atomic_run_dir, resolve_outdir
+from course.lib.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
+from course.lib.runs import atomic_run_dir, resolve_outdir
 from course.score import score
 
 TOOL = "course.eval"

@@ -35,7 +35,7 @@ from course.cli import EXIT_FAIL, EXIT_OK, make_parser, run
 from course.errors import CourseError
 from course.evaluation import PASS_REWARD, pass_rate_line
 from course.io import RunDir, dumps_line, iter_results, read_run
-from course.manifest import sha256_file
+from course.lib.manifest import sha256_file
 from course.stats import mcnemar_exact, paired_difference_interval
 
 SIGNIFICANCE = 0.05

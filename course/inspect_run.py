@@ -23,7 +23,7 @@ from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.evaluation import Tally, ordered_codes, pass_rate_line, percent
 from course.io import RunDir, iter_results, read_dataset, read_run
-from course.manifest import PROJECT_ROOT, sha256_file
+from course.lib.manifest import PROJECT_ROOT, sha256_file
 from course.score import ERROR_CODES
 from course.visible import legend, visible
 

@@ -44,8 +44,8 @@ from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
 from course.io import JsonlWriter, dumps_line, dumps_pretty, iter_samples, read_dataset, write_json
-from course.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
-from course.rundir import atomic_run_dir, resolve_outdir
+from course.lib.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
+from course.lib.runs import atomic_run_dir, resolve_outdir
 from course.selection import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
 
 TOOL = "course.selection_demo"

@@ -20,7 +20,7 @@ import csv
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import info, make_parser, run
+from course.cli import float_in, info, make_parser, non_negative_int, positive_int, run
 from course.errors import CourseError
 
 
@@ -36,13 +36,13 @@ def _main(argv: Sequence[str] | None) -> int:
         "Train the tiny LM once per KL weight beta and tabulate final reward against KL to pi0.",
         "  python -m course.tinylm.sweep --betas 0 0.02 0.1 0.5 --steps 60 --seed 0 --outdir runs/beta_sweep",
     )
-    p.add_argument("--betas", type=float, nargs="+", default=[0.0, 0.02, 0.1, 0.5], help="KL weights to try (default 0 0.02 0.1 0.5)")
-    p.add_argument("--steps", type=int, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
-    p.add_argument("--seed", type=int, default=0, help="seed shared by every run (default 0)")
+    p.add_argument("--betas", type=float_in(0.0, 100.0), nargs="+", default=[0.0, 0.02, 0.1, 0.5], help="KL weights to try (default 0 0.02 0.1 0.5)")
+    p.add_argument("--steps", type=positive_int, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed shared by every run (default 0)")
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
     p.add_argument("--outdir", default=None, help="sweep directory (default: the next free runs/sweep_NNN)")
     p.add_argument("--force", action="store_true", help="overwrite an existing sweep directory")
-    p.add_argument("--threads", type=int, default=2, help="PyTorch threads (default 2)")
+    p.add_argument("--threads", type=positive_int, default=2, help="PyTorch threads (default 2)")
     p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
     args, passthrough = p.parse_known_args(argv)
     if any(b < 0 for b in args.betas):
@@ -51,7 +51,7 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError("--betas lists a value twice")
 
     from course.rubrics import get_rubric
-    from course.rundir import atomic_run_dir, resolve_outdir
+    from course.lib.runs import atomic_run_dir, resolve_outdir
     from course.tinylm import require_torch
 
     get_rubric(args.rubric)
