@@ -249,7 +249,7 @@ def _reserve(final: Path, *, exclusive_name: bool) -> Path | None:
         who = f"process {pid}" if pid is not None else "another process"
         raise CourseError(f"{final}: another run ({who}) is writing this directory now; wait for it or choose another --outdir")
     except OSError as exc:
-        raise _os_error(exc, tmp, "cannot create the run's temporary directory") from None
+        raise CourseError(f"{final.parent}: cannot create the run directory {final.name} here: {exc.strerror or exc}") from None
     try:
         (tmp / OWNER_FILE).write_text(f"{MARKER} {socket.gethostname()} {os.getpid()}\n", encoding="utf-8")
     except OSError as exc:

@@ -70,6 +70,9 @@ def _main(argv: Sequence[str] | None) -> int:
     out = Path(args.out)
     if out.exists() and not args.force:
         raise CourseError(f"{out}: exists; pass --force to overwrite it")
+    if out.is_dir():
+        raise CourseError(f"{out}: is a directory; --out names a JSONL file")
+    out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out fails here, before minutes of sampling
 
     from course.io import read_dataset
 
@@ -100,7 +103,6 @@ def _main(argv: Sequence[str] | None) -> int:
         info(f"note: {cropped} prompts are longer than the {room} characters the context leaves; their beginnings were cropped")
     from course.io import dumps_line, write_text_atomic
 
-    out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, "".join(dumps_line(r) + "\n" for r in records))
     total = len(items) * args.n
     info(
