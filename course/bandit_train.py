@@ -46,10 +46,10 @@ from course.cli import float_in, info, make_parser, non_negative_int, positive_i
 # Learning rates beyond +-100 teach nothing the demo needs and let logits grow without bound.
 LR_RANGE = float_in(-100.0, 100.0)
 from course.errors import CourseError
-from course.io import dumps_line, write_json
+from course.io import dumps_line
 from course.lib.manifest import environment
 from course.problems import RUNNING_EXAMPLE
-from course.lib.runs import atomic_run_dir, resolve_outdir
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
 from course.score import SCORER_VERSION, score, scorer_fingerprint
 
 # ---------------------------------------------------------------------------

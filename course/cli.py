@@ -127,8 +127,9 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
 
 def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Call ``main(argv)``; turn a ``CourseError`` into one stderr line and exit code 2."""
-    from course.lib.runs import release_pending
+    from course.lib.runs import pending, release_pending
 
+    held_before = pending()
     try:
         return main(argv)
     except CourseError as exc:
@@ -146,7 +147,8 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
         print("interrupted: nothing was written", file=sys.stderr)
         return 130
     finally:
-        release_pending()  # a reserved run name that was never used: remove its temporary directory
+        # A run name this call reserved but never used: remove its temporary directory.
+        release_pending(keep=held_before)
 
 
 def _broken_pipe() -> int:

@@ -26,7 +26,6 @@ the output bytes are identical.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -49,15 +48,13 @@ from course.io import (
     JsonlWriter,
     NotAligned,
     dumps_line,
-    dumps_pretty,
     dumps_result,
     iter_aligned,
     iter_completion_objects,
     iter_dataset_objects,
-    write_json,
 )
 from course.lib.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
-from course.lib.runs import atomic_run_dir, resolve_outdir
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 from course.score import score
 
 TOOL = "course.eval"
@@ -256,8 +253,7 @@ def evaluate(
     with atomic_run_dir(final, force=force, prefix="eval") as tmp:
         scored = score_files(dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress)
         summary = {**scored.tally.summary(), "split": split, "n_missing": scored.n_missing}
-        summary_text = dumps_pretty(summary)
-        (tmp / "summary.json").write_text(summary_text, encoding="utf-8")
+        summary_sha256 = write_summary(tmp, summary)
         manifest = build_manifest(
             argv=argv,
             dataset=dataset_fp,
@@ -265,13 +261,13 @@ def evaluate(
             split=split,
             scored=scored,
             allow_missing=allow_missing,
-            summary_sha256=hashlib.sha256(summary_text.encode("utf-8")).hexdigest(),
+            summary_sha256=summary_sha256,
         )
         markdown = render_summary_md(
             summary, scored.tally.examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest)
         )
-        (tmp / "summary.md").write_text(markdown, encoding="utf-8")
-        write_json(tmp / "manifest.json", manifest)  # last: a manifest means the rest is complete
+        write_text(tmp / "summary.md", markdown)
+        write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
     return final, manifest, summary
 
 

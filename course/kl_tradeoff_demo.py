@@ -46,9 +46,8 @@ from course.cli import float_in, make_parser, run
 # 1e-320 made r/beta infinite and the whole CSV NaN.
 BETA_RANGE = float_in(1e-3, 1e3)
 from course.errors import CourseError
-from course.io import write_json
 from course.lib.manifest import environment
-from course.lib.runs import atomic_run_dir, resolve_outdir
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
 from course.score import SCORER_VERSION, scorer_fingerprint
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes

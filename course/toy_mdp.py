@@ -49,9 +49,9 @@ from course.cli import float_in, make_parser, non_negative_int, positive_int, ru
 LR_RANGE = float_in(-100.0, 100.0)
 REWARD_RANGE = float_in(-1e6, 1e6)
 from course.errors import CourseError
-from course.io import dumps_line, write_json
+from course.io import dumps_line
 from course.lib.manifest import environment
-from course.lib.runs import atomic_run_dir, resolve_outdir
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
 
 DEFAULT_REWARDS: tuple[tuple[float, float], tuple[float, float]] = ((0.6, 0.6), (1.0, 0.0))
 

@@ -75,12 +75,19 @@ def is_project_run(path: str | os.PathLike[str]) -> bool:
     holding a JSON object that either carries the marker ``"written_by": "rl-foundations-llm"``
     (every manifest since this module exists) or was written by an earlier version of the
     project: ``"tool"`` is a string starting with ``course.`` and ``"course_version"`` is a
-    string (what ``course.lib.manifest.environment`` always wrote).
+    string (what ``course.lib.manifest.environment`` always wrote). A ``course.tinylm.sweep``
+    directory from before sweeps had a manifest is recognised by its ``sweep.csv`` and its
+    ``beta_*`` sub-runs, each a recognised run.
     """
     p = Path(path)
     if p.is_symlink() or not p.is_dir():
         return False
     manifest = p / "manifest.json"
+    if not os.path.lexists(manifest) and (p / "sweep.csv").is_file():
+        # course.tinylm.sweep wrote no top-level manifest before this module: a sweep is
+        # recognised by its table and its per-beta runs, each a recognised run.
+        subs = [s for s in p.iterdir() if s.name.startswith("beta_")]
+        return bool(subs) and all(is_project_run(s) for s in subs)
     if manifest.is_symlink() or not manifest.is_file():
         return False
     try:
@@ -349,10 +356,17 @@ def _release(res: _Reservation) -> None:
         _restore_handlers()
 
 
-def release_pending() -> None:
-    """Drop every reservation not yet turned into a run (remove its temporary directory)."""
-    for res in list(_PENDING.values()):
-        _release(res)
+def pending() -> frozenset[str]:
+    """The reservations held now (absolute final paths), to release only one's own later."""
+    return frozenset(_PENDING)
+
+
+def release_pending(keep: frozenset[str] = frozenset()) -> None:
+    """Drop every reservation not yet turned into a run, except those in ``keep``
+    (an enclosing tool's, when one tool's ``main`` runs inside another)."""
+    for key, res in list(_PENDING.items()):
+        if key not in keep:
+            _release(res)
 
 
 atexit.register(release_pending)
@@ -469,6 +483,7 @@ __all__ = [
     "dumps_json",
     "is_project_run",
     "next_run_name",
+    "pending",
     "release_pending",
     "resolve_outdir",
     "write_json",

@@ -163,7 +163,8 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
     # --- boilerplate: determinism, models, data ------------------------------------------
     import torch
 
-    from course.io import JsonlWriter, write_json
+    from course.io import JsonlWriter
+    from course.lib.runs import write_json
     from course.lib.manifest import environment, input_fingerprint
     from course.rubrics import get_rubric
     from course.score import score as strict_score

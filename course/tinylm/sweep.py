@@ -11,7 +11,7 @@ Run it (about one rl run's training time per beta)::
 
     python -m course.tinylm.sweep --betas 0 0.02 0.1 0.5 --steps 60 --seed 0 --outdir runs/beta_sweep
 
-Writes sweep.csv, sweep.md (the table below) and sweep.png (reward against KL).
+Writes manifest.json, sweep.csv, sweep.md (the table below) and sweep.png (reward against KL).
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError("--betas lists a value twice")
 
     from course.rubrics import get_rubric
-    from course.lib.runs import atomic_run_dir, resolve_outdir
+    from course.lib.manifest import environment
+    from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest
     from course.tinylm import require_torch
 
     get_rubric(args.rubric)
@@ -82,6 +83,13 @@ def _main(argv: Sequence[str] | None) -> int:
                 "run": sub.name,
             })
         write_outputs(tmp, rows, args)
+        # Last, as in every run: the manifest makes the sweep recognisably a run (--force may replace it).
+        write_manifest(tmp, {
+            **environment("course.tinylm.sweep", argv),
+            "settings": {"betas": args.betas, "steps": args.steps, "seed": args.seed, "rubric": args.rubric,
+                         "threads": args.threads, "passthrough": list(passthrough)},
+            "runs": [r["run"] for r in rows],
+        })
     print((final / "sweep.md").read_text(encoding="utf-8"), end="")
     print(f"Wrote {final}/ (sweep.csv, sweep.md, sweep.png, one rl run per beta)")
     return 0
