@@ -39,7 +39,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import float_in, info, make_parser, non_negative_int, positive_int, run
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, run
+
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+THREADS = int_in(1, 64)
 from course.errors import CourseError
 from course.tinylm import MAX_TOKENS_LIMIT
 
@@ -96,7 +99,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--holdout-samples", type=positive_int, default=DEFAULTS["holdout_samples"], help=f"samples per holdout item for pass@1 (default {DEFAULTS['holdout_samples']})")
     p.add_argument("--eval-seed", type=non_negative_int, default=DEFAULTS["eval_seed"], help="sampling seed of every evaluation (default 0: the same draws for every run)")
     p.add_argument("--save-every", type=positive_int, default=DEFAULTS["save_every"], help=f"checkpoint interval in steps (default {DEFAULTS['save_every']})")
-    p.add_argument("--threads", type=positive_int, default=DEFAULTS["threads"], help="PyTorch threads (default 2; part of reproducibility)")
+    p.add_argument("--threads", type=THREADS, default=DEFAULTS["threads"], help="PyTorch threads (default 2; part of reproducibility)")
     p.add_argument("--gate-min-delta", type=float_in(-1.0, 1.0), default=DEFAULTS["gate_min_delta"],
                    help="course.gate's bar for promoting the final policy over pi0 on the holdout (default 0.10; significance is also required)")
     return p

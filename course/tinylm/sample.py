@@ -26,7 +26,10 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import float_in, info, make_parser, non_negative_int, positive_int, probability, run
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, probability, run
+
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+THREADS = int_in(1, 64)
 from course.errors import CourseError
 from course.tinylm import MAX_TOKENS_LIMIT
 
@@ -48,7 +51,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed, recorded in every line (default 0)")
     p.add_argument("--max-tokens", type=positive_int, default=32, help="completion length limit in tokens = characters (default 32)")
     p.add_argument("--checkpoint", default=None, help="weights file (default: the shipped pi0, data/tinylm/pi0.pt)")
-    p.add_argument("--threads", type=positive_int, default=2, help="PyTorch intra-op threads (default 2; part of reproducibility)")
+    p.add_argument("--threads", type=THREADS, default=2, help="PyTorch intra-op threads (default 2; part of reproducibility)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out")
     return p
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from course.cli import finite_float, info, make_parser, non_negative_int, positive_float, positive_int, run
+from course.cli import finite_float, info, int_in, make_parser, non_negative_int, positive_float, positive_int, run
 from course.errors import CourseError
 
 DEFAULTS = {
@@ -51,6 +51,8 @@ def _arg_type(key: str, value: object):  # type: ignore[no-untyped-def]
     """Every SFT hyperparameter is a finite number in its natural range (NaN refused up front)."""
     if key in ("seed", "warmup", "eval_every"):  # 0 = none / off
         return non_negative_int
+    if key == "threads":
+        return int_in(1, 64)
     if isinstance(value, int):
         return positive_int
     return finite_float if key == "weight_decay" else positive_float

@@ -20,7 +20,10 @@ import csv
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import float_in, info, make_parser, non_negative_int, positive_int, run
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, run
+
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+THREADS = int_in(1, 64)
 from course.errors import CourseError
 
 
@@ -42,7 +45,7 @@ def _main(argv: Sequence[str] | None) -> int:
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
     p.add_argument("--outdir", default=None, help="sweep directory (default: the next free runs/sweep_NNN)")
     p.add_argument("--force", action="store_true", help="overwrite an existing sweep directory")
-    p.add_argument("--threads", type=positive_int, default=2, help="PyTorch threads (default 2)")
+    p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
     p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
     args, passthrough = p.parse_known_args(argv)
     if any(b < 0 for b in args.betas):

@@ -289,6 +289,7 @@ BAD_FLAGS = [
     ("course.bandit_train", "--steps", "0"),
     ("course.tinylm.sample", "--dataset", "d.jsonl", "--out", "o.jsonl", "--temperature", "nan"),
     ("course.tinylm.sample", "--dataset", "d.jsonl", "--out", "o.jsonl", "--top-p", "1.5"),
+    ("course.tinylm.sample", "--dataset", "d.jsonl", "--out", "o.jsonl", "--threads", "100000"),
     ("course.tinylm.rl", "--beta", "nan"),
     ("course.tinylm.rl", "--lr", "nan"),
     ("course.tinylm.rl", "--temperature", "-inf"),
