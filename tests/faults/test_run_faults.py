@@ -96,6 +96,21 @@ def test_a_run_written_by_an_earlier_version_is_recognised_for_force(tmp_path: P
     assert runs.is_project_run(tmp_path / "old")
 
 
+def test_a_sweep_written_before_sweeps_had_a_manifest_is_recognised(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "sweep.csv").write_text("beta\n0\n", encoding="utf-8")
+    _make_run(tmp_path / "s" / "beta_0", tool="course.tinylm.rl")
+    assert runs.is_project_run(tmp_path / "s")
+    (tmp_path / "s" / "beta_1").mkdir()  # a sub-folder that is not a run: not a sweep of ours
+    assert not runs.is_project_run(tmp_path / "s")
+
+
+def test_a_symlink_to_a_run_is_not_a_run_force_may_replace(tmp_path: Path) -> None:
+    _make_run(tmp_path / "r")
+    (tmp_path / "link").symlink_to(tmp_path / "r")
+    assert not runs.is_project_run(tmp_path / "link")
+
+
 def test_force_replaces_a_run_of_this_project_and_marks_the_new_manifest(tmp_path: Path) -> None:
     _make_run(tmp_path / "r")
     proc = _cli("course.toy_mdp", "--steps", "3", "--outdir", "r", "--force", cwd=tmp_path)
