@@ -41,14 +41,17 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from course import policy_gradient as pg
-from course.cli import info, make_parser, run
+from course.cli import float_in, info, make_parser, non_negative_int, positive_int, run
+
+# Learning rates beyond +-100 teach nothing the demo needs and let logits grow without bound.
+LR_RANGE = float_in(-100.0, 100.0)
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line, write_json
-from course.manifest import environment
-from course.problems import RUNNING_EXAMPLE
-from course.rundir import atomic_run_dir, resolve_outdir
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
+from course.lib.jsonl import dumps_line
+from course.lib.manifest import environment
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.problems import RUNNING_EXAMPLE
 
 # ---------------------------------------------------------------------------
 # The bandit: one prompt, a few whole completions as actions, rewards from the scorer.
@@ -596,9 +599,9 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.bandit_train --steps 1000 --summary-every 100 --plot\n"
         "  python -m course.bandit_train --ablation --seeds 200 --steps 100",
     )
-    parser.add_argument("--steps", type=int, default=100, help="number of updates (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sampler; same seed, same run (default 0)")
-    parser.add_argument("--lr", type=float, default=0.5, help="learning rate; negative = the unlearning demo (default 0.5)")
+    parser.add_argument("--steps", type=positive_int, default=100, help="number of updates (default 100)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the sampler; same seed, same run (default 0)")
+    parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100]; negative = the unlearning demo (default 0.5)")
     parser.add_argument(
         "--baseline",
         action=argparse.BooleanOptionalAction,
@@ -606,10 +609,10 @@ def build_parser():  # type: ignore[no-untyped-def]
         help="subtract the running mean of earlier rewards (default on; --no-baseline: A = reward)",
     )
     parser.add_argument("--slow", action="store_true", help="print the full story of every step")
-    parser.add_argument("--summary-every", type=int, default=0, metavar="K", help="fast mode: one line every K steps")
+    parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="fast mode: one line every K steps")
     parser.add_argument(
         "--story-steps",
-        type=int,
+        type=non_negative_int,
         default=STORY_STEPS_DEFAULT,
         metavar="N",
         help=f"tell the first N steps in full in the story; later steps get one line each (default {STORY_STEPS_DEFAULT})",
@@ -621,7 +624,7 @@ def build_parser():  # type: ignore[no-untyped-def]
         help="a candidate completion (repeat for each); replaces the default actions",
     )
     parser.add_argument("--ablation", action="store_true", help="run many seeds with and without the baseline")
-    parser.add_argument("--seeds", type=int, default=200, help="ablation: number of seeds, from --seed upward (default 200)")
+    parser.add_argument("--seeds", type=positive_int, default=200, help="ablation: number of seeds, from --seed upward (default 200)")
     parser.add_argument("--plot", action="store_true", help="also write a PNG (needs matplotlib)")
     parser.add_argument("--outdir", help="run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")

@@ -3,12 +3,22 @@
 Exit codes are the same everywhere:
   0  ok / ACCEPT
   1  REJECT, or a check that failed
-  2  usage or input error (argparse errors and ``CourseError``)
+  2  usage or input error (argparse errors, ``CourseError`` and operating-system errors)
+
+One ``main`` style for every tool: a module-level ``_main(argv)`` that parses and works, and::
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        return run(_main, argv)
+
+Numeric flags use the shared argument types below (``positive_int``, ``finite_float``,
+``probability``, ...), so NaN, infinity and out-of-range values are refused by argparse,
+with one line and exit 2, before any work starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Callable, Sequence
@@ -21,31 +31,132 @@ EXIT_USAGE = 2
 
 
 def make_parser(prog: str, description: str, example: str) -> argparse.ArgumentParser:
-    """An argparse parser whose ``--help`` ends with a worked example."""
+    """An argparse parser whose ``--help`` ends with a worked example.
+
+    Abbreviations are off (``allow_abbrev=False``): ``--step`` for ``--steps`` is an error,
+    not a silent guess.
+    """
     return argparse.ArgumentParser(
         prog=prog,
         description=description,
         epilog="example:\n" + example,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
+
+
+# ===========================================================================
+# Shared argument types: a bad number is a usage error before any work starts
+# ===========================================================================
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (steps, samples, threads)."""
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An integer >= 0 (seeds, 'every K' with 0 = off)."""
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """Any finite float (not NaN, not +-inf)."""
+    return _finite(text)
+
+
+def positive_float(text: str) -> float:
+    """A finite float > 0."""
+    value = _finite(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """A finite float in [0, 1]."""
+    return float_in(0.0, 1.0)(text)
+
+
+def float_in(low: float, high: float) -> Callable[[str], float]:
+    """A finite float in the closed range [low, high]; the range is named in the error."""
+
+    def parse(text: str) -> float:
+        value = _finite(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {text!r}")
+        return value
+
+    parse.__name__ = f"float in [{low:g}, {high:g}]"
+    return parse
+
+
+def int_in(low: int, high: int) -> Callable[[str], int]:
+    """An integer in the closed range [low, high]."""
+
+    def parse(text: str) -> int:
+        value = _int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
+        return value
+
+    parse.__name__ = f"integer in [{low}, {high}]"
+    return parse
 
 
 def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Call ``main(argv)``; turn a ``CourseError`` into one stderr line and exit code 2."""
+    from course.lib.runs import pending, release_pending
+
+    held_before = pending()
     try:
         return main(argv)
     except CourseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            return _broken_pipe()
+        # Read-only directory, disk full, name too long, a file where a directory should be:
+        # the user's environment, not a bug of the tool. One line naming the path and the cause.
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # `python -m course.X | head` closed our stdout early: not an error of the tool.
-        # Point stdout at devnull so the interpreter's final flush does not raise again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
+    finally:
+        # A run name this call reserved but never used: remove its temporary directory.
+        release_pending(keep=held_before)
+
+
+def _broken_pipe() -> int:
+    # `python -m course.X | head` closed our stdout early: not an error of the tool.
+    # Point stdout at devnull so the interpreter's final flush does not raise again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_OK
 
 
 def info(message: str) -> None:

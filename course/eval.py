@@ -25,7 +25,6 @@ the output bytes are identical.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -44,11 +43,11 @@ from course.evaluation import (
     render_summary_md,
     split_from_path,
 )
+from course.instrument.spec_v1 import score
 from course.lib.formats import NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects
 from course.lib.jsonl import JsonlWriter, dumps_line, dumps_pretty, input_problem, write_json
-from course.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
-from course.rundir import atomic_run_dir, resolve_outdir
-from course.instrument.spec_v1 import score
+from course.lib.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 
 TOOL = "course.eval"
 BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
@@ -248,8 +247,7 @@ def evaluate(
     with atomic_run_dir(final, force=force, prefix="eval") as tmp:
         scored = score_files(dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress)
         summary = {**scored.tally.summary(), "split": split, "n_missing": scored.n_missing}
-        summary_text = dumps_pretty(summary)
-        (tmp / "summary.json").write_text(summary_text, encoding="utf-8")
+        summary_sha256 = write_summary(tmp, summary)
         manifest = build_manifest(
             argv=argv,
             dataset=dataset_fp,
@@ -257,13 +255,13 @@ def evaluate(
             split=split,
             scored=scored,
             allow_missing=allow_missing,
-            summary_sha256=hashlib.sha256(summary_text.encode("utf-8")).hexdigest(),
+            summary_sha256=summary_sha256,
         )
         markdown = render_summary_md(
             summary, scored.tally.examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest)
         )
-        (tmp / "summary.md").write_text(markdown, encoding="utf-8")
-        write_json(tmp / "manifest.json", manifest)  # last: a manifest means the rest is complete
+        write_text(tmp / "summary.md", markdown)
+        write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
     return final, manifest, summary
 
 

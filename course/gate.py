@@ -38,9 +38,9 @@ from typing import Any, Sequence
 from course.cli import EXIT_FAIL, EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.evaluation import PASS_REWARD, pass_rate_line
-from course.lib.jsonl import dumps_line
 from course.lib.formats import RunDir, iter_results, read_run
-from course.manifest import sha256_file
+from course.lib.jsonl import dumps_line
+from course.lib.manifest import sha256_file
 from course.stats import mcnemar_exact, paired_difference_interval
 from course.visible import dumps_safe, visible
 

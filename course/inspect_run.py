@@ -25,10 +25,10 @@ from typing import Any, Sequence
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.evaluation import Tally, ordered_codes, pass_rate_line, percent
+from course.instrument.spec_v1 import ERROR_CODES
 from course.lib.formats import RunDir, iter_results, read_dataset, read_run
 from course.lib.jsonl import dumps_line
-from course.manifest import PROJECT_ROOT, sha256_file
-from course.instrument.spec_v1 import ERROR_CODES
+from course.lib.manifest import PROJECT_ROOT, sha256_file
 from course.visible import legend, visible
 
 _FIELD_LIMIT = 200  # characters shown of any other field read from the run

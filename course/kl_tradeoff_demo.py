@@ -40,13 +40,16 @@ from typing import Any, Sequence
 
 from course import policy_gradient as pg
 from course.bandit_train import DEFAULT_ACTIONS, EXAMPLE, score_actions
-from course.cli import make_parser, run
+from course.cli import float_in, make_parser, run
+
+# beta in [1e-3, 1e3]: r/beta stays below 1e3 (rewards are 0/1), far from exp/float overflow;
+# 1e-320 made r/beta infinite and the whole CSV NaN.
+BETA_RANGE = float_in(1e-3, 1e3)
 from course.errors import CourseError
-from course.lib.jsonl import write_json
-from course.manifest import environment
-from course.rundir import atomic_run_dir, resolve_outdir
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
+from course.lib.manifest import environment
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
 # the right number most of the time but rarely in the exact format the verifier accepts.
@@ -270,7 +273,7 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.kl_tradeoff_demo --betas 0.01 0.1 1 10 --plot --outdir runs/kl_demo",
     )
     parser.add_argument(
-        "--betas", type=float, nargs="+", metavar="BETA", help="penalty strengths (default " + " ".join(f"{b:g}" for b in DEFAULT_BETAS) + ")"
+        "--betas", type=BETA_RANGE, nargs="+", metavar="BETA", help="penalty strengths in [1e-3, 1e3] (default " + " ".join(f"{b:g}" for b in DEFAULT_BETAS) + ")"
     )
     parser.add_argument("--plot", action="store_true", help="also write kl_tradeoff.png (needs matplotlib)")
     parser.add_argument("--outdir", help="run directory (default runs/kl_tradeoff_NNN)")

@@ -284,7 +284,7 @@ def picker_identity(picker: Picker) -> dict[str, Any]:
         source = None
     digest = None
     if source is not None and Path(source).is_file():
-        from course.manifest import sha256_file
+        from course.lib.manifest import sha256_file
 
         digest = sha256_file(source)
     return {"picker": _picker_name(picker), "picker_sha256": digest}

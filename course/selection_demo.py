@@ -33,7 +33,6 @@ estimators in ``course/stats.py``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,10 +42,10 @@ import course.assignments.selection as assignment
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
-from course.lib.jsonl import JsonlWriter, dumps_line, dumps_pretty, input_problem, write_json
 from course.lib.formats import iter_samples, read_dataset
-from course.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
-from course.rundir import atomic_run_dir, resolve_outdir
+from course.lib.jsonl import JsonlWriter, dumps_line, dumps_pretty, input_problem, write_json
+from course.lib.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 from course.selection import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
 
 TOOL = "course.selection_demo"
@@ -174,14 +173,13 @@ def select(
     with atomic_run_dir(final, force=force, prefix=f"sel_n{n}") as tmp:
         selected = select_files(dataset, samples, tmp / "results.jsonl", n=n, picker=picker)
         summary = {**selected.tally.summary(rule=selection["rule"]), "split": split}
-        summary_text = dumps_pretty(summary)
-        (tmp / "summary.json").write_text(summary_text, encoding="utf-8")
+        summary_sha256 = write_summary(tmp, summary)
         manifest = build_manifest(
             argv=argv, dataset=dataset_fp, samples=samples_fp, split=split, selected=selected,
-            selection=selection, summary_sha256=hashlib.sha256(summary_text.encode("utf-8")).hexdigest(),
+            selection=selection, summary_sha256=summary_sha256,
         )
-        (tmp / "summary.md").write_text(render_markdown(summary, selected.tally, manifest, final.name), encoding="utf-8")
-        write_json(tmp / "manifest.json", manifest)  # last: a manifest means the rest is complete
+        write_text(tmp / "summary.md", render_markdown(summary, selected.tally, manifest, final.name))
+        write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
     return final, manifest, summary
 
 

@@ -42,11 +42,16 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from course import policy_gradient as pg
-from course.cli import make_parser, run
+from course.cli import float_in, make_parser, non_negative_int, positive_int, run
+
+# Documented ranges: sums and baselines of rewards up to 1e6 stay far from float overflow
+# (1e308 rewards made the running mean inf and the log NaN).
+LR_RANGE = float_in(-100.0, 100.0)
+REWARD_RANGE = float_in(-1e6, 1e6)
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line, write_json
-from course.manifest import environment
-from course.rundir import atomic_run_dir, resolve_outdir
+from course.lib.jsonl import dumps_line
+from course.lib.manifest import environment
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
 
 DEFAULT_REWARDS: tuple[tuple[float, float], tuple[float, float]] = ((0.6, 0.6), (1.0, 0.0))
 
@@ -334,9 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
         "  python -m course.toy_mdp --steps 20 --slow --outdir runs/toy_mdp_slow\n"
         "  python -m course.toy_mdp --rewards 0 0 1 0     # R(0,0) R(0,1) R(1,0) R(1,1): only (1,0) pays",
     )
-    parser.add_argument("--steps", type=int, default=300, help="number of episodes (updates) (default 300)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sampler (default 0)")
-    parser.add_argument("--lr", type=float, default=0.5, help="learning rate, may be negative (default 0.5)")
+    parser.add_argument("--steps", type=positive_int, default=300, help="number of episodes (updates) (default 300)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the sampler (default 0)")
+    parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100], may be negative (default 0.5)")
     parser.add_argument(
         "--baseline",
         action=argparse.BooleanOptionalAction,
@@ -345,13 +350,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--rewards",
-        type=float,
+        type=REWARD_RANGE,
         nargs=4,
         metavar=("R00", "R01", "R10", "R11"),
-        help="the reward table R(a1, a2) row by row (default 0.6 0.6 1 0)",
+        help="the reward table R(a1, a2) row by row, each in [-1e6, 1e6] (default 0.6 0.6 1 0)",
     )
     parser.add_argument("--slow", action="store_true", help="print the story of every episode")
-    parser.add_argument("--summary-every", type=int, default=0, metavar="K", help="one line every K episodes")
+    parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="one line every K episodes")
     parser.add_argument("--outdir", help="run directory (default runs/toy_mdp_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     return parser

@@ -19,7 +19,7 @@ import course.kl_tradeoff_demo as kl_demo
 import course.selection_demo as selection_demo
 import course.toy_mdp as toy_mdp
 from course.lib.jsonl import dumps_line, write_json
-from course.manifest import PROJECT_ROOT
+from course.lib.manifest import PROJECT_ROOT
 
 DATA = PROJECT_ROOT / "data"
 DEV = DATA / "datasets" / "math_dev.jsonl"

@@ -136,7 +136,7 @@ def test_an_existing_run_directory_is_refused_without_force(tmp_path: Path, caps
 
 @pytest.mark.parametrize("args", [["--steps", "0"], ["--summary-every", "-1"], ["--lr", "nan"]])
 def test_bad_numbers_are_usage_errors_and_write_nothing(tmp_path: Path, args: list[str]) -> None:
-    assert bt.main([*args, "--outdir", str(tmp_path / "r")]) == 2
+    assert _exit_code(bt.main, [*args, "--outdir", str(tmp_path / "r")]) == 2
     assert not (tmp_path / "r").exists()
 
 
@@ -199,3 +199,11 @@ def test_the_ablation_shows_that_even_an_exact_b_equal_j_adds_variance_once_succ
     assert end["expected_reward_mean"] > 0.9 and end["optimal_baseline_mean"] < 0.2
     assert end["exact_variance_bJ"] > end["exact_variance_b0"] >= end["exact_variance_bstar"]
     assert "b* =" in (run / "ablation.txt").read_text(encoding="utf-8")
+
+
+def _exit_code(main, argv) -> int:  # type: ignore[no-untyped-def]
+    """A tool's exit code whether argparse refused the flag (SystemExit) or main returned it."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)

@@ -14,7 +14,7 @@ import pytest
 import course.eval as ev
 from course.evaluation import pass_rate_line
 from course.lib.jsonl import dumps_line
-from course.manifest import PROJECT_ROOT
+from course.lib.manifest import PROJECT_ROOT
 
 SAMPLING = {"max_tokens": 32, "seed": 1, "temperature": 0.8, "top_p": 1.0}
 # (id, expected_answer, completion): 2 pass, 1 wrong answer, 1 format slip, 1 Unicode minus.

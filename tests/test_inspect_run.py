@@ -122,7 +122,7 @@ def test_the_module_runs_as_python_dash_m(run_dir: Path) -> None:
     import subprocess
     import sys
 
-    from course.manifest import PROJECT_ROOT
+    from course.lib.manifest import PROJECT_ROOT
 
     proc = subprocess.run(
         [sys.executable, "-m", "course.inspect_run", "--run", str(run_dir), "--only-fails", "--top-k", "5", "--show", "2"],

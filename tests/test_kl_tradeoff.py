@@ -103,5 +103,13 @@ def test_the_csv_is_byte_identical_across_runs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("betas", [["0"], ["-1"], ["inf"], ["1", "1"]])
 def test_bad_betas_are_usage_errors_and_write_nothing(tmp_path: Path, betas: list[str]) -> None:
-    assert kd.main(["--betas", *betas, "--outdir", str(tmp_path / "r")]) == 2
+    assert _exit_code(kd.main, ["--betas", *betas, "--outdir", str(tmp_path / "r")]) == 2
     assert not (tmp_path / "r").exists()
+
+
+def _exit_code(main, argv) -> int:  # type: ignore[no-untyped-def]
+    """A tool's exit code whether argparse refused the flag (SystemExit) or main returned it."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)

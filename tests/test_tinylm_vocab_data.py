@@ -23,7 +23,7 @@ from course.tinylm.sft_data import (
     sft_stream,
 )
 from course.tinylm.vocab import VOCAB
-from course.manifest import sha256_file
+from course.lib.manifest import sha256_file
 
 
 # --- vocabulary --------------------------------------------------------------------------

@@ -117,5 +117,13 @@ def test_a_custom_reward_table_is_used(tmp_path: Path) -> None:
 
 
 def test_zero_steps_is_a_usage_error(tmp_path: Path) -> None:
-    assert mdp.main(["--steps", "0", "--outdir", str(tmp_path / "r")]) == 2
+    assert _exit_code(mdp.main, ["--steps", "0", "--outdir", str(tmp_path / "r")]) == 2
     assert not (tmp_path / "r").exists()
+
+
+def _exit_code(main, argv) -> int:  # type: ignore[no-untyped-def]
+    """A tool's exit code whether argparse refused the flag (SystemExit) or main returned it."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)

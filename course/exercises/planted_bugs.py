@@ -237,7 +237,7 @@ def run(bug: str, fixed: bool, steps: int | None, seed: int, log_every: int, bet
 
 
 def main(argv: list[str] | None = None) -> int:
-    from course.cli import make_parser
+    from course.cli import float_in, make_parser, non_negative_int, positive_int
     from course.cli import run as run_cli
     from course.errors import CourseError
     from course.lib.jsonl import dumps_line
@@ -252,10 +252,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         parser.add_argument("--bug", required=True, choices=BUGS, help="which exercise")
         parser.add_argument("--fixed", action="store_true", help="run the corrected loop instead (spoiler)")
-        parser.add_argument("--steps", type=int, default=None, help="training steps (default per exercise)")
-        parser.add_argument("--seed", type=int, default=0, help="sampling seed (advantage exercise)")
-        parser.add_argument("--log-every", type=int, default=5, help="log every K updates (x_axis exercise)")
-        parser.add_argument("--beta", type=float, default=0.2, help="KL weight (kl exercise)")
+        parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default per exercise)")
+        parser.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed (advantage exercise)")
+        parser.add_argument("--log-every", type=positive_int, default=5, help="log every K updates (x_axis exercise)")
+        parser.add_argument("--beta", type=float_in(1e-3, 1e3), default=0.2, help="KL weight in [1e-3, 1e3] (kl exercise)")
         parser.add_argument("--json", action="store_true", help="print the log rows as JSON lines")
         args = parser.parse_args(args_in)
         if args.steps is not None and args.steps < 1:

@@ -49,7 +49,7 @@ from course.instrument.spec_v1 import ERROR_CODES
 from course.lib.formats import iter_results
 from course.lib.jsonl import iter_objects, read_json
 from course.lib.svg import Mark, Series, line_chart
-from course.manifest import sha256_file
+from course.lib.manifest import sha256_file
 from course.stats import wilson_interval
 from course.visible import legend, visible
 

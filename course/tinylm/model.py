@@ -42,7 +42,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from course.errors import CourseError
-from course.manifest import sha256_file
+from course.lib.manifest import sha256_file
 from course.tinylm.vocab import VOCAB
 
 KVCache = list[tuple[torch.Tensor, torch.Tensor]]  # per layer: keys, values, each (B, H, S, D)

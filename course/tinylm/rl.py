@@ -39,7 +39,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import info, make_parser, run
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, run
+
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+THREADS = int_in(1, 64)
 from course.errors import CourseError
 from course.tinylm import MAX_TOKENS_LIMIT
 
@@ -76,28 +79,28 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.gate --baseline runs/rl_strict/eval_pi0_holdout --candidate runs/rl_strict/eval_final_holdout",
     )
     p.add_argument("--rubric", default="strict", help="training reward: strict, or a hackable one from course.rubrics (default strict)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training prompts and samples (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the training prompts and samples (default 0)")
     p.add_argument("--outdir", default=None, help="run directory (default: the next free runs/rl_NNN)")
     p.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     p.add_argument("--pi0", default=None, help="reference policy checkpoint (default: the shipped data/tinylm/pi0.pt)")
     p.add_argument("--init", default=None, help="start from this checkpoint instead of pi0 (the KL reference stays pi0)")
     p.add_argument("--no-holdout", action="store_true", help="skip the final holdout evaluation and gate (used by the beta sweep)")
-    p.add_argument("--beta", type=float, default=DEFAULTS["beta"], help=f"KL penalty weight (default {DEFAULTS['beta']})")
-    p.add_argument("--steps", type=int, default=DEFAULTS["steps"], help=f"policy updates (default {DEFAULTS['steps']})")
-    p.add_argument("--prompts-per-step", type=int, default=DEFAULTS["prompts_per_step"], help=f"P, problems per step (default {DEFAULTS['prompts_per_step']})")
-    p.add_argument("--group-size", type=int, default=DEFAULTS["group_size"], help=f"G, samples per problem (default {DEFAULTS['group_size']})")
-    p.add_argument("--lr", type=float, default=DEFAULTS["lr"], help=f"Adam learning rate (default {DEFAULTS['lr']})")
-    p.add_argument("--grad-clip", type=float, default=DEFAULTS["grad_clip"], help=f"gradient norm clip (default {DEFAULTS['grad_clip']})")
-    p.add_argument("--temperature", type=float, default=DEFAULTS["temperature"], help="sampling temperature for training AND evaluation (default 1.0: the policy itself)")
-    p.add_argument("--max-tokens", type=int, default=DEFAULTS["max_tokens"], help=f"completion length limit (default {DEFAULTS['max_tokens']})")
-    p.add_argument("--eval-every", type=int, default=DEFAULTS["eval_every"], help=f"steps between fixed-slice evaluations (default {DEFAULTS['eval_every']})")
-    p.add_argument("--eval-samples", type=int, default=DEFAULTS["eval_samples"], help=f"samples per math_dev item in the fixed slice (default {DEFAULTS['eval_samples']})")
-    p.add_argument("--slice-items", type=int, default=DEFAULTS["slice_items"], help="first N math_dev items form the fixed slice (default 100 = all)")
-    p.add_argument("--holdout-samples", type=int, default=DEFAULTS["holdout_samples"], help=f"samples per holdout item for pass@1 (default {DEFAULTS['holdout_samples']})")
-    p.add_argument("--eval-seed", type=int, default=DEFAULTS["eval_seed"], help="sampling seed of every evaluation (default 0: the same draws for every run)")
-    p.add_argument("--save-every", type=int, default=DEFAULTS["save_every"], help=f"checkpoint interval in steps (default {DEFAULTS['save_every']})")
-    p.add_argument("--threads", type=int, default=DEFAULTS["threads"], help="PyTorch threads (default 2; part of reproducibility)")
-    p.add_argument("--gate-min-delta", type=float, default=DEFAULTS["gate_min_delta"],
+    p.add_argument("--beta", type=float_in(0.0, 100.0), default=DEFAULTS["beta"], help=f"KL penalty weight (default {DEFAULTS['beta']})")
+    p.add_argument("--steps", type=positive_int, default=DEFAULTS["steps"], help=f"policy updates (default {DEFAULTS['steps']})")
+    p.add_argument("--prompts-per-step", type=positive_int, default=DEFAULTS["prompts_per_step"], help=f"P, problems per step (default {DEFAULTS['prompts_per_step']})")
+    p.add_argument("--group-size", type=positive_int, default=DEFAULTS["group_size"], help=f"G, samples per problem (default {DEFAULTS['group_size']})")
+    p.add_argument("--lr", type=float_in(1e-8, 1.0), default=DEFAULTS["lr"], help=f"Adam learning rate (default {DEFAULTS['lr']})")
+    p.add_argument("--grad-clip", type=float_in(1e-6, 1e6), default=DEFAULTS["grad_clip"], help=f"gradient norm clip (default {DEFAULTS['grad_clip']})")
+    p.add_argument("--temperature", type=float_in(1e-3, 100.0), default=DEFAULTS["temperature"], help="sampling temperature for training AND evaluation (default 1.0: the policy itself)")
+    p.add_argument("--max-tokens", type=positive_int, default=DEFAULTS["max_tokens"], help=f"completion length limit (default {DEFAULTS['max_tokens']})")
+    p.add_argument("--eval-every", type=positive_int, default=DEFAULTS["eval_every"], help=f"steps between fixed-slice evaluations (default {DEFAULTS['eval_every']})")
+    p.add_argument("--eval-samples", type=positive_int, default=DEFAULTS["eval_samples"], help=f"samples per math_dev item in the fixed slice (default {DEFAULTS['eval_samples']})")
+    p.add_argument("--slice-items", type=positive_int, default=DEFAULTS["slice_items"], help="first N math_dev items form the fixed slice (default 100 = all)")
+    p.add_argument("--holdout-samples", type=positive_int, default=DEFAULTS["holdout_samples"], help=f"samples per holdout item for pass@1 (default {DEFAULTS['holdout_samples']})")
+    p.add_argument("--eval-seed", type=non_negative_int, default=DEFAULTS["eval_seed"], help="sampling seed of every evaluation (default 0: the same draws for every run)")
+    p.add_argument("--save-every", type=positive_int, default=DEFAULTS["save_every"], help=f"checkpoint interval in steps (default {DEFAULTS['save_every']})")
+    p.add_argument("--threads", type=THREADS, default=DEFAULTS["threads"], help="PyTorch threads (default 2; part of reproducibility)")
+    p.add_argument("--gate-min-delta", type=float_in(-1.0, 1.0), default=DEFAULTS["gate_min_delta"],
                    help="course.gate's bar for promoting the final policy over pi0 on the holdout (default 0.10; significance is also required)")
     return p
 
@@ -110,7 +113,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     check_args(args)
     from course.instrument.rubrics import get_rubric
-    from course.rundir import atomic_run_dir, resolve_outdir
+    from course.lib.runs import atomic_run_dir, resolve_outdir
     from course.tinylm import require_torch
 
     get_rubric(args.rubric)  # unknown name: exit 2 before any work
@@ -163,10 +166,11 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
     # --- boilerplate: determinism, models, data ------------------------------------------
     import torch
 
-    from course.lib.jsonl import JsonlWriter, write_json
-    from course.manifest import environment, input_fingerprint
     from course.instrument.rubrics import get_rubric
     from course.instrument.spec_v1 import score as strict_score
+    from course.lib.jsonl import JsonlWriter
+    from course.lib.manifest import environment, input_fingerprint
+    from course.lib.runs import write_json
     from course.tinylm import PI0_PATH
     from course.tinylm.model import load_checkpoint, save_checkpoint
     from course.tinylm.policy import completion_logprobs, generate, sample_items, set_threads

@@ -26,7 +26,10 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import info, make_parser, run
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, probability, run
+
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+THREADS = int_in(1, 64)
 from course.errors import CourseError
 from course.tinylm import MAX_TOKENS_LIMIT
 
@@ -42,13 +45,13 @@ def build_parser():  # type: ignore[no-untyped-def]
     )
     p.add_argument("--dataset", required=True, help="dataset JSONL (id, prompt, expected_answer)")
     p.add_argument("--out", required=True, help="output JSONL file")
-    p.add_argument("--n", type=int, default=1, help="samples per item: 1 = frozen rollouts, >1 = selection pack (default 1)")
-    p.add_argument("--temperature", type=float, default=1.0, help="softmax temperature; 0 = greedy (default 1.0)")
-    p.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass, 1.0 = off (default 1.0)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed, recorded in every line (default 0)")
-    p.add_argument("--max-tokens", type=int, default=32, help="completion length limit in tokens = characters (default 32)")
+    p.add_argument("--n", type=positive_int, default=1, help="samples per item: 1 = frozen rollouts, >1 = selection pack (default 1)")
+    p.add_argument("--temperature", type=float_in(0.0, 100.0), default=1.0, help="softmax temperature in [0, 100]; 0 = greedy (default 1.0)")
+    p.add_argument("--top-p", type=probability, default=1.0, help="nucleus sampling mass, 1.0 = off (default 1.0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed, recorded in every line (default 0)")
+    p.add_argument("--max-tokens", type=positive_int, default=32, help="completion length limit in tokens = characters (default 32)")
     p.add_argument("--checkpoint", default=None, help="weights file (default: the shipped pi0, data/tinylm/pi0.pt)")
-    p.add_argument("--threads", type=int, default=2, help="PyTorch intra-op threads (default 2; part of reproducibility)")
+    p.add_argument("--threads", type=THREADS, default=2, help="PyTorch intra-op threads (default 2; part of reproducibility)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out")
     return p
 
@@ -70,6 +73,9 @@ def _main(argv: Sequence[str] | None) -> int:
     out = Path(args.out)
     if out.exists() and not args.force:
         raise CourseError(f"{out}: exists; pass --force to overwrite it")
+    if out.is_dir():
+        raise CourseError(f"{out}: is a directory; --out names a JSONL file")
+    out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out fails here, before minutes of sampling
 
     from course.lib.formats import read_dataset
 
@@ -100,7 +106,6 @@ def _main(argv: Sequence[str] | None) -> int:
         info(f"note: {cropped} prompts are longer than the {room} characters the context leaves; their beginnings were cropped")
     from course.lib.jsonl import dumps_line, write_text_atomic
 
-    out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, "".join(dumps_line(r) + "\n" for r in records))
     total = len(items) * args.n
     info(

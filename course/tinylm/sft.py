@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from course.cli import info, make_parser, run
+from course.cli import finite_float, info, int_in, make_parser, non_negative_int, positive_float, positive_int, run
 from course.errors import CourseError
 
 DEFAULTS = {
@@ -47,6 +47,17 @@ DEFAULTS = {
 }
 
 
+def _arg_type(key: str, value: object):  # type: ignore[no-untyped-def]
+    """Every SFT hyperparameter is a finite number in its natural range (NaN refused up front)."""
+    if key in ("seed", "warmup", "eval_every"):  # 0 = none / off
+        return non_negative_int
+    if key == "threads":
+        return int_in(1, 64)
+    if isinstance(value, int):
+        return positive_int
+    return finite_float if key == "weight_decay" else positive_float
+
+
 def build_parser():  # type: ignore[no-untyped-def]
     p = make_parser(
         "python -m course.tinylm.sft",
@@ -58,7 +69,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--force", action="store_true", help="overwrite an existing --out")
     p.add_argument("--check", action="store_true", help="retrain with the shipped manifest's settings into a temp dir and compare sha256")
     for key, value in DEFAULTS.items():
-        p.add_argument("--" + key.replace("_", "-"), type=type(value), default=value, help=f"(default {value})")
+        p.add_argument("--" + key.replace("_", "-"), type=_arg_type(key, value), default=value, help=f"(default {value})")
     return p
 
 
@@ -103,7 +114,7 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     import torch.nn.functional as F
 
     from course.lib.jsonl import write_json
-    from course.manifest import environment, file_fingerprint
+    from course.lib.manifest import environment, file_fingerprint
     from course.tinylm.model import GPT, GPTConfig, positions, save_checkpoint
     from course.tinylm.policy import DEFAULT_MAX_TOKENS, set_threads
     from course.tinylm.sft_data import DEFAULT_DATASETS, FORMAT_WEIGHTS, read_prompts, sft_stream

@@ -158,7 +158,7 @@ def sft_examples(seed: int, n: int, exclude: Iterable[str]) -> list[tuple[Proble
 
 
 def main(argv: list[str] | None = None) -> int:
-    from course.cli import make_parser, run
+    from course.cli import make_parser, non_negative_int, positive_int, run
 
     def _main(args_in):  # type: ignore[no-untyped-def]
         parser = make_parser(
@@ -166,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             "Print examples of pi0's supervised training data (prompt -> target, format name).",
             "  python -m course.tinylm.sft_data --n 20 --seed 0",
         )
-        parser.add_argument("--n", type=int, default=20, help="how many examples (default 20)")
-        parser.add_argument("--seed", type=int, default=0, help="recipe seed (pi0 uses the one in its manifest)")
+        parser.add_argument("--n", type=positive_int, default=20, help="how many examples (default 20)")
+        parser.add_argument("--seed", type=non_negative_int, default=0, help="recipe seed (pi0 uses the one in its manifest)")
         args = parser.parse_args(args_in)
         for p, text, fmt in sft_examples(args.seed, args.n, read_prompts(DEFAULT_DATASETS)):
             print(f"[{fmt}] {p.prompt}\n    -> {text!r}")

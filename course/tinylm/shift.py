@@ -23,7 +23,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import make_parser, run
+from course.cli import int_in, make_parser, non_negative_int, run
+
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+THREADS = int_in(1, 64)
 from course.errors import CourseError
 
 FROZEN_PI0_DEV = Path(__file__).resolve().parent.parent.parent / "data" / "tinylm" / "frozen_pi0_dev.jsonl"
@@ -119,9 +122,9 @@ def _main(argv: Sequence[str] | None) -> int:
     p.add_argument("--run", default=None, help="a course.tinylm.rl run directory (uses its final.pt)")
     p.add_argument("--checkpoint", default=None, help="a checkpoint to compare instead of --run")
     p.add_argument("--frozen", default=str(FROZEN_PI0_DEV), help="frozen pi0 rollouts (default: the shipped data/tinylm/frozen_pi0_dev.jsonl)")
-    p.add_argument("--seed", type=int, default=None, help="sampling seed for the fresh samples (default: the frozen file's seed)")
+    p.add_argument("--seed", type=non_negative_int, default=None, help="sampling seed for the fresh samples (default: the frozen file's seed)")
     p.add_argument("--out", default=None, help="also write the markdown table to this file")
-    p.add_argument("--threads", type=int, default=2, help="PyTorch threads (default 2)")
+    p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
     args = p.parse_args(argv)
     if (args.run is None) == (args.checkpoint is None):
         raise CourseError("pass exactly one of --run or --checkpoint")

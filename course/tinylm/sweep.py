@@ -11,7 +11,7 @@ Run it (about one rl run's training time per beta)::
 
     python -m course.tinylm.sweep --betas 0 0.02 0.1 0.5 --steps 60 --seed 0 --outdir runs/beta_sweep
 
-Writes sweep.csv, sweep.md (the table below) and sweep.png (reward against KL).
+Writes manifest.json, sweep.csv, sweep.md (the table below) and sweep.png (reward against KL).
 """
 
 from __future__ import annotations
@@ -20,7 +20,10 @@ import csv
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import info, make_parser, run
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, run
+
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+THREADS = int_in(1, 64)
 from course.errors import CourseError
 
 
@@ -36,13 +39,13 @@ def _main(argv: Sequence[str] | None) -> int:
         "Train the tiny LM once per KL weight beta and tabulate final reward against KL to pi0.",
         "  python -m course.tinylm.sweep --betas 0 0.02 0.1 0.5 --steps 60 --seed 0 --outdir runs/beta_sweep",
     )
-    p.add_argument("--betas", type=float, nargs="+", default=[0.0, 0.02, 0.1, 0.5], help="KL weights to try (default 0 0.02 0.1 0.5)")
-    p.add_argument("--steps", type=int, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
-    p.add_argument("--seed", type=int, default=0, help="seed shared by every run (default 0)")
+    p.add_argument("--betas", type=float_in(0.0, 100.0), nargs="+", default=[0.0, 0.02, 0.1, 0.5], help="KL weights to try (default 0 0.02 0.1 0.5)")
+    p.add_argument("--steps", type=positive_int, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed shared by every run (default 0)")
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
     p.add_argument("--outdir", default=None, help="sweep directory (default: the next free runs/sweep_NNN)")
     p.add_argument("--force", action="store_true", help="overwrite an existing sweep directory")
-    p.add_argument("--threads", type=int, default=2, help="PyTorch threads (default 2)")
+    p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
     p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
     args, passthrough = p.parse_known_args(argv)
     if any(b < 0 for b in args.betas):
@@ -51,7 +54,8 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError("--betas lists a value twice")
 
     from course.instrument.rubrics import get_rubric
-    from course.rundir import atomic_run_dir, resolve_outdir
+    from course.lib.manifest import environment
+    from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest
     from course.tinylm import require_torch
 
     get_rubric(args.rubric)
@@ -82,6 +86,13 @@ def _main(argv: Sequence[str] | None) -> int:
                 "run": sub.name,
             })
         write_outputs(tmp, rows, args)
+        # Last, as in every run: the manifest makes the sweep recognisably a run (--force may replace it).
+        write_manifest(tmp, {
+            **environment("course.tinylm.sweep", argv),
+            "settings": {"betas": args.betas, "steps": args.steps, "seed": args.seed, "rubric": args.rubric,
+                         "threads": args.threads, "passthrough": list(passthrough)},
+            "runs": [r["run"] for r in rows],
+        })
     print((final / "sweep.md").read_text(encoding="utf-8"), end="")
     print(f"Wrote {final}/ (sweep.csv, sweep.md, sweep.png, one rl run per beta)")
     return 0

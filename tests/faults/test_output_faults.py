@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import course.eval as ev
 from course import gate, inspect_run, kata, token_inspect
 from course.lib.jsonl import dumps_line
-from course.manifest import sha256_file
+from course.lib.manifest import sha256_file
 
 # Characters a terminal acts on or cannot encode. A newline is the one control a report may hold.
 UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}

@@ -5,7 +5,7 @@ which policy and sampling settings) and where the run came from (course
 version, git commit and dirtiness, Python, platform, command line, time).
 ``course.gate`` compares the first kind field by field (the Locked Room).
 
-This module owns the shared pieces; each tool adds its own fields::
+This module owns the shared pieces (``course.lib.runs`` writes them); each tool adds its own fields::
 
     manifest = {
         **environment("course.eval", argv),                      # provenance
@@ -31,7 +31,11 @@ from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 
 _CHUNK = 1 << 20
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+# The marker that makes a directory recognisably a run of this project: course.lib.runs lets
+# --force replace only such directories (see course.lib.runs.is_project_run).
+MARKER_FIELD = "written_by"
+MARKER = "rl-foundations-llm"
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
@@ -113,6 +117,7 @@ def command_line(module: str, argv: Sequence[str] | None) -> str:
 def environment(module: str, argv: Sequence[str] | None) -> dict[str, Any]:
     """Provenance fields shared by every manifest. Not part of any determinism guarantee."""
     return {
+        MARKER_FIELD: MARKER,
         "tool": module,
         "course_version": course.__version__,
         **git_state(),
