@@ -11,8 +11,9 @@ declaration (docs/formats.md has the same tables in prose):
     (course.eval's streaming path; ``NotAligned`` when the ids stop matching line by line)
   * any other object lines (golden, kata, red team): ``course.lib.jsonl.iter_objects``
 
-Per-file rules: ids are non-empty strings, unique within the file (a ``set``
-of the ids is the only memory that grows with the file); rollout and pack
+Per-file rules: ids are non-empty strings, unique within the file (``UniqueIds``:
+an 8-byte digest per id, 16 to 32 bytes per id in all, is the only memory that
+grows with the file); rollout and pack
 files carry one policy and one sampling on every line. Types are JSON's:
 a boolean is never an integer (``expected_answer: true`` is refused), and the
 "same sampling" rule compares numbers by value (1 and 1.0 are the same
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from array import array
 from itertools import zip_longest
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,23 +158,64 @@ class SampleSet:
 # Per-file rules
 # ===========================================================================
 class UniqueIds:
-    """The per-file rule "every id differs": a set of the ids seen so far.
+    """The per-file rule "every id differs", in 16 to 32 bytes per id (a set of the id strings took ~100).
 
-    A repeat is reported on its own line; the line of its first occurrence is
-    found by reading the file again (rare), so only the ids are kept in memory.
+    Each id is kept as its 64-bit digest, Python's ``hash(id)`` (the same digest a
+    ``set`` of the ids would compute), in an open-addressing table (a textbook hash set:
+    linear probing in a flat ``array('q')``, 8 bytes a slot, kept at most half full,
+    doubled when it fills). So memory per id is 8 bytes / load factor: 16 to 32 bytes,
+    whatever the ids' length; ~17 MB at a million ids.
+
+    A digest is not the id: two different ids may share one (about three chances in
+    10**8 for a million ids). A digest seen before is therefore only a suspect: the
+    file is read again up to this line and the ids themselves are compared. A true
+    repeat is reported naming both lines; a collision of two different ids is
+    recognised and ignored. So the verdict is exact and never depends on the digests
+    (which vary with PYTHONHASHSEED); they decide only when the rare re-read happens.
     """
 
     def __init__(self, path: Any) -> None:
         self.path = path
-        self.seen: set[str] = set()
+        self._table = array("q", bytes(8 * 1024))
+        self._mask = 1024 - 1
+        self._free = 512  # inserts left before the table is half full
 
     def add(self, ident: str, lineno: int) -> None:
-        if ident in self.seen:
-            first = next(n for n, obj in iter_objects(self.path) if obj.get("id") == ident)
-            raise CourseError(
-                f"{self.path}:{lineno}: duplicate id {ident!r} (first seen on line {first}); every id must be unique"
-            )
-        self.seen.add(ident)
+        """Record ``ident`` (read on line ``lineno``); ``CourseError`` if an earlier line had it."""
+        digest = hash(ident) or 1  # 0 marks a free slot
+        table, mask = self._table, self._mask
+        slot = digest & mask
+        while table[slot]:  # linear probing: the next slot until a free one
+            if table[slot] == digest:
+                self._confirm(ident, lineno)  # a repeat, or two ids with one digest
+            slot = (slot + 1) & mask
+        table[slot] = digest
+        self._free -= 1
+        if not self._free:
+            self._grow()
+
+    def _confirm(self, ident: str, lineno: int) -> None:
+        """Read the file again up to ``lineno``: raise if an earlier line holds ``ident`` itself."""
+        for first, obj in iter_objects(self.path):
+            if first >= lineno:
+                return  # a digest collision between two different ids: not a duplicate
+            if obj.get("id") == ident:
+                raise CourseError(
+                    f"{self.path}:{lineno}: duplicate id {ident!r} (first seen on line {first}); every id must be unique"
+                )
+
+    def _grow(self) -> None:
+        """Double the table and put every digest back (amortised: about two moves per id)."""
+        old = self._table
+        size = 2 * len(old)
+        table, mask = array("q", bytes(8 * size)), size - 1
+        for digest in old:
+            if digest:
+                slot = digest & mask
+                while table[slot]:
+                    slot = (slot + 1) & mask
+                table[slot] = digest
+        self._table, self._mask, self._free = table, mask, size // 2 - len(old) // 2
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -270,8 +313,7 @@ def line_check(path: Any, fields: tuple[Field, ...], *, one_policy: bool = False
     unless a rule is broken (this runs a million times in course.eval)."""
     spec = tuple((f.name, f.types, f.nonempty) for f in fields)
     same_settings = OnePolicy().check if one_policy else None
-    ids = UniqueIds(path) if unique else None
-    seen = ids.seen if ids is not None else None
+    add_id = UniqueIds(path).add if unique else None
 
     def check(obj: dict[str, Any], path: Any, lineno: int) -> None:
         for name, types, nonempty in spec:
@@ -280,11 +322,8 @@ def line_check(path: Any, fields: tuple[Field, ...], *, one_policy: bool = False
                 require(obj, fields, path, lineno)  # words the error
         if same_settings is not None:
             same_settings(obj, path, lineno)
-        if seen is not None:
-            ident = obj["id"]
-            if ident in seen:
-                ids.add(ident, lineno)  # raises, naming both lines
-            seen.add(ident)
+        if add_id is not None:
+            add_id(obj["id"], lineno)
 
     return check
 
