@@ -33,7 +33,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line, input_problem, iter_objects, json_kind, read_json
+from course.lib.jsonl import (
+    dumps_line,
+    empty_file,
+    input_problem,
+    iter_objects,
+    json_kind,
+    open_input,
+    parse_line,
+    read_json,
+)
 
 _MISSING: Any = object()
 
@@ -387,22 +396,42 @@ def iter_aligned(
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """A dataset and its rollouts read side by side: ``(example, record)`` per line pair.
 
-    Each file goes through its own reader (every check, every message, dataset
-    ids unique); rollout line i must carry dataset line i's id. Where it does
-    not, or one file is longer than the other, ``NotAligned`` is raised (not an
-    input error: the caller matches ids another way, as ``course.eval``'s
-    indexed mode does). Memory: one line of each file, plus the dataset's ids.
+    Each line goes through its file's reader (``parse_line`` and the format's
+    ``line_check``: every check, every message, dataset ids unique); rollout
+    line i must carry dataset line i's id. Where it does not, or one file is
+    longer than the other, ``NotAligned`` is raised (not an input error: the
+    caller matches ids another way, as ``course.eval``'s indexed mode does).
+    Memory: one line of each file, plus the dataset's id digests.
+
+    One loop over both files (not two ``iter_objects`` generators zipped): this is
+    course.eval's hot path, and each generator layer costs every line a resume.
     """
-    # zip_longest reads dataset line i, then rollout line i: errors come in that order.
-    pairs = zip_longest(
-        iter_dataset_objects(dataset), iter_completion_objects(completions, unique=False), fillvalue=(0, None)
-    )
-    for (lineno, example), (_, record) in pairs:
-        if example is None or record is None:
-            raise NotAligned(f"{dataset} and {completions} have different numbers of lines")
-        if record["id"] != example["id"]:
-            raise NotAligned(f"line {lineno}: dataset id {example['id']!r}, completion id {record['id']!r}")
-        yield example, record
+    check_example = line_check(dataset, DATASET_FIELDS)
+    check_record = line_check(completions, COMPLETION_FIELDS, one_policy=True, unique=False)
+    with open_input(dataset) as d, open_input(completions) as c:
+        lineno = 0
+        # Dataset line i, then rollout line i: errors come in that order (a file that has
+        # ended reads as None; an empty one is refused as its own reader refuses it).
+        for raw_example, raw_record in zip_longest(d, c):
+            lineno += 1
+            example = record = None
+            if raw_example is not None:
+                example = parse_line(raw_example, dataset, lineno)
+                check_example(example, dataset, lineno)
+            elif lineno == 1:
+                raise empty_file(dataset)
+            if raw_record is not None:
+                record = parse_line(raw_record, completions, lineno)
+                check_record(record, completions, lineno)
+            elif lineno == 1:
+                raise empty_file(completions)
+            if example is None or record is None:
+                raise NotAligned(f"{dataset} and {completions} have different numbers of lines")
+            if record["id"] != example["id"]:
+                raise NotAligned(f"line {lineno}: dataset id {example['id']!r}, completion id {record['id']!r}")
+            yield example, record
+    if lineno == 0:
+        raise empty_file(dataset)
 
 
 # ===========================================================================
