@@ -359,7 +359,8 @@ def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
         # but one value and its newline (rare: leading or trailing text) goes to decode(),
         # which gives the verdict.
         value, end = _raw_decode(text)
-        if end != len(text) and text[end:].strip(_JSON_SPACE):
+        rest = len(text) - end  # usually 1 (the "\n") or 0 (a last line without one)
+        if rest and (rest > 1 or text[end] != "\n") and text[end:].strip(_JSON_SPACE):
             value = _DECODER.decode(text)
     except json.JSONDecodeError:
         value = _decode_slowly(text, path, lineno)
