@@ -133,6 +133,27 @@ def test_a_duplicate_id_names_both_lines(tmp_path: Path) -> None:
     )
 
 
+def test_ids_whose_digests_collide_are_told_apart_by_the_ids_themselves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every id gets the same 8-byte digest: each is a suspect, and only the re-read ids decide.
+    monkeypatch.setattr(cio, "hash", lambda ident: 42, raising=False)
+    path = write_bytes(tmp_path, dataset_bytes(40))
+    assert [e.id for e in read_dataset(path)] == [f"dev-{i:04d}" for i in range(1, 41)]
+    repeated = write_bytes(tmp_path, dataset_bytes(3) + dataset_bytes(2)[len(dataset_bytes(1)):], "r.jsonl")
+    assert error_of(read_dataset, repeated) == (
+        f"{repeated}:4: duplicate id 'dev-0002' (first seen on line 2); every id must be unique"
+    )
+
+
+def test_the_duplicate_check_finds_a_repeat_after_its_table_has_grown(tmp_path: Path) -> None:
+    data = dataset_bytes(3000) + dataset_bytes(7)[len(dataset_bytes(6)):]  # dev-0007 again on line 3001
+    path = write_bytes(tmp_path, data)
+    assert error_of(read_dataset, path) == (
+        f"{path}:3001: duplicate id 'dev-0007' (first seen on line 7); every id must be unique"
+    )
+
+
 def test_a_missing_file_is_reported_by_path(tmp_path: Path) -> None:
     assert error_of(read_dataset, tmp_path / "nope.jsonl") == f"{tmp_path / 'nope.jsonl'}: no such file"
 

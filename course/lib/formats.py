@@ -11,8 +11,9 @@ declaration (docs/formats.md has the same tables in prose):
     (course.eval's streaming path; ``NotAligned`` when the ids stop matching line by line)
   * any other object lines (golden, kata, red team): ``course.lib.jsonl.iter_objects``
 
-Per-file rules: ids are non-empty strings, unique within the file (a ``set``
-of the ids is the only memory that grows with the file); rollout and pack
+Per-file rules: ids are non-empty strings, unique within the file (``UniqueIds``:
+an 8-byte digest per id, 16 to 32 bytes per id in all, is the only memory that
+grows with the file); rollout and pack
 files carry one policy and one sampling on every line. Types are JSON's:
 a boolean is never an integer (``expected_answer: true`` is refused), and the
 "same sampling" rule compares numbers by value (1 and 1.0 are the same
@@ -25,13 +26,23 @@ from __future__ import annotations
 import json
 import math
 import os
+from array import array
 from itertools import zip_longest
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line, input_problem, iter_objects, json_kind, read_json
+from course.lib.jsonl import (
+    dumps_line,
+    empty_file,
+    input_problem,
+    iter_objects,
+    json_kind,
+    open_input,
+    parse_line,
+    read_json,
+)
 
 _MISSING: Any = object()
 
@@ -156,23 +167,81 @@ class SampleSet:
 # Per-file rules
 # ===========================================================================
 class UniqueIds:
-    """The per-file rule "every id differs": a set of the ids seen so far.
+    """The per-file rule "every id differs", in 16 to 32 bytes per id (a set of the id strings took ~100).
 
-    A repeat is reported on its own line; the line of its first occurrence is
-    found by reading the file again (rare), so only the ids are kept in memory.
+    Each id is kept as its 64-bit digest, Python's ``hash(id)`` (the same digest a
+    ``set`` of the ids would compute), in an open-addressing table (a textbook hash set:
+    linear probing in a flat ``array('q')``, 8 bytes a slot, sized from the file's line
+    count to be at most half full, doubled if it fills anyway). So memory per id is
+    8 bytes / load factor: 16 to 32 bytes, whatever the ids' length; ~17 MB at a million ids.
+
+    A digest is not the id: two different ids may share one (about three chances in
+    10**8 for a million ids). A digest seen before is therefore only a suspect: the
+    file is read again up to this line and the ids themselves are compared. A true
+    repeat is reported naming both lines; a collision of two different ids is
+    recognised and ignored. So the verdict is exact and never depends on the digests
+    (which vary with PYTHONHASHSEED); they decide only when the rare re-read happens.
     """
 
     def __init__(self, path: Any) -> None:
         self.path = path
-        self.seen: set[str] = set()
+        # Sized from the file's line count (one fast pass of bytes.count) so that it need not
+        # grow while the file is read: growing moves every digest, at Python speed (measured:
+        # it doubled the cost per id).
+        lines, size = _count_lines(path), 1024
+        while size < 2 * lines:
+            size *= 2
+        self._table = array("q", bytes(8 * size))
+        self._mask = size - 1
+        self._free = size // 2  # inserts left before the table is half full
 
     def add(self, ident: str, lineno: int) -> None:
-        if ident in self.seen:
-            first = next(n for n, obj in iter_objects(self.path) if obj.get("id") == ident)
-            raise CourseError(
-                f"{self.path}:{lineno}: duplicate id {ident!r} (first seen on line {first}); every id must be unique"
-            )
-        self.seen.add(ident)
+        """Record ``ident`` (read on line ``lineno``); ``CourseError`` if an earlier line had it."""
+        digest = hash(ident) or 1  # 0 marks a free slot
+        table, mask = self._table, self._mask
+        slot = digest & mask
+        held = table[slot]
+        while held:  # linear probing: the next slot, until a free one
+            if held == digest:
+                self._confirm(ident, lineno)  # a repeat, or two ids with one digest
+            slot = (slot + 1) & mask
+            held = table[slot]
+        table[slot] = digest
+        self._free -= 1
+        if not self._free:
+            self._grow()
+
+    def _confirm(self, ident: str, lineno: int) -> None:
+        """Read the file again up to ``lineno``: raise if an earlier line holds ``ident`` itself."""
+        for first, obj in iter_objects(self.path):
+            if first >= lineno:
+                return  # a digest collision between two different ids: not a duplicate
+            if obj.get("id") == ident:
+                raise CourseError(
+                    f"{self.path}:{lineno}: duplicate id {ident!r} (first seen on line {first}); every id must be unique"
+                )
+
+    def _grow(self) -> None:
+        """Double the table and put every digest back (amortised: about two moves per id)."""
+        old = self._table
+        size = 2 * len(old)
+        table, mask = array("q", bytes(8 * size)), size - 1
+        for digest in old:
+            if digest:
+                slot = digest & mask
+                while table[slot]:
+                    slot = (slot + 1) & mask
+                table[slot] = digest
+        self._table, self._mask, self._free = table, mask, size // 2 - len(old) // 2
+
+
+def _count_lines(path: Any) -> int:
+    """How many lines ``path`` holds, about (0 if it cannot be opened: the reader words that error)."""
+    try:
+        with open_input(path) as f:
+            return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b"")) + 1
+    except CourseError:
+        return 0
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -270,8 +339,7 @@ def line_check(path: Any, fields: tuple[Field, ...], *, one_policy: bool = False
     unless a rule is broken (this runs a million times in course.eval)."""
     spec = tuple((f.name, f.types, f.nonempty) for f in fields)
     same_settings = OnePolicy().check if one_policy else None
-    ids = UniqueIds(path) if unique else None
-    seen = ids.seen if ids is not None else None
+    add_id = UniqueIds(path).add if unique else None
 
     def check(obj: dict[str, Any], path: Any, lineno: int) -> None:
         for name, types, nonempty in spec:
@@ -280,11 +348,8 @@ def line_check(path: Any, fields: tuple[Field, ...], *, one_policy: bool = False
                 require(obj, fields, path, lineno)  # words the error
         if same_settings is not None:
             same_settings(obj, path, lineno)
-        if seen is not None:
-            ident = obj["id"]
-            if ident in seen:
-                ids.add(ident, lineno)  # raises, naming both lines
-            seen.add(ident)
+        if add_id is not None:
+            add_id(obj["id"], lineno)
 
     return check
 
@@ -348,22 +413,42 @@ def iter_aligned(
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """A dataset and its rollouts read side by side: ``(example, record)`` per line pair.
 
-    Each file goes through its own reader (every check, every message, dataset
-    ids unique); rollout line i must carry dataset line i's id. Where it does
-    not, or one file is longer than the other, ``NotAligned`` is raised (not an
-    input error: the caller matches ids another way, as ``course.eval``'s
-    indexed mode does). Memory: one line of each file, plus the dataset's ids.
+    Each line goes through its file's reader (``parse_line`` and the format's
+    ``line_check``: every check, every message, dataset ids unique); rollout
+    line i must carry dataset line i's id. Where it does not, or one file is
+    longer than the other, ``NotAligned`` is raised (not an input error: the
+    caller matches ids another way, as ``course.eval``'s indexed mode does).
+    Memory: one line of each file, plus the dataset's id digests.
+
+    One loop over both files (not two ``iter_objects`` generators zipped): this is
+    course.eval's hot path, and each generator layer costs every line a resume.
     """
-    # zip_longest reads dataset line i, then rollout line i: errors come in that order.
-    pairs = zip_longest(
-        iter_dataset_objects(dataset), iter_completion_objects(completions, unique=False), fillvalue=(0, None)
-    )
-    for (lineno, example), (_, record) in pairs:
-        if example is None or record is None:
-            raise NotAligned(f"{dataset} and {completions} have different numbers of lines")
-        if record["id"] != example["id"]:
-            raise NotAligned(f"line {lineno}: dataset id {example['id']!r}, completion id {record['id']!r}")
-        yield example, record
+    check_example = line_check(dataset, DATASET_FIELDS)
+    check_record = line_check(completions, COMPLETION_FIELDS, one_policy=True, unique=False)
+    with open_input(dataset) as d, open_input(completions) as c:
+        lineno = 0
+        # Dataset line i, then rollout line i: errors come in that order (a file that has
+        # ended reads as None; an empty one is refused as its own reader refuses it).
+        for raw_example, raw_record in zip_longest(d, c):
+            lineno += 1
+            example = record = None
+            if raw_example is not None:
+                example = parse_line(raw_example, dataset, lineno)
+                check_example(example, dataset, lineno)
+            elif lineno == 1:
+                raise empty_file(dataset)
+            if raw_record is not None:
+                record = parse_line(raw_record, completions, lineno)
+                check_record(record, completions, lineno)
+            elif lineno == 1:
+                raise empty_file(completions)
+            if example is None or record is None:
+                raise NotAligned(f"{dataset} and {completions} have different numbers of lines")
+            if record["id"] != example["id"]:
+                raise NotAligned(f"line {lineno}: dataset id {example['id']!r}, completion id {record['id']!r}")
+            yield example, record
+    if lineno == 0:
+        raise empty_file(dataset)
 
 
 # ===========================================================================

@@ -122,20 +122,24 @@ class JsonlWriter:
         self._file: IO[bytes] = open(self.path, "wb")
         self._hash = hashlib.sha256()
         self._buffer: list[str] = []
-        self.count = 0
+        self._flushed = 0  # lines already written to the file
 
     def write(self, record: Any) -> None:
-        self.write_line(dumps_line(record))
+        """Append ``record`` as one canonical line."""
+        buffer = self._buffer
+        buffer.append(dumps_line(record))
+        if len(buffer) >= self._BLOCK:
+            self._flush()
 
     def write_line(self, line: str) -> None:
         """Append one already-canonical line (without its newline)."""
         self._buffer.append(line)
-        self.count += 1
         if len(self._buffer) >= self._BLOCK:
             self._flush()
 
     def _flush(self) -> None:
         if self._buffer:
+            self._flushed += len(self._buffer)
             self._buffer.append("")  # so the join ends with a newline
             # Encoding line by line keeps the common ASCII line on CPython's fast path; one
             # non-ASCII line would otherwise widen the whole joined block (measured 2x slower).
@@ -143,6 +147,11 @@ class JsonlWriter:
             self._hash.update(data)
             self._file.write(data)
             self._buffer.clear()
+
+    @property
+    def count(self) -> int:
+        """How many lines have been written so far."""
+        return self._flushed + len(self._buffer)
 
     @property
     def sha256(self) -> str:
@@ -350,7 +359,8 @@ def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
         # but one value and its newline (rare: leading or trailing text) goes to decode(),
         # which gives the verdict.
         value, end = _raw_decode(text)
-        if end != len(text) and text[end:].strip(_JSON_SPACE):
+        rest = len(text) - end  # usually 1 (the "\n") or 0 (a last line without one)
+        if rest and (rest > 1 or text[end] != "\n") and text[end:].strip(_JSON_SPACE):
             value = _DECODER.decode(text)
     except json.JSONDecodeError:
         value = _decode_slowly(text, path, lineno)
@@ -403,7 +413,12 @@ def iter_objects(
                 check(obj, path, lineno)
             yield lineno, obj
     if lineno == 0:
-        raise CourseError(f"{path}:1: empty file; expected one JSON object per line")
+        raise empty_file(path)
+
+
+def empty_file(path: Any) -> CourseError:
+    """The error for a JSONL file with no line at all."""
+    return CourseError(f"{path}:1: empty file; expected one JSON object per line")
 
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> dict[str, Any]:
