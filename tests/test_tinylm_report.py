@@ -60,7 +60,7 @@ def test_the_same_prompts_lines_name_proxy_and_goal_and_call_the_divergence_good
 def test_the_same_prompts_lines_do_not_claim_goodhart_when_the_proxy_fell():
     lines = rl.same_prompts_lines(FIRST, dict(FIRST, step=60, slice_rubric_reward=0.52, slice_strict_pass=0.21), "contains_answer")
     assert "Goodhart" not in "\n".join(lines)
-    assert "did not rise" in lines[-1]
+    assert "strict pass rate fell and the proxy did not rise" in lines[-1]
 
 
 def test_the_holdout_headline_says_what_it_measures_and_labels_the_gate_figure():

@@ -13,7 +13,7 @@ back towards the reference pi0.
 
 Every few steps the policy is measured on a fixed slice (math_dev, 2 samples
 per item, the same random numbers every time) with the *strict* scorer, whatever
-rubric it is trained on. At the end pi0 and the final policy are sampled on
+rubric it is trained on, and with that rubric on the same samples. At the end pi0 and the final policy are sampled on
 math_holdout with identical settings, both scored by ``course.eval`` into the
 run directory and compared by ``course.gate``: a Locked-Room comparison where
 only the policy differs.
@@ -21,7 +21,7 @@ only the policy differs.
 Run it (defaults reach the course's target: a >= 15 point holdout lift in a few minutes)::
 
     python -m course.tinylm.rl --rubric strict --seed 0 --outdir runs/rl_strict
-    python -m course.tinylm.rl --rubric contains_answer --seed 0 --outdir runs/rl_goodhart   # watch it get gamed
+    python -m course.tinylm.rl --rubric contains_answer --seed 0 --outdir runs/rl_goodhart   # a proxy lets strict decay
 
 The run directory: rl_log.jsonl (one line per step; identical for the same seed
 on the same machine), curves.csv / curves.png, final.pt (+ checkpoints/),
@@ -537,13 +537,27 @@ def same_prompts_lines(first: dict[str, Any], last: dict[str, Any], rubric: str)
     width = max(len(name), len(goal))
     lines.append(f"  {name:<{width}} {first['slice_rubric_reward']:.3f} -> {last['slice_rubric_reward']:.3f} ({dp:+.3f})")
     lines.append(f"  {goal:<{width}} {first['slice_strict_pass']:.3f} -> {last['slice_strict_pass']:.3f} ({ds:+.3f})")
-    if dp > 0 and ds < 0:
-        lines.append("  Goodhart: the proxy rose while the strict pass rate fell, on the same samples.")
-    elif dp > 0:
-        lines.append("  The proxy rose and the strict pass rate did not fall: no divergence in this run.")
-    else:
-        lines.append("  The proxy did not rise on these prompts: the policy has not (yet) learned to game it.")
+    lines.append("  " + divergence_verdict(dp, ds))
     return lines
+
+
+def divergence_verdict(proxy_change: float, strict_change: float) -> str:
+    """One sentence on how the proxy and the goal moved on the same samples (no threshold: read the
+    seed-to-seed spread in the README before calling a small move real).
+
+    >>> divergence_verdict(0.13, -0.125)
+    'Goodhart: the proxy rose while the strict pass rate fell, on the same samples.'
+    >>> divergence_verdict(-0.03, -0.05)
+    'The strict pass rate fell and the proxy did not rise: the updates moved the policy where the proxy does not look, without buying proxy reward on unseen prompts.'
+    """
+    if proxy_change > 0 and strict_change < 0:
+        return "Goodhart: the proxy rose while the strict pass rate fell, on the same samples."
+    if proxy_change > 0:
+        return "The proxy rose and the strict pass rate did not fall: no divergence in this run."
+    if strict_change < 0:
+        return ("The strict pass rate fell and the proxy did not rise: the updates moved the policy where the proxy "
+                "does not look, without buying proxy reward on unseen prompts.")
+    return "Neither the proxy nor the strict pass rate rose on these prompts."
 
 
 def points(x: float) -> str:
@@ -671,7 +685,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> N
                 ax.plot(xs, [m for m, _, _ in strict_band], "-", color="tab:blue", label=f"strict pass rate of the same samples, trailing mean of {SMOOTH_WINDOW}")
         ax.set_xlabel("step (policy updates)"); ax.set_ylabel("mean reward / pass rate (0-1)"); ax.set_ylim(0, 1)
         ax.set_title("Training samples (fresh prompts each step)", fontsize=10)
-        ax.legend(fontsize=8, loc="lower left")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: the curves fill the box
         # (c) drift from pi0 and entropy
         ax = axes[1][0]
         ax.plot(xs, [r["kl_k3_per_token"] for r in steps], label="KL to pi0 per token (k3)")
