@@ -13,10 +13,11 @@ back towards the reference pi0.
 
 Every few steps the policy is measured on a fixed slice (math_dev, 2 samples
 per item, the same random numbers every time) with the *strict* scorer, whatever
-rubric it is trained on, and with that rubric on the same samples. At the end pi0 and the final policy are sampled on
-math_holdout with identical settings, both scored by ``course.eval`` into the
-run directory and compared by ``course.gate``: a Locked-Room comparison where
-only the policy differs.
+rubric it is trained on, and with that rubric on the same samples. At the end
+pi0 and the final policy are sampled on math_holdout with identical settings,
+both scored by ``course.eval`` into the run directory and compared by
+``course.gate``: a Locked-Room comparison where only the policy differs. The
+headline is strict pass@1 over --holdout-samples draws per holdout item.
 
 Run it (defaults reach the course's target: a >= 15 point holdout lift in a few minutes)::
 
@@ -562,8 +563,7 @@ def divergence_verdict(proxy_change: float, strict_change: float) -> str:
 
 def points(x: float) -> str:
     """A rate in percent with one decimal, rounded half up from its shortest decimal form, so that
-    89/400 = 0.2225 reads 22.3 (binary floating point would print 22.2) and rounded rates subtract
-    like the lift computed from the counts.
+    89/400 = 0.2225 reads 22.3 as a person would round it (binary floating point prints 22.2).
 
     >>> points(0.2225), points(0.4775), points(-0.0175)
     ('22.3', '47.8', '-1.8')
