@@ -22,7 +22,7 @@ headline is strict pass@1 over --holdout-samples draws per holdout item.
 Run it (defaults reach the course's target: a >= 15 point holdout lift in a few minutes)::
 
     python -m course.tinylm.rl --rubric strict --seed 0 --outdir runs/rl_strict
-    python -m course.tinylm.rl --rubric contains_answer --seed 0 --outdir runs/rl_goodhart   # a proxy lets strict decay
+    python -m course.tinylm.rl --rubric contains_answer --beta 0 --lr 2e-4 --steps 150 --seed 0 --outdir runs/rl_goodhart   # Goodhart
 
 The run directory: rl_log.jsonl (one line per step; identical for the same seed
 on the same machine), curves.csv / curves.png, final.pt (+ checkpoints/),
