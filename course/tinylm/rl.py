@@ -13,15 +13,16 @@ back towards the reference pi0.
 
 Every few steps the policy is measured on a fixed slice (math_dev, 2 samples
 per item, the same random numbers every time) with the *strict* scorer, whatever
-rubric it is trained on. At the end pi0 and the final policy are sampled on
-math_holdout with identical settings, both scored by ``course.eval`` into the
-run directory and compared by ``course.gate``: a Locked-Room comparison where
-only the policy differs.
+rubric it is trained on, and with that rubric on the same samples. At the end
+pi0 and the final policy are sampled on math_holdout with identical settings,
+both scored by ``course.eval`` into the run directory and compared by
+``course.gate``: a Locked-Room comparison where only the policy differs. The
+headline is strict pass@1 over --holdout-samples draws per holdout item.
 
 Run it (defaults reach the course's target: a >= 15 point holdout lift in a few minutes)::
 
     python -m course.tinylm.rl --rubric strict --seed 0 --outdir runs/rl_strict
-    python -m course.tinylm.rl --rubric contains_answer --seed 0 --outdir runs/rl_goodhart   # watch it get gamed
+    python -m course.tinylm.rl --rubric contains_answer --beta 0 --lr 2e-4 --steps 150 --seed 0 --outdir runs/rl_goodhart   # Goodhart
 
 The run directory: rl_log.jsonl (one line per step; identical for the same seed
 on the same machine), curves.csv / curves.png, final.pt (+ checkpoints/),
@@ -226,6 +227,7 @@ def train(args: Any, run_dir: Path, argv: Sequence[str] | None) -> dict[str, Any
                 codes[s["details"]["error_code"]] += 1
                 n += 1
         return {"step": step, "slice_strict_pass": strict / n, "slice_rubric_reward": proxy / n, "slice_n": n,
+                "slice_items": len(dev_items), "slice_samples_per_item": args.eval_samples,
                 "slice_codes": {k: codes[k] for k in sorted(codes)}}
 
     log_path = run_dir / "rl_log.jsonl"
@@ -478,6 +480,160 @@ def tail_means(records: list[dict[str, Any]], k: int) -> dict[str, float]:
     return {key: round(sum(r[key] for r in steps) / len(steps), 6) for key in keys} | {"over_last_steps": len(steps)}
 
 
+# Smoothing of the per-step training reward: a trailing mean, so that step t's value uses only
+# steps <= t (what a person watching the log could have known then). The band is the mean
+# plus or minus two standard errors of the steps in the window: where the window's mean is
+# known to be, roughly 95 %. One step (64 samples, 8 fresh problems) is far noisier than that.
+SMOOTH_WINDOW = 10
+
+
+def trailing_mean_band(values: Sequence[float], window: int = SMOOTH_WINDOW) -> list[tuple[float, float, float]]:
+    """(mean, low, high) for each position: the mean of the last ``window`` values (fewer at the
+    start) and that mean -/+ 2 standard errors (sample standard deviation / sqrt(n)); a window of one
+    value has a zero-width band.
+
+    >>> trailing_mean_band([0.0, 1.0, 0.5], window=2)
+    [(0.0, 0.0, 0.0), (0.5, -0.5, 1.5), (0.75, 0.25, 1.25)]
+    """
+    if window < 1:
+        raise ValueError(f"window must be at least 1, got {window}")
+    out: list[tuple[float, float, float]] = []
+    for i in range(len(values)):
+        w = values[max(0, i - window + 1) : i + 1]
+        n = len(w)
+        mean = sum(w) / n
+        if n < 2:
+            out.append((mean, mean, mean))
+            continue
+        sd = (sum((v - mean) ** 2 for v in w) / (n - 1)) ** 0.5
+        half = 2 * sd / n**0.5
+        out.append((mean, mean - half, mean + half))
+    return out
+
+
+def slice_label(e: dict[str, Any]) -> str:
+    """What the fixed slice is, in words: '100 math_dev items x 2 samples'."""
+    items, k = e.get("slice_items"), e.get("slice_samples_per_item")
+    if items is None or k is None:
+        return f"{e['slice_n']} samples"
+    return f"{items} math_dev items x {k} samples"
+
+
+def same_prompts_lines(first: dict[str, Any], last: dict[str, Any], rubric: str) -> list[str]:
+    """The proxy and the goal measured on the SAME samples of the fixed slice, start -> end.
+
+    >>> f = {"step": 0, "slice_n": 200, "slice_items": 100, "slice_samples_per_item": 2,
+    ...      "slice_rubric_reward": 0.57, "slice_strict_pass": 0.275}
+    >>> l = dict(f, step=60, slice_rubric_reward=0.70, slice_strict_pass=0.15)
+    >>> print("\\n".join(same_prompts_lines(f, l, "contains_answer")))
+    Same prompts, fixed dev slice (100 math_dev items x 2 samples), step 0 -> 60:
+      contains_answer reward (the proxy trained on): 0.570 -> 0.700 (+0.130)
+      strict pass rate (the goal):                   0.275 -> 0.150 (-0.125)
+      Goodhart: the proxy rose while the strict pass rate fell, on the same samples.
+    """
+    lines = [f"Same prompts, fixed dev slice ({slice_label(first)}), step {first['step']} -> {last['step']}:"]
+    ds = last["slice_strict_pass"] - first["slice_strict_pass"]
+    if rubric == "strict":
+        lines.append(f"  strict pass rate (the reward AND the goal): {first['slice_strict_pass']:.3f} -> {last['slice_strict_pass']:.3f} ({ds:+.3f})")
+        return lines
+    dp = last["slice_rubric_reward"] - first["slice_rubric_reward"]
+    name = f"{rubric} reward (the proxy trained on):"
+    goal = "strict pass rate (the goal):"
+    width = max(len(name), len(goal))
+    lines.append(f"  {name:<{width}} {first['slice_rubric_reward']:.3f} -> {last['slice_rubric_reward']:.3f} ({dp:+.3f})")
+    lines.append(f"  {goal:<{width}} {first['slice_strict_pass']:.3f} -> {last['slice_strict_pass']:.3f} ({ds:+.3f})")
+    lines.append("  " + divergence_verdict(dp, ds))
+    return lines
+
+
+def divergence_verdict(proxy_change: float, strict_change: float) -> str:
+    """One sentence on how the proxy and the goal moved on the same samples (no threshold: read the
+    seed-to-seed spread in the README before calling a small move real).
+
+    >>> divergence_verdict(0.13, -0.125)
+    'Goodhart: the proxy rose while the strict pass rate fell, on the same samples.'
+    >>> divergence_verdict(-0.03, -0.05)
+    'The strict pass rate fell and the proxy did not rise: the updates moved the policy where the proxy does not look, without buying proxy reward on unseen prompts.'
+    """
+    if proxy_change > 0 and strict_change < 0:
+        return "Goodhart: the proxy rose while the strict pass rate fell, on the same samples."
+    if proxy_change > 0:
+        return "The proxy rose and the strict pass rate did not fall: no divergence in this run."
+    if strict_change < 0:
+        return ("The strict pass rate fell and the proxy did not rise: the updates moved the policy where the proxy "
+                "does not look, without buying proxy reward on unseen prompts.")
+    return "Neither the proxy nor the strict pass rate rose on these prompts."
+
+
+def points(x: float) -> str:
+    """A rate in percent with one decimal, rounded half up from its shortest decimal form, so that
+    89/400 = 0.2225 reads 22.3 as a person would round it (binary floating point prints 22.2).
+
+    >>> points(0.2225), points(0.4775), points(-0.0175)
+    ('22.3', '47.8', '-1.8')
+    """
+    from decimal import ROUND_HALF_UP, Decimal
+
+    d = (Decimal(repr(float(x))) * 100).copy_abs().quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+    return f"-{d}" if x < 0 and d != 0 else f"{d}"
+
+
+def signed(x: float) -> str:
+    """points() with its sign always shown: 0.0175 -> '+1.8'."""
+    p = points(x)
+    return p if p.startswith("-") else f"+{p}"
+
+
+def pct(x: float) -> str:
+    """0.2225 -> '22.3%'."""
+    return f"{points(x)}%"
+
+
+def lift_text(h: dict[str, Any]) -> str:
+    """THE lift figure of a run, in points of strict pass@1 on the holdout, with its paired interval.
+
+    Computed once (from the pass counts, in ``holdout_comparison``) and formatted only here,
+    so no two outputs can state it differently.
+
+    >>> lift_text({"lift_pass_at_1": 0.0175, "lift_paired_bootstrap95": [-0.025, 0.0625], "items": 50})
+    '+1.8 points (paired bootstrap over the 50 holdout items, 95% -2.5 to +6.3)'
+    """
+    lo, hi = h["lift_paired_bootstrap95"]
+    return (f"{signed(h['lift_pass_at_1'])} points (paired bootstrap over the {h.get('items', '?')} holdout items, "
+            f"95% {signed(lo)} to {signed(hi)})")
+
+
+def holdout_lines(h: dict[str, Any]) -> list[str]:
+    """The holdout headline (strict pass@1 over n samples per item, pi0 -> final, the lift) and,
+    labelled as such, the gate's one-sample course.eval figures.
+
+    >>> h = {"items": 50, "sampling": {"temperature": 1.0, "seed": 0, "n_for_pass_at_1": 8},
+    ...      "pi0": {"pass_at_1": 0.2225, "pass_at_1_wilson95": [0.184, 0.266], "eval_passed": 16, "eval_n": 50},
+    ...      "final": {"pass_at_1": 0.4775, "pass_at_1_wilson95": [0.429, 0.526], "eval_passed": 27, "eval_n": 50},
+    ...      "lift_pass_at_1": 0.255, "lift_paired_bootstrap95": [0.165, 0.345], "gate": {"verdict": "ACCEPT"}}
+    >>> print("\\n".join(holdout_lines(h)))
+    Holdout headline: strict pass@1 on math_holdout (50 items x 8 samples each, temperature 1.0, eval seed 0)
+      pi0 22.3% [18.4, 26.6] -> final 47.8% [42.9, 52.6] (Wilson 95%)
+      Lift: +25.5 points (paired bootstrap over the 50 holdout items, 95% +16.5 to +34.5)
+    Gate input (course.eval, ONE sample per item, so noisier): pi0 16/50 -> final 27/50; course.gate: ACCEPT (gate.txt)
+    """
+    smp = h["sampling"]
+    p, f = h["pi0"], h["final"]
+
+    def rate(x: dict[str, Any]) -> str:
+        lo, hi = x["pass_at_1_wilson95"]
+        return f"{pct(x['pass_at_1'])} [{points(lo)}, {points(hi)}]"
+
+    return [
+        f"Holdout headline: strict pass@1 on math_holdout ({h.get('items', '?')} items x {smp['n_for_pass_at_1']} samples each, "
+        f"temperature {smp['temperature']}, eval seed {smp['seed']})",
+        f"  pi0 {rate(p)} -> final {rate(f)} (Wilson 95%)",
+        f"  Lift: {lift_text(h)}",
+        f"Gate input (course.eval, ONE sample per item, so noisier): pi0 {p['eval_passed']}/{p['eval_n']} -> final "
+        f"{f['eval_passed']}/{f['eval_n']}; course.gate: {h['gate'].get('verdict')} (gate.txt)",
+    ]
+
+
 def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> None:
     """curves.csv (one row per step; eval columns filled on evaluation steps) and curves.png."""
     import csv
@@ -486,9 +642,16 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> N
             "no_signal_groups", "truncated_share", "multi_number_share", "mean_tokens"]
     code_cols = [f"share_{c}" for c in CURVE_CODES] + ["share_other"]
     eval_cols = ["slice_strict_pass", "slice_rubric_reward"]
+    smooth_cols = [f"reward_mean{SMOOTH_WINDOW}", f"reward_mean{SMOOTH_WINDOW}_lo", f"reward_mean{SMOOTH_WINDOW}_hi",
+                   f"strict_pass_train_mean{SMOOTH_WINDOW}"]
+    steps = [r for r in records if "reward" in r]
+    reward_band = trailing_mean_band([r["reward"] for r in steps])
+    strict_band = trailing_mean_band([r["strict_pass_train"] for r in steps])
+    smooth = {r["step"]: [round(m, 6), round(lo, 6), round(hi, 6), round(s[0], 6)]
+              for r, (m, lo, hi), s in zip(steps, reward_band, strict_band)}
     with open(run_dir / "curves.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(cols + code_cols + eval_cols)
+        w.writerow(cols + code_cols + eval_cols + smooth_cols)
         for r in records:
             row = [r.get(c, "") for c in cols]
             codes = r.get("strict_codes", {})
@@ -496,32 +659,52 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> N
             row += [round(sum(v for k, v in codes.items() if k not in CURVE_CODES), 6) if codes else ""]
             e = r.get("eval", {})
             row += [e.get(c, "") for c in eval_cols]
+            row += smooth.get(r["step"], [""] * len(smooth_cols))
             w.writerow(row)
 
     from course.plotting import plot_to
 
-    steps = [r for r in records if "reward" in r]
     ev = [r["eval"] for r in records if "eval" in r]
+    xs = [r["step"] for r in steps]
+    what = "strict" if rubric == "strict" else f"{rubric} (proxy)"
 
     def draw(plt):  # type: ignore[no-untyped-def]
-        fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-        ax = axes[0]
-        ax.plot([r["step"] for r in steps], [r["reward"] for r in steps], alpha=0.35, color="tab:orange", label=f"training reward ({rubric}), per step")
-        ax.plot([e["step"] for e in ev], [e["slice_rubric_reward"] for e in ev], "o-", color="tab:orange", label=f"{rubric} reward, fixed dev slice")
-        ax.plot([e["step"] for e in ev], [e["slice_strict_pass"] for e in ev], "s-", color="tab:blue", label="STRICT pass rate, fixed dev slice")
-        ax.set_xlabel("step"); ax.set_ylabel("rate"); ax.set_ylim(0, 1); ax.set_title("proxy reward vs strict goal")
-        ax.legend(fontsize=7)
-        ax = axes[1]
-        ax.plot([r["step"] for r in steps], [r["kl_k3_per_token"] for r in steps], label="KL to pi0 per token (k3)")
-        ax.plot([r["step"] for r in steps], [r["kl_k1_per_token"] for r in steps], label="KL to pi0 per token (k1)", alpha=0.6)
-        ax.plot([r["step"] for r in steps], [r["entropy_per_token"] for r in steps], label="policy entropy per token (nats)")
-        ax.set_xlabel("step"); ax.set_title("drift from pi0 and entropy"); ax.legend(fontsize=7)
-        ax = axes[2]
+        fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
+        # (a) the story: proxy and goal on the same fixed prompts and samples
+        ax = axes[0][0]
+        if rubric != "strict":
+            ax.plot([e["step"] for e in ev], [e["slice_rubric_reward"] for e in ev], "o-", color="tab:orange", label=f"{rubric} reward (proxy)")
+        ax.plot([e["step"] for e in ev], [e["slice_strict_pass"] for e in ev], "s-", color="tab:blue", label="strict pass rate (goal)")
+        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("mean reward / pass rate (0-1)"); ax.set_ylim(0, 1)
+        ax.set_title(f"Same prompts: fixed dev slice ({slice_label(ev[0]) if ev else ''})", fontsize=10)
+        ax.legend(fontsize=8, loc="lower left")
+        # (b) the training samples: per step (faint) and a trailing mean with its band
+        ax = axes[0][1]
+        ax.plot(xs, [r["reward"] for r in steps], ".", alpha=0.35, color="tab:orange", label=f"{what} reward, mean of one step's samples")
+        if steps:
+            ax.plot(xs, [m for m, _, _ in reward_band], "-", color="tab:orange", label=f"{what} reward, trailing mean of {SMOOTH_WINDOW} steps")
+            ax.fill_between(xs, [lo for _, lo, _ in reward_band], [hi for _, _, hi in reward_band], color="tab:orange", alpha=0.2,
+                            label="band: trailing mean +/- 2 standard errors")
+            if rubric != "strict":
+                ax.plot(xs, [m for m, _, _ in strict_band], "-", color="tab:blue", label=f"strict pass rate of the same samples, trailing mean of {SMOOTH_WINDOW}")
+        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("mean reward / pass rate (0-1)"); ax.set_ylim(0, 1)
+        ax.set_title("Training samples (fresh prompts each step)", fontsize=10)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: the curves fill the box
+        # (c) drift from pi0 and entropy
+        ax = axes[1][0]
+        ax.plot(xs, [r["kl_k3_per_token"] for r in steps], label="KL to pi0 per token (k3)")
+        ax.plot(xs, [r["kl_k1_per_token"] for r in steps], label="KL to pi0 per token (k1)", alpha=0.6)
+        ax.plot(xs, [r["entropy_per_token"] for r in steps], label="policy entropy per token")
+        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("nats per token"); ax.set_ylim(bottom=min(0.0, *[r["kl_k1_per_token"] for r in steps]) if steps else 0)
+        ax.set_title("Drift from pi0 and entropy", fontsize=10); ax.legend(fontsize=8)
+        # (d) what the training samples became, by strict verdict
+        ax = axes[1][1]
         for c in CURVE_CODES:
-            ax.plot([r["step"] for r in steps], [r["strict_codes"].get(c, 0.0) for r in steps], label=c)
-        ax.plot([r["step"] for r in steps], [r["multi_number_share"] for r in steps], "k--", label="mentions several numbers")
-        ax.set_xlabel("step"); ax.set_ylabel("share of training samples"); ax.set_ylim(0, 1)
-        ax.set_title("strict verdicts of the training samples"); ax.legend(fontsize=7)
+            ax.plot(xs, [r["strict_codes"].get(c, 0.0) for r in steps], label=c)
+        ax.plot(xs, [r["multi_number_share"] for r in steps], "k--", label="mentions several numbers")
+        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("share of the step's training samples (0-1)"); ax.set_ylim(0, 1)
+        ax.set_title("Strict verdicts of the training samples", fontsize=10); ax.legend(fontsize=7, ncol=2)
+        fig.suptitle(f"course.tinylm.rl, trained on {what} reward")
         fig.tight_layout()
         return fig
 
@@ -557,10 +740,11 @@ def holdout_comparison(args: Any, run_dir: Path, ref: Any, ref_name: str, final:
         write_text_atomic(pack_path, "".join(dumps_line(r) + "\n" for r in pack))
         rates, passed, total = [], 0, 0
         for it, line in zip(items, pack):
-            k = sum(strict_score(it, s["completion"])["reward"] for s in line["samples"])
-            rates.append(k / len(line["samples"]))
+            texts = [s["completion"] for s in line["samples"]] if "samples" in line else [line["completion"]]  # n = 1: one rollout
+            k = sum(strict_score(it, t)["reward"] for t in texts)
+            rates.append(k / len(texts))
             passed += int(k)
-            total += len(line["samples"])
+            total += len(texts)
         per_item[tag] = rates
         lo, hi = wilson_interval(passed, total)
         out[tag] = {
@@ -571,19 +755,19 @@ def holdout_comparison(args: Any, run_dir: Path, ref: Any, ref_name: str, final:
             "eval_n": eval_summary.get("n"),
             "pass_at_1": round(passed / total, 4),
             "pass_at_1_wilson95": [round(lo, 4), round(hi, 4)],
+            "passed": passed,
             "samples": total,
             "truncated": trunc_n,
         }
-        info(
-            f"holdout {tag:5s} ({name}): course.eval pass rate {eval_summary.get('passed')}/{eval_summary.get('n')}; "
-            f"pass@1 over {args.holdout_samples} samples/item {passed}/{total} = {passed / total:.3f} "
-            f"(Wilson 95% {lo:.3f}-{hi:.3f})"
-        )
+        info(f"holdout {tag:5s} ({name}): sampled and scored ({passed}/{total} strict passes over {len(items)} items "
+             f"x {args.holdout_samples}; one-sample course.eval run {eval_summary.get('passed')}/{eval_summary.get('n')})")
     lo, hi = paired_bootstrap(per_item["pi0"], per_item["final"], seed=args.eval_seed)
-    lift = out["final"]["pass_at_1"] - out["pi0"]["pass_at_1"]
+    # From the counts, not from the rounded rates: the one lift figure of the run.
+    lift = (out["final"]["passed"] - out["pi0"]["passed"]) / out["final"]["samples"]
+    out["items"] = len(items)
     out["lift_pass_at_1"] = round(lift, 4)
     out["lift_paired_bootstrap95"] = [round(lo, 4), round(hi, 4)]
-    info(f"holdout lift in pass@1: {lift:+.3f} (paired bootstrap over the {len(items)} items, 95%: {lo:+.3f} to {hi:+.3f})")
+    # (the lift is the run's result: print_report states it once, on stdout, through lift_text)
     out["gate"] = run_gate(run_dir, args.gate_min_delta)
     return out
 
@@ -610,32 +794,33 @@ def run_gate(run_dir: Path, min_delta: float) -> dict[str, Any]:
     text = buf.getvalue()
     (run_dir / "gate.txt").write_text(text, encoding="utf-8")
     verdict = {0: "ACCEPT", 1: "REJECT"}.get(code, f"exit {code}")
-    info(f"course.gate: {verdict}")
-    for line in text.strip().splitlines():
-        info(f"  | {line}")
+    # Its report stays in gate.txt: its one-sample delta is a different figure from the pass@1 lift
+    # on stdout, and two unlabelled lifts side by side mislead.
+    info(f"course.gate on the one-sample course.eval runs: {verdict} (report: gate.txt)")
     return {"verdict": verdict, "exit_code": code, "min_delta": min_delta, "require_significance": True}
 
 
 def print_report(summary: dict[str, Any], run_dir: Path) -> None:
-    """The human summary on stdout."""
-    print(f"Run {run_dir}: rubric {summary['rubric']}, beta {summary['beta']}, seed {summary['seed']}, {summary['steps']} steps")
-    f, l = summary["first_eval"], summary["last_eval"]
-    print(f"Fixed dev slice, strict pass: {f['slice_strict_pass']:.3f} -> {l['slice_strict_pass']:.3f}"
-          + (f"; {summary['rubric']} reward {f['slice_rubric_reward']:.3f} -> {l['slice_rubric_reward']:.3f}" if summary["rubric"] != "strict" else ""))
+    """The human summary on stdout: the result, each figure stated once (stderr has the progress)."""
+    for line in report_lines(summary, run_dir):
+        print(line)
+
+
+def report_lines(summary: dict[str, Any], run_dir: Path | str) -> list[str]:
+    """The lines of the stdout summary (pure: a test reads them without a run)."""
+    lines = [f"Run {run_dir}: rubric {summary['rubric']}, beta {summary['beta']}, seed {summary['seed']}, {summary['steps']} steps"]
+    lines += same_prompts_lines(summary["first_eval"], summary["last_eval"], summary["rubric"])
     t = summary["final_train"]
-    print(f"Last {t['over_last_steps']} steps: reward {t['reward']:.3f}, KL/token k1 {t['kl_k1_per_token']:.4f} k3 {t['kl_k3_per_token']:.4f}, "
-          f"KL/sample (k1) {t['kl_k1_per_sample']:.3f}, entropy/token {t['entropy_per_token']:.3f}")
+    lines.append(f"Training samples, last {t['over_last_steps']} steps: {summary['rubric']} reward {t['reward']:.3f}, "
+                 f"strict pass {t['strict_pass_train']:.3f}; KL/token k1 {t['kl_k1_per_token']:.4f} k3 {t['kl_k3_per_token']:.4f}, "
+                 f"KL/sample (k1) {t['kl_k1_per_sample']:.3f}, entropy/token {t['entropy_per_token']:.3f}")
     h = summary.get("holdout")
     if h:
-        for tag in ("pi0", "final"):
-            x = h[tag]
-            print(f"Holdout {tag:5s} {x['policy']}: course.eval {x['eval_passed']}/{x['eval_n']}; pass@1 {x['pass_at_1']:.3f} "
-                  f"(Wilson 95% {x['pass_at_1_wilson95'][0]:.3f}-{x['pass_at_1_wilson95'][1]:.3f}, {x['samples']} samples)")
-        lo, hi = h["lift_paired_bootstrap95"]
-        print(f"Lift: {h['lift_pass_at_1']:+.3f} (paired bootstrap 95% {lo:+.3f} to {hi:+.3f}); gate: {h['gate'].get('verdict')}")
+        lines += holdout_lines(h)
     for a in summary["goodhart_alarms"]:
-        print(f"GOODHART ALARM at {a}")
-    print(f"Wall time {summary['wall_seconds']:.0f}s, peak RSS {summary['peak_rss_mb']:.0f} MB")
+        lines.append(f"GOODHART ALARM at {a}")
+    lines.append(f"Wall time {summary['wall_seconds']:.0f}s, peak RSS {summary['peak_rss_mb']:.0f} MB")
+    return lines
 
 
 if __name__ == "__main__":
