@@ -53,3 +53,40 @@ def test_unusable_ground_truth_is_a_named_zero_not_a_crash():
 
     result = compute_score("x", "Final: 3", "three")
     assert result["score"] == 0.0 and result["error_code"] == "bad_example"
+
+
+def test_real_verl_loads_the_function_from_config_and_its_naive_manager_scores_a_batch():
+    import pytest
+
+    pytest.importorskip("verl", reason="verl is not installed (heavy: ray and more; not part of the extras)")
+    import numpy as np
+    import torch
+    from omegaconf import OmegaConf
+    from verl import DataProto
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+    from verl.workers.reward_manager.naive import NaiveRewardManager
+
+    from course.tinylm.vocab import VOCAB
+
+    config = OmegaConf.create({"reward": {"custom_reward_function": {
+        "path": str(REPO / "course" / "integrations" / "verl.py"), "name": "compute_score"}}})
+    fn = get_custom_reward_fn(config)
+
+    class CharTokenizer:  # what the manager needs of a tokenizer: decode()
+        def decode(self, ids, skip_special_tokens=True):
+            return VOCAB.decode([int(i) for i in ids])
+
+    responses = ["Final: 323", "Final:63"]
+    width = 12
+    resp = torch.tensor([VOCAB.encode(r) + [VOCAB.PAD] * (width - len(r)) for r in responses])
+    prompts = torch.tensor([[VOCAB.BOS, VOCAB.SEP]] * 2)
+    mask = torch.tensor([[1, 1] + [1] * len(r) + [0] * (width - len(r)) for r in responses])
+    data = DataProto.from_dict(
+        tensors={"prompts": prompts, "responses": resp, "attention_mask": mask},
+        non_tensors={"data_source": np.array(["course"] * 2, dtype=object),
+                     "reward_model": np.array([{"ground_truth": "323"}, {"ground_truth": "63"}], dtype=object)},
+    )
+    out = NaiveRewardManager(tokenizer=CharTokenizer(), num_examine=0, compute_score=fn)(data, return_dict=True)
+    rewards = out["reward_tensor"].sum(dim=-1).tolist()
+    assert rewards == [1.0, 0.0]
+    assert list(out["reward_extra_info"]["error_code"]) == ["ok", "prefix_spacing"]

@@ -4,12 +4,16 @@ verl loads a function by file path and name and calls it once per response, from
 manager, as ``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)``
 (``ground_truth`` is the row's ``reward_model.ground_truth``, ``extra_info`` its ``extra_info``).
 It takes a float, or a dict with a ``"score"`` key whose other keys it collects per response
-as ``reward_extra_info`` (logged beside the reward). The config lines::
+as ``reward_extra_info`` (logged beside the reward). The config lines (verl 0.9, where the
+reward settings live under ``reward``)::
 
-    custom_reward_function.path=course/integrations/verl.py
-    custom_reward_function.name=compute_score
+    reward.custom_reward_function.path=course/integrations/verl.py
+    reward.custom_reward_function.name=compute_score
 
-(in YAML: ``custom_reward_function: {path: course/integrations/verl.py, name: compute_score}``).
+(older verl, and verl 0.9's legacy form that it still migrates: ``custom_reward_function.path=...``
+and ``custom_reward_function.name=compute_score`` at the top level). verl loads the file by
+path under the module name ``custom_module``, so ``course`` must be importable in verl's
+environment (``pip install -e .`` of this repository).
 ``verl_rows`` turns a course dataset into rows of verl's RL parquet schema (``data_source``,
 ``prompt`` as chat messages, ``ability``, ``reward_model.ground_truth``, ``extra_info``).
 
