@@ -100,3 +100,36 @@ def tiny_twin(seed: int = 0):  # type: ignore[no-untyped-def]
 
     torch.manual_seed(seed)
     return GPTNeoXForCausalLM(twin_config())
+
+
+def gpt_from_twin(model: Any):  # type: ignore[no-untyped-def]
+    """The inverse of ``twin_from_gpt``: a course ``GPT`` with the twin's weights (e.g. after TRL trained it)."""
+    import torch
+
+    from course.tinylm.model import GPT, GPTConfig
+
+    c = model.config
+    cfg = GPTConfig(vocab_size=c.vocab_size, block_size=c.max_position_embeddings, n_layer=c.num_hidden_layers,
+                    n_head=c.num_attention_heads, n_embd=c.hidden_size)
+    gpt = GPT(cfg)
+    C, H = cfg.n_embd, cfg.n_head
+    D = C // H
+    perm = torch.tensor([p * C + h * D + d for h in range(H) for p in range(3) for d in range(D)])
+    inv = torch.empty_like(perm)
+    inv[perm] = torch.arange(len(perm))
+    src = model.state_dict()
+    dst: dict[str, Any] = {"wte.weight": src["gpt_neox.embed_in.weight"], "lm_head.weight": src["gpt_neox.embed_in.weight"],
+                           "ln_f.weight": src["gpt_neox.final_layer_norm.weight"], "ln_f.bias": src["gpt_neox.final_layer_norm.bias"]}
+    for i in range(cfg.n_layer):
+        a, b = f"blocks.{i}.", f"gpt_neox.layers.{i}."
+        dst |= {
+            a + "ln_1.weight": src[b + "input_layernorm.weight"], a + "ln_1.bias": src[b + "input_layernorm.bias"],
+            a + "ln_2.weight": src[b + "post_attention_layernorm.weight"], a + "ln_2.bias": src[b + "post_attention_layernorm.bias"],
+            a + "attn.c_attn.weight": src[b + "attention.query_key_value.weight"][inv],
+            a + "attn.c_attn.bias": src[b + "attention.query_key_value.bias"][inv],
+            a + "attn.c_proj.weight": src[b + "attention.dense.weight"], a + "attn.c_proj.bias": src[b + "attention.dense.bias"],
+            a + "mlp.c_fc.weight": src[b + "mlp.dense_h_to_4h.weight"], a + "mlp.c_fc.bias": src[b + "mlp.dense_h_to_4h.bias"],
+            a + "mlp.c_proj.weight": src[b + "mlp.dense_4h_to_h.weight"], a + "mlp.c_proj.bias": src[b + "mlp.dense_4h_to_h.bias"],
+        }
+    gpt.load_state_dict(dst)
+    return gpt
