@@ -32,12 +32,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-# A plain import: without the extra this module raises ImportError naming inspect_ai
-# (the command line `inspect` does not exist then either).
-from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
-from inspect_ai.solver import TaskState, generate
+try:
+    from inspect_ai import Task, task
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
+    from inspect_ai.solver import TaskState, generate
+except ImportError as exc:  # ImportError still (so importers can tell "extra missing"), with the fix in it
+    raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
 
 from course.manifest import PROJECT_ROOT, sha256_file
 from course.score import SCORER_VERSION, score, scorer_fingerprint
