@@ -168,6 +168,7 @@ print("RESULT " + json.dumps(out))
 
 def child(side: str, steps: int, P: int, G: int) -> dict:  # type: ignore[type-arg]
     code = CHILD.format(bench=str(Path(__file__).resolve().parent))
+    load_before = os.getloadavg()[0]
     t0 = time.time()
     proc = subprocess.run([sys.executable, "-c", code, side, str(steps), str(P), str(G)], cwd=ROOT,
                           capture_output=True, text=True)
@@ -176,6 +177,7 @@ def child(side: str, steps: int, P: int, G: int) -> dict:  # type: ignore[type-a
         raise SystemExit(f"{side} side failed (exit {proc.returncode})")
     out = json.loads(next(line[7:] for line in proc.stdout.splitlines() if line.startswith("RESULT ")))
     out["process_wall_s"] = time.time() - t0
+    out["loadavg_1min_before_after"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     return out
 
 
@@ -209,6 +211,7 @@ def main() -> int:
             "train_reward_last5": round(sum(last) / len(last), 4),
             "slice_pass_after": r["slice_pass"],
             "process_wall_s": round(r["process_wall_s"], 1),
+            "loadavg_1min_before_after": r["loadavg_1min_before_after"],
         }
     if a.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
@@ -221,6 +224,9 @@ def main() -> int:
     for side, label in (("course", "course tinylm.rl"), ("trl", "TRL GRPOTrainer")):
         s = summary[side]
         print(f"{label:22s}{s['s_per_step']:>8.2f}{s['peak_rss_mb']:>13.0f}{s['train_reward_last5']:>15.3f}{s['slice_pass_after']:>16.3f}")
+    for side in ("course", "trl"):
+        print(f"  {side}: 1-min load average {summary[side]['loadavg_1min_before_after'][0]} before, "
+              f"{summary[side]['loadavg_1min_before_after'][1]} after its run (2 cores): timings are only comparable at similar load")
     print(f"(dev slice: strict pass rate over the first {EVAL_ITEMS} math_dev items x {EVAL_SAMPLES} samples = {n} draws, "
           "same sampler and seeds for every policy)")
     return 0
