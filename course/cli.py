@@ -21,7 +21,7 @@ import argparse
 import math
 import os
 import sys
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
 
@@ -127,11 +127,16 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
 
 def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Call ``main(argv)``; turn a ``CourseError`` into one stderr line and exit code 2."""
-    from course.lib.runs import pending, release_pending
+    from course.lib.runs import committed, pending, release_pending
 
     held_before = pending()
+    runs_before = len(committed())
     try:
-        return main(argv)
+        code = main(argv)
+        new_runs = committed()[runs_before:]
+        if new_runs and not held_before:  # the outermost tool of this process: name the page that shows its run
+            _print_report_hint(new_runs[-1])
+        return code
     except CourseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -149,6 +154,15 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
     finally:
         # A run name this call reserved but never used: remove its temporary directory.
         release_pending(keep=held_before)
+
+
+def _print_report_hint(run_dir: Any) -> None:
+    """Last line of every tool that wrote a run: the command that shows it as an HTML page."""
+    from course.lib.report_html import REPORTABLE_TOOLS
+    from course.lib.runs import run_tool
+
+    if run_tool(run_dir) in REPORTABLE_TOOLS:
+        print(f"View it: python -m course.report {run_dir}", flush=True)
 
 
 def _broken_pipe() -> int:

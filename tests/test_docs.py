@@ -71,6 +71,17 @@ try:
 except ImportError:
     HAVE_TORCH = False
 
+# Commands of the optional bridges (README "Bridges"), by marker: run only when the extra's module
+# is installed (CI installs every extra).
+NEEDS_EXTRA = (("course.integrations.inspect_ai", "inspect_ai"), ("--format inspect", "inspect_ai"), ("runs/inspect_", "inspect_ai"))
+
+
+def _extra_missing(command_text: str) -> bool:
+    import importlib.util
+
+    return any(marker in command_text and importlib.util.find_spec(module) is None for marker, module in NEEDS_EXTRA)
+
+
 _EXIT = re.compile(r"#.*\bexit (\d+)\s*$")
 
 
@@ -157,6 +168,8 @@ def _run_document(document: str, tmp_path: Path) -> None:
             continue
         if not HAVE_TORCH and any(marker in command.text for marker in NEEDS_TORCH):
             continue  # the lm extra is not installed here
+        if _extra_missing(command.text):
+            continue  # a bridge's extra is not installed here
         proc = subprocess.run(
             ["bash", "-c", command.text], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
         )

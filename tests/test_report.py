@@ -355,3 +355,33 @@ def test_a_results_file_edited_after_the_run_is_flagged_in_the_header(runs, tmp_
     assert any("changed after the run" in page.text_of(p) for p in page.find("p", class_="alarm"))
     _, clean = page_of(runs["eval"])
     assert not clean.find("p", class_="alarm")
+
+
+def test_a_tool_that_writes_a_run_names_the_report_command_on_its_last_line(tmp_path):
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "course.eval", "--dataset", str(repo / "data/datasets/math_dev.jsonl"),
+         "--completions", str(repo / "data/rollouts/frozen_rollouts_dev.jsonl"), "--outdir", "runs/e"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.rstrip("\n").splitlines()[-1]
+    assert last == "View it: python -m course.report runs/e"
+    view = subprocess.run([sys.executable, *last.split("python ", 1)[1].split()], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert view.returncode == 0, view.stderr
+    assert (tmp_path / "runs/e/report.html").is_file()
+
+
+def test_a_tool_whose_input_is_refused_prints_no_report_command(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "course.eval", "--dataset", "empty.jsonl", "--completions", "empty.jsonl"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "course.report" not in proc.stdout

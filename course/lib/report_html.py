@@ -82,6 +82,7 @@ _TOOL_KIND = {
     "course.eval": "eval", "course.selection_demo": "selection", "course.bandit_train": "bandit",
     "course.toy_mdp": "toy_mdp", "course.kl_tradeoff_demo": "kl", "course.tinylm.rl": "tinylm_rl",
 }
+REPORTABLE_TOOLS = frozenset(_TOOL_KIND)  # manifests' `tool` values this page knows how to draw
 
 
 # ===========================================================================

@@ -372,8 +372,31 @@ def release_pending(keep: frozenset[str] = frozenset()) -> None:
 atexit.register(release_pending)
 
 
+_COMMITTED: list[Path] = []  # runs this process made appear, in order (the outermost one last)
+
+
+def run_tool(run_dir: str | os.PathLike[str]) -> str | None:
+    """The ``tool`` its manifest names (``course.eval``, ...), or None if it has no readable one."""
+    try:
+        manifest = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    tool = manifest.get("tool") if isinstance(manifest, dict) else None
+    return tool if isinstance(tool, str) else None
+
+
+def committed() -> tuple[Path, ...]:
+    """The run directories this process has finished so far, in the order they appeared."""
+    return tuple(_COMMITTED)
+
+
 def _commit(res: _Reservation) -> None:
     """Make the run appear: the final rename (after moving an old run aside under --force)."""
+    _finish(res)
+    _COMMITTED.append(res.final)
+
+
+def _finish(res: _Reservation) -> None:
     final, tmp = res.final, res.tmp
     (tmp / OWNER_FILE).unlink(missing_ok=True)
     if not os.path.lexists(final):

@@ -1,0 +1,13 @@
+"""Bridges from the course's instrument to the tools practitioners train and evaluate with.
+
+Each module wraps ``course.instrument.spec_v1.score`` (the strict ``Final: <int>`` verifier) in the
+shape one outside library expects, and imports that library lazily, so the
+core keeps working without it:
+
+  * ``course.integrations.trl``        a GRPOTrainer reward function (extra ``trl``)
+  * ``course.integrations.verl``       verl's ``compute_score`` custom reward (no extra: verl calls it)
+  * ``course.integrations.inspect_ai`` an inspect_ai ``@scorer`` and ``@task`` (extra ``inspect``)
+
+The reverse direction (outside data and outputs in) is ``python -m course.datasets``
+and ``python -m course.import_completions``.
+"""

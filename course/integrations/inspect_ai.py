@@ -1,0 +1,174 @@
+"""The course's instrument inside inspect_ai: a ``@scorer`` wrapping ``course.instrument.spec_v1.score`` and a ``@task``.
+
+The scorer keeps the verdict's evidence where inspect shows it: ``value`` is the
+reward (1.0 or 0.0), ``answer`` the integer the scorer extracted (None when the
+completion did not parse), ``explanation`` the one-sentence reason and
+``metadata`` the whole ``details`` dict (error code, scorer version, ...).
+
+The task runs over a course dataset (``Sample.id`` = the course id, ``target`` =
+the expected answer, the prompt as the only user message) and records the
+dataset's sha256 and the scorer's version and fingerprint in the task metadata,
+so ``python -m course.import_completions --format inspect`` can check that a log
+answers the dataset it is imported against.
+
+With any inspect model (a local server, or inspect's mock model)::
+
+    inspect eval course/integrations/inspect_ai.py --model mockllm/model --limit 5 --log-dir runs/inspect_logs
+    inspect eval course/integrations/inspect_ai.py -T dataset=data/datasets/math_holdout.jsonl --model ollama/qwen2.5:0.5b
+
+(inspect_ai 0.3.285's ``mockllm/model`` counts tokens with tiktoken's ``o200k_base``, which
+tiktoken downloads on first use: on a machine that has never had it the command above needs the
+network once.) Fully offline, ``main`` below runs the same task through inspect's ``eval()``
+with ``mockllm/model`` replaying a course completions file (token usage given, so nothing is
+counted or downloaded)::
+
+    python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl --log-dir runs/inspect_logs
+
+Needs the ``inspect`` extra (``pip install -e '.[inspect]'``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+try:
+    from inspect_ai import Task, task
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
+    from inspect_ai.solver import TaskState, generate
+except ImportError as exc:  # ImportError still (so importers can tell "extra missing"), with the fix in it
+    raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
+
+from course.lib.manifest import PROJECT_ROOT, sha256_file
+from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.spec_v1 import SCORER_VERSION, score
+
+DEFAULT_DATASET = "data/datasets/math_dev.jsonl"
+TASK_NAME = "course_math"
+
+
+def verdict_to_score(verdict: dict[str, Any]) -> Score:
+    """One ``course.instrument.spec_v1.score`` verdict as an inspect ``Score`` (the evidence travels with it)."""
+    details = verdict["details"]
+    extracted = details.get("extracted")
+    return Score(
+        value=verdict["reward"],
+        answer=None if extracted is None else str(extracted),
+        explanation=details.get("reason"),
+        metadata=dict(details),
+    )
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def course_strict():  # type: ignore[no-untyped-def]
+    """The strict ``Final: <int>`` verifier (reward spec v1) as an inspect scorer."""
+
+    async def score_one(state: TaskState, target: Target) -> Score:
+        expected = state.metadata.get("expected_answer", target.text)
+        return verdict_to_score(score({"expected_answer": expected}, state.output.completion))
+
+    return score_one
+
+
+def _resolve(dataset: str) -> Path:
+    p = Path(dataset)
+    if not p.exists() and not p.is_absolute() and (PROJECT_ROOT / p).exists():
+        return PROJECT_ROOT / p  # `inspect eval` from another directory still finds the bundled data
+    return p
+
+
+def course_samples(dataset: str) -> list[Sample]:
+    """The course dataset as inspect samples (id, prompt, target; expected_answer kept as an int)."""
+    from course.lib.formats import read_dataset
+
+    return [
+        Sample(id=ex.id, input=ex.prompt, target=str(ex.expected_answer), metadata={"expected_answer": ex.expected_answer})
+        for ex in read_dataset(_resolve(dataset))
+    ]
+
+
+@task
+def course_math(dataset: str = DEFAULT_DATASET) -> Task:
+    """Generate one completion per course item and score it with the strict verifier."""
+    path = _resolve(dataset)
+    return Task(
+        dataset=MemoryDataset(course_samples(dataset), name=path.stem),
+        solver=generate(),
+        scorer=course_strict(),
+        name=TASK_NAME,
+        metadata={
+            "course_dataset_sha256": sha256_file(path),
+            "course_scorer_version": SCORER_VERSION,
+            "course_scorer_fingerprint": scorer_fingerprint(),
+        },
+    )
+
+
+# ---------------------------------------------------------------------------
+# Offline replay: inspect's mock model answering with a course completions file
+# ---------------------------------------------------------------------------
+def replay_outputs(dataset: str, completions: str):  # type: ignore[no-untyped-def]
+    """A ``custom_outputs`` callable for ``mockllm/model``: each prompt gets its item's frozen completion.
+
+    Matched by prompt text (prompts are unique within a course dataset), so the order in which
+    inspect runs samples does not matter. Usage is set, so mockllm counts no tokens.
+    """
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    from course.errors import CourseError
+    from course.lib.formats import iter_completions
+
+    by_id = {c.id: c.completion or "" for c in iter_completions(completions)}
+    by_prompt: dict[str, str] = {}
+    for ex in course_samples(dataset):
+        if ex.id not in by_id:
+            raise CourseError(f"{completions}: no completion for item {ex.id!r} of {dataset}")
+        by_prompt[str(ex.input)] = by_id[str(ex.id)]
+
+    def respond(messages, tools, tool_choice, config):  # type: ignore[no-untyped-def]
+        text = by_prompt[messages[-1].text]
+        out = ModelOutput.from_content(model="mockllm/model", content=text)
+        out.usage = ModelUsage(input_tokens=len(messages[-1].text), output_tokens=len(text), total_tokens=len(messages[-1].text) + len(text))
+        return out
+
+    return respond
+
+
+def main(argv: list[str] | None = None) -> int:
+    from course.cli import make_parser, run
+
+    def _main(argv):  # type: ignore[no-untyped-def]
+        import inspect_ai
+
+        p = make_parser(
+            "python -m course.integrations.inspect_ai",
+            "Run the course_math inspect task offline: inspect's eval() with mockllm/model replaying a completions file.",
+            "  python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl --log-dir runs/inspect_logs\n"
+            "  python -m course.import_completions --format inspect runs/inspect_logs --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl",
+        )
+        p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"course dataset (default {DEFAULT_DATASET})")
+        p.add_argument("--completions", required=True, help="frozen rollouts whose completions the mock model replays")
+        p.add_argument("--log-dir", required=True, help="where inspect writes its log")
+        p.add_argument("--limit", type=int, default=None, help="first N items only")
+        args = p.parse_args(argv)
+        logs = inspect_ai.eval(
+            course_math(args.dataset), model="mockllm/model",
+            model_args={"custom_outputs": replay_outputs(args.dataset, args.completions)},
+            log_dir=args.log_dir, limit=args.limit, display="none", log_format="eval",
+        )
+        log = logs[0]
+        if log.status != "success":
+            from course.errors import CourseError
+
+            raise CourseError(f"inspect eval ended with status {log.status}: {log.error.message if log.error else ''}")
+        acc = log.results.scores[0].metrics["accuracy"].value if log.results else float("nan")
+        print(f"inspect log: {log.location}")
+        print(f"course_strict accuracy: {acc:.3f} over {log.eval.dataset.samples if args.limit is None else args.limit} samples")
+        return 0
+
+    return run(_main, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

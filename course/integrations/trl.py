@@ -1,0 +1,102 @@
+"""The course's instrument as a TRL reward function (GRPOTrainer, RLOOTrainer, ...).
+
+TRL calls every reward function as ``f(prompts=..., completions=..., completion_ids=...,
+**columns)`` where ``columns`` are the dataset's other columns, one value per completion, and
+expects one float per completion. ``strict_reward`` is that function for the strict
+``Final: <int>`` verifier: the expected answers come from the ``expected_answer`` column
+(``make_strict_reward(column=...)`` names another), and a conversational completion (a list
+of ``{"role", "content"}`` messages) is scored on its last assistant message.
+
+Why the error codes are logged: a reward of 0 says nothing about *why*. TRL (>= 1.x) passes
+two hooks to reward functions, ``log_metric(name, value)`` (a scalar averaged over the logging
+step, reported beside ``kl`` and ``entropy``) and ``log_extra(column, values)`` (a column of the
+completions table). ``strict_reward`` logs the share of every strict error code as
+``strict/<code>`` (all codes, every batch, so the averages are over the same batches) and each
+completion's code as the ``error_code`` column. Called without the hooks (older TRL, or by
+hand) it only returns rewards.
+
+    from trl import GRPOConfig, GRPOTrainer
+    from course.integrations.trl import strict_reward, course_dataset
+    trainer = GRPOTrainer(model=model, reward_funcs=strict_reward,
+                          train_dataset=course_dataset("data/datasets/math_dev.jsonl"), args=GRPOConfig(...))
+
+No TRL import here: the function is plain Python, so it can be unit-tested and reused anywhere.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Sequence
+
+from course.instrument.spec_v1 import ERROR_CODES, score
+
+ANSWER_COLUMN = "expected_answer"
+
+
+def completion_text(completion: Any) -> Any:
+    """The text to score: a string as is; for a conversation, the last assistant message's content.
+
+    Content given as parts (``[{"type": "text", "text": ...}]``) is joined. Anything else is
+    passed through, and the scorer (which never raises) names it ``not_a_string``.
+
+    >>> completion_text([{"role": "assistant", "content": "Final: 3"}])
+    'Final: 3'
+    >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": "Final: 3"}]}])
+    'Final: 3'
+    """
+    if isinstance(completion, list) and completion and all(isinstance(m, dict) for m in completion):
+        replies = [m for m in completion if m.get("role") == "assistant"] or completion
+        content = replies[-1].get("content")
+        if isinstance(content, list):
+            return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        return content
+    return completion
+
+
+def make_strict_reward(column: str = ANSWER_COLUMN) -> Callable[..., list[float]]:
+    """A TRL reward function scoring with ``course.instrument.spec_v1.score``, expected answers from ``column``."""
+
+    def strict_reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float]:
+        if column not in kwargs:
+            raise KeyError(
+                f"strict_reward needs the dataset column {column!r} (one expected answer per completion); "
+                f"columns passed: {sorted(k for k in kwargs if k not in ('log_metric', 'log_extra', 'trainer_state'))}"
+            )
+        expected = kwargs[column]
+        verdicts = [score({"expected_answer": e}, completion_text(c)) for e, c in zip(expected, completions)]
+        codes = [v["details"]["error_code"] for v in verdicts]
+        log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
+        if log_metric is not None:
+            counts = Counter(codes)
+            for code in ERROR_CODES:
+                log_metric(f"strict/{code}", counts[code] / len(codes))
+        if log_extra is not None:
+            log_extra("error_code", codes)
+        return [float(v["reward"]) for v in verdicts]
+
+    strict_reward.__name__ = "course_strict" if column == ANSWER_COLUMN else f"course_strict_{column}"
+    return strict_reward
+
+
+strict_reward = make_strict_reward()
+
+
+def course_rows(path: str, *, conversational: bool = False) -> list[dict[str, Any]]:
+    """A course dataset as TRL rows: ``prompt`` (text, or one user message) plus ``id`` and ``expected_answer``."""
+    from course.lib.formats import read_dataset
+
+    return [
+        {
+            "id": ex.id,
+            "prompt": [{"role": "user", "content": ex.prompt}] if conversational else ex.prompt,
+            ANSWER_COLUMN: ex.expected_answer,
+        }
+        for ex in read_dataset(path)
+    ]
+
+
+def course_dataset(path: str, *, conversational: bool = False):  # type: ignore[no-untyped-def]
+    """``course_rows`` as a ``datasets.Dataset`` (what TRL trainers take). Needs the ``trl`` extra."""
+    from datasets import Dataset
+
+    return Dataset.from_list(course_rows(path, conversational=conversational))
