@@ -134,7 +134,8 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
     try:
         code = main(argv)
         new_runs = committed()[runs_before:]
-        if new_runs and not held_before:  # the outermost tool of this process: name the page that shows its run
+        machine = "--json" in (sys.argv[1:] if argv is None else argv)  # stdout is one JSON document then
+        if new_runs and not held_before and not machine:  # the outermost tool: name the page that shows its run
             _print_report_hint(new_runs[-1])
         return code
     except CourseError as exc:
