@@ -19,7 +19,7 @@ import msgspec
 from course.lib.jsonl import JsonlWriter, dumps_line
 from course.lib.formats import UniqueIds, iter_aligned
 from course.instrument.spec_v1 import score
-from course.evaluation import Tally
+from course.lib.evaluation import Tally
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
 REPEATS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 TMP = Path(tempfile.mkdtemp(prefix="estimate_msgspec_"))

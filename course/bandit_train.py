@@ -40,7 +40,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from course import policy_gradient as pg
+from course.lib import policy_gradient as pg
 from course.cli import float_in, info, make_parser, non_negative_int, positive_int, run
 
 # Learning rates beyond +-100 teach nothing the demo needs and let logits grow without bound.
@@ -51,7 +51,7 @@ from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
-from course.problems import RUNNING_EXAMPLE
+from course.lib.problems import RUNNING_EXAMPLE
 
 # ---------------------------------------------------------------------------
 # The bandit: one prompt, a few whole completions as actions, rewards from the scorer.
@@ -698,7 +698,7 @@ def _main(argv: Sequence[str] | None) -> int:
         (tmp / "bandit_story.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
         plot_note = None
         if args.plot:
-            from course.plotting import MISSING_MATPLOTLIB, plot_to
+            from course.lib.plotting import MISSING_MATPLOTLIB, plot_to
 
             title = f"bandit: lr {args.lr:g}, baseline {'on' if args.baseline else 'off'}, seed {args.seed}"
             if not plot_to(tmp / "learning_curve.png", _draw_learning_curve(records, title)):
@@ -758,7 +758,7 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
         (tmp / "ablation.txt").write_text("\n".join(table) + "\n", encoding="utf-8")
         plot_note = None
         if args.plot:
-            from course.plotting import MISSING_MATPLOTLIB, plot_to
+            from course.lib.plotting import MISSING_MATPLOTLIB, plot_to
 
             if not plot_to(tmp / "ablation.png", _draw_ablation(scenarios)):
                 plot_note = f"skipped: {MISSING_MATPLOTLIB}"

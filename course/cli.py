@@ -177,3 +177,9 @@ def _broken_pipe() -> int:
 def info(message: str) -> None:
     """Progress and diagnostics go to stderr so stdout stays for results."""
     print(message, file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.cli"))

@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
-from course.evaluation import (
+from course.lib.evaluation import (
     Tally,
     breakdown_lines,
     missing_result,

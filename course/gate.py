@@ -25,7 +25,7 @@ directory, a run from a tool the gate cannot compare, results.jsonl edited after
 the run, a count in summary.json or manifest.json that is not an integer).
 
 Everything printed that was read from a run directory (split, policy, seeds,
-paths) goes through ``course.visible``: a hand-edited manifest cannot put a raw
+paths) goes through ``course.lib.visible``: a hand-edited manifest cannot put a raw
 control or bidi character on the terminal, and ``--json`` escapes them too.
 """
 
@@ -37,12 +37,12 @@ from typing import Any, Sequence
 
 from course.cli import EXIT_FAIL, EXIT_OK, info, make_parser, run
 from course.errors import CourseError
-from course.evaluation import PASS_REWARD, pass_rate_line
+from course.lib.evaluation import PASS_REWARD, pass_rate_line
 from course.lib.formats import RunDir, iter_results, read_run
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import sha256_file
-from course.stats import mcnemar_exact, paired_difference_interval
-from course.visible import dumps_safe, visible
+from course.lib.stats import mcnemar_exact, paired_difference_interval
+from course.lib.visible import dumps_safe, visible
 
 SIGNIFICANCE = 0.05
 # Tools whose run directories hold comparable results.jsonl/summary.json/manifest.json.

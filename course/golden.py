@@ -166,7 +166,7 @@ def format_failures(failures: list[Outcome]) -> str:
 
 def format_case(o: Outcome) -> str:
     """One case as --verbose shows it: the prompt, the completion (escaped) and the verdict against the listing."""
-    from course.visible import visible
+    from course.lib.visible import visible
 
     status = "pass" if o.passed else "FAIL"
     return "\n".join([
@@ -185,7 +185,7 @@ def _clip(text: str, limit: int = 120) -> str:
 
 
 def _shown_prompt(prompt: str) -> str:
-    from course.visible import visible
+    from course.lib.visible import visible
 
     return visible(_clip(prompt))
 

@@ -4,7 +4,7 @@ Averages hide spec bugs and reward hacks; the examples do not. For each of the
 top K codes this prints its count and share, then S items: id, prompt (read from
 the dataset the manifest names, when that file is still the same), expected
 answer, what the scorer extracted, its reason, and the completion with every
-invisible or look-alike character escaped (course/visible.py: ``⟨\\n⟩`` newline,
+invisible or look-alike character escaped (course/lib/visible.py: ``⟨\\n⟩`` newline,
 ``⟨\\t⟩`` tab, ``⟨U+XXXX⟩`` anything outside printable ASCII, named underneath).
 The completion sits between ⟦ and ⟧ so leading and trailing spaces show.
 Everything else read from the run directory (its path, split, policy, ids,
@@ -24,12 +24,12 @@ from typing import Any, Sequence
 
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
-from course.evaluation import Tally, ordered_codes, pass_rate_line, percent
+from course.lib.evaluation import Tally, ordered_codes, pass_rate_line, percent
 from course.instrument.spec_v1 import ERROR_CODES
 from course.lib.formats import RunDir, iter_results, read_dataset, read_run
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import PROJECT_ROOT, sha256_file
-from course.visible import legend, visible
+from course.lib.visible import legend, visible
 
 _FIELD_LIMIT = 200  # characters shown of any other field read from the run
 

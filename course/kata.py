@@ -29,7 +29,7 @@ wrong label is only said to be wrong, so the student goes back to the details
 and the spec instead of copying an answer. Showing the key (alone, or beside a
 student's file with ``--check FILE --reveal``) is the teacher's explicit action.
 Every text read from the pack or a label file is printed through
-``course.visible``, so a hand-edited file cannot put control characters on the
+``course.lib.visible``, so a hand-edited file cannot put control characters on the
 terminal.
 """
 
@@ -48,7 +48,7 @@ from course.instrument.spec_v1 import (
     ASCII_WHITESPACE, MAX_DIGITS, Verdict, read_expected, shown_expected, verdict,
 )
 from course.lib.jsonl import iter_objects, read_json
-from course.visible import visible
+from course.lib.visible import visible
 
 _REPO = Path(__file__).resolve().parents[1]
 EXAMPLES_PATH = _REPO / "data" / "kata" / "kata_examples.jsonl"

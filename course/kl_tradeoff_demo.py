@@ -38,7 +38,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from course import policy_gradient as pg
+from course.lib import policy_gradient as pg
 from course.bandit_train import DEFAULT_ACTIONS, EXAMPLE, score_actions
 from course.cli import float_in, make_parser, run
 
@@ -67,7 +67,7 @@ CSV_COLUMNS_DOC = (
 
 
 # ---------------------------------------------------------------------------
-# Gradient ascent on the logits (the closed form lives in course.policy_gradient).
+# Gradient ascent on the logits (the closed form lives in course.lib.policy_gradient).
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Ascent:
@@ -304,7 +304,7 @@ def _main(argv: Sequence[str] | None) -> int:
         (tmp / "kl_tradeoff.csv").write_text(csv_text(rows, len(actions)), encoding="utf-8")
         plot_note = None
         if args.plot:
-            from course.plotting import MISSING_MATPLOTLIB, plot_to
+            from course.lib.plotting import MISSING_MATPLOTLIB, plot_to
 
             if not plot_to(tmp / "kl_tradeoff.png", _draw(rows, pi_ref, rewards)):
                 plot_note = f"skipped: {MISSING_MATPLOTLIB}"

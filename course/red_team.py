@@ -35,7 +35,7 @@ from course.instrument.rubrics import RUBRICS, get_rubric
 from course.instrument.spec_v1 import ERROR_CODES
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.jsonl import iter_objects
-from course.visible import visible
+from course.lib.visible import visible
 
 GOLDEN_EXPLOITS = Path(__file__).resolve().parents[1] / "data" / "golden" / "golden_exploits.jsonl"
 
@@ -155,7 +155,7 @@ def summarise(rows: list[Row], rubric: str) -> dict[str, Any]:
 # Output.
 # ---------------------------------------------------------------------------
 def _short(text: str, width: int = _COMPLETION_WIDTH) -> str:
-    """The completion quoted and made visible (course.visible), cut to ``width`` between escapes."""
+    """The completion quoted and made visible (course.lib.visible), cut to ``width`` between escapes."""
     shown = '"' + visible(text) + '"'
     if len(shown) <= width:
         return shown

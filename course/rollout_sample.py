@@ -36,7 +36,7 @@ accepts "eval of the frozen file vs. best-of-1 of the pack" as a fair comparison
 Decisions a careful reader should know about:
   * The key. ``--api-key-env NAME`` (default ``GROQ_API_KEY``) names the variable; the
     real environment wins (an empty variable counts as unset), then a ``.env`` file
-    in the current directory (``course.dotenv``; it never changes ``os.environ``).
+    in the current directory (``course.lib.dotenv``; it never changes ``os.environ``).
     ``--api-key-env NONE`` sends the placeholder key ``no-key`` for local servers that
     ignore keys. Without a key: one error line naming the variable and the ``.env``
     option, exit 2, nothing written. A key holding anything but printable ASCII (a
@@ -64,7 +64,7 @@ Decisions a careful reader should know about:
     recorded verbatim (llama.cpp may end it with a newline; the scorer judges).
     Extra fields (vLLM's ``stop_reason``, llama.cpp's ``timings``, Ollama's
     ``system_fingerprint``) are ignored. Anything from the server that reaches the
-    terminal is cut to 200 characters and escaped with ``course.visible``.
+    terminal is cut to 200 characters and escaped with ``course.lib.visible``.
   * Failures. 408, 409, 429, 5xx, timeouts and dropped connections are retried up
     to ``--max-retries`` times, waiting ``--backoff * 2**attempt`` seconds (no
     jitter: one sequential client cannot stampede, and the schedule stays
@@ -111,7 +111,7 @@ from typing import Any, Callable, Mapping, Sequence
 from course.errors import CourseError
 from course.lib.formats import read_dataset
 from course.lib.jsonl import dumps_line, iter_objects
-from course.visible import visible
+from course.lib.visible import visible
 
 DEFAULT_BASE_URL = "https://api.groq.com/openai/v1"
 DEFAULT_KEY_ENV = "GROQ_API_KEY"
@@ -302,7 +302,7 @@ def redact(text: str, secret: str | None) -> str:
 
 def server_excerpt(text: str, secret: str | None, limit: int = EXCERPT_CHARS) -> str:
     """What a server said, safe to print: key redacted FIRST (so a cut cannot leave part of it),
-    then cut to ``limit`` characters and escaped with ``course.visible`` (no raw ESC, RLO or NUL
+    then cut to ``limit`` characters and escaped with ``course.lib.visible`` (no raw ESC, RLO or NUL
     reaches the terminal).
 
     >>> server_excerpt("\\x1b[31mred\\u202e", None)
@@ -342,7 +342,7 @@ def check_api_key(key: str, source: str) -> None:
 # ---------------------------------------------------------------------------
 def resolve_api_key(env_name: str, environ: Mapping[str, str], dotenv_path: str | os.PathLike[str] = ".env") -> tuple[str, str]:
     """``(key, where_it_came_from)``; ``CourseError`` naming the variable when there is none."""
-    from course.dotenv import lookup, read_dotenv
+    from course.lib.dotenv import lookup, read_dotenv
 
     if env_name.upper() == NO_KEY_ENV:
         return PLACEHOLDER_KEY, "--api-key-env NONE (placeholder key)"

@@ -10,7 +10,7 @@ Run it (the instructor's live demo; --dataset/--samples default to the bundled d
 
 For every dataset item the tool scores ALL samples of the item's pack line with
 the strict verifier, hands the FIRST N (stored order) to ``pick_best``
-(``course/assignments/selection.py``, the student exercise), and records which
+(``course/assignments/pick_best.py``, the student exercise), and records which
 sample was chosen (``dev-0001#3``). The same policy produced every sample: a
 higher best-of-N pass rate is bought with N times the sampling compute, and
 says nothing about the policy having learned anything.
@@ -27,8 +27,8 @@ A pack in dataset order (every course tool writes one) is written through as
 it is read; a pack in another order still works, holding only the results that
 arrived early until their turn comes.
 
-Maths (pure, tested by hand calculation) lives in ``course/selection.py``; the
-estimators in ``course/stats.py``.
+Maths (pure, tested by hand calculation) lives in ``course/lib/best_of_n.py``; the
+estimators in ``course/lib/stats.py``.
 """
 
 from __future__ import annotations
@@ -38,15 +38,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-import course.assignments.selection as assignment
+import course.assignments.pick_best as assignment
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
-from course.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
+from course.lib.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
 from course.lib.formats import iter_samples, read_dataset
 from course.lib.jsonl import JsonlWriter, dumps_line, dumps_pretty, input_problem, write_json
 from course.lib.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
-from course.selection import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
+from course.lib.best_of_n import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
 
 TOOL = "course.selection_demo"
 BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
@@ -156,7 +156,7 @@ def select(
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """Run best-of-``n`` and write the run directory atomically; return ``(run_dir, manifest, summary)``.
 
-    ``picker`` defaults to ``course.assignments.selection.pick_best`` as it is
+    ``picker`` defaults to ``course.assignments.pick_best.pick_best`` as it is
     *now* (looked up at call time, so a student's edit or a test's monkeypatch is used).
     """
     if type(n) is not int or n < 1:
@@ -334,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = make_parser(
             "python -m course.selection_demo",
             "Best-of-N selection (Loop B): for every dataset item, score the first N samples of its pack "
-            "line with the strict verifier, let pick_best (course/assignments/selection.py) choose one, and "
+            "line with the strict verifier, let pick_best (course/assignments/pick_best.py) choose one, and "
             "write a run directory like course.eval's. Also reports pass@1, the selection gain (more "
             "compute, not learning), the unbiased pass@k curve from all samples, pass^k, and the items "
             "where selection still fails. With neither --dataset nor --samples it uses the bundled dev set.",

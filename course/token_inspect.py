@@ -19,11 +19,11 @@ Run it::
     python -m course.token_inspect --escapes 'Final:\\n323' 'Final: \\u2212323' --json
 
 In the token rows ``␠`` is a space; every other character outside printable
-ASCII is shown as ``⟨\\n⟩``, ``⟨\\t⟩`` or ``⟨U+XXXX⟩`` (``course.visible``).
+ASCII is shown as ``⟨\\n⟩``, ``⟨\\t⟩`` or ``⟨U+XXXX⟩`` (``course.lib.visible``).
 A BPE token can be part of a multi-byte character; its bytes are then shown as ``⟨bytes e2 88⟩``.
 ``--json`` writes the input text as JSON escapes where a terminal would act on
 it or cannot encode it (controls, bidi overrides, a lone surrogate from
-``--escapes '\\udc00'``; ``course.visible.dumps_safe``), so it always prints.
+``--escapes '\\udc00'``; ``course.lib.visible.dumps_safe``), so it always prints.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any, Sequence
 from course.cli import info, make_parser, run
 from course.errors import CourseError
 from course.instrument.spec_v1 import SCORER_VERSION, score
-from course.visible import dumps_safe, legend, visible
+from course.lib.visible import dumps_safe, legend, visible
 
 DEFAULT_TEXTS: tuple[str, ...] = (
     "Final: 323",
@@ -78,7 +78,7 @@ def load_tiny_vocab() -> Any | None:
 # Tokens as a student should see them.
 # ---------------------------------------------------------------------------
 def show_token(text: str) -> str:
-    """A token's text with whitespace made visible: spaces as ␠, the rest via ``course.visible``.
+    """A token's text with whitespace made visible: spaces as ␠, the rest via ``course.lib.visible``.
 
     ``visible`` escapes a literal ␠ (as ⟨U+2420⟩), so a ␠ in the output is always a space.
 

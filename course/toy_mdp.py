@@ -41,7 +41,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from course import policy_gradient as pg
+from course.lib import policy_gradient as pg
 from course.cli import float_in, make_parser, non_negative_int, positive_int, run
 
 # Documented ranges: sums and baselines of rewards up to 1e6 stay far from float overflow

@@ -1,4 +1,4 @@
-"""Contract tests for the student exercise ``course.assignments.selection.pick_best``.
+"""Contract tests for the student exercise ``course.assignments.pick_best.pick_best``.
 
 They check behaviour, not implementation: any rewrite a student makes must pass.
 """
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.assignments.selection import pick_best
+from course.assignments.pick_best import pick_best
 
 
 def _samples(rewards: list[float], order: list[int] | None = None) -> list[dict]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import course.eval as ev
-from course.evaluation import pass_rate_line
+from course.lib.evaluation import pass_rate_line
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import PROJECT_ROOT
 

@@ -12,7 +12,7 @@ import course.eval as ev
 import course.gate as gate
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import PROJECT_ROOT
-from course.stats import mcnemar_exact
+from course.lib.stats import mcnemar_exact
 
 SAMPLING = {"max_tokens": 32, "seed": 5, "temperature": 0.8, "top_p": 1.0}
 N = 100

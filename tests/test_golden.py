@@ -166,7 +166,7 @@ def test_the_prompt_check_catches_a_prompt_whose_answer_differs():
 
 
 def test_the_323_cases_ask_the_courses_running_example():
-    from course.problems import RUNNING_EXAMPLE
+    from course.lib.problems import RUNNING_EXAMPLE
 
     cases = load_suite(DEFAULT_CORRECT, "correct") + load_suite(DEFAULT_EXPLOITS, "exploits")
     assert {c.prompt for c in cases if c.expected_answer == 323} == {RUNNING_EXAMPLE.prompt}

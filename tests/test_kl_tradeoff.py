@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from course import kl_tradeoff_demo as kd
-from course import policy_gradient as pg
+from course.lib import policy_gradient as pg
 from course.bandit_train import DEFAULT_ACTIONS
 
 REWARDS = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]  # the strict scorer's verdicts on DEFAULT_ACTIONS

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from course import rollout_sample as rs
-from course.dotenv import parse_dotenv
+from course.lib.dotenv import parse_dotenv
 from course.errors import CourseError
 from course.lib.formats import iter_completions, iter_samples
 

@@ -1,4 +1,4 @@
-"""course.selection: the maths of best-of-N, checked against a hand calculation.
+"""course.lib.best_of_n: the maths of best-of-N, checked against a hand calculation.
 
 The hand-calculated pack (3 items x 4 samples; 1 = the strict scorer passes it):
 
@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.assignments.selection import pick_best
+from course.assignments.pick_best import pick_best
 from course.errors import CourseError
 from course.lib.formats import Sample, SampleSet
-from course.selection import SelectionTally, choose, item_result, picker_identity
+from course.lib.best_of_n import SelectionTally, choose, item_result, picker_identity
 
 HAND_PACK = [
     ("a", 1, ["Final: 7", "", "Final:1", "Final: 2"]),
@@ -100,7 +100,7 @@ def test_a_picker_that_raises_is_reported_with_the_item() -> None:
 
 def test_the_picker_identity_names_the_function_and_hashes_its_file() -> None:
     identity = picker_identity(pick_best)
-    assert identity["picker"] == "course.assignments.selection.pick_best"
+    assert identity["picker"] == "course.assignments.pick_best.pick_best"
     assert len(identity["picker_sha256"]) == 64
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import course.assignments.selection as assignment
+import course.assignments.pick_best as assignment
 from course import selection_demo
 from course.eval import main as eval_main
 from course.lib.formats import iter_results
@@ -121,7 +121,7 @@ def test_the_manifest_records_the_inputs_the_scorer_and_the_selection_instrument
     assert manifest["selection"] == {
         "n": 4,
         "rule": assignment.SELECTION_RULE,
-        "picker": "course.assignments.selection.pick_best",
+        "picker": "course.assignments.pick_best.pick_best",
         "picker_sha256": sha256_file(assignment.__file__),
     }
     assert manifest["results_sha256"] == sha256_file(out / "results.jsonl")
@@ -161,7 +161,7 @@ def test_an_alternative_pick_best_that_keeps_the_contract_gives_the_same_results
     assert code == 0
     assert (other / "results.jsonl").read_bytes() == (reference / "results.jsonl").read_bytes()
     assert read_json(other / "manifest.json")["selection"]["picker"].endswith("pick_best")
-    assert read_json(other / "manifest.json")["selection"]["picker"] != "course.assignments.selection.pick_best"
+    assert read_json(other / "manifest.json")["selection"]["picker"] != "course.assignments.pick_best.pick_best"
 
 
 def test_an_existing_run_is_not_overwritten_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

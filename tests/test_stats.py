@@ -1,4 +1,4 @@
-"""course.stats against exact arithmetic (fractions, math.comb) and published values."""
+"""course.lib.stats against exact arithmetic (fractions, math.comb) and published values."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.errors import CourseError
-from course.stats import (
+from course.lib.stats import (
     mcnemar_exact,
     paired_bootstrap,
     paired_difference_interval,

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from course.errors import CourseError
-from course.problems import make_problem
+from course.lib.problems import make_problem
 from course.tinylm import PI0_MANIFEST
 from course.tinylm.sft_data import (
     DEFAULT_DATASETS,

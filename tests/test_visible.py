@@ -1,4 +1,4 @@
-"""course.visible: every invisible or look-alike character becomes an unambiguous escape."""
+"""course.lib.visible: every invisible or look-alike character becomes an unambiguous escape."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import json
 import unicodedata
 
-from course.visible import dumps_safe, legend, visible
+from course.lib.visible import dumps_safe, legend, visible
 
 
 def test_plain_ascii_is_shown_unchanged() -> None:

@@ -43,7 +43,7 @@ import random
 from collections import defaultdict
 from typing import Any
 
-from course.policy_gradient import (
+from course.lib.policy_gradient import (
     exact_gradient,
     expected_reward,
     grad_log_prob,

@@ -21,7 +21,7 @@ from course.exercises.planted_bugs import (
     _group_row,
     arm_rewards,
 )
-from course.policy_gradient import (
+from course.lib.policy_gradient import (
     exact_gradient,
     expected_reward,
     grad_log_prob,
@@ -100,3 +100,9 @@ def train_logged(steps: int = 60, log_every: int = 5, lr: float = 0.8) -> list[d
             # log rows. len(log) + 1 equals the step only when log_every == 1.
             log.append({"x": step, "expected_reward": expected_reward(softmax(logits), rewards)})
     return log
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.exercises.solutions"))

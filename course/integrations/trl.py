@@ -100,3 +100,9 @@ def course_dataset(path: str, *, conversational: bool = False):  # type: ignore[
     from datasets import Dataset
 
     return Dataset.from_list(course_rows(path, conversational=conversational))
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.integrations.trl"))

@@ -78,3 +78,9 @@ def verl_rows(path: str, split: str = "train") -> list[dict[str, Any]]:
         }
         for i, ex in enumerate(read_dataset(path))
     ]
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.integrations.verl"))

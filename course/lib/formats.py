@@ -549,3 +549,9 @@ def read_run(path: str | os.PathLike[str]) -> RunDir:
     if problem is not None:
         raise CourseError(f"{run}/results.jsonl: {problem}, expected a JSONL file")
     return RunDir(run, manifest, summary)
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.formats"))

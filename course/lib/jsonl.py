@@ -465,3 +465,9 @@ def _first_surrogate_line(text: str) -> int:
             if has:
                 return number
     return 1  # pragma: no cover - the caller found one
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.jsonl"))

@@ -126,3 +126,9 @@ def environment(module: str, argv: Sequence[str] | None) -> dict[str, Any]:
         "command": command_line(module, argv),
         "created_utc": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.manifest"))

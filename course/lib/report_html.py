@@ -18,7 +18,7 @@ The page references nothing outside itself: styles and the small table script
 are inline, charts are inline SVG (``course.lib.svg``), and a Content Security
 Policy forbids every network or file load and every script but the one whose
 sha256 it names. Every piece of run data is HTML-escaped; completions are shown
-as ``course.inspect_run`` shows them (``course.visible``: ``⟨\\n⟩``,
+as ``course.inspect_run`` shows them (``course.lib.visible``: ``⟨\\n⟩``,
 ``⟨U+XXXX⟩`` ...), cut to ``COMPLETION_LIMIT`` characters with the full length
 stated, so a ``<script>`` in a completion is text and a 10 MB completion costs
 600 characters. The summary, the failure taxonomy (each bar a ``<details>``
@@ -44,14 +44,14 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.evaluation import PASS_REWARD, ordered_codes, pass_rate_line, percent
+from course.lib.evaluation import PASS_REWARD, ordered_codes, pass_rate_line, percent
 from course.instrument.spec_v1 import ERROR_CODES
 from course.lib.formats import iter_results
 from course.lib.jsonl import iter_objects, read_json
 from course.lib.svg import Mark, Series, line_chart
 from course.lib.manifest import sha256_file
-from course.stats import wilson_interval
-from course.visible import legend, visible
+from course.lib.stats import wilson_interval
+from course.lib.visible import legend, visible
 
 __all__ = [
     "RunData", "load_run", "render_report", "write_report", "is_report_file", "default_output",
@@ -358,7 +358,7 @@ def _pass_rate(summary: Mapping[str, Any]) -> str:
         f'<p class="passrate"><strong>{e(pass_rate_line(passed, n))}</strong></p>'
         + _ci_bar(passed, n)
         + (f"<p>Mean reward {mean:.3f}. " if isinstance(mean, (int, float)) else "<p>")
-        + "The interval is the 95 % Wilson score interval (course.stats.wilson_interval): the policy's true "
+        + "The interval is the 95 % Wilson score interval (course.lib.stats.wilson_interval): the policy's true "
         "pass rate on items like these is plausibly anywhere inside it. Compare runs with course.gate.</p>"
     )
 
@@ -948,3 +948,9 @@ def write_report(path: str | os.PathLike[str], html: str, *, force: bool = False
         tmp.unlink(missing_ok=True)
         raise
     return out
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.report_html"))

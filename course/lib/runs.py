@@ -514,3 +514,9 @@ __all__ = [
     "write_summary",
     "write_text",
 ]
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.runs"))

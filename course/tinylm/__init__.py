@@ -25,7 +25,7 @@ from course.errors import CourseError
 TORCH_MISSING = "the tiny LM needs PyTorch: pip install torch==2.13.0 && pip install -e '.[lm]'"
 
 # Completion length limit: the context is 192 tokens and the course's prompts are at most 140
-# characters (course.problems.MAX_PROMPT_CHARS), so <bos> + 140 + <sep> + 48 + <eos> still fits.
+# characters (course.lib.problems.MAX_PROMPT_CHARS), so <bos> + 140 + <sep> + 48 + <eos> still fits.
 # Longer prompts (other datasets) are cropped from the left; sample.py counts them.
 MAX_TOKENS_LIMIT = 48
 

@@ -298,3 +298,9 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
 def policy_name(sha256_hex: str) -> str:
     """The ``policy`` string recorded in rollouts: ``tinylm:<first 12 hex of the checkpoint's sha256>``."""
     return f"tinylm:{sha256_hex[:12]}"
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.tinylm.model"))

@@ -662,7 +662,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> N
             row += smooth.get(r["step"], [""] * len(smooth_cols))
             w.writerow(row)
 
-    from course.plotting import plot_to
+    from course.lib.plotting import plot_to
 
     ev = [r["eval"] for r in records if "eval" in r]
     xs = [r["step"] for r in steps]
@@ -717,7 +717,7 @@ def holdout_comparison(args: Any, run_dir: Path, ref: Any, ref_name: str, final:
     from course.eval import evaluate
     from course.instrument.spec_v1 import score as strict_score
     from course.lib.jsonl import dumps_line, write_text_atomic
-    from course.stats import paired_bootstrap, wilson_interval
+    from course.lib.stats import paired_bootstrap, wilson_interval
     from course.tinylm.sample import sample_records
     from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
 

@@ -15,13 +15,13 @@ towards right numbers), and, under a hackable rubric, towards the hedges.
 Every target *contains* the correct answer; wrong numbers come from the model
 itself, not from the data.
 
-The problems come from ``course.problems.make_problem`` with a recorded seed, and
+The problems come from ``course.lib.problems.make_problem`` with a recorded seed, and
 any prompt that appears in ``data/datasets/math_dev.jsonl`` or
 ``math_holdout.jsonl`` is skipped (exact-prompt match), so the evaluation items
 are never trained on.
 
     >>> import random
-    >>> from course.problems import RUNNING_EXAMPLE
+    >>> from course.lib.problems import RUNNING_EXAMPLE
     >>> text, fmt = render_target(random.Random(3), RUNNING_EXAMPLE)
     >>> fmt in FORMAT_WEIGHTS and "323" in text
     True
@@ -39,7 +39,7 @@ import random
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from course.problems import Problem, make_problem
+from course.lib.problems import Problem, make_problem
 
 # ---------------------------------------------------------------------------
 # The format mixture. Weights are probabilities; the strict format is ~40 %.

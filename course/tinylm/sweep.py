@@ -119,7 +119,7 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], args: Any) -> None:
         )
     (out / "sweep.md").write_text("\n".join(md) + "\n", encoding="utf-8")
 
-    from course.plotting import plot_to
+    from course.lib.plotting import plot_to
 
     def draw(plt):  # type: ignore[no-untyped-def]
         fig, ax = plt.subplots(figsize=(5.5, 4))

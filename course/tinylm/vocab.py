@@ -101,3 +101,9 @@ class CharVocab:
 
 
 VOCAB = CharVocab()
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.tinylm.vocab"))

@@ -27,7 +27,7 @@ the file may hold an RLO, an ESC sequence or a NUL that would rewrite the
 terminal. Used by ``course.inspect_run``, ``course.gate``, ``course.kata``,
 ``course.token_inspect`` and ``summary.md``; try it with::
 
-    python -c "from course.visible import visible; print(visible('Final:\\u00a0\\u22127\\n'))"
+    python -c "from course.lib.visible import visible; print(visible('Final:\\u00a0\\u22127\\n'))"
 """
 
 from __future__ import annotations
@@ -146,3 +146,9 @@ def dumps_safe(obj: Any, **kwargs: Any) -> str:
     True
     """
     return _NOT_ASCII_OR_DEL.sub(_json_escape, json.dumps(obj, ensure_ascii=False, **kwargs))
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.visible"))

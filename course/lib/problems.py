@@ -187,3 +187,9 @@ def make_problem(rng: random.Random, kind: str | None = None) -> Problem:
         kind=kind,
         operands=(a, b),
     )
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.problems"))

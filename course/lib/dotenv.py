@@ -98,3 +98,9 @@ def lookup(
     if value:
         return value, ".env"
     return None
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.dotenv"))

@@ -321,3 +321,9 @@ def _check_same_length(a: Sequence[float], b: Sequence[float], name_a: str, name
 def _check_beta(beta: float, allow_zero: bool = False) -> None:
     if not (beta > 0.0 or (allow_zero and beta == 0.0)) or math.isinf(beta) or math.isnan(beta):
         raise CourseError(f"beta must be a positive finite number, got {beta}")
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.policy_gradient"))

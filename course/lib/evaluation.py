@@ -12,7 +12,7 @@ these pieces so that every tool counts, orders and prints outcomes the same way.
 
 Definitions used everywhere:
   * an item *passes* when its reward is exactly 1.0 (the strict scorer gives 1.0 or 0.0);
-  * ``pass_rate = passed / n`` with a 95 % Wilson interval (``course.stats``);
+  * ``pass_rate = passed / n`` with a 95 % Wilson interval (``course.lib.stats``);
   * a *share* is ``count / n`` over all items, so the shares of all codes add to 1;
   * outcome codes are ordered by count (largest first), ties broken by the order
     of ``course.score.ERROR_CODES`` (the order the rules are checked), then by name.
@@ -25,8 +25,8 @@ from pathlib import PurePath
 from typing import Any, Iterable, Mapping
 
 from course.instrument.spec_v1 import ERROR_CODES, SCORER_VERSION
-from course.stats import wilson_interval
-from course.visible import visible
+from course.lib.stats import wilson_interval
+from course.lib.visible import visible
 
 PASS_REWARD = 1.0
 EXAMPLES_PER_CODE = 3
@@ -244,7 +244,7 @@ def render_summary_md(
     failures = [row for row in summary["breakdown"] if row["code"] != "ok"]
     if failures:
         out += ["", "## Example failures", "", "Completions are shown with invisible and look-alike characters",
-                "escaped: `⟨\\n⟩` newline, `⟨\\t⟩` tab, `⟨U+XXXX⟩` any non-ASCII character (see course/visible.py).", ""]
+                "escaped: `⟨\\n⟩` newline, `⟨\\t⟩` tab, `⟨U+XXXX⟩` any non-ASCII character (see course/lib/visible.py).", ""]
         for row in failures:
             out.append(f"### `{row['code']}` ({row['count']} of {n}, {percent(row['share'])})")
             out.append("")
@@ -273,3 +273,9 @@ def split_from_path(path: str | os.PathLike[str]) -> str | None:
         if word.lower() in KNOWN_SPLITS:
             return word.lower()
     return None
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.evaluation"))

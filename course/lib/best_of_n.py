@@ -10,7 +10,7 @@ For one dataset item with a pack of n samples (stored order, indices 0..n-1):
   * every sample is scored with the strict verifier (``course.score.score``);
     c = how many of the n pass (reward 1.0);
   * the first N samples are the *candidates*; ``pick_best`` (the student
-    exercise in ``course/assignments/selection.py``) returns one of them;
+    exercise in ``course/assignments/pick_best.py``) returns one of them;
   * ``item_result`` builds the results.jsonl line; ``SelectionTally`` adds
     lines one at a time (memory does not grow with the number of items) and
     ``summary()`` returns everything summary.json reports.
@@ -20,9 +20,9 @@ The numbers, per item, then averaged over items:
   * pass@1 (sample 0)     did the first stored sample pass? (what ``course.eval`` scores)
   * best-of-N             did the chosen sample pass?
   * pass@k (unbiased)     1 - C(n-c, k) / C(n, k) from ALL n samples (Chen et al. 2021),
-                          ``course.stats.pass_at_k``: the chance that at least one of
+                          ``course.lib.stats.pass_at_k``: the chance that at least one of
                           k fresh samples passes, estimated from n >= k samples
-  * pass^k                C(c, k) / C(n, k), ``course.stats.pass_hat_k``: the chance that
+  * pass^k                C(c, k) / C(n, k), ``course.lib.stats.pass_hat_k``: the chance that
                           all k pass (reliability; falls as k grows)
   * first-k               did one of the first k stored samples pass? One draw of k per
                           item: unbiased only if the stored order is random, and noisier
@@ -33,7 +33,7 @@ The numbers, per item, then averaged over items:
 
 Worked example (an item with n = 4 samples, c = 2 of them passing)::
 
-    >>> from course.stats import pass_at_k
+    >>> from course.lib.stats import pass_at_k
     >>> pass_at_k(4, 2, 2)        # 1 - C(2,2)/C(4,2) = 1 - 1/6
     0.8333333333333334
     >>> 1 - (1 - 2 / 4) ** 2     # the plug-in shortcut: too low
@@ -48,10 +48,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.evaluation import PASS_REWARD, Tally
+from course.lib.evaluation import PASS_REWARD, Tally
 from course.instrument.spec_v1 import score
 from course.lib.formats import SampleSet
-from course.stats import pass_at_k, pass_hat_k, wilson_interval
+from course.lib.stats import pass_at_k, pass_hat_k, wilson_interval
 
 Picker = Callable[[Sequence[Mapping[str, Any]]], Mapping[str, Any]]
 
@@ -100,7 +100,7 @@ def choose(candidates: Sequence[Mapping[str, Any]], picker: Picker, item_id: str
 
     The picker gets copies (a picker that edits a reward cannot change what is
     recorded) and must return one of them, the object itself, as the contract in
-    ``course/assignments/selection.py`` says; anything else is a ``CourseError``.
+    ``course/assignments/pick_best.py`` says; anything else is a ``CourseError``.
     """
     offered = [{**c, "details": dict(c["details"])} for c in candidates]
     try:
@@ -275,7 +275,7 @@ def picker_identity(picker: Picker) -> dict[str, Any]:
     """``{"picker": "module.name", "picker_sha256": hex or None}`` for the manifest.
 
     The sha256 covers the whole source file of the function: a student's edit to
-    ``course/assignments/selection.py`` changes the instrument of selection, and
+    ``course/assignments/pick_best.py`` changes the instrument of selection, and
     ``course.gate`` sees it.
     """
     try:
@@ -300,3 +300,9 @@ def _describe(value: Any) -> str:
     if isinstance(value, Mapping) and "sample_index" in value:
         return f"a {type(value).__name__} with sample_index {value['sample_index']!r} (a copy?)"
     return f"a {type(value).__name__}"
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.best_of_n"))

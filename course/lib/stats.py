@@ -12,7 +12,7 @@ raise ``CourseError`` (never a silent NaN):
 
 Nothing here reads files or keeps state; ``course.eval``, ``course.gate`` and
 ``course.selection_demo`` call these functions and print what they return.
-Check a value by hand with e.g. ``python -c "from course.stats import *; print(wilson_interval(23, 100))"``.
+Check a value by hand with e.g. ``python -c "from course.lib.stats import *; print(wilson_interval(23, 100))"``.
 """
 
 from __future__ import annotations
@@ -276,3 +276,9 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     for i in range(k):
         all_pass *= (c - i) / (n - i)
     return all_pass
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.stats"))

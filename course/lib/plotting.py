@@ -9,7 +9,7 @@ and in CI.
 
 Usage inside a tool::
 
-    from course.plotting import plot_to
+    from course.lib.plotting import plot_to
 
     def draw(plt):
         fig, ax = plt.subplots()
@@ -71,3 +71,9 @@ def plot_to(path: str | os.PathLike[str], draw: Callable[[Any], Any]) -> bool:
         return False
     save_figure(draw(plt), path)
     return True
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.plotting"))

@@ -1,0 +1,5 @@
+"""`python -m course.tinylm`: list the tools, grouped by loop, one line each."""
+
+from course.lib.toolbox import listing
+
+print(listing("course.tinylm."))
