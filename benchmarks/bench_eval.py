@@ -118,7 +118,7 @@ if mode.startswith("minimal"):
                                   "reward": s["reward"], "details": s["details"]}) + "\n")
             n += 1
 else:
-    from course.eval import evaluate
+    from course.lib.eval_pipeline import evaluate
     run_dir, manifest, summary = evaluate(Path(sys.argv[1]), Path(sys.argv[2]), outdir=sys.argv[3], argv=[])
     n, passed = summary["n"], summary["passed"]
 print(json.dumps({"n": n, "passed": passed, "seconds": time.perf_counter() - t0,

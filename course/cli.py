@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from fractions import Fraction
 import os
 import sys
 from typing import Any, Callable, Sequence
@@ -110,6 +111,17 @@ def float_in(low: float, high: float) -> Callable[[str], float]:
 
     parse.__name__ = f"float in [{low:g}, {high:g}]"
     return parse
+
+
+def rate_difference(text: str) -> Fraction:
+    """An exact pass-rate difference in [-1, 1] (``0.05`` is 5 points), kept as a Fraction."""
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {text!r}") from None
+    if not -1 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"a pass-rate difference lies between -1 and 1, got {text}")
+    return value
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:

@@ -30,8 +30,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Sequence
 
-from course import gate
-from course.cli import EXIT_OK, info, make_parser, run
+from course.lib import locked_room
+from course.cli import EXIT_OK, info, make_parser, rate_difference, run
 from course.errors import CourseError
 from course.lib import report_html
 
@@ -45,10 +45,10 @@ EXAMPLE = """\
 def gate_pair(baseline: str | Path, candidate: str | Path, min_delta: Fraction, require_significance: bool) -> dict[str, Any]:
     """course.gate's decision for one pair, as the page renders it; an unusable pair becomes an ``error`` entry."""
     try:
-        base, cand = gate.load_outcomes(str(baseline)), gate.load_outcomes(str(candidate))
+        base, cand = locked_room.load_outcomes(str(baseline)), locked_room.load_outcomes(str(candidate))
     except CourseError as exc:
         return {"baseline": str(baseline), "candidate": str(candidate), "error": str(exc)}
-    return gate.gate_view(gate.decide(base, cand, min_delta, require_significance), base, cand)
+    return locked_room.gate_view(locked_room.decide(base, cand, min_delta, require_significance), base, cand)
 
 
 def build(paths: Sequence[str], min_delta: Fraction, require_significance: bool) -> str:
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories; with several, the first is the baseline")
         parser.add_argument("--out", help="the HTML file (default: RUN_DIR/report.html, or compare_<a>_vs_<b>.html beside the first run)")
         parser.add_argument("--force", action="store_true", help="overwrite --out even if course.report did not write it")
-        parser.add_argument("--min-delta", type=gate._fraction, default=Fraction(0),
+        parser.add_argument("--min-delta", type=rate_difference, default=Fraction(0),
                             help="the gate's bar for each comparison, as in course.gate (default 0: not worse)")
         parser.add_argument("--require-significance", action="store_true", help="as in course.gate")
         args = parser.parse_args(args_in)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import course.eval as ev
+from course.lib import eval_pipeline
 from course.lib.evaluation import pass_rate_line
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import PROJECT_ROOT
@@ -190,8 +191,8 @@ def test_a_failure_mid_run_leaves_no_run_directory(files, tmp_path: Path, monkey
             raise RuntimeError("disk on fire")
         return real_score(example, completion)
 
-    real_score = ev.score
-    monkeypatch.setattr(ev, "score", exploding_score)
+    real_score = eval_pipeline.score
+    monkeypatch.setattr(eval_pipeline, "score", exploding_score)
     with pytest.raises(RuntimeError):
         run_eval(*files, "--outdir", "runs/a")
     assert leftovers(tmp_path) == []  # neither runs/a nor a hidden temporary directory

@@ -10,6 +10,7 @@ import pytest
 
 import course.eval as ev
 import course.gate as gate
+from course.lib import locked_room
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import PROJECT_ROOT
 from course.lib.stats import mcnemar_exact
@@ -229,7 +230,7 @@ def test_a_different_rule_counts_once_there_is_a_choice_to_make(lab, capsys) -> 
 
 
 def test_the_locked_fields_table_names_the_keys_the_gate_compares() -> None:
-    assert [f.key for f in gate.LOCKED_FIELDS] == [
+    assert [f.key for f in locked_room.LOCKED_FIELDS] == [
         "dataset_fingerprint", "split", "scorer_version", "scorer_fingerprint", "sampling", "selection.n", "selection.rule",
         "selection.picker_sha256",
     ]

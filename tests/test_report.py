@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import course.gate as gate
+from course.lib import locked_room
 import course.report as report
 from course.inspect_run import render_example
 from course.lib.formats import iter_results
@@ -271,8 +272,8 @@ def test_gate_rendering_of_an_accept_pair_shows_every_field_equal_and_mcnemar(ru
     rows = [el for el in page.find("tr") if el["attrs"].get("class") in ("same", "differs", "skip")]
     # selection.rule and picker_sha256 are shown but not compared when n = 1 (course.gate's rule)
     assert [el["attrs"]["class"] for el in rows] == ["same"] * 6 + ["skip"] * 2
-    base, cand = gate.load_outcomes(str(runs["eval"])), gate.load_outcomes(str(runs["eval_better"]))
-    p = gate.decide(base, cand, Fraction(0), False)["paired"]["mcnemar_p"]
+    base, cand = locked_room.load_outcomes(str(runs["eval"])), locked_room.load_outcomes(str(runs["eval_better"]))
+    p = locked_room.decide(base, cand, Fraction(0), False)["paired"]["mcnemar_p"]
     assert page.text_of(page.find("strong", class_="mcnemar")[0]) == format(p, ".3g")
     assert "(c)" in page.text_of(section) and "(b)" in page.text_of(section)
 
@@ -307,7 +308,7 @@ def test_gate_html_writes_the_same_page_as_course_report(runs, tmp_path, capsys)
 
 
 def test_header_keys_include_every_locked_room_field_of_the_gate():
-    assert {f.key for f in gate.LOCKED_FIELDS} <= set(report_html.HEADER_KEYS)
+    assert {f.key for f in locked_room.LOCKED_FIELDS} <= set(report_html.HEADER_KEYS)
 
 
 # ---------------------------------------------------------------------------

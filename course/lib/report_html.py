@@ -27,7 +27,7 @@ without JavaScript; the script only filters, sorts and pages the table, over an
 inline JSON block (``type="application/json"``: data, never executed).
 
 Gate decisions are computed by ``course.gate`` and passed in as plain dicts
-(``course.gate.gate_view``): the library renders them and never imports a tool.
+(``course.lib.locked_room.gate_view``): the library renders them and never imports a tool.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class RunData:
     table: tuple[dict[str, str], ...] = ()  # kl_tradeoff.csv
     texts: dict[str, str] = field(default_factory=dict)  # small text files shown as they are
     sub_runs: tuple["RunData", ...] = ()  # tinylm.rl: its course.eval runs
-    gate: dict[str, Any] | None = None  # tinylm.rl: the holdout gate (course.gate.gate_view)
+    gate: dict[str, Any] | None = None  # tinylm.rl: the holdout gate (course.lib.locked_room.gate_view)
     files: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # e.g. results.jsonl edited after the run
 

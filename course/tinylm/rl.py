@@ -714,7 +714,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> N
 def holdout_comparison(args: Any, run_dir: Path, ref: Any, ref_name: str, final: Any, final_name: str,
                        argv: Sequence[str] | None) -> dict[str, Any]:
     """Sample pi0 and the final policy on math_holdout with identical settings, evaluate, gate, estimate pass@1."""
-    from course.eval import evaluate
+    from course.lib.eval_pipeline import evaluate
     from course.instrument.spec_v1 import score as strict_score
     from course.lib.jsonl import dumps_line, write_text_atomic
     from course.lib.stats import paired_bootstrap, wilson_interval

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import course.eval as ev
 from course import gate, inspect_run, kata, token_inspect
+from course.lib import locked_room
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import sha256_file
 
@@ -178,8 +179,8 @@ def test_gate_names_a_summary_count_that_is_not_an_integer(runs, tmp_path, capsy
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
                     max_leaves=8))
 def test_same_value_agrees_with_python_equality_on_json_values_without_bools(a, b):
-    assert gate.same_value(a, b) == (a == b)
-    assert gate.same_value(a, a)
+    assert locked_room.same_value(a, b) == (a == b)
+    assert locked_room.same_value(a, a)
 
 
 @settings(max_examples=200, deadline=None)
@@ -187,15 +188,15 @@ def test_same_value_agrees_with_python_equality_on_json_values_without_bools(a, 
 def test_same_value_never_equates_a_bool_with_a_number(bools, number):
     numbers = [number(b) for b in bools]  # equal in Python: True == 1 == 1.0
     assert bools == numbers
-    assert not gate.same_value(bools, numbers) and not gate.same_value({"seed": numbers}, {"seed": bools})
-    assert gate.same_value(bools, list(bools))
+    assert not locked_room.same_value(bools, numbers) and not locked_room.same_value({"seed": numbers}, {"seed": bools})
+    assert locked_room.same_value(bools, list(bools))
 
 
 def test_same_value_survives_deep_nesting():
     deep_a, deep_b = [], []
     for _ in range(100_000):
         deep_a, deep_b = [deep_a], [deep_b]
-    assert gate.same_value(deep_a, deep_b)
+    assert locked_room.same_value(deep_a, deep_b)
 
 
 # ---------------------------------------------------------------------------

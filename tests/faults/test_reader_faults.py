@@ -162,7 +162,7 @@ def test_a_special_file_as_input_is_refused_by_name_without_hanging(
 
 @pytest.fixture(scope="module")
 def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from course.eval import evaluate
+    from course.lib.eval_pipeline import evaluate
 
     run, _, _ = evaluate(DEV, ROLLOUTS, outdir=tmp_path_factory.mktemp("run") / "r", argv=[])
     return run

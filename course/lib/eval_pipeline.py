@@ -1,0 +1,241 @@
+"""Loop A's pipeline: score a completions file against a dataset and write the run directory.
+
+``course.eval`` is its command line; ``course.tinylm.rl`` calls :func:`evaluate` on its
+own samples. :func:`score_files` streams both files into results.jsonl and a
+``Tally``; :func:`build_manifest` adds the Locked Room fields and provenance;
+:func:`evaluate` writes it all atomically through the one run writer
+(``course.lib.runs``)::
+
+    run_dir, manifest, summary = evaluate(Path("data/datasets/math_dev.jsonl"),
+                                          Path("data/rollouts/frozen_rollouts_dev.jsonl"), outdir="runs/x")
+
+The run directory holds (formats in docs/formats.md):
+  manifest.json   the conditions of the measurement (the Locked Room fields course.gate compares)
+  results.jsonl   one line per dataset item, in dataset order: id, completion, expected, reward, details
+  summary.json    n, passed, pass rate with a 95 % Wilson interval, mean reward, counts and shares per code
+  summary.md      the same for a human, with a few example failures per code
+
+How the pipeline stays flat in memory (benchmarks/bench_eval.py measures it):
+the dataset and the completions are streamed side by side, line by line
+(``course.lib.formats.iter_aligned``: the one plain reader on each file), and each result is written as soon as it is scored; only counters and a few example
+failures are kept. This needs the completions in dataset order, which is how
+the bundled rollouts and every course tool write them. If the ids do not line
+up (another order, a missing or an unknown id), the run restarts in *indexed*
+mode: the dataset and the completions are held in memory, every id problem is
+reported precisely, and results are still written in dataset order. Either way
+the output bytes are identical.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from course.errors import CourseError
+from course.instrument.spec_v1 import score
+from course.lib.evaluation import Tally, missing_result, render_summary_md, split_from_path
+from course.lib.formats import NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects
+from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
+from course.lib.manifest import environment, input_fingerprint, locked_room
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
+
+TOOL = "course.eval"
+BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
+BUNDLED_COMPLETIONS = "data/rollouts/frozen_rollouts_dev.jsonl"
+PROGRESS_EVERY = 8192  # lines between checks of the clock for the progress line
+
+
+# ===========================================================================
+# Scoring: two files in, results.jsonl out, a Tally of what happened
+# ===========================================================================
+@dataclass
+class Scored:
+    """What scoring produced besides results.jsonl."""
+
+    tally: Tally
+    results_sha256: str
+    n_missing: int
+    policy: str
+    sampling: dict[str, Any]
+    in_dataset_order: bool
+
+
+Progress = Callable[[int], None]
+
+
+def score_files(
+    dataset: Path,
+    completions: Path,
+    results_path: Path,
+    *,
+    allow_missing: bool = False,
+    progress: Progress | None = None,
+) -> Scored:
+    """Score every dataset item's completion; write results.jsonl in dataset order.
+
+    Raises ``CourseError`` (``path:line: ...``) for any malformed input; the
+    caller writes into a temporary directory, so nothing is left behind.
+    """
+    try:
+        return _score_aligned(dataset, completions, results_path, progress)
+    except NotAligned:  # the completions do not follow the dataset line by line
+        return _score_indexed(dataset, completions, results_path, allow_missing, progress)
+
+
+def _score_aligned(dataset: Path, completions: Path, results_path: Path, progress: Progress | None) -> Scored:
+    """The streaming path: dataset line i and completions line i carry the same id."""
+    tally = Tally()
+    first: dict[str, Any] | None = None
+    with JsonlWriter(results_path) as out:
+        write, add = out.write, tally.add  # bound once: this loop runs a million times
+        for example, record in iter_aligned(dataset, completions):
+            if first is None:
+                first = record
+            ident, text, expected = example["id"], record["completion"], example["expected_answer"]
+            # Score, then one results.jsonl line: id, completion, expected, reward, details.
+            scored = score(example, text)
+            reward, details = scored["reward"], scored["details"]
+            result = {"id": ident, "completion": text, "expected": expected, "reward": reward, "details": details}
+            write(result)
+            add(result)
+            if progress is not None and tally.n % PROGRESS_EVERY == 0:
+                progress(tally.n)
+        sha = out.sha256
+    assert first is not None  # an empty dataset file is rejected by the reader
+    return Scored(tally, sha, 0, first["policy"], first["sampling"], True)
+
+
+def _score_indexed(
+    dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None
+) -> Scored:
+    """Any order: hold the dataset and completions in memory, check every id, score in dataset order."""
+    examples: list[dict[str, Any]] = []
+    lines: list[int] = []
+    for lineno, example in iter_dataset_objects(dataset):
+        examples.append(example)
+        lines.append(lineno)
+    position = {example["id"]: i for i, example in enumerate(examples)}
+    texts: list[Any] = [None] * len(examples)
+    seen_on: list[int] = [0] * len(examples)  # completions line of each item, 0 = none yet
+    first: dict[str, Any] | None = None
+    for lineno, record in iter_completion_objects(completions, unique=False):
+        i = position.get(record["id"])
+        if i is None:
+            raise CourseError(f"{completions}:{lineno}: id {record['id']!r} is not in the dataset {dataset}")
+        if seen_on[i]:
+            raise CourseError(
+                f"{completions}:{lineno}: duplicate id {record['id']!r} (first seen on line {seen_on[i]}); "
+                "every id must be unique"
+            )
+        seen_on[i] = lineno
+        texts[i] = record["completion"]
+        if first is None:
+            first = record
+    missing = [i for i, line in enumerate(seen_on) if not line]
+    if missing and not allow_missing:
+        i = missing[0]
+        raise CourseError(
+            f"{dataset}:{lines[i]}: id {examples[i]['id']!r} has no completion in {completions} "
+            f"({len(missing)} of {len(examples)} items have none); pass --allow-missing to score them as failures"
+        )
+    assert first is not None
+    tally = Tally()
+    with JsonlWriter(results_path) as out:
+        for i, example in enumerate(examples):
+            if seen_on[i]:
+                scored = score(example, texts[i])
+                result = {
+                    "id": example["id"],
+                    "completion": texts[i],
+                    "expected": example["expected_answer"],
+                    "reward": scored["reward"],
+                    "details": scored["details"],
+                }
+            else:
+                result = missing_result(example)
+            out.write(result)
+            tally.add(result)
+            if progress is not None and tally.n % PROGRESS_EVERY == 0:
+                progress(tally.n)
+        sha = out.sha256
+    return Scored(tally, sha, len(missing), first["policy"], first["sampling"], False)
+
+
+# ===========================================================================
+# The run directory
+# ===========================================================================
+def build_manifest(
+    *,
+    argv: Sequence[str] | None,
+    dataset: dict[str, Any],
+    completions: dict[str, Any],
+    split: str | None,
+    scored: Scored,
+    allow_missing: bool,
+    summary_sha256: str,
+) -> dict[str, Any]:
+    """manifest.json: the Locked Room fields first, then provenance."""
+    return {
+        **environment(TOOL, argv),
+        **locked_room(dataset, split, scored.policy, scored.sampling),
+        "completions": completions,
+        "n_items": scored.tally.n,
+        "n_missing": scored.n_missing,
+        "allow_missing": allow_missing,
+        "completions_in_dataset_order": scored.in_dataset_order,
+        "results_sha256": scored.results_sha256,
+        "summary_sha256": summary_sha256,
+    }
+
+
+def _context_lines(manifest: dict[str, Any]) -> list[str]:
+    return [
+        f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
+        f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
+        f"Completions: `{manifest['completions']['path']}` (policy `{manifest['policy']}`, "
+        f"sampling `{dumps_line(manifest['sampling'])}`)",
+        f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
+        f"Missing completions scored as failures: {manifest['n_missing']}",
+    ]
+
+
+def evaluate(
+    dataset: Path,
+    completions: Path,
+    *,
+    outdir: str | os.PathLike[str] | None,
+    force: bool = False,
+    allow_missing: bool = False,
+    split: str | None = None,
+    argv: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """Score and write the run directory atomically; return ``(run_dir, manifest, summary)``."""
+    final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
+    for path, what in ((dataset, "dataset"), (completions, "completions")):
+        problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
+        if problem is not None:
+            raise CourseError(f"{path}: {problem} (the {what})")
+    split = split if split is not None else split_from_path(dataset)
+    dataset_fp, completions_fp = input_fingerprint(dataset), input_fingerprint(completions)
+    with atomic_run_dir(final, force=force, prefix="eval") as tmp:
+        scored = score_files(dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress)
+        summary = {**scored.tally.summary(), "split": split, "n_missing": scored.n_missing}
+        summary_sha256 = write_summary(tmp, summary)
+        manifest = build_manifest(
+            argv=argv,
+            dataset=dataset_fp,
+            completions=completions_fp,
+            split=split,
+            scored=scored,
+            allow_missing=allow_missing,
+            summary_sha256=summary_sha256,
+        )
+        markdown = render_summary_md(
+            summary, scored.tally.examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest)
+        )
+        write_text(tmp / "summary.md", markdown)
+        write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
+    return final, manifest, summary
