@@ -17,6 +17,7 @@ Run it::
     python -m course.token_inspect                       # the five default near-misses
     python -m course.token_inspect "Final: 323" "Final:323"
     python -m course.token_inspect --escapes 'Final:\\n323' 'Final: \\u2212323' --json
+    python -m course.token_inspect --vocab tiny          # without the tokenizer extra
 
 In the token rows ``␠`` is a space; every other character outside printable
 ASCII is shown as ``⟨\\n⟩``, ``⟨\\t⟩`` or ``⟨U+XXXX⟩`` (``course.lib.visible``).
@@ -31,7 +32,8 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from course.cli import info, make_parser, run
+from course.cli import make_parser, run
+from course.lib.extras import require
 from course.errors import CourseError
 from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.lib.visible import dumps_safe, legend, visible
@@ -165,7 +167,8 @@ def render(records: Sequence[dict[str, Any]]) -> list[str]:
             f"    scorer {s['scorer_version']}, expected {s['expected']}: reward {s['reward']:.1f}  "
             f"{visible(s['error_code'])}  ({visible(s['reason'])})"
         )
-        lines += token_rows("cl100k_base", r["cl100k_base"])
+        if "cl100k_base" in r:  # absent under --vocab tiny
+            lines += token_rows("cl100k_base", r["cl100k_base"])
         lines += token_rows("tiny-LM characters", r["tiny_lm"])
         lines.append("")
     lines += [
@@ -222,6 +225,11 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.token_inspect --escapes 'Final:\\n323' 'Final: \\u2212323' --json",
     )
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="strings to inspect (default: five near-misses)")
+    parser.add_argument(
+        "--vocab", choices=("both", "tiny"), default="both",
+        help="both = cl100k_base (needs the tokenizer extra) and the tiny LM's characters (default); "
+             "tiny = the tiny LM's characters only (standard library)",
+    )
     parser.add_argument("--escapes", action="store_true", help=r"interpret \n \t \r \\ \xHH \uHHHH in TEXT")
     parser.add_argument("--expected", type=int, default=323, help="expected answer for the scorer's verdict (default 323)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
@@ -236,13 +244,20 @@ def _main(argv: Sequence[str] | None) -> int:
     # Intermixed: options may come after the texts ("Final: 323" --escapes 'x\ty').
     args = build_parser().parse_intermixed_args(argv)
     texts = [unescape(t) if args.escapes else t for t in args.texts] or list(DEFAULT_TEXTS)
-    encoding, problem = load_cl100k()
-    if encoding is None:
-        info(f"note: {problem}")
+    encoding = None
+    if args.vocab == "both":
+        # The one rule for extras: asked for, not installed -> one line, exit 2, before any work.
+        require("tokenizer", "cl100k_base (course.token_inspect's default view; --vocab tiny needs nothing)")
+        encoding, problem = load_cl100k()
+        if encoding is None:  # installed, but the offline encoding file is not where tiktoken looks
+            raise CourseError(problem)
     vocab = load_tiny_vocab()
     if vocab is None:
-        info(f"note: {TINY_LM_MISSING}")
-    records = [inspect_text(t, args.expected, encoding, problem, vocab) for t in texts]
+        raise CourseError(f"{TINY_LM_MISSING}: course/tinylm/vocab.py is missing from this checkout")
+    records = [inspect_text(t, args.expected, encoding, None, vocab) for t in texts]
+    if args.vocab == "tiny":
+        for record in records:
+            del record["cl100k_base"]
     if args.json:
         print(dumps_safe({"inputs": records}, indent=2))
     else:

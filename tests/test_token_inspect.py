@@ -61,18 +61,25 @@ def test_tiny_lm_tokens_are_characters(capsys: pytest.CaptureFixture[str]) -> No
     assert record["tiny_lm"]["tokens"] == ["F", "i", "n", "a", "l", ":", "␠", "3", "2", "3"]
 
 
-def test_missing_tiktoken_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_tiktoken_stops_before_any_work_with_the_install_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "tiktoken", None)
-    (record,) = _json(["Final: 323"], capsys)
-    assert record["cl100k_base"]["available"] is False
-    assert "pip install -e '.[tokenizer]'" in record["cl100k_base"]["reason"]
-    assert record["scorer"]["reward"] == 1.0  # the rest of the report still works
+    assert ti.main(["Final: 323"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # the one rule for extras: nothing half-shown
+    assert "needs the tokenizer extra" in err and "pip install -e '.[tokenizer]'" in err and "--vocab tiny" in err
 
 
-def test_missing_tiny_lm_vocabulary_is_reported(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_vocab_tiny_works_without_the_tokenizer_extra(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
+    (record,) = _json(["--vocab", "tiny", "Final: 323"], capsys)
+    assert "cl100k_base" not in record
+    assert record["tiny_lm"]["ids"][:1] == [44] and record["scorer"]["reward"] == 1.0
+
+
+def test_missing_tiny_lm_vocabulary_is_an_input_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "course.tinylm.vocab", None)
-    assert ti.main(["Final: 323"]) == 0
-    assert "tiny-LM vocabulary not available" in capsys.readouterr().out
+    assert ti.main(["--vocab", "tiny", "Final: 323"]) == 2
+    assert "tiny-LM vocabulary not available" in capsys.readouterr().err
 
 
 def test_escapes_turn_backslash_sequences_into_characters(capsys: pytest.CaptureFixture[str]) -> None:
