@@ -97,3 +97,36 @@ def test_no_course_module_imports_the_scorer_or_rubrics_command_line(path):
     # The rules are course.instrument.*; course.score and course.rubrics only parse arguments.
     used = sorted(set(_imports(path)) & INSTRUMENT_TOOLS)
     assert used == [], f"{path.relative_to(ROOT)} imports the tool module(s) {used}; use course.instrument"
+
+
+# --- the library and the tools ------------------------------------------------------------------------
+def _tool_modules() -> frozenset[str]:
+    from course.lib.toolbox import TOOLS
+
+    return frozenset(tool.module for tool in TOOLS) | INSTRUMENT_TOOLS
+
+
+def _modules() -> list[Path]:
+    return [p for p in sorted(COURSE.rglob("*.py")) if p.name != "__main__.py"]
+
+
+@pytest.mark.parametrize("path", [p for p in _modules() if _module_name(p) not in _tool_modules()],
+                         ids=lambda p: str(p.relative_to(COURSE)))
+def test_the_library_never_imports_a_tool_module(path):
+    used = sorted(t for t in _tool_modules() if any(_within(name, t) for name in _imports(path)))
+    assert used == [], f"{path.relative_to(ROOT)} (library) imports the tool module(s) {used}"
+
+
+@pytest.mark.parametrize("path", [p for p in _modules() if _module_name(p) in _tool_modules()],
+                         ids=lambda p: str(p.relative_to(COURSE)))
+def test_a_tool_never_imports_another_tool(path):
+    # Tools share work through library functions, never through each other's modules or main().
+    me = _module_name(path)
+    used = sorted(t for t in _tool_modules() - {me} if any(_within(name, t) for name in _imports(path)))
+    assert used == [], f"{path.relative_to(ROOT)} imports the tool module(s) {used}; move what it needs to the library"
+
+
+@pytest.mark.parametrize("path", sorted((COURSE / "lib").glob("*.py")), ids=lambda p: p.name)
+def test_library_modules_parse_no_command_line(path):
+    names = _imports(path)
+    assert "argparse" not in names and not any(_within(n, "course.cli") for n in names), path.name

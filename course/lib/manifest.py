@@ -128,6 +128,19 @@ def environment(module: str, argv: Sequence[str] | None) -> dict[str, Any]:
     }
 
 
+
+def shown_here(recorded: str) -> str:
+    """A recorded path as the user can type it from the current directory.
+
+    Manifests name project files relative to the project root (``data/datasets/math_dev.jsonl``),
+    so a run says the same thing wherever it was made. Printed to a person in another directory,
+    that name would point nowhere: there it is shown as the absolute path under the project root.
+    """
+    if Path(recorded).exists() or Path(recorded).is_absolute():
+        return recorded
+    under_root = PROJECT_ROOT / recorded
+    return str(under_root) if under_root.exists() else recorded
+
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
