@@ -29,8 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from course.cli import make_parser, run
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import ERROR_CODES, SCORER_VERSION, score
@@ -207,68 +208,67 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """CLI: run both suites; exit 0 all pass, 1 some fail, 2 bad input."""
+    return run(_main, argv)
+
+
+def _main(args_in: Sequence[str] | None) -> int:
     import json
 
-    from course.cli import make_parser, run
+    parser = make_parser(
+        "python -m course.golden",
+        "Run the golden suites against the scorer: every correct case must get reward 1.0, every "
+        "exploit reward 0.0 with the error code its line lists. Prints the cases that do not, then "
+        "one summary line. Exit 0 all pass, 1 some fail, 2 missing or malformed file.",
+        "  python -m course.golden\n"
+        "  golden: 18/18 correct rewarded, 82/82 exploits rejected with the listed code\n"
+        "\n"
+        "  python -m course.golden --verbose    # every case with its prompt\n"
+        "  python -m course.golden --exploits my_exploits.jsonl --json",
+    )
+    parser.add_argument("--correct", metavar="FILE", default=None,
+                        help=f"correct suite (default: the bundled {DEFAULT_CORRECT.name})")
+    parser.add_argument("--exploits", metavar="FILE", default=None,
+                        help=f"exploit suite (default: the bundled {DEFAULT_EXPLOITS.name})")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument(
+        "--verbose", action="store_true",
+        help="list every case (prompt, completion, verdict), not only the failures; with --json, add 'cases'",
+    )
+    args = parser.parse_args(args_in)
 
-    def _main(args_in):  # type: ignore[no-untyped-def]
-        parser = make_parser(
-            "python -m course.golden",
-            "Run the golden suites against the scorer: every correct case must get reward 1.0, every "
-            "exploit reward 0.0 with the error code its line lists. Prints the cases that do not, then "
-            "one summary line. Exit 0 all pass, 1 some fail, 2 missing or malformed file.",
-            "  python -m course.golden\n"
-            "  golden: 18/18 correct rewarded, 82/82 exploits rejected with the listed code\n"
-            "\n"
-            "  python -m course.golden --verbose    # every case with its prompt\n"
-            "  python -m course.golden --exploits my_exploits.jsonl --json",
-        )
-        parser.add_argument("--correct", metavar="FILE", default=None,
-                            help=f"correct suite (default: the bundled {DEFAULT_CORRECT.name})")
-        parser.add_argument("--exploits", metavar="FILE", default=None,
-                            help=f"exploit suite (default: the bundled {DEFAULT_EXPLOITS.name})")
-        parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-        parser.add_argument(
-            "--verbose", action="store_true",
-            help="list every case (prompt, completion, verdict), not only the failures; with --json, add 'cases'",
-        )
-        args = parser.parse_args(args_in)
+    correct_cases = load_suite(args.correct or DEFAULT_CORRECT, "correct")
+    exploit_cases = load_suite(args.exploits or DEFAULT_EXPLOITS, "exploits")
+    correct = [check(c) for c in correct_cases]
+    exploits = [check(c) for c in exploit_cases]
+    failures = [o for o in correct + exploits if not o.passed]
+    line = summary_line(correct, exploits)
 
-        correct_cases = load_suite(args.correct or DEFAULT_CORRECT, "correct")
-        exploit_cases = load_suite(args.exploits or DEFAULT_EXPLOITS, "exploits")
-        correct = [check(c) for c in correct_cases]
-        exploits = [check(c) for c in exploit_cases]
-        failures = [o for o in correct + exploits if not o.passed]
-        line = summary_line(correct, exploits)
-
-        if args.json:
-            report = {
-                "scorer_version": SCORER_VERSION,
-                "scorer_fingerprint": scorer_fingerprint(),
-                "correct": {"n": len(correct), "passed": sum(o.passed for o in correct)},
-                "exploits": {"n": len(exploits), "passed": sum(o.passed for o in exploits)},
-                "failures": [_outcome_json(o) for o in failures],
-                "ok": not failures,
-                "summary": line,
-            }
-            if args.verbose:
-                report["cases"] = [_outcome_json(o) for o in correct + exploits]
-            print(json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True))
-        else:
-            if args.verbose:
-                for o in correct + exploits:
-                    print(format_case(o))
-                    print()
-            if failures:
-                print(f"{len(failures)} golden case(s) do not behave as listed:")
-                print(format_failures(failures))
+    if args.json:
+        report = {
+            "scorer_version": SCORER_VERSION,
+            "scorer_fingerprint": scorer_fingerprint(),
+            "correct": {"n": len(correct), "passed": sum(o.passed for o in correct)},
+            "exploits": {"n": len(exploits), "passed": sum(o.passed for o in exploits)},
+            "failures": [_outcome_json(o) for o in failures],
+            "ok": not failures,
+            "summary": line,
+        }
+        if args.verbose:
+            report["cases"] = [_outcome_json(o) for o in correct + exploits]
+        print(json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True))
+    else:
+        if args.verbose:
+            for o in correct + exploits:
+                print(format_case(o))
                 print()
-            print(line)
-        return 1 if failures else 0
-
-    return run(_main, argv)
+        if failures:
+            print(f"{len(failures)} golden case(s) do not behave as listed:")
+            print(format_failures(failures))
+            print()
+        print(line)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -40,8 +40,9 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
+from course.cli import info, make_parser, run
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
 from course.instrument.spec_v1 import (
@@ -457,7 +458,6 @@ def _record(ex: KataExample, verdict: dict[str, Any]) -> dict[str, Any]:
 
 def _rescore_pack(path: Path, examples: list[KataExample]) -> int:
     """Teacher maintenance after a deliberate scorer change: keep prompts and completions, refresh verdicts."""
-    from course.cli import info
     from course.lib.jsonl import dumps_line, write_text_atomic
 
     changed = []
@@ -476,81 +476,80 @@ def _rescore_pack(path: Path, examples: list[KataExample]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from course.cli import make_parser, run
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
 
-    def _main(args_in):  # type: ignore[no-untyped-def]
-        parser = make_parser(
-            "python -m course.kata",
-            "The debugging kata: label why each of ten scored examples went wrong "
-            "(model_failure, verifier_bug, spec_ambiguity, reward_hack), then check your labels.",
-            "  python -m course.kata                              # read the ten examples\n"
-            "  python -m course.kata --template > my_labels.json  # blank label file\n"
-            "  python -m course.kata --check my_labels.json       # Score: N/10 (exit 0 only at 10/10)\n"
-            "  python -m course.kata --pack hard                  # the harder pack (Milestones 4-5)\n"
-            "  python -m course.kata --reveal                     # (teacher) print the key, why and fix",
-        )
-        mode = parser.add_mutually_exclusive_group()
-        mode.add_argument("--template", action="store_true", help="print a blank label file (JSON) on stdout")
-        mode.add_argument("--check", metavar="FILE",
-                          help="mark your label file: right, wrong or blank per example (the key is not shown)")
-        mode.add_argument(
-            "--rescore",
-            action="store_true",
-            help="(teacher) re-score every example with its named scorer and rewrite the pack if a verdict changed",
-        )
-        parser.add_argument(
-            "--pack", choices=sorted(PACKS), default="basic",
-            help="which bundled pack: basic (Milestone 0) or hard (Milestones 4-5); picks the examples and the key",
-        )
-        parser.add_argument("--examples", default=None, help="the kata pack file (default: the --pack's bundled one)")
-        parser.add_argument(
-            "--reveal", action="store_true",
-            help="(for teachers) print the answer key: each example's label, why and fix; with --check FILE, "
-                 "the key's label, why and fix under each miss of that file. Students: label first.",
-        )
-        parser.add_argument("--key", default=None, help="the answer key used by --check and --reveal (default: the --pack's key)")
-        args = parser.parse_args(args_in)
-        if args.reveal and (args.template or args.rescore):
-            parser.error("--reveal goes alone or with --check FILE")
-        args.examples = args.examples or str(PACKS[args.pack][0])
-        args.key = args.key or str(PACKS[args.pack][1])
 
-        examples = load_examples(args.examples)
-        ids = [ex.id for ex in examples]
-        if args.template:
-            print(json.dumps(template(examples, args.pack), ensure_ascii=False, indent=2))
-            return 0
-        if args.rescore:
-            return _rescore_pack(Path(args.examples), examples)
-        if args.check:
-            labels = load_labels(args.check, ids)
-            results = check(labels, load_key(args.key), ids)
-            print(format_check(results, reveal=args.reveal))
-            return 0 if all(r.right for r in results) else 1
-        if args.reveal:
-            print(format_key(load_key(args.key), ids))
-            return 0
+def _main(args_in: Sequence[str] | None) -> int:
+    parser = make_parser(
+        "python -m course.kata",
+        "The debugging kata: label why each of ten scored examples went wrong "
+        "(model_failure, verifier_bug, spec_ambiguity, reward_hack), then check your labels.",
+        "  python -m course.kata                              # read the ten examples\n"
+        "  python -m course.kata --template > my_labels.json  # blank label file\n"
+        "  python -m course.kata --check my_labels.json       # Score: N/10 (exit 0 only at 10/10)\n"
+        "  python -m course.kata --pack hard                  # the harder pack (Milestones 4-5)\n"
+        "  python -m course.kata --reveal                     # (teacher) print the key, why and fix",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--template", action="store_true", help="print a blank label file (JSON) on stdout")
+    mode.add_argument("--check", metavar="FILE",
+                      help="mark your label file: right, wrong or blank per example (the key is not shown)")
+    mode.add_argument(
+        "--rescore",
+        action="store_true",
+        help="(teacher) re-score every example with its named scorer and rewrite the pack if a verdict changed",
+    )
+    parser.add_argument(
+        "--pack", choices=sorted(PACKS), default="basic",
+        help="which bundled pack: basic (Milestone 0) or hard (Milestones 4-5); picks the examples and the key",
+    )
+    parser.add_argument("--examples", default=None, help="the kata pack file (default: the --pack's bundled one)")
+    parser.add_argument(
+        "--reveal", action="store_true",
+        help="(for teachers) print the answer key: each example's label, why and fix; with --check FILE, "
+             "the key's label, why and fix under each miss of that file. Students: label first.",
+    )
+    parser.add_argument("--key", default=None, help="the answer key used by --check and --reveal (default: the --pack's key)")
+    args = parser.parse_args(args_in)
+    if args.reveal and (args.template or args.rescore):
+        parser.error("--reveal goes alone or with --check FILE")
+    args.examples = args.examples or str(PACKS[args.pack][0])
+    args.key = args.key or str(PACKS[args.pack][1])
 
-        print(f"The debugging kata: {len(examples)} scored examples. Something is wrong with each one.\n")
-        for ex in examples:
-            print(format_example(ex))
-            print()
-        print("Label each example with one of:")
-        width = max(len(k) for k in LABELS)
-        for name, meaning in LABELS.items():
-            print(f"  {name:<{width}}  {meaning}")
-        print()
-        drafts = [name for name in DRAFT_FUNCTIONS if any(ex.scorer == name for ex in examples)]
-        where = " and ".join(f"for scorer {name},\nread {DRAFT_FUNCTIONS[name]}" for name in drafts)
-        where = f"; {where} in course/kata.py" if drafts else ""
-        print(f"Compare the details with the spec (docs/reward_spec_v1.md){where}. Then:")
-        flag = _pack_flag(args.pack)
-        print(f"  python -m course.kata{flag} --template > my_labels.json   # fill in label, justification, fix")
-        print(f"  python -m course.kata{flag} --check my_labels.json")
+    examples = load_examples(args.examples)
+    ids = [ex.id for ex in examples]
+    if args.template:
+        print(json.dumps(template(examples, args.pack), ensure_ascii=False, indent=2))
+        return 0
+    if args.rescore:
+        return _rescore_pack(Path(args.examples), examples)
+    if args.check:
+        labels = load_labels(args.check, ids)
+        results = check(labels, load_key(args.key), ids)
+        print(format_check(results, reveal=args.reveal))
+        return 0 if all(r.right for r in results) else 1
+    if args.reveal:
+        print(format_key(load_key(args.key), ids))
         return 0
 
-    return run(_main, argv)
+    print(f"The debugging kata: {len(examples)} scored examples. Something is wrong with each one.\n")
+    for ex in examples:
+        print(format_example(ex))
+        print()
+    print("Label each example with one of:")
+    width = max(len(k) for k in LABELS)
+    for name, meaning in LABELS.items():
+        print(f"  {name:<{width}}  {meaning}")
+    print()
+    drafts = [name for name in DRAFT_FUNCTIONS if any(ex.scorer == name for ex in examples)]
+    where = " and ".join(f"for scorer {name},\nread {DRAFT_FUNCTIONS[name]}" for name in drafts)
+    where = f"; {where} in course/kata.py" if drafts else ""
+    print(f"Compare the details with the spec (docs/reward_spec_v1.md){where}. Then:")
+    flag = _pack_flag(args.pack)
+    print(f"  python -m course.kata{flag} --template > my_labels.json   # fill in label, justification, fix")
+    print(f"  python -m course.kata{flag} --check my_labels.json")
+    return 0
 
 
 if __name__ == "__main__":

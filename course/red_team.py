@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from course.cli import make_parser, run
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS, get_rubric
 from course.instrument.spec_v1 import ERROR_CODES
@@ -231,56 +232,56 @@ def _row_json(r: Row) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    from course.cli import make_parser, run
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
+
+
+def _main(args_in: Sequence[str] | None) -> int:
     from course.lib.jsonl import dumps_line
 
-    def _main(args_in):  # type: ignore[no-untyped-def]
-        parser = make_parser(
-            "python -m course.red_team",
-            "Score the golden exploit suite (and your own exploits) under a hackable rubric and under "
-            "the strict verifier, side by side. Exit 1 if the strict verifier rewards any exploit.",
-            "  python -m course.red_team --rubric last_number\n"
-            "  python -m course.red_team --rubric lenient_int --exploits my_exploits.jsonl\n"
-            "  python -m course.red_team --list                 # rubric names and their loopholes",
-        )
-        parser.add_argument("--rubric", help=f"the rubric to red-team: {', '.join(RUBRICS)}")
-        parser.add_argument("--exploits", metavar="FILE", help="your exploit file (JSONL, golden-suite shape)")
-        parser.add_argument("--golden", metavar="FILE", default=None, help="the golden exploit suite (default: bundled)")
-        parser.add_argument("--no-golden", action="store_true", help="score only the --exploits file")
-        parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-        parser.add_argument("--list", action="store_true", help="list the rubrics and their loopholes")
-        args = parser.parse_args(args_in)
+    parser = make_parser(
+        "python -m course.red_team",
+        "Score the golden exploit suite (and your own exploits) under a hackable rubric and under "
+        "the strict verifier, side by side. Exit 1 if the strict verifier rewards any exploit.",
+        "  python -m course.red_team --rubric last_number\n"
+        "  python -m course.red_team --rubric lenient_int --exploits my_exploits.jsonl\n"
+        "  python -m course.red_team --list                 # rubric names and their loopholes",
+    )
+    parser.add_argument("--rubric", help=f"the rubric to red-team: {', '.join(RUBRICS)}")
+    parser.add_argument("--exploits", metavar="FILE", help="your exploit file (JSONL, golden-suite shape)")
+    parser.add_argument("--golden", metavar="FILE", default=None, help="the golden exploit suite (default: bundled)")
+    parser.add_argument("--no-golden", action="store_true", help="score only the --exploits file")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument("--list", action="store_true", help="list the rubrics and their loopholes")
+    args = parser.parse_args(args_in)
 
-        if args.list:
-            width = max(len(n) for n in RUBRICS)
-            for name in RUBRICS:
-                print(f"{name:<{width}}  {RUBRICS[name].loophole}")
-            return 0
-        if args.rubric is None:
-            raise CourseError(f"--rubric is required; choose one of: {', '.join(RUBRICS)}")
-        get_rubric(args.rubric)  # fail on a bad name before reading anything
+    if args.list:
+        width = max(len(n) for n in RUBRICS)
+        for name in RUBRICS:
+            print(f"{name:<{width}}  {RUBRICS[name].loophole}")
+        return 0
+    if args.rubric is None:
+        raise CourseError(f"--rubric is required; choose one of: {', '.join(RUBRICS)}")
+    get_rubric(args.rubric)  # fail on a bad name before reading anything
 
-        exploits: list[Exploit] = []
-        if not args.no_golden:
-            golden = Path(args.golden) if args.golden else GOLDEN_EXPLOITS
-            if not golden.exists():  # a directory or FIFO is refused by the reader, by name
-                raise CourseError(f"{golden}: golden exploit suite not found (pass --golden FILE or --no-golden)")
-            exploits += load_exploits(golden, "golden", require_code=True)
-        if args.exploits:
-            exploits += load_exploits(args.exploits, str(args.exploits))
-        if not exploits:
-            raise CourseError("nothing to score: --no-golden needs --exploits FILE")
+    exploits: list[Exploit] = []
+    if not args.no_golden:
+        golden = Path(args.golden) if args.golden else GOLDEN_EXPLOITS
+        if not golden.exists():  # a directory or FIFO is refused by the reader, by name
+            raise CourseError(f"{golden}: golden exploit suite not found (pass --golden FILE or --no-golden)")
+        exploits += load_exploits(golden, "golden", require_code=True)
+    if args.exploits:
+        exploits += load_exploits(args.exploits, str(args.exploits))
+    if not exploits:
+        raise CourseError("nothing to score: --no-golden needs --exploits FILE")
 
-        rows = red_team(exploits, args.rubric)
-        summary = summarise(rows, args.rubric)
-        if args.json:
-            print(dumps_line({**summary, "rows": [_row_json(r) for r in rows]}))
-        else:
-            print(format_table(rows, summary))
-        return 1 if summary["strict_rewarded"] else 0
-
-    return run(_main, argv)
+    rows = red_team(exploits, args.rubric)
+    summary = summarise(rows, args.rubric)
+    if args.json:
+        print(dumps_line({**summary, "rows": [_row_json(r) for r in rows]}))
+    else:
+        print(format_table(rows, summary))
+    return 1 if summary["strict_rewarded"] else 0
 
 
 if __name__ == "__main__":

@@ -68,29 +68,30 @@ def build(paths: Sequence[str], min_delta: Fraction, require_significance: bool)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    def _main(args_in: Sequence[str] | None) -> int:
-        parser = make_parser(
-            "python -m course.report",
-            "Write one self-contained HTML report (no network, no server) for one or several run directories: "
-            "Locked Room header, pass rate with Wilson interval, failure taxonomy with examples, a filterable item "
-            "table, each kind's curves; with several runs, side by side and the gate's decision.",
-            EXAMPLE,
-        )
-        parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories; with several, the first is the baseline")
-        parser.add_argument("--out", help="the HTML file (default: RUN_DIR/report.html, or compare_<a>_vs_<b>.html beside the first run)")
-        parser.add_argument("--force", action="store_true", help="overwrite --out even if course.report did not write it")
-        parser.add_argument("--min-delta", type=rate_difference, default=Fraction(0),
-                            help="the gate's bar for each comparison, as in course.gate (default 0: not worse)")
-        parser.add_argument("--require-significance", action="store_true", help="as in course.gate")
-        args = parser.parse_args(args_in)
-        out = Path(args.out) if args.out else report_html.default_output(args.runs)
-        info(f"reading {len(args.runs)} run director{'y' if len(args.runs) == 1 else 'ies'} ...")
-        page = build(args.runs, args.min_delta, args.require_significance)
-        written = report_html.write_report(out, page, force=args.force)
-        print(f"Wrote {written} ({len(page.encode('utf-8')):,} bytes); open it in a browser.")
-        return EXIT_OK
-
     return run(_main, argv)
+
+
+def _main(args_in: Sequence[str] | None) -> int:
+    parser = make_parser(
+        "python -m course.report",
+        "Write one self-contained HTML report (no network, no server) for one or several run directories: "
+        "Locked Room header, pass rate with Wilson interval, failure taxonomy with examples, a filterable item "
+        "table, each kind's curves; with several runs, side by side and the gate's decision.",
+        EXAMPLE,
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories; with several, the first is the baseline")
+    parser.add_argument("--out", help="the HTML file (default: RUN_DIR/report.html, or compare_<a>_vs_<b>.html beside the first run)")
+    parser.add_argument("--force", action="store_true", help="overwrite --out even if course.report did not write it")
+    parser.add_argument("--min-delta", type=rate_difference, default=Fraction(0),
+                        help="the gate's bar for each comparison, as in course.gate (default 0: not worse)")
+    parser.add_argument("--require-significance", action="store_true", help="as in course.gate")
+    args = parser.parse_args(args_in)
+    out = Path(args.out) if args.out else report_html.default_output(args.runs)
+    info(f"reading {len(args.runs)} run director{'y' if len(args.runs) == 1 else 'ies'} ...")
+    page = build(args.runs, args.min_delta, args.require_significance)
+    written = report_html.write_report(out, page, force=args.force)
+    print(f"Wrote {written} ({len(page.encode('utf-8')):,} bytes); open it in a browser.")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -108,6 +108,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, info, make_parser, run
 from course.errors import CourseError
 from course.lib.formats import read_dataset
 from course.lib.jsonl import dumps_line, iter_objects
@@ -882,7 +883,6 @@ EXAMPLE = """\
 
 
 def _build_parser() -> Any:
-    from course.cli import make_parser
 
     p = make_parser(
         "python -m course.rollout_sample",
@@ -919,110 +919,109 @@ def _build_parser() -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, info, run
+    return run(_main, argv)
 
-    def _main(args_in: Sequence[str] | None) -> int:
-        args = _build_parser().parse_args(args_in)
-        if args.timeout <= 0:
-            raise CourseError("--timeout: expected a positive number of seconds")
 
-        # --- everything that can be wrong is checked before the first request ---
-        all_examples = read_dataset(args.dataset)  # the project's validated reader: path:line errors, exit 2
-        examples = all_examples if args.limit is None else all_examples[: args.limit]
-        policy = args.policy if args.policy is not None else policy_name(args.model, args.base_url)
-        sampling = sampling_settings(
-            temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.seed,
-            n=args.n, n_strategy=args.n_strategy, system_prompt=args.system_prompt,
-        )
-        key, key_source = resolve_api_key(args.api_key_env, os.environ)
-        check_api_key(key, key_source)
+def _main(args_in: Sequence[str] | None) -> int:
+    args = _build_parser().parse_args(args_in)
+    if args.timeout <= 0:
+        raise CourseError("--timeout: expected a positive number of seconds")
 
-        out = Path(args.out)
-        exists = check_out_path(out)
-        if exists and os.path.samefile(out, args.dataset):
-            raise CourseError(f"--out {out} is the dataset itself; choose another output file")
-        done: set[str] = set()
-        keep_bytes, start_over = 0, True
-        if exists and args.force and not written_by_this_tool(out):
-            raise CourseError(f"--out {out}: --force only starts over a rollouts file this tool wrote, and line 1 "
-                              f"of {out} is not one; move it away or choose another --out")
-        if exists and not args.force:
-            # Checked against the whole dataset, so a run with a smaller --limit can still see a longer file.
-            existing = inspect_existing(out, [ex.id for ex in all_examples], policy, sampling, args.n)
-            if existing.mismatch is not None:
-                raise CourseError(  # visible(): the file may be hand-edited (no raw RLO/ESC on the terminal)
-                    f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, choose another --out, "
-                    f"or pass --force to start it over"
-                )
-            done, keep_bytes, start_over = set(existing.done_ids), existing.keep_bytes, False
-            if existing.torn_tail:
-                info(f"{out}: the last line ({out.stat().st_size - keep_bytes} bytes without a newline) was cut off by an "
-                     f"interruption; it will be dropped and item {len(done) + 1} sampled again")
-        todo = [ex for ex in examples if ex.id not in done]
-        already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
-        if not todo:
-            print(f"{out}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
-            return EXIT_OK
+    # --- everything that can be wrong is checked before the first request ---
+    all_examples = read_dataset(args.dataset)  # the project's validated reader: path:line errors, exit 2
+    examples = all_examples if args.limit is None else all_examples[: args.limit]
+    policy = args.policy if args.policy is not None else policy_name(args.model, args.base_url)
+    sampling = sampling_settings(
+        temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.seed,
+        n=args.n, n_strategy=args.n_strategy, system_prompt=args.system_prompt,
+    )
+    key, key_source = resolve_api_key(args.api_key_env, os.environ)
+    check_api_key(key, key_source)
 
-        try:
-            import openai
-        except ImportError:
-            raise CourseError(OPENAI_MISSING) from None
-        # max_retries=0: the SDK would otherwise retry silently; our policy is logged.
-        client = openai.OpenAI(api_key=key, base_url=args.base_url, max_retries=0, timeout=args.timeout)
-        plan = request_plan(args.n, args.seed, args.n_strategy)
-        info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
-             f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
-
-        written = 0
-        appender = LineAppender(out, start_over=start_over, keep_bytes=keep_bytes)
-        try:
-            for k, ex in enumerate(todo, start=1):
-                started = time.monotonic()
-                base_request = {
-                    "model": args.model,
-                    "messages": chat_messages(ex.prompt, args.system_prompt),
-                    "temperature": args.temperature,
-                    "top_p": args.top_p,
-                    "max_tokens": args.max_tokens,
-                }
-                completions, requests = sample_item(
-                    client.chat.completions.with_raw_response.create, openai, item_id=ex.id, base_request=base_request,
-                    plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
-                )
-                appender.append(dumps_line(rollout_record(ex.id, completions, policy, sampling)))
-                written += 1
-                info(f"[{already + k}/{len(examples)}] {visible(ex.id, limit=80)}: {len(completions)} sample(s), "
-                     f"{requests} request(s), {time.monotonic() - started:.1f} s")
-        except SamplingStopped as stop:
-            kept = len(done) + written
-            where = f"{out} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
-            print(f"error: stopped at {stop}. {where}", file=sys.stderr)
-            return EXIT_USAGE if stop.exit_code == 2 else EXIT_FAIL
-        except OSError as exc:
-            # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
-            kept = written + (0 if start_over else len(done))
-            where = (f"{out} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
-                     f"again to resume" if kept else f"{out} was not changed" if exists else "nothing was written")
-            name = exc.filename if exc.filename is not None else out
-            print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
-            return EXIT_USAGE
-        except KeyboardInterrupt:
-            print(f"interrupted: {out} keeps {len(done) + written} finished item(s); run the same command again to resume",
-                  file=sys.stderr)
-            return 130
-        finally:
-            appender.close()
-            client.close()
-
-        print(f"wrote {out}: {already + written} items ({written} sampled now, {already} kept from before)")
-        print(f"policy: {visible(policy)}")
-        print(f"sampling: {dumps_line(sampling)}")
-        print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
-              f"next: python -m course.selection_demo --dataset {args.dataset} --samples {out} --n {args.n}")
+    out = Path(args.out)
+    exists = check_out_path(out)
+    if exists and os.path.samefile(out, args.dataset):
+        raise CourseError(f"--out {out} is the dataset itself; choose another output file")
+    done: set[str] = set()
+    keep_bytes, start_over = 0, True
+    if exists and args.force and not written_by_this_tool(out):
+        raise CourseError(f"--out {out}: --force only starts over a rollouts file this tool wrote, and line 1 "
+                          f"of {out} is not one; move it away or choose another --out")
+    if exists and not args.force:
+        # Checked against the whole dataset, so a run with a smaller --limit can still see a longer file.
+        existing = inspect_existing(out, [ex.id for ex in all_examples], policy, sampling, args.n)
+        if existing.mismatch is not None:
+            raise CourseError(  # visible(): the file may be hand-edited (no raw RLO/ESC on the terminal)
+                f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, choose another --out, "
+                f"or pass --force to start it over"
+            )
+        done, keep_bytes, start_over = set(existing.done_ids), existing.keep_bytes, False
+        if existing.torn_tail:
+            info(f"{out}: the last line ({out.stat().st_size - keep_bytes} bytes without a newline) was cut off by an "
+                 f"interruption; it will be dropped and item {len(done) + 1} sampled again")
+    todo = [ex for ex in examples if ex.id not in done]
+    already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
+    if not todo:
+        print(f"{out}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
         return EXIT_OK
 
-    return run(_main, argv)
+    try:
+        import openai
+    except ImportError:
+        raise CourseError(OPENAI_MISSING) from None
+    # max_retries=0: the SDK would otherwise retry silently; our policy is logged.
+    client = openai.OpenAI(api_key=key, base_url=args.base_url, max_retries=0, timeout=args.timeout)
+    plan = request_plan(args.n, args.seed, args.n_strategy)
+    info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
+         f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
+
+    written = 0
+    appender = LineAppender(out, start_over=start_over, keep_bytes=keep_bytes)
+    try:
+        for k, ex in enumerate(todo, start=1):
+            started = time.monotonic()
+            base_request = {
+                "model": args.model,
+                "messages": chat_messages(ex.prompt, args.system_prompt),
+                "temperature": args.temperature,
+                "top_p": args.top_p,
+                "max_tokens": args.max_tokens,
+            }
+            completions, requests = sample_item(
+                client.chat.completions.with_raw_response.create, openai, item_id=ex.id, base_request=base_request,
+                plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
+            )
+            appender.append(dumps_line(rollout_record(ex.id, completions, policy, sampling)))
+            written += 1
+            info(f"[{already + k}/{len(examples)}] {visible(ex.id, limit=80)}: {len(completions)} sample(s), "
+                 f"{requests} request(s), {time.monotonic() - started:.1f} s")
+    except SamplingStopped as stop:
+        kept = len(done) + written
+        where = f"{out} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
+        print(f"error: stopped at {stop}. {where}", file=sys.stderr)
+        return EXIT_USAGE if stop.exit_code == 2 else EXIT_FAIL
+    except OSError as exc:
+        # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
+        kept = written + (0 if start_over else len(done))
+        where = (f"{out} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
+                 f"again to resume" if kept else f"{out} was not changed" if exists else "nothing was written")
+        name = exc.filename if exc.filename is not None else out
+        print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"interrupted: {out} keeps {len(done) + written} finished item(s); run the same command again to resume",
+              file=sys.stderr)
+        return 130
+    finally:
+        appender.close()
+        client.close()
+
+    print(f"wrote {out}: {already + written} items ({written} sampled now, {already} kept from before)")
+    print(f"policy: {visible(policy)}")
+    print(f"sampling: {dumps_line(sampling)}")
+    print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
+          f"next: python -m course.selection_demo --dataset {args.dataset} --samples {out} --n {args.n}")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ Needs the ``inspect`` extra (``pip install -e '.[inspect]'``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 try:
     from inspect_ai import Task, task
@@ -40,6 +40,7 @@ try:
 except ImportError as exc:  # ImportError still (so importers can tell "extra missing"), with the fix in it
     raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
 
+from course.cli import make_parser, run
 from course.lib.manifest import PROJECT_ROOT, sha256_file
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
@@ -135,39 +136,38 @@ def replay_outputs(dataset: str, completions: str):  # type: ignore[no-untyped-d
     return respond
 
 
-def main(argv: list[str] | None = None) -> int:
-    from course.cli import make_parser, run
-
-    def _main(argv):  # type: ignore[no-untyped-def]
-        import inspect_ai
-
-        p = make_parser(
-            "python -m course.integrations.inspect_ai",
-            "Run the course_math inspect task offline: inspect's eval() with mockllm/model replaying a completions file.",
-            "  python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl --log-dir runs/inspect_logs\n"
-            "  python -m course.import_completions --format inspect runs/inspect_logs --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl",
-        )
-        p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"course dataset (default {DEFAULT_DATASET})")
-        p.add_argument("--completions", required=True, help="frozen rollouts whose completions the mock model replays")
-        p.add_argument("--log-dir", required=True, help="where inspect writes its log")
-        p.add_argument("--limit", type=int, default=None, help="first N items only")
-        args = p.parse_args(argv)
-        logs = inspect_ai.eval(
-            course_math(args.dataset), model="mockllm/model",
-            model_args={"custom_outputs": replay_outputs(args.dataset, args.completions)},
-            log_dir=args.log_dir, limit=args.limit, display="none", log_format="eval",
-        )
-        log = logs[0]
-        if log.status != "success":
-            from course.errors import CourseError
-
-            raise CourseError(f"inspect eval ended with status {log.status}: {log.error.message if log.error else ''}")
-        acc = log.results.scores[0].metrics["accuracy"].value if log.results else float("nan")
-        print(f"inspect log: {log.location}")
-        print(f"course_strict accuracy: {acc:.3f} over {log.eval.dataset.samples if args.limit is None else args.limit} samples")
-        return 0
-
+def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    import inspect_ai
+
+    p = make_parser(
+        "python -m course.integrations.inspect_ai",
+        "Run the course_math inspect task offline: inspect's eval() with mockllm/model replaying a completions file.",
+        "  python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl --log-dir runs/inspect_logs\n"
+        "  python -m course.import_completions --format inspect runs/inspect_logs --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl",
+    )
+    p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"course dataset (default {DEFAULT_DATASET})")
+    p.add_argument("--completions", required=True, help="frozen rollouts whose completions the mock model replays")
+    p.add_argument("--log-dir", required=True, help="where inspect writes its log")
+    p.add_argument("--limit", type=int, default=None, help="first N items only")
+    args = p.parse_args(argv)
+    logs = inspect_ai.eval(
+        course_math(args.dataset), model="mockllm/model",
+        model_args={"custom_outputs": replay_outputs(args.dataset, args.completions)},
+        log_dir=args.log_dir, limit=args.limit, display="none", log_format="eval",
+    )
+    log = logs[0]
+    if log.status != "success":
+        from course.errors import CourseError
+
+        raise CourseError(f"inspect eval ended with status {log.status}: {log.error.message if log.error else ''}")
+    acc = log.results.scores[0].metrics["accuracy"].value if log.results else float("nan")
+    print(f"inspect log: {log.location}")
+    print(f"course_strict accuracy: {acc:.3f} over {log.eval.dataset.samples if args.limit is None else args.limit} samples")
+    return 0
 
 
 if __name__ == "__main__":
