@@ -49,6 +49,7 @@ def test_non_text_completion_scores_zero_with_a_code():
     assert columns["error_code"] == ["not_a_string"]
 
 
+@pytest.mark.slow  # builds a transformers model and compares logits: seconds, not milliseconds
 def test_hf_twin_computes_the_same_logits_as_pi0():
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers", reason="the trl extra (transformers) is not installed")
@@ -67,6 +68,7 @@ def test_hf_twin_computes_the_same_logits_as_pi0():
     assert torch.allclose(ref, got, atol=1e-5)
 
 
+@pytest.mark.slow  # a real GRPOTrainer step on CPU
 def test_grpo_trainer_runs_a_step_on_cpu_with_the_course_reward_and_logs_error_codes(tmp_path, monkeypatch):
     pytest.importorskip("trl", reason="the trl extra (trl, transformers, datasets) is not installed")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -160,14 +160,18 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _run_document(document: str, tmp_path: Path) -> None:
+def _needs_torch(command: Command) -> bool:
+    return any(marker in command.text for marker in NEEDS_TORCH)
+
+
+def _run_document(document: str, tmp_path: Path, *, with_torch: bool) -> None:
     workdir = _workdir(tmp_path)
     env = _env()
     for command in extract_commands(document, (REPO / document).read_text(encoding="utf-8")):
         if reason_not_run(command):
             continue
-        if not HAVE_TORCH and any(marker in command.text for marker in NEEDS_TORCH):
-            continue  # the lm extra is not installed here
+        if not with_torch and _needs_torch(command):
+            continue  # the tiny-LM commands run in the slow variant below
         if _extra_missing(command.text):
             continue  # a bridge's extra is not installed here
         proc = subprocess.run(
@@ -232,7 +236,20 @@ def test_readme_main_job_prints_the_pass_rate_the_readme_states(tmp_path: Path) 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_every_command_in_the_document_runs_as_written(document: str, tmp_path: Path) -> None:
-    _run_document(document, tmp_path)
+    _run_document(document, tmp_path, with_torch=False)
+
+
+# The tiny LM's sampling commands take most of a minute on a laptop CPU, so the document is run a
+# second time with them, as a slow test: `python -m pytest -m slow` (CI runs both).
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "document",
+    [d for d in DOCUMENTS if any(_needs_torch(c) for c in extract_commands(d, (REPO / d).read_text(encoding="utf-8")))],
+)
+def test_every_command_including_the_tiny_lm_runs_as_written(document: str, tmp_path: Path) -> None:
+    if not HAVE_TORCH:
+        pytest.skip("the lm extra (PyTorch) is not installed")
+    _run_document(document, tmp_path, with_torch=True)
 
 
 def test_command_extraction_joins_continuations_and_reads_exit_comments() -> None:
