@@ -6,7 +6,7 @@ Three questions, in this order:
 
 1. **Locked Room.** Were both runs measured under the same conditions? Every
    manifest key listed in ``LOCKED_FIELDS`` must be equal (the dataset's sha256,
-   the split, the scorer version and source fingerprint, the sampling settings,
+   the split, the rubric's name and version, the scorer version and source fingerprint, the sampling settings,
    and for selection runs the selection compute), compared by type as well as
    value (``same_value``: a seed of ``true`` is not a seed of ``1``). If any differs the gate
    REJECTs and lists each differing field with both values: the numbers are not

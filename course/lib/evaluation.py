@@ -48,8 +48,11 @@ def result_record(example: Mapping[str, Any], completion: Any, scored: Mapping[s
     }
 
 
-def missing_result(example: Mapping[str, Any]) -> dict[str, Any]:
-    """The line for an item with no completion (``course.eval --allow-missing``): a failure with its own code."""
+def missing_result(example: Mapping[str, Any], scorer_version: str = SCORER_VERSION) -> dict[str, Any]:
+    """The line for an item with no completion (``course.eval --allow-missing``): a failure with its own code.
+
+    ``scorer_version`` is the version of the rubric scoring the run (strict: reward spec v1).
+    """
     expected = example["expected_answer"]
     return {
         "id": example["id"],
@@ -57,7 +60,7 @@ def missing_result(example: Mapping[str, Any]) -> dict[str, Any]:
         "expected": expected,
         "reward": 0.0,
         "details": {
-            "scorer_version": SCORER_VERSION,
+            "scorer_version": scorer_version,
             "error_code": "missing_completion",
             "parsed": False,
             "extracted": None,
@@ -84,6 +87,8 @@ class Tally:
 
     Keeps n, passes, the reward sum, a count per error code and the first
     ``examples_per_code`` results of each code (in input order) for reports.
+    ``scorer_version`` is what summary.json records: the version of the rubric
+    that scored the results (default: the strict verifier, reward spec v1).
 
     >>> t = Tally()
     >>> for code, r in [("ok", 1.0), ("wrong_answer", 0.0), ("ok", 1.0)]:
@@ -93,8 +98,9 @@ class Tally:
     (3, 2, {'ok': 2, 'wrong_answer': 1})
     """
 
-    def __init__(self, examples_per_code: int = EXAMPLES_PER_CODE) -> None:
+    def __init__(self, examples_per_code: int = EXAMPLES_PER_CODE, scorer_version: str = SCORER_VERSION) -> None:
         self.examples_per_code = examples_per_code
+        self.scorer_version = scorer_version
         self.n = 0
         self.passed = 0
         self.reward_sum = 0.0
@@ -119,7 +125,7 @@ class Tally:
         if n == 0:
             return {
                 "n": 0, "passed": 0, "failed": 0, "pass_rate": None, "pass_rate_ci95": None,
-                "mean_reward": None, "counts": {}, "breakdown": [], "scorer_version": SCORER_VERSION,
+                "mean_reward": None, "counts": {}, "breakdown": [], "scorer_version": self.scorer_version,
             }
         lo, hi = wilson_interval(self.passed, n)
         breakdown = [
@@ -141,7 +147,7 @@ class Tally:
             "mean_reward": self.reward_sum / n,
             "counts": dict(self.counts),
             "breakdown": breakdown,
-            "scorer_version": SCORER_VERSION,
+            "scorer_version": self.scorer_version,
         }
 
 
