@@ -191,13 +191,31 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
     first, best, gain = summary["pass_at_1"], summary["best_of_n"], summary["selection_gain"]
     n = summary["N"]
     points = 100.0 * gain["pass_rate"]
-    return [
+    lines = [
         pass_rate_line(first["passed"], first["n"], label="pass@1 (sample 0 of each item)"),
         pass_rate_line(best["passed"], best["n"], label=f"best-of-{n} ({_which(n)})"),
         f"Mean reward: {first['mean_reward']:.3f} (sample 0) -> {best['mean_reward']:.3f} (best-of-{n})",
+    ]
+    if n == 1:
+        # One candidate per item: nothing was selected, so a "+0.0 points selection improvement"
+        # would report a measurement of something that did not happen.
+        return lines + [
+            "Gain: none to measure: at N=1 there is no selection (sample 0 is the only candidate, so best-of-1 "
+            "is pass@1). Run --n 2 or more to see what choosing among samples buys."
+        ]
+    return lines + [
         f"Gain: {points:+.1f} points = {GAIN_LABEL}: {gain['items_rescued']} items rescued, "
         f"{gain['items_lost']} lost. Same policy, same samples; {n}x the sampling compute per item.",
     ]
+
+
+def policy_line(n: int) -> str:
+    """Why the policy did not change (N > 1), or what N=1 is (the point best-of-N is measured from)."""
+    if n == 1:
+        return ("N=1 scores sample 0 of each item, as course.eval scores a frozen rollout: the point best-of-N "
+                "is measured from.")
+    return ("The policy did not change: selection picks a better output, learning (Loop C) would make good "
+            "outputs likelier at N=1.")
 
 
 def _which(n: int) -> str:
@@ -278,7 +296,7 @@ def print_report(run_dir: Path, manifest: dict[str, Any], summary: dict[str, Any
           f"picker {selection['picker']}: {selection['rule']}")
     print()
     print("\n".join(headline_lines(summary)))
-    print("The policy did not change: selection picks a better output, learning (Loop C) would make good outputs likelier at N=1.")
+    print(policy_line(n))
     print()
     print(f"pass@k estimated from all {summary['pass_at_k_curve']['samples_per_item']} samples of each item "
           f"(mean over {summary['n_items']} items):")
