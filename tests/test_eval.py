@@ -405,3 +405,10 @@ def test_the_library_refuses_an_unknown_rubric_before_any_work(files, tmp_path: 
     with pytest.raises(CourseError, match="unknown rubric 'nope'; choose one of: strict, contains_answer"):
         eval_pipeline.evaluate(*files, outdir="runs/x", rubric="nope")
     assert leftovers(tmp_path) == []
+
+
+def test_a_hackable_rubrics_ok_is_not_described_as_the_strict_check(files, tmp_path: Path) -> None:
+    assert run_eval(*files, "--rubric", "contains_answer", "--outdir", "runs/c") == 0
+    summary = json.loads((tmp_path / "runs/c/summary.json").read_text())
+    ok = next(row for row in summary["breakdown"] if row["code"] == "ok")
+    assert ok["meaning"] == "rewarded by the contains_answer rubric, NOT the strict check of reward spec v1"

@@ -97,7 +97,7 @@ def _score_aligned(
 ) -> Scored:
     """The streaming path: dataset line i and completions line i carry the same id."""
     score: ScoreFn = rubric.score  # strict: spec_v1.score itself, so strict results are what they always were
-    tally = Tally(scorer_version=rubric.version)
+    tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
     first: dict[str, Any] | None = None
     with JsonlWriter(results_path) as out:
         write, add = out.write, tally.add  # bound once: this loop runs a million times
@@ -154,7 +154,7 @@ def _score_indexed(
             f"({len(missing)} of {len(examples)} items have none); pass --allow-missing to score them as failures"
         )
     assert first is not None
-    tally = Tally(scorer_version=rubric.version)
+    tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
     with JsonlWriter(results_path) as out:
         for i, example in enumerate(examples):
             if seen_on[i]:

@@ -36,7 +36,7 @@ from typing import Any
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import ERROR_CODES
-from course.lib.evaluation import Tally, ordered_codes, pass_rate_line, percent
+from course.lib.evaluation import Tally, code_meaning, ordered_codes, pass_rate_line, percent
 from course.lib.formats import RunDir, iter_results, read_dataset, read_run
 from course.lib.jsonl import dumps_line, read_json
 from course.lib.manifest import PROJECT_ROOT, sha256_file
@@ -265,6 +265,7 @@ def inspect(
     n = summary["n"]
 
     m = run.manifest
+    rubric = m.get("rubric", "strict") if isinstance(m.get("rubric", "strict"), str) else "?"
     head = [
         f"Run: {visible(str(run.path))} ({shown(run.tool)}, split {shown(m.get('split') or 'unknown')}, "
         f"rubric {rubric_label(m)}, scorer {shown(m.get('scorer_version', '?'))}, policy {shown(m.get('policy', '?'))})",
@@ -296,7 +297,7 @@ def inspect(
         width = max((len(shown(c)) for c in codes), default=0)
         for c in codes:
             k = tally.counts[c]
-            head.append(f"  {shown(c):<{width}}  {k:>5}  {percent(k / n):>6}  {ERROR_CODES.get(c, '(unknown code)')}")
+            head.append(f"  {shown(c):<{width}}  {k:>5}  {percent(k / n):>6}  {_meaning(c, rubric)}")
         chosen += codes
 
     if show <= 0 or not chosen:
@@ -313,10 +314,17 @@ def inspect(
         out.append(f"(note: {why_not})")
     for c in chosen:
         k = tally.counts[c]
-        out += ["", f"== {shown(c)}: {k} of {n} items ({percent(k / n)}) — {ERROR_CODES.get(c, '')}"]
+        out += ["", f"== {shown(c)}: {k} of {n} items ({percent(k / n)}) — {_meaning(c, rubric, unknown='')}"]
         for result in wanted[c]:
             out += render_example(result, prompts.get(result["id"]) if prompts else None)
     return out
+
+
+def _meaning(code: str, rubric: str, unknown: str = "(unknown code)") -> str:
+    """The code's meaning as the run's rubric gives it (shown escaped: the rubric name is read from the run)."""
+    if code not in ERROR_CODES:
+        return unknown
+    return visible(code_meaning(code, rubric), limit=_FIELD_LIMIT)
 
 
 def results_warning(run: RunDir) -> str | None:
