@@ -269,3 +269,9 @@ def evaluate(
         write_text(tmp / "summary.md", markdown)
         write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
     return final, manifest, summary
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.eval_pipeline"))

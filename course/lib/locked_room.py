@@ -497,6 +497,8 @@ def gate_view(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> dict[st
     }
 
 
-# ---------------------------------------------------------------------------
-# Command line
-# ---------------------------------------------------------------------------
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.locked_room"))
