@@ -447,7 +447,7 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
         for kind in dict.fromkeys(d["kind"] for d in room["differences"]):
             lines.append(f"  -> {KIND_EXPLANATION[kind]}.")
         lines.append("The pass rates above are not comparable, so no delta is computed. Measure both runs with the")
-        lines.append("same dataset, split, scorer and sampling (and selection compute), changing only the policy.")
+        lines.append("same dataset, split, rubric, scorer and sampling (and selection compute), changing only the policy.")
     else:
         m = base.run.manifest
         rubric = rubric_of(m)
