@@ -5,6 +5,7 @@ Run it (no arguments = the bundled dev set and its frozen rollouts)::
     python -m course.eval
     python -m course.eval --dataset data/datasets/math_dev.jsonl \\
         --completions data/rollouts/frozen_rollouts_dev.jsonl --outdir runs/demo_eval_clean
+    python -m course.eval --rubric contains_answer      # measure with a hackable rubric (not comparable with strict)
 
 The pipeline (reading, scoring, the run directory and its files) is
 ``course.lib.eval_pipeline``; this module parses the command line and prints.
@@ -20,7 +21,8 @@ from typing import Sequence
 
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
-from course.lib.eval_pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate
+from course.instrument.rubrics import RUBRICS
+from course.lib.eval_pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, rubric_line
 from course.lib.evaluation import breakdown_lines, pass_rate_line
 from course.lib.manifest import PROJECT_ROOT
 
@@ -48,6 +50,7 @@ EXAMPLE = """\
   python -m course.eval                                   # bundled dev set + frozen rollouts
   python -m course.eval --dataset data/datasets/math_dev.jsonl \\
       --completions data/rollouts/frozen_rollouts_dev.jsonl --outdir runs/demo_eval_clean
+  python -m course.eval --rubric contains_answer --outdir runs/demo_eval_contains
   python -m course.inspect_run --run runs/demo_eval_clean --only-fails --top-k 5 --show 2"""
 
 
@@ -59,57 +62,67 @@ def _resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path,
     return Path(dataset), Path(completions)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    def _main(args_in: Sequence[str] | None) -> int:
-        parser = make_parser(
-            "python -m course.eval",
-            "Score every completion against its dataset item with the strict verifier and write a run "
-            "directory (manifest.json, results.jsonl, summary.json, summary.md). With neither --dataset "
-            "nor --completions it evaluates the bundled dev set and its frozen rollouts.",
-            EXAMPLE,
-        )
-        parser.add_argument("--dataset", help=f"dataset JSONL (default: {BUNDLED_DATASET})")
-        parser.add_argument("--completions", help=f"completions JSONL (default: {BUNDLED_COMPLETIONS})")
-        parser.add_argument("--outdir", help="run directory to create (default: the next free runs/eval_NNN)")
-        parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
-        parser.add_argument(
-            "--allow-missing", action="store_true",
-            help="score dataset items without a completion as failures (error code missing_completion)",
-        )
-        parser.add_argument("--split", help="split name for the manifest (default: inferred from the file name)")
-        parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
-        args = parser.parse_args(args_in)
+def _main(args_in: Sequence[str] | None) -> int:
+    parser = make_parser(
+        "python -m course.eval",
+        "Score every completion against its dataset item with the strict verifier (or another rubric, "
+        "--rubric) and write a run directory (manifest.json, results.jsonl, summary.json, summary.md). "
+        "With neither --dataset nor --completions it evaluates the bundled dev set and its frozen rollouts.",
+        EXAMPLE,
+    )
+    parser.add_argument("--dataset", help=f"dataset JSONL (default: {BUNDLED_DATASET})")
+    parser.add_argument("--completions", help=f"completions JSONL (default: {BUNDLED_COMPLETIONS})")
+    parser.add_argument("--outdir", help="run directory to create (default: the next free runs/eval_NNN)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    parser.add_argument(
+        "--allow-missing", action="store_true",
+        help="score dataset items without a completion as failures (error code missing_completion)",
+    )
+    parser.add_argument("--split", help="split name for the manifest (default: inferred from the file name)")
+    parser.add_argument(
+        "--rubric", default="strict", choices=tuple(RUBRICS), metavar="NAME",
+        help="the rubric that scores the completions: strict (default, reward spec v1) or a hackable one, "
+             f"to measure what a weak reward would report ({', '.join(RUBRICS)}; see python -m course.rubrics). "
+             "The rubric is a Locked Room field: course.gate refuses to compare runs scored by different rubrics",
+    )
+    parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
+    args = parser.parse_args(args_in)
 
-        dataset, completions = _resolve_inputs(args.dataset, args.completions)
-        progress = _progress_printer()
-        run_dir, manifest, summary = evaluate(
-            dataset, completions, outdir=args.outdir, force=args.force, allow_missing=args.allow_missing,
-            split=args.split, argv=args_in, progress=progress,
-        )
-        if progress is not None:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
-        if manifest["split"] is None:
-            info("note: split unknown (not in the dataset file name); pass --split to record it")
-        if args.json:
-            print(json.dumps({"run_dir": str(run_dir), "summary": summary}, ensure_ascii=False, sort_keys=True, indent=2))
-            return EXIT_OK
-        print(
-            f"Evaluated {summary['n']} items: {manifest['dataset']['path']} (split {manifest['split'] or 'unknown'}) "
-            f"x {manifest['completions']['path']} (policy {manifest['policy']})"
-        )
-        print(f"Scorer {manifest['scorer_version']} (fingerprint {manifest['scorer_fingerprint'][:12]})")
-        print(pass_rate_line(summary["passed"], summary["n"]))
-        print(f"Mean reward: {summary['mean_reward']:.3f}")
-        lines = breakdown_lines(summary)
-        if lines:
-            print(f"Failures by error code ({summary['failed']} of {summary['n']}):")
-            print("\n".join(lines))
-        if summary["n_missing"]:
-            print(f"Missing completions scored as failures: {summary['n_missing']}")
-        print(f"Wrote {run_dir}/ (manifest.json, results.jsonl, summary.json, summary.md)")
-        print(f"Inspect failures: python -m course.inspect_run --run {run_dir} --only-fails --top-k 5 --show 2")
+    dataset, completions = _resolve_inputs(args.dataset, args.completions)
+    progress = _progress_printer()
+    run_dir, manifest, summary = evaluate(
+        dataset, completions, outdir=args.outdir, force=args.force, allow_missing=args.allow_missing,
+        split=args.split, argv=args_in, progress=progress, rubric=args.rubric,
+    )
+    if progress is not None:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    if manifest["split"] is None:
+        info("note: split unknown (not in the dataset file name); pass --split to record it")
+    if args.json:
+        print(json.dumps({"run_dir": str(run_dir), "summary": summary}, ensure_ascii=False, sort_keys=True, indent=2))
         return EXIT_OK
+    print(
+        f"Evaluated {summary['n']} items: {manifest['dataset']['path']} (split {manifest['split'] or 'unknown'}) "
+        f"x {manifest['completions']['path']} (policy {manifest['policy']})"
+    )
+    print(f"Scorer {manifest['scorer_version']} (fingerprint {manifest['scorer_fingerprint'][:12]})")
+    rubric = rubric_line(manifest)
+    if rubric:
+        print(rubric)
+    print(pass_rate_line(summary["passed"], summary["n"]))
+    print(f"Mean reward: {summary['mean_reward']:.3f}")
+    lines = breakdown_lines(summary)
+    if lines:
+        print(f"Failures by error code ({summary['failed']} of {summary['n']}):")
+        print("\n".join(lines))
+    if summary["n_missing"]:
+        print(f"Missing completions scored as failures: {summary['n_missing']}")
+    print(f"Wrote {run_dir}/ (manifest.json, results.jsonl, summary.json, summary.md)")
+    print(f"Inspect failures: python -m course.inspect_run --run {run_dir} --only-fails --top-k 5 --show 2")
+    return EXIT_OK
 
+
+def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
 
 

@@ -2,23 +2,11 @@
 
     python -m course.gate --baseline runs/demo_eval_clean --candidate runs/demo_eval_modified --min-delta 0.00
 
-Three questions, in this order:
-
-1. **Locked Room.** Were both runs measured under the same conditions? Every
-   manifest key listed in ``LOCKED_FIELDS`` must be equal (the dataset's sha256,
-   the split, the scorer version and source fingerprint, the sampling settings,
-   and for selection runs the selection compute), compared by type as well as
-   value (``same_value``: a seed of ``true`` is not a seed of ``1``). If any differs the gate
-   REJECTs and lists each differing field with both values: the numbers are not
-   comparable, so no delta is computed. The completions (the policy) are the one
-   thing allowed to differ — they are what is being compared.
-2. **The bar.** REJECT if candidate pass rate − baseline pass rate < ``--min-delta``
-   (computed exactly, with fractions), else ACCEPT.
-3. **Noise.** A paired comparison over the items both runs scored: the discordant
-   counts b (baseline passed, candidate failed) and c (the reverse), the exact
-   McNemar p-value and a 95 % Newcombe interval for the change, and one
-   sentence on whether the change is distinguishable from noise.
-   ``--require-significance`` adds "p < 0.05" to the bar.
+Three questions, in this order: the Locked Room (were both runs measured under the same
+conditions: dataset, split, rubric, scorer, sampling, selection compute?), the bar
+(candidate - baseline >= --min-delta, computed exactly) and the noise (a paired exact McNemar
+test and a Newcombe interval). ``course.lib.locked_room`` decides and renders; this module
+parses the command line and prints.
 
 Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
 directory, a run from a tool the gate cannot compare, results.jsonl edited after
@@ -49,42 +37,43 @@ EXAMPLE = """\
   (exit code 0 = ACCEPT, 1 = REJECT, 2 = unusable input)"""
 
 
+def _main(args_in: Sequence[str] | None) -> int:
+    parser = make_parser(
+        "python -m course.gate",
+        "Accept or reject a candidate run against a baseline: Locked Room check of the manifests first, "
+        "then candidate pass rate - baseline pass rate >= --min-delta, with a paired McNemar test.",
+        EXAMPLE,
+    )
+    parser.add_argument("--baseline", required=True, help="run directory of the current best (course.eval output)")
+    parser.add_argument("--candidate", required=True, help="run directory of the challenger")
+    parser.add_argument(
+        "--min-delta", required=True, type=rate_difference,
+        help="minimum pass-rate gain as a fraction (0.05 = 5 percentage points; 0 = not worse); decide it "
+             "before looking at the numbers",
+    )
+    parser.add_argument("--require-significance", action="store_true",
+                        help=f"also require exact McNemar p < {SIGNIFICANCE} on the paired items")
+    parser.add_argument("--json", action="store_true", help="print the decision and its evidence as JSON")
+    parser.add_argument("--html", metavar="FILE",
+                        help="also write the decision and both runs as one self-contained HTML page (as course.report)")
+    parser.add_argument("--force", action="store_true", help="let --html overwrite a file course.report did not write")
+    args = parser.parse_args(args_in)
+    base, cand = load_outcomes(args.baseline), load_outcomes(args.candidate)
+    result = decide(base, cand, args.min_delta, args.require_significance)
+    if args.html:
+        from course.lib import report_html
+
+        page = report_html.render_report([report_html.load_run(args.baseline), report_html.load_run(args.candidate)],
+                                         [gate_view(result, base, cand)])
+        info(f"wrote {report_html.write_report(args.html, page, force=args.force)}")
+    if args.json:
+        print(dumps_safe(result, sort_keys=True, indent=2))
+    else:
+        print("\n".join(render(result, base, cand)))
+    return EXIT_OK if result["decision"] == "ACCEPT" else EXIT_FAIL
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    def _main(args_in: Sequence[str] | None) -> int:
-        parser = make_parser(
-            "python -m course.gate",
-            "Accept or reject a candidate run against a baseline: Locked Room check of the manifests first, "
-            "then candidate pass rate - baseline pass rate >= --min-delta, with a paired McNemar test.",
-            EXAMPLE,
-        )
-        parser.add_argument("--baseline", required=True, help="run directory of the current best (course.eval output)")
-        parser.add_argument("--candidate", required=True, help="run directory of the challenger")
-        parser.add_argument(
-            "--min-delta", required=True, type=rate_difference,
-            help="minimum pass-rate gain as a fraction (0.05 = 5 percentage points; 0 = not worse); decide it "
-                 "before looking at the numbers",
-        )
-        parser.add_argument("--require-significance", action="store_true",
-                            help=f"also require exact McNemar p < {SIGNIFICANCE} on the paired items")
-        parser.add_argument("--json", action="store_true", help="print the decision and its evidence as JSON")
-        parser.add_argument("--html", metavar="FILE",
-                            help="also write the decision and both runs as one self-contained HTML page (as course.report)")
-        parser.add_argument("--force", action="store_true", help="let --html overwrite a file course.report did not write")
-        args = parser.parse_args(args_in)
-        base, cand = load_outcomes(args.baseline), load_outcomes(args.candidate)
-        result = decide(base, cand, args.min_delta, args.require_significance)
-        if args.html:
-            from course.lib import report_html
-
-            page = report_html.render_report([report_html.load_run(args.baseline), report_html.load_run(args.candidate)],
-                                             [gate_view(result, base, cand)])
-            info(f"wrote {report_html.write_report(args.html, page, force=args.force)}")
-        if args.json:
-            print(dumps_safe(result, sort_keys=True, indent=2))
-        else:
-            print("\n".join(render(result, base, cand)))
-        return EXIT_OK if result["decision"] == "ACCEPT" else EXIT_FAIL
-
     return run(_main, argv)
 
 

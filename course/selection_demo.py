@@ -27,278 +27,23 @@ A pack in dataset order (every course tool writes one) is written through as
 it is read; a pack in another order still works, holding only the results that
 arrived early until their turn comes.
 
-Maths (pure, tested by hand calculation) lives in ``course/lib/best_of_n.py``; the
-estimators in ``course/lib/stats.py``.
+The pipeline and the report are ``course.lib.selection_pipeline``; the maths (pure,
+tested by hand calculation) ``course/lib/best_of_n.py``; the estimators ``course/lib/stats.py``.
+This module parses the command line and prints.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
-import course.assignments.pick_best as assignment
-from course.cli import EXIT_OK, info, make_parser, run
+from course.cli import EXIT_OK, info, make_parser, positive_int, run
 from course.errors import CourseError
-from course.lib.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
-from course.lib.formats import iter_samples, read_dataset
-from course.lib.jsonl import JsonlWriter, dumps_line, dumps_pretty, input_problem, write_json
-from course.lib.manifest import PROJECT_ROOT, environment, input_fingerprint, locked_room
-from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
-from course.lib.best_of_n import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
-
-TOOL = "course.selection_demo"
-BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
-BUNDLED_SAMPLES = "data/rollouts/selection_pack_dev.jsonl"
+from course.lib.manifest import PROJECT_ROOT
+from course.lib.selection_pipeline import BUNDLED_DATASET, BUNDLED_SAMPLES, report_lines, select
 
 
-# ===========================================================================
-# Selection over two files: dataset + pack in, results.jsonl out
-# ===========================================================================
-@dataclass
-class Selected:
-    tally: SelectionTally
-    results_sha256: str
-    policy: str
-    sampling: dict[str, Any]
-
-
-def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, picker: Picker) -> Selected:
-    """Select best-of-``n`` for every dataset item; write results.jsonl in dataset order.
-
-    Raises ``CourseError`` (``path:line: ...``) for malformed inputs, a pack id
-    that is not in the dataset, a dataset item without samples, or an item with
-    fewer than ``n`` samples. The caller writes into a temporary directory, so
-    an error leaves nothing behind.
-    """
-    examples = read_dataset(dataset)
-    position = {example.id: i for i, example in enumerate(examples)}
-    pack_line = [0] * len(examples)  # the pack line of each item; 0 = not seen yet
-    tally = SelectionTally(n)
-    early: dict[int, dict[str, Any]] = {}  # results that arrived before their turn (pack out of order)
-    turn = 0  # the next dataset position to write
-    policy: str | None = None
-    sampling: dict[str, Any] = {}
-    with JsonlWriter(results_path) as out:
-        for pack in iter_samples(samples):
-            i = position.get(pack.id)
-            if i is None:
-                raise CourseError(f"{samples}:{pack.line}: id {pack.id!r} is not in the dataset {dataset}")
-            if pack_line[i]:
-                raise CourseError(
-                    f"{samples}:{pack.line}: duplicate id {pack.id!r} (first seen on line {pack_line[i]}); "
-                    "every id must be unique"
-                )
-            pack_line[i] = pack.line
-            if len(pack.samples) < n:
-                raise CourseError(
-                    f"{samples}:{pack.line}: id {pack.id!r} has {len(pack.samples)} sample"
-                    f"{'s' if len(pack.samples) != 1 else ''}; --n {n} needs at least {n} (the first {n} in stored order)"
-                )
-            if policy is None:
-                policy, sampling = pack.policy, pack.sampling
-            early[i] = item_result(examples[i].as_dict(), pack, n, picker)
-            while turn in early:  # write every result whose turn has come, in dataset order
-                result = early.pop(turn)
-                out.write(result)
-                tally.add(result)
-                turn += 1
-        if turn < len(examples):
-            missing = sum(1 for line in pack_line if not line)
-            example = examples[turn]
-            raise CourseError(
-                f"{dataset}:{example.line}: id {example.id!r} has no samples in {samples} "
-                f"({missing} of {len(examples)} items have none); every dataset item needs a pack line"
-            )
-        sha = out.sha256
-    assert policy is not None  # an empty pack file is rejected by the reader
-    return Selected(tally, sha, policy, sampling)
-
-
-# ===========================================================================
-# The run directory
-# ===========================================================================
-def build_manifest(
-    *,
-    argv: Sequence[str] | None,
-    dataset: dict[str, Any],
-    samples: dict[str, Any],
-    split: str | None,
-    selected: Selected,
-    selection: dict[str, Any],
-    summary_sha256: str,
-) -> dict[str, Any]:
-    """manifest.json: course.eval's Locked Room fields, the pack, and the selection instrument."""
-    return {
-        **environment(TOOL, argv),
-        **locked_room(dataset, split, selected.policy, selected.sampling),
-        "samples": samples,
-        "samples_fingerprint": samples["sha256"],
-        "n_items": selected.tally.chosen.n,
-        "samples_per_item": selected.tally.min_pack,
-        "selection": selection,
-        "results_sha256": selected.results_sha256,
-        "summary_sha256": summary_sha256,
-    }
-
-
-def select(
-    dataset: Path,
-    samples: Path,
-    *,
-    n: int,
-    outdir: str | os.PathLike[str] | None,
-    force: bool = False,
-    split: str | None = None,
-    argv: Sequence[str] | None = None,
-    picker: Picker | None = None,
-) -> tuple[Path, dict[str, Any], dict[str, Any]]:
-    """Run best-of-``n`` and write the run directory atomically; return ``(run_dir, manifest, summary)``.
-
-    ``picker`` defaults to ``course.assignments.pick_best.pick_best`` as it is
-    *now* (looked up at call time, so a student's edit or a test's monkeypatch is used).
-    """
-    if type(n) is not int or n < 1:
-        raise CourseError(f"--n must be a positive integer (how many samples to choose from), got {n!r}")
-    final = resolve_outdir(outdir, force=force, prefix=f"sel_n{n}")  # fail before any work
-    for path, what in ((dataset, "dataset"), (samples, "selection pack")):
-        problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
-        if problem is not None:
-            raise CourseError(f"{path}: {problem} (the {what})")
-    picker = picker if picker is not None else assignment.pick_best
-    selection = {"n": n, "rule": assignment.SELECTION_RULE, **picker_identity(picker)}
-    split = split if split is not None else split_from_path(dataset)
-    dataset_fp, samples_fp = input_fingerprint(dataset), input_fingerprint(samples)
-    with atomic_run_dir(final, force=force, prefix=f"sel_n{n}") as tmp:
-        selected = select_files(dataset, samples, tmp / "results.jsonl", n=n, picker=picker)
-        summary = {**selected.tally.summary(rule=selection["rule"]), "split": split}
-        summary_sha256 = write_summary(tmp, summary)
-        manifest = build_manifest(
-            argv=argv, dataset=dataset_fp, samples=samples_fp, split=split, selected=selected,
-            selection=selection, summary_sha256=summary_sha256,
-        )
-        write_text(tmp / "summary.md", render_markdown(summary, selected.tally, manifest, final.name))
-        write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
-    return final, manifest, summary
-
-
-# ===========================================================================
-# Text for humans (console and summary.md share these lines)
-# ===========================================================================
-def headline_lines(summary: dict[str, Any]) -> list[str]:
-    """pass@1, best-of-N and the gain, each labelled for what it is."""
-    first, best, gain = summary["pass_at_1"], summary["best_of_n"], summary["selection_gain"]
-    n = summary["N"]
-    points = 100.0 * gain["pass_rate"]
-    return [
-        pass_rate_line(first["passed"], first["n"], label="pass@1 (sample 0 of each item)"),
-        pass_rate_line(best["passed"], best["n"], label=f"best-of-{n} ({_which(n)})"),
-        f"Mean reward: {first['mean_reward']:.3f} (sample 0) -> {best['mean_reward']:.3f} (best-of-{n})",
-        f"Gain: {points:+.1f} points = {GAIN_LABEL}: {gain['items_rescued']} items rescued, "
-        f"{gain['items_lost']} lost. Same policy, same samples; {n}x the sampling compute per item.",
-    ]
-
-
-def _which(n: int) -> str:
-    return "sample 0 only: nothing to choose" if n == 1 else f"first {n} samples, chosen by pick_best"
-
-
-def curve_lines(summary: dict[str, Any]) -> list[str]:
-    """The pass@k table: unbiased pass@k beside pass^k, first-k and the plug-in shortcut."""
-    curve = summary["pass_at_k_curve"]
-    n_total = curve["samples_per_item"]
-    lines = [
-        f"{'k':>3}  {'pass@k':>7}  {'pass^k':>7}  {'first-k':>7}  {'plug-in':>7}",
-    ]
-    for row in curve["rows"]:
-        lines.append(
-            f"{row['k']:>3}  {percent(row['pass_at_k']):>7}  {percent(row['pass_hat_k']):>7}  "
-            f"{percent(row['first_k']):>7}  {percent(row['plug_in']):>7}"
-        )
-    lines += [
-        f"  pass@k  : unbiased estimate from all {n_total} samples per item, 1 - C(n-c,k)/C(n,k) (Chen et al. 2021)",
-        "  pass^k  : all k samples pass, C(c,k)/C(n,k) (reliability: falls as k grows)",
-        "  first-k : one of the first k stored samples passes (one draw per item: noisier, order-dependent)",
-        "  plug-in : 1-(1-c/n)^k, the shortcut that is biased low for k > 1",
-    ]
-    return lines
-
-
-def failing_lines(summary: dict[str, Any]) -> list[str]:
-    block = summary["still_failing"]
-    n = summary["N"]
-    lines = [
-        f"Selection still fails on {block['count']} of {summary['n_items']} items "
-        f"({percent(block['share'])}): no passing sample among the first {n}."
-    ]
-    for ex in block["examples"]:
-        later = ex["first_passing_index"]
-        hint = (
-            f"; sample {later} of the pack passes, beyond N" if later is not None
-            else "; no sample in the whole pack passes"
-        )
-        lines.append(f"  {ex['id']} (expected {ex['expected']}): {', '.join(ex['codes'])}{hint}")
-    return lines
-
-
-def render_markdown(summary: dict[str, Any], tally: SelectionTally, manifest: dict[str, Any], name: str) -> str:
-    """summary.md: course.eval's layout for the chosen samples, then the selection sections."""
-    n = summary["N"]
-    selection = manifest["selection"]
-    context = [
-        f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
-        f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
-        f"Selection pack: `{manifest['samples']['path']}` (policy `{manifest['policy']}`, "
-        f"{manifest['samples_per_item']} samples per item, sampling `{dumps_line(manifest['sampling'])}`)",
-        f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
-        f"Selection: best of the first {n} samples by `{selection['picker']}` ({selection['rule']})",
-        f"**This is selection, not learning**: {summary['note']}. The rows below describe the CHOSEN sample of each item.",
-    ]
-    text = render_summary_md(summary, tally.chosen.examples, title=f"Selection best-of-{n}: {name}", context=context)
-    out = [text.rstrip("\n"), "", "## Selection, not learning", ""]
-    out += [f"- {line}" for line in headline_lines(summary)]
-    out += ["", f"## pass@k from all {summary['pass_at_k_curve']['samples_per_item']} samples per item", "", "```"]
-    out += curve_lines(summary)
-    out += ["```", "", "## Where selection still fails", ""]
-    out += [failing_lines(summary)[0], ""]
-    out += [f"- {line.strip()}" for line in failing_lines(summary)[1:]]
-    return "\n".join(out).rstrip("\n") + "\n"
-
-
-def print_report(run_dir: Path, manifest: dict[str, Any], summary: dict[str, Any]) -> None:
-    n = summary["N"]
-    selection = manifest["selection"]
-    print(
-        f"Selection best-of-{n} on {summary['n_items']} items: {manifest['dataset']['path']} "
-        f"(split {manifest['split'] or 'unknown'}) x {manifest['samples']['path']} "
-        f"(policy {manifest['policy']}, {manifest['samples_per_item']} samples per item)"
-    )
-    print(f"Scorer {manifest['scorer_version']} (fingerprint {manifest['scorer_fingerprint'][:12]}); "
-          f"picker {selection['picker']}: {selection['rule']}")
-    print()
-    print("\n".join(headline_lines(summary)))
-    print("The policy did not change: selection picks a better output, learning (Loop C) would make good outputs likelier at N=1.")
-    print()
-    print(f"pass@k estimated from all {summary['pass_at_k_curve']['samples_per_item']} samples of each item "
-          f"(mean over {summary['n_items']} items):")
-    print("\n".join(curve_lines(summary)))
-    print()
-    print("\n".join(failing_lines(summary)))
-    codes = breakdown_lines(summary)
-    if codes:
-        print(f"Chosen samples by error code ({summary['failed']} of {summary['n']} fail):")
-        print("\n".join(codes))
-    print()
-    print(f"Wrote {run_dir}/ (manifest.json, results.jsonl, summary.json, summary.md)")
-    print(f"Inspect failures: python -m course.inspect_run --run {run_dir} --only-fails --top-k 5 --show 2")
-    print(f"Compare with another run: python -m course.gate --baseline RUN --candidate {run_dir} --min-delta 0 "
-          "(a different N is a change of selection compute: the Locked Room rejects it)")
-
-
-# ===========================================================================
-# Command line
-# ===========================================================================
 EXAMPLE = """\
   python -m course.selection_demo --n 4                  # bundled dev set + its selection pack
   python -m course.selection_demo --dataset data/datasets/math_dev.jsonl \\
@@ -317,57 +62,44 @@ def _resolve_inputs(dataset: str | None, samples: str | None) -> tuple[Path, Pat
     return Path(dataset), Path(samples)
 
 
-def _positive_int(text: str) -> int:
-    import argparse
+def _main(args_in: Sequence[str] | None) -> int:
+    parser = make_parser(
+        "python -m course.selection_demo",
+        "Best-of-N selection (Loop B): for every dataset item, score the first N samples of its pack "
+        "line with the strict verifier, let pick_best (course/assignments/pick_best.py) choose one, and "
+        "write a run directory like course.eval's. Also reports pass@1, the selection gain (more "
+        "compute, not learning), the unbiased pass@k curve from all samples, pass^k, and the items "
+        "where selection still fails. With neither --dataset nor --samples it uses the bundled dev set.",
+        EXAMPLE,
+    )
+    parser.add_argument("--dataset", help=f"dataset JSONL (default: {BUNDLED_DATASET})")
+    parser.add_argument(
+        "--samples", "--pack", dest="samples", help=f"selection pack JSONL (default: {BUNDLED_SAMPLES})"
+    )
+    parser.add_argument(
+        "--n", type=positive_int, required=True, metavar="N",
+        help="choose among the first N samples of each item (N=1: just sample 0, as course.eval scores)",
+    )
+    parser.add_argument("--outdir", help="run directory to create (default: the next free runs/sel_nN_NNN)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    parser.add_argument("--split", help="split name for the manifest (default: inferred from the dataset file name)")
+    parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
+    args = parser.parse_args(args_in)
 
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+    dataset, samples = _resolve_inputs(args.dataset, args.samples)
+    run_dir, manifest, summary = select(
+        dataset, samples, n=args.n, outdir=args.outdir, force=args.force, split=args.split, argv=args_in
+    )
+    if manifest["split"] is None:
+        info("note: split unknown (not in the dataset file name); pass --split to record it")
+    if args.json:
+        print(json.dumps({"run_dir": str(run_dir), "summary": summary}, ensure_ascii=False, sort_keys=True, indent=2))
+        return EXIT_OK
+    print("\n".join(report_lines(run_dir, manifest, summary)))
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    def _main(args_in: Sequence[str] | None) -> int:
-        parser = make_parser(
-            "python -m course.selection_demo",
-            "Best-of-N selection (Loop B): for every dataset item, score the first N samples of its pack "
-            "line with the strict verifier, let pick_best (course/assignments/pick_best.py) choose one, and "
-            "write a run directory like course.eval's. Also reports pass@1, the selection gain (more "
-            "compute, not learning), the unbiased pass@k curve from all samples, pass^k, and the items "
-            "where selection still fails. With neither --dataset nor --samples it uses the bundled dev set.",
-            EXAMPLE,
-        )
-        parser.add_argument("--dataset", help=f"dataset JSONL (default: {BUNDLED_DATASET})")
-        parser.add_argument(
-            "--samples", "--pack", dest="samples", help=f"selection pack JSONL (default: {BUNDLED_SAMPLES})"
-        )
-        parser.add_argument(
-            "--n", type=_positive_int, required=True, metavar="N",
-            help="choose among the first N samples of each item (N=1: just sample 0, as course.eval scores)",
-        )
-        parser.add_argument("--outdir", help="run directory to create (default: the next free runs/sel_nN_NNN)")
-        parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
-        parser.add_argument("--split", help="split name for the manifest (default: inferred from the dataset file name)")
-        parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
-        args = parser.parse_args(args_in)
-
-        dataset, samples = _resolve_inputs(args.dataset, args.samples)
-        run_dir, manifest, summary = select(
-            dataset, samples, n=args.n, outdir=args.outdir, force=args.force, split=args.split, argv=args_in
-        )
-        if manifest["split"] is None:
-            info("note: split unknown (not in the dataset file name); pass --split to record it")
-        if args.json:
-            import json
-
-            print(json.dumps({"run_dir": str(run_dir), "summary": summary}, ensure_ascii=False, sort_keys=True, indent=2))
-            return EXIT_OK
-        print_report(run_dir, manifest, summary)
-        return EXIT_OK
-
     return run(_main, argv)
 
 

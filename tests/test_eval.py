@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import random
@@ -191,8 +192,10 @@ def test_a_failure_mid_run_leaves_no_run_directory(files, tmp_path: Path, monkey
             raise RuntimeError("disk on fire")
         return real_score(example, completion)
 
-    real_score = eval_pipeline.score
-    monkeypatch.setattr(eval_pipeline, "score", exploding_score)
+    strict = eval_pipeline.get_rubric("strict")
+    real_score = strict.score
+    exploding = dataclasses.replace(strict, score=exploding_score)
+    monkeypatch.setattr(eval_pipeline, "get_rubric", lambda name: exploding)
     with pytest.raises(RuntimeError):
         run_eval(*files, "--outdir", "runs/a")
     assert leftovers(tmp_path) == []  # neither runs/a nor a hidden temporary directory
@@ -347,3 +350,65 @@ def test_the_manifest_says_whether_completions_came_in_dataset_order(files, tmp_
     run_eval(dataset, tmp_path / "reversed.jsonl", "--outdir", "runs/b")
     flags = [json.loads((tmp_path / f"runs/{r}/manifest.json").read_text())["completions_in_dataset_order"] for r in "ab"]
     assert flags == [True, False]
+
+
+# --- the rubric (--rubric NAME; strict by default) ------------------------------------------------
+@pytest.mark.skipif(not BUNDLED.exists(), reason="bundled data pack not present")
+def test_a_hackable_rubric_gives_a_different_pass_rate_on_the_bundled_data(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert ev.main(["--outdir", "runs/strict"]) == 0
+    assert ev.main(["--rubric", "contains_answer", "--outdir", "runs/contains"]) == 0
+    strict = json.loads((tmp_path / "runs/strict/summary.json").read_text())
+    contains = json.loads((tmp_path / "runs/contains/summary.json").read_text())
+    # contains_answer rewards the right number anywhere: strict passes are a subset of its passes
+    assert contains["passed"] > strict["passed"]
+    assert contains["scorer_version"] == "hackable-contains-answer-v1"
+
+
+def test_the_manifest_records_the_rubric_name_and_version(files, tmp_path: Path) -> None:
+    assert run_eval(*files, "--outdir", "runs/s") == 0
+    assert run_eval(*files, "--rubric", "last_number", "--outdir", "runs/l") == 0
+    strict = json.loads((tmp_path / "runs/s/manifest.json").read_text())
+    last = json.loads((tmp_path / "runs/l/manifest.json").read_text())
+    assert (strict["rubric"], strict["rubric_version"]) == ("strict", strict["scorer_version"])
+    assert (last["rubric"], last["rubric_version"]) == ("last_number", "hackable-last-number-v1")
+
+
+def test_the_default_rubric_is_strict_and_writes_the_same_bytes_as_naming_it(files, tmp_path: Path) -> None:
+    assert run_eval(*files, "--outdir", "runs/default") == 0
+    assert run_eval(*files, "--rubric", "strict", "--outdir", "runs/named") == 0
+    for name in ("results.jsonl", "summary.json", "summary.md"):
+        assert (tmp_path / "runs/default" / name).read_bytes() == (tmp_path / "runs/named" / name).read_bytes()
+    assert "Rubric" not in (tmp_path / "runs/default/summary.md").read_text()  # strict reads as it always did
+
+
+def test_a_hackable_rubric_is_named_with_its_loophole_on_stdout_and_in_summary_md(files, tmp_path: Path, capsys) -> None:
+    capsys.readouterr()
+    assert run_eval(*files, "--rubric", "contains_answer", "--outdir", "runs/c") == 0
+    out = capsys.readouterr().out
+    assert "Rubric: contains_answer (hackable-contains-answer-v1), NOT the strict verifier" in out
+    assert "Rubric: contains_answer" in (tmp_path / "runs/c/summary.md").read_text()
+
+
+def test_an_unknown_rubric_is_a_usage_error_listing_the_choices(files, tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        run_eval(*files, "--rubric", "lenient", "--outdir", "runs/x")
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'lenient'" in err and "contains_answer" in err and "strict" in err
+    assert leftovers(tmp_path) == []
+
+
+def test_the_library_refuses_an_unknown_rubric_before_any_work(files, tmp_path: Path) -> None:
+    from course.errors import CourseError
+
+    with pytest.raises(CourseError, match="unknown rubric 'nope'; choose one of: strict, contains_answer"):
+        eval_pipeline.evaluate(*files, outdir="runs/x", rubric="nope")
+    assert leftovers(tmp_path) == []
+
+
+def test_a_hackable_rubrics_ok_is_not_described_as_the_strict_check(files, tmp_path: Path) -> None:
+    assert run_eval(*files, "--rubric", "contains_answer", "--outdir", "runs/c") == 0
+    summary = json.loads((tmp_path / "runs/c/summary.json").read_text())
+    ok = next(row for row in summary["breakdown"] if row["code"] == "ok")
+    assert ok["meaning"] == "rewarded by the contains_answer rubric, NOT the strict check of reward spec v1"

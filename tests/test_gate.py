@@ -231,7 +231,7 @@ def test_a_different_rule_counts_once_there_is_a_choice_to_make(lab, capsys) -> 
 
 def test_the_locked_fields_table_names_the_keys_the_gate_compares() -> None:
     assert [f.key for f in locked_room.LOCKED_FIELDS] == [
-        "dataset_fingerprint", "split", "scorer_version", "scorer_fingerprint", "sampling", "selection.n", "selection.rule",
+        "dataset_fingerprint", "split", "rubric", "rubric_version", "scorer_version", "scorer_fingerprint", "sampling", "selection.n", "selection.rule",
         "selection.picker_sha256",
     ]
 
@@ -304,3 +304,42 @@ def test_the_module_runs_as_python_dash_m_with_exit_code_1_on_reject(lab) -> Non
         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 1 and "Decision: REJECT" in proc.stdout
+
+
+# --- the rubric is a Locked Room field (#13 item 8) --------------------------------------------------
+def test_runs_scored_by_different_rubrics_are_rejected_and_the_reason_names_both(lab, capsys) -> None:
+    hacked = evaluate(lab["root"], "base_contains", lab["dataset"], lab["root"] / "r_base.jsonl",
+                      "--rubric", "contains_answer")
+    code, out = run_gate(capsys, lab["base"], hacked, "--min-delta", "0")
+    assert code == 1
+    assert "Decision: REJECT (Locked Room violated: rubric, rubric_version" in out
+    assert "(scored by rubric strict vs contains_answer)" in out
+    assert "a pass under a hackable rubric is not a pass under the strict verifier" in out
+
+
+def test_a_run_written_before_rubrics_were_recorded_counts_as_strict(lab, capsys) -> None:
+    old = copy_run(lab["base"], lab["root"] / "runs/old_strict")
+    manifest = json.loads((old / "manifest.json").read_text())
+    del manifest["rubric"], manifest["rubric_version"]
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    code, out = run_gate(capsys, old, lab["big"], "--min-delta", "0")
+    assert code == 0 and "Locked Room: ok" in out
+
+
+def test_a_run_written_before_rubrics_were_recorded_is_not_comparable_with_a_hackable_one(lab, capsys) -> None:
+    old = copy_run(lab["base"], lab["root"] / "runs/old_strict2")
+    manifest = json.loads((old / "manifest.json").read_text())
+    del manifest["rubric"], manifest["rubric_version"]
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    hacked = evaluate(lab["root"], "base_last", lab["dataset"], lab["root"] / "r_base.jsonl", "--rubric", "last_number")
+    code, out = run_gate(capsys, old, hacked, "--min-delta", "0")
+    assert code == 1
+    assert '"strict" (implicit: written before runs recorded their rubric' in out
+    assert "(scored by rubric strict vs last_number)" in out
+
+
+def test_two_runs_scored_by_the_same_hackable_rubric_are_comparable_and_say_so(lab, capsys) -> None:
+    a = evaluate(lab["root"], "ca_a", lab["dataset"], lab["root"] / "r_base.jsonl", "--rubric", "contains_answer")
+    b = evaluate(lab["root"], "ca_b", lab["dataset"], lab["root"] / "r_big.jsonl", "--rubric", "contains_answer")
+    code, out = run_gate(capsys, a, b, "--min-delta", "0")
+    assert code == 0 and "Locked Room: ok (" in out and "rubric contains_answer, scorer hackable-contains-answer-v1" in out

@@ -271,3 +271,20 @@ def test_the_gate_compares_an_eval_run_with_a_selection_run_and_names_both_tools
     assert code == 1
     assert "[course.eval," in out and "[course.selection_demo," in out
     assert "baseline : 1 (implicit: course.eval scores one completion per item)" in out
+
+
+# --- N=1 is no selection (#16 item 8) -----------------------------------------------------------------
+def test_n_1_says_there_is_no_selection_instead_of_a_zero_gain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    code, out_dir = _run(tmp_path, "n1", "--n", "1")
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "at N=1 there is no selection" in out and "selection improvement" not in out
+    assert "Gain: +0.0 points" not in (out_dir / "summary.md").read_text(encoding="utf-8")
+
+
+def test_n_2_still_reports_its_gain_as_selection_not_learning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert _run(tmp_path, "n2", "--n", "2")[0] == 0
+    out = capsys.readouterr().out
+    assert "points = selection improvement (more compute), not learning" in out and "no selection" not in out

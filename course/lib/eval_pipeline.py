@@ -9,6 +9,12 @@ own samples. :func:`score_files` streams both files into results.jsonl and a
     run_dir, manifest, summary = evaluate(Path("data/datasets/math_dev.jsonl"),
                                           Path("data/rollouts/frozen_rollouts_dev.jsonl"), outdir="runs/x")
 
+The completions are scored by a rubric from ``course.instrument.rubrics.RUBRICS``:
+``"strict"`` (reward spec v1, the default) or, to *measure* a reward hack, one of
+the hackable rubrics (``rubric="contains_answer"``). The manifest records the
+rubric's name and version; they are Locked Room fields, so the gate never
+compares a pass rate scored by one rubric with one scored by another.
+
 The run directory holds (formats in docs/formats.md):
   manifest.json   the conditions of the measurement (the Locked Room fields course.gate compares)
   results.jsonl   one line per dataset item, in dataset order: id, completion, expected, reward, details
@@ -34,7 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
-from course.instrument.spec_v1 import score
+from course.instrument.rubrics import Rubric, ScoreFn, get_rubric
 from course.lib.evaluation import Tally, missing_result, render_summary_md, split_from_path
 from course.lib.formats import NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects
 from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
@@ -72,21 +78,26 @@ def score_files(
     *,
     allow_missing: bool = False,
     progress: Progress | None = None,
+    rubric: Rubric | None = None,
 ) -> Scored:
-    """Score every dataset item's completion; write results.jsonl in dataset order.
+    """Score every dataset item's completion with ``rubric`` (default strict); write results.jsonl in dataset order.
 
     Raises ``CourseError`` (``path:line: ...``) for any malformed input; the
     caller writes into a temporary directory, so nothing is left behind.
     """
+    rubric = get_rubric("strict") if rubric is None else rubric
     try:
-        return _score_aligned(dataset, completions, results_path, progress)
+        return _score_aligned(dataset, completions, results_path, progress, rubric)
     except NotAligned:  # the completions do not follow the dataset line by line
-        return _score_indexed(dataset, completions, results_path, allow_missing, progress)
+        return _score_indexed(dataset, completions, results_path, allow_missing, progress, rubric)
 
 
-def _score_aligned(dataset: Path, completions: Path, results_path: Path, progress: Progress | None) -> Scored:
+def _score_aligned(
+    dataset: Path, completions: Path, results_path: Path, progress: Progress | None, rubric: Rubric
+) -> Scored:
     """The streaming path: dataset line i and completions line i carry the same id."""
-    tally = Tally()
+    score: ScoreFn = rubric.score  # strict: spec_v1.score itself, so strict results are what they always were
+    tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
     first: dict[str, Any] | None = None
     with JsonlWriter(results_path) as out:
         write, add = out.write, tally.add  # bound once: this loop runs a million times
@@ -108,9 +119,11 @@ def _score_aligned(dataset: Path, completions: Path, results_path: Path, progres
 
 
 def _score_indexed(
-    dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None
+    dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None,
+    rubric: Rubric,
 ) -> Scored:
     """Any order: hold the dataset and completions in memory, check every id, score in dataset order."""
+    score: ScoreFn = rubric.score
     examples: list[dict[str, Any]] = []
     lines: list[int] = []
     for lineno, example in iter_dataset_objects(dataset):
@@ -141,7 +154,7 @@ def _score_indexed(
             f"({len(missing)} of {len(examples)} items have none); pass --allow-missing to score them as failures"
         )
     assert first is not None
-    tally = Tally()
+    tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
     with JsonlWriter(results_path) as out:
         for i, example in enumerate(examples):
             if seen_on[i]:
@@ -154,7 +167,7 @@ def _score_indexed(
                     "details": scored["details"],
                 }
             else:
-                result = missing_result(example)
+                result = missing_result(example, scorer_version=rubric.version)
             out.write(result)
             tally.add(result)
             if progress is not None and tally.n % PROGRESS_EVERY == 0:
@@ -175,11 +188,12 @@ def build_manifest(
     scored: Scored,
     allow_missing: bool,
     summary_sha256: str,
+    rubric: Rubric | None = None,
 ) -> dict[str, Any]:
-    """manifest.json: the Locked Room fields first, then provenance."""
+    """manifest.json: the Locked Room fields first (the rubric among them), then provenance."""
     return {
         **environment(TOOL, argv),
-        **locked_room(dataset, split, scored.policy, scored.sampling),
+        **locked_room(dataset, split, scored.policy, scored.sampling, rubric),
         "completions": completions,
         "n_items": scored.tally.n,
         "n_missing": scored.n_missing,
@@ -190,8 +204,19 @@ def build_manifest(
     }
 
 
+def rubric_line(manifest: dict[str, Any]) -> str | None:
+    """One line naming a non-strict rubric and its loophole (None for strict: nothing to warn about)."""
+    name = manifest.get("rubric", "strict")
+    if name == "strict":
+        return None
+    rubric = get_rubric(name)
+    return (f"Rubric: {name} ({manifest.get('rubric_version')}), NOT the strict verifier; hackable on purpose: "
+            f"{rubric.loophole}")
+
+
 def _context_lines(manifest: dict[str, Any]) -> list[str]:
-    return [
+    rubric = rubric_line(manifest)
+    return ([rubric] if rubric else []) + [
         f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
         f"Completions: `{manifest['completions']['path']}` (policy `{manifest['policy']}`, "
@@ -211,8 +236,10 @@ def evaluate(
     split: str | None = None,
     argv: Sequence[str] | None = None,
     progress: Progress | None = None,
+    rubric: str = "strict",
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
-    """Score and write the run directory atomically; return ``(run_dir, manifest, summary)``."""
+    """Score with the rubric named ``rubric`` and write the run directory atomically; return ``(run_dir, manifest, summary)``."""
+    chosen = get_rubric(rubric)  # an unknown name: CourseError listing the names, before any work
     final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
     for path, what in ((dataset, "dataset"), (completions, "completions")):
         problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
@@ -221,7 +248,9 @@ def evaluate(
     split = split if split is not None else split_from_path(dataset)
     dataset_fp, completions_fp = input_fingerprint(dataset), input_fingerprint(completions)
     with atomic_run_dir(final, force=force, prefix="eval") as tmp:
-        scored = score_files(dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress)
+        scored = score_files(
+            dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress, rubric=chosen
+        )
         summary = {**scored.tally.summary(), "split": split, "n_missing": scored.n_missing}
         summary_sha256 = write_summary(tmp, summary)
         manifest = build_manifest(
@@ -232,6 +261,7 @@ def evaluate(
             scored=scored,
             allow_missing=allow_missing,
             summary_sha256=summary_sha256,
+            rubric=chosen,
         )
         markdown = render_summary_md(
             summary, scored.tally.examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest)
@@ -239,3 +269,9 @@ def evaluate(
         write_text(tmp / "summary.md", markdown)
         write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
     return final, manifest, summary
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.eval_pipeline"))

@@ -48,8 +48,11 @@ def result_record(example: Mapping[str, Any], completion: Any, scored: Mapping[s
     }
 
 
-def missing_result(example: Mapping[str, Any]) -> dict[str, Any]:
-    """The line for an item with no completion (``course.eval --allow-missing``): a failure with its own code."""
+def missing_result(example: Mapping[str, Any], scorer_version: str = SCORER_VERSION) -> dict[str, Any]:
+    """The line for an item with no completion (``course.eval --allow-missing``): a failure with its own code.
+
+    ``scorer_version`` is the version of the rubric scoring the run (strict: reward spec v1).
+    """
     expected = example["expected_answer"]
     return {
         "id": example["id"],
@@ -57,7 +60,7 @@ def missing_result(example: Mapping[str, Any]) -> dict[str, Any]:
         "expected": expected,
         "reward": 0.0,
         "details": {
-            "scorer_version": SCORER_VERSION,
+            "scorer_version": scorer_version,
             "error_code": "missing_completion",
             "parsed": False,
             "extracted": None,
@@ -70,6 +73,25 @@ def missing_result(example: Mapping[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 # Streaming accumulator
 # ---------------------------------------------------------------------------
+def code_meaning(code: str, rubric: str = "strict") -> str:
+    """What an outcome code means, for the rubric that assigned it.
+
+    The hackable rubrics reuse the strict scorer's codes, but their ``ok`` is not the
+    strict verifier's check, so a report of their run must not describe it as one.
+
+    >>> code_meaning("ok")
+    "exactly one line 'Final: <int>' with the expected integer"
+    >>> code_meaning("ok", "contains_answer")
+    'rewarded by the contains_answer rubric, NOT the strict check of reward spec v1'
+    """
+    meaning = ERROR_CODES.get(code, "(not a code of this scorer version)")
+    if rubric == "strict":
+        return meaning
+    if code == "ok":
+        return f"rewarded by the {rubric} rubric, NOT the strict check of reward spec v1"
+    return f"{meaning} (as the {rubric} rubric reads it)"
+
+
 def ordered_codes(counts: Mapping[str, int]) -> list[str]:
     """Codes by count (descending), then rule order, then name: the one display order.
 
@@ -84,6 +106,9 @@ class Tally:
 
     Keeps n, passes, the reward sum, a count per error code and the first
     ``examples_per_code`` results of each code (in input order) for reports.
+    ``rubric`` and ``scorer_version`` name the rubric that scored the results
+    (default: the strict verifier, reward spec v1): summary.json records the
+    version, and each code's meaning is the one that rubric gives it.
 
     >>> t = Tally()
     >>> for code, r in [("ok", 1.0), ("wrong_answer", 0.0), ("ok", 1.0)]:
@@ -93,8 +118,12 @@ class Tally:
     (3, 2, {'ok': 2, 'wrong_answer': 1})
     """
 
-    def __init__(self, examples_per_code: int = EXAMPLES_PER_CODE) -> None:
+    def __init__(
+        self, examples_per_code: int = EXAMPLES_PER_CODE, scorer_version: str = SCORER_VERSION, rubric: str = "strict"
+    ) -> None:
         self.examples_per_code = examples_per_code
+        self.scorer_version = scorer_version
+        self.rubric = rubric
         self.n = 0
         self.passed = 0
         self.reward_sum = 0.0
@@ -119,7 +148,7 @@ class Tally:
         if n == 0:
             return {
                 "n": 0, "passed": 0, "failed": 0, "pass_rate": None, "pass_rate_ci95": None,
-                "mean_reward": None, "counts": {}, "breakdown": [], "scorer_version": SCORER_VERSION,
+                "mean_reward": None, "counts": {}, "breakdown": [], "scorer_version": self.scorer_version,
             }
         lo, hi = wilson_interval(self.passed, n)
         breakdown = [
@@ -127,7 +156,7 @@ class Tally:
                 "code": code,
                 "count": self.counts[code],
                 "share": self.counts[code] / n,
-                "meaning": ERROR_CODES.get(code, "(not a code of this scorer version)"),
+                "meaning": code_meaning(code, self.rubric),
                 "example_ids": [e["id"] for e in self.examples.get(code, [])],
             }
             for code in ordered_codes(self.counts)
@@ -141,7 +170,7 @@ class Tally:
             "mean_reward": self.reward_sum / n,
             "counts": dict(self.counts),
             "breakdown": breakdown,
-            "scorer_version": SCORER_VERSION,
+            "scorer_version": self.scorer_version,
         }
 
 

@@ -10,7 +10,7 @@ Three questions, in this order:
 
 1. **Locked Room.** Were both runs measured under the same conditions? Every
    manifest key listed in ``LOCKED_FIELDS`` must be equal (the dataset's sha256,
-   the split, the scorer version and source fingerprint, the sampling settings,
+   the split, the rubric's name and version, the scorer version and source fingerprint, the sampling settings,
    and for selection runs the selection compute), compared by type as well as
    value (``same_value``: a seed of ``true`` is not a seed of ``1``). If any differs the gate
    REJECTs and lists each differing field with both values: the numbers are not
@@ -69,9 +69,19 @@ class LockedField:
 # it; and when only one side has n = 1, the difference in n already says it all). So an eval run and a
 # best-of-1 selection run on the same pack are comparable, and best-of-1 vs
 # best-of-4 is not.
+# The rubric (#13 item 8: course.eval --rubric NAME) is locked by name and version:
+# a pass under a hackable rubric is not a pass under the strict verifier. Runs
+# written before manifests recorded the rubric have neither field; every one of
+# them was scored by the strict verifier, so for a scoring tool an absent rubric
+# counts as "strict" and an absent rubric_version as the run's own scorer_version
+# (see _value, the same mechanism as the implicit selection.n of 1). An old strict
+# run therefore stays comparable with a new strict run, and neither with a
+# contains_answer run.
 LOCKED_FIELDS: tuple[LockedField, ...] = (
     LockedField("dataset_fingerprint", "dataset", "sha256 of the dataset file: the items and their expected answers"),
     LockedField("split", "dataset", "which split was measured (dev, holdout)"),
+    LockedField("rubric", "rubric", "which rubric scored the completions (strict = reward spec v1)"),
+    LockedField("rubric_version", "rubric", "the version of that rubric"),
     LockedField("scorer_version", "instrument", "the reward spec the scorer implements"),
     LockedField("scorer_fingerprint", "instrument", "sha256 of the scorer's source code"),
     LockedField("sampling", "sampling", "how the completions were sampled (temperature, top_p, max_tokens, seed)"),
@@ -83,6 +93,10 @@ LOCKED_FIELDS: tuple[LockedField, ...] = (
 
 KIND_EXPLANATION = {
     "dataset": "the runs measured different test sets (items or expected answers changed)",
+    "rubric": (
+        "the runs were scored by different rubrics: a pass under a hackable rubric is not a pass under the "
+        "strict verifier, so the pass rates measure different things"
+    ),
     "instrument": "the runs used different scorers: different instruments, different units",
     "sampling": "the completions were sampled differently, so the policy's outputs are not the same experiment",
     "selection compute": (
@@ -158,12 +172,20 @@ def _lookup(manifest: dict[str, Any], key: str) -> Any:
 
 
 _IMPLICIT_ONE = "1 (implicit: course.eval scores one completion per item)"
+_IMPLICIT_RUBRIC = " (implicit: written before runs recorded their rubric; all such runs were scored strictly)"
 
 
 def _value(manifest: dict[str, Any], key: str) -> Any:
     value = _lookup(manifest, key)
-    if key == "selection.n" and value is _ABSENT and manifest.get("tool") == "course.eval":
+    if value is not _ABSENT:
+        return value
+    if key == "selection.n" and manifest.get("tool") == "course.eval":
         return 1
+    # A scoring run from before the rubric was recorded: the strict verifier scored it.
+    if key == "rubric" and manifest.get("tool") in GATEABLE_TOOLS:
+        return "strict"
+    if key == "rubric_version" and manifest.get("tool") in GATEABLE_TOOLS and _lookup(manifest, "rubric") is _ABSENT:
+        return _lookup(manifest, "scorer_version")
     return value
 
 
@@ -172,7 +194,20 @@ def _show(manifest: dict[str, Any], key: str, value: Any) -> str:
         return "(absent)"
     if key == "selection.n" and _lookup(manifest, key) is _ABSENT:
         return _IMPLICIT_ONE
+    if key in ("rubric", "rubric_version") and _lookup(manifest, key) is _ABSENT:
+        return dumps_line(value) + _IMPLICIT_RUBRIC
     return dumps_line(value)
+
+
+def rubric_of(manifest: dict[str, Any]) -> Any:
+    """The rubric that scored a run: its manifest's ``rubric``, "strict" for a scoring run written before
+    runs recorded it, or None when the manifest cannot say (another tool, no field).
+
+    >>> rubric_of({"tool": "course.eval"}), rubric_of({"tool": "course.eval", "rubric": "last_number"})
+    ('strict', 'last_number')
+    """
+    value = _value(manifest, "rubric")
+    return None if value is _ABSENT else value
 
 
 def locked_room_differences(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[dict[str, Any]]:
@@ -266,7 +301,7 @@ def check_manifest(manifest: dict[str, Any], where: str) -> None:
         raise CourseError(
             f"{where}: 'selection.n' is {_kind(n)} ({shown(n, 40)}), not a positive integer count of samples per item"
         )
-    for key in ("results_sha256", "dataset_fingerprint", "scorer_version"):
+    for key in ("results_sha256", "dataset_fingerprint", "scorer_version", "rubric", "rubric_version"):
         if key in manifest and not isinstance(manifest[key], str):
             raise CourseError(f"{where}: '{key}' is {_kind(manifest[key])} ({shown(manifest[key], 40)}), not text")
 
@@ -373,9 +408,11 @@ def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_signific
     }
     if differences:
         fields = [d["field"] for d in differences]
-        result["reasons"].append(
-            f"Locked Room violated: {', '.join(fields)} {'differs' if len(fields) == 1 else 'differ'}"
-        )
+        reason = f"Locked Room violated: {', '.join(fields)} {'differs' if len(fields) == 1 else 'differ'}"
+        if "rubric" in fields:  # the most common way to compare the incomparable: say it in the reason itself
+            reason += (f" (scored by rubric {shown(rubric_of(base.run.manifest))} vs "
+                       f"{shown(rubric_of(cand.run.manifest))})")
+        result["reasons"].append(reason)
         result["decision"] = "REJECT"
         return result
     delta = Fraction(cand.passed, cand.n) - Fraction(base.passed, base.n)
@@ -410,12 +447,14 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
         for kind in dict.fromkeys(d["kind"] for d in room["differences"]):
             lines.append(f"  -> {KIND_EXPLANATION[kind]}.")
         lines.append("The pass rates above are not comparable, so no delta is computed. Measure both runs with the")
-        lines.append("same dataset, split, scorer and sampling (and selection compute), changing only the policy.")
+        lines.append("same dataset, split, rubric, scorer and sampling (and selection compute), changing only the policy.")
     else:
         m = base.run.manifest
+        rubric = rubric_of(m)
+        named = f"rubric {shown(rubric)}, " if rubric not in (None, "strict") else ""  # strict: as it always read
         lines.append(
             f"Locked Room: ok (same dataset sha256 {shown(str(m.get('dataset_fingerprint'))[:12])}…, split "
-            f"{shown(m.get('split') or 'unknown')}, scorer {shown(m.get('scorer_version'))} "
+            f"{shown(m.get('split') or 'unknown')}, {named}scorer {shown(m.get('scorer_version'))} "
             f"{shown(str(m.get('scorer_fingerprint'))[:12])}…, sampling {shown(m.get('sampling'))})"
         )
         lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is {points(result['min_delta'])}")
@@ -458,6 +497,8 @@ def gate_view(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> dict[st
     }
 
 
-# ---------------------------------------------------------------------------
-# Command line
-# ---------------------------------------------------------------------------
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.locked_room"))

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import course
-from course.instrument.rubrics import scorer_fingerprint
-from course.instrument.spec_v1 import SCORER_VERSION
+from course.instrument.rubrics import Rubric, get_rubric
 
 _CHUNK = 1 << 20
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -70,21 +69,30 @@ def input_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def locked_room(
-    dataset: Mapping[str, Any], split: str | None, policy: str, sampling: Mapping[str, Any]
+    dataset: Mapping[str, Any],
+    split: str | None,
+    policy: str,
+    sampling: Mapping[str, Any],
+    rubric: Rubric | None = None,
 ) -> dict[str, Any]:
     """The manifest fields of a scoring run that ``course.gate`` compares (its LOCKED_FIELDS,
     except the selection block, which only ``course.selection_demo`` writes).
 
     Built in one place so that every tool that scores records the measurement
     conditions the same way: the dataset (and its sha256 as ``dataset_fingerprint``),
-    the split, the scorer's version and source fingerprint, the policy and its sampling.
+    the split, the rubric that scored the completions (name and version; default the
+    strict verifier, reward spec v1), the scorer's version and source fingerprint (those
+    of that rubric: for strict, ``spec_v1.py``), the policy and its sampling.
     """
+    rubric = get_rubric("strict") if rubric is None else rubric
     return {
         "dataset": dict(dataset),
         "dataset_fingerprint": dataset["sha256"],
         "split": split,
-        "scorer_version": SCORER_VERSION,
-        "scorer_fingerprint": scorer_fingerprint(),
+        "rubric": rubric.name,
+        "rubric_version": rubric.version,
+        "scorer_version": rubric.version,
+        "scorer_fingerprint": rubric.fingerprint(),
         "policy": policy,
         "sampling": dict(sampling),
     }

@@ -70,7 +70,7 @@ MAX_CHART_POINTS = 600  # longer logs are thinned evenly for drawing (the last p
 # they agree) plus what else fixes a measurement (the policy, the rubric, the selection picker).
 HEADER_KEYS: tuple[str, ...] = (
     "dataset_fingerprint", "split", "scorer_version", "scorer_fingerprint", "sampling",
-    "selection.n", "selection.rule", "selection.picker_sha256", "rubric", "policy",
+    "selection.n", "selection.rule", "selection.picker_sha256", "rubric", "rubric_version", "policy",
 )
 SCORING_TOOLS = ("course.eval", "course.selection_demo")
 KIND_LABEL = {
