@@ -9,7 +9,8 @@ starting uniform (theta = 0). Each step:
 
     sample a ~ pi_theta          (one draw from a seeded random.Random)
     R = score(example, a)        (1.0 or 0.0, with an error code saying why)
-    b = mean of earlier rewards  (the baseline; 0 before the first reward)
+    b = mean of earlier rewards  (the baseline; 0 before the first reward; or, with
+                                  --baseline ema, b <- (1-alpha) b + alpha R after each step)
     A = R - b                    (the advantage: better or worse than usual?)
     theta += lr * A * (onehot(a) - pi)     (REINFORCE: A times grad log pi(a))
 
@@ -22,7 +23,8 @@ Run it (the instructor's live demo, then the "unlearning" perturbation)::
     python -m course.bandit_train --steps 30 --seed 0 --lr 0.5 --baseline --slow --outdir runs/demo_bandit_slow
     python -m course.bandit_train --steps 30 --seed 0 --lr -0.5 --baseline --slow --outdir runs/demo_bandit_negative
     python -m course.bandit_train --steps 500 --summary-every 50 --plot
-    python -m course.bandit_train --ablation --seeds 200        # baseline on vs off, measured
+    python -m course.bandit_train --steps 30 --baseline ema --alpha 0.1   # moving-average baseline
+    python -m course.bandit_train --ablation --seeds 200        # none, mean, EMA, b*: exact and measured
 
 A run directory gets manifest.json, bandit_log.jsonl (one record per step),
 bandit_story.txt (the same story ``--slow`` prints) and, with ``--plot``,
@@ -45,6 +47,14 @@ from course.cli import float_in, info, make_parser, non_negative_int, positive_i
 
 # Learning rates beyond +-100 teach nothing the demo needs and let logits grow without bound.
 LR_RANGE = float_in(-100.0, 100.0)
+
+
+def ALPHA_RANGE(text: str) -> float:  # noqa: N802 (an argparse type, named like the others)
+    """The EMA baseline's weight alpha, in (0, 1]: 0 would never move b."""
+    value = float_in(0.0, 1.0)(text)
+    if value == 0.0:
+        raise argparse.ArgumentTypeError("must be > 0 (alpha = 0 never moves the baseline), got 0")
+    return value
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
@@ -126,6 +136,18 @@ class BanditStep:
     theta_after: tuple[float, ...]
     probs_after: tuple[float, ...]
     expected_reward_after: float
+    baseline_kind: str = "mean"  # none | mean | ema | optimal
+
+
+BASELINES: tuple[str, ...] = ("none", "mean", "ema", "optimal")
+BASELINE_NAMES = {
+    "none": "none",
+    "mean": "running_mean_of_earlier_rewards",
+    "ema": "ema_of_earlier_rewards",
+    "optimal": "optimal_constant_b_star_of_current_policy",
+}
+DEFAULT_ALPHA = 0.1
+INITIAL_BASELINE = 0.0  # b before any reward has been seen, for the running mean and the EMA
 
 
 def reinforce(
@@ -133,14 +155,27 @@ def reinforce(
     *,
     steps: int,
     lr: float,
-    use_baseline: bool,
+    use_baseline: bool | None = None,
     rng: random.Random,
+    baseline: str = "mean",
+    alpha: float = DEFAULT_ALPHA,
 ) -> Iterator[BanditStep]:
-    """Run ``steps`` REINFORCE updates from theta = 0 and yield one ``BanditStep`` per update."""
+    """Run ``steps`` REINFORCE updates from theta = 0 and yield one ``BanditStep`` per update.
+
+    ``baseline``: "none" (b = 0), "mean" (mean of earlier rewards), "ema" (b <- (1-alpha) b +
+    alpha R, starting at 0) or "optimal" (the variance-optimal constant b* of the current
+    policy, an oracle only a tiny action set allows). ``use_baseline`` (True = "mean",
+    False = "none") is the older spelling.
+    """
+    if use_baseline is not None:
+        baseline = "mean" if use_baseline else "none"
+    if baseline not in BASELINES:
+        raise CourseError(f"baseline must be one of {', '.join(BASELINES)}, got {baseline!r}")
     k = len(rewards)
     theta = [0.0] * k
     probs = pg.softmax(theta)
     reward_sum = 0.0
+    ema = INITIAL_BASELINE
     for t in range(1, steps + 1):
         j_before = pg.expected_reward(probs, rewards)
         exact = pg.exact_gradient(theta, rewards)
@@ -148,15 +183,22 @@ def reinforce(
         action = pg.sample_action(probs, rng)
         reward = rewards[action]
 
-        # The baseline is the mean of the rewards of EARLIER steps, computed BEFORE this
-        # step's reward is seen. A baseline may depend on anything except the action being
-        # scored: then E[b * grad log pi(a)] = b * sum_a grad pi(a) = 0 and the estimate
-        # stays unbiased. Folding the current reward in would make b depend on the
-        # sampled action, shrinking every advantage by n/(n+1) (and zeroing the
-        # very first one): a biased gradient. With no history yet, b = 0.
+        # The baseline is computed from EARLIER steps only, BEFORE this step's reward is
+        # seen. A baseline may depend on anything except the action being scored: then
+        # E[b * grad log pi(a)] = b * sum_a grad pi(a) = 0 and the estimate stays
+        # unbiased. Folding the current reward in would make b depend on the sampled
+        # action, shrinking every advantage by n/(n+1) (and zeroing the very first one):
+        # a biased gradient. With no history yet, b = 0.
         n_past = t - 1
-        baseline = reward_sum / n_past if (use_baseline and n_past > 0) else 0.0
-        advantage = reward - baseline
+        if baseline == "mean":
+            b = reward_sum / n_past if n_past > 0 else INITIAL_BASELINE
+        elif baseline == "ema":
+            b = ema
+        elif baseline == "optimal":
+            b = pg.optimal_baseline(theta, rewards)  # depends on theta only: still unbiased
+        else:
+            b = 0.0
+        advantage = reward - b
 
         # REINFORCE: grad log pi(a) = onehot(a) - pi; the estimate scales it by A.
         # A > 0 raises the sampled action's logit relative to all others (more likely);
@@ -173,17 +215,19 @@ def reinforce(
             expected_reward=j_before,
             action=action,
             reward=reward,
-            uses_baseline=use_baseline,
-            baseline=baseline,
-            n_past=n_past if use_baseline else 0,
+            uses_baseline=baseline != "none",
+            baseline=b,
+            n_past=n_past if baseline in ("mean", "ema") else 0,
             advantage=advantage,
             grad=tuple(grad),
             exact_grad=tuple(exact),
             theta_after=tuple(theta_after),
             probs_after=tuple(probs_after),
             expected_reward_after=pg.expected_reward(probs_after, rewards),
+            baseline_kind=baseline,
         )
         reward_sum += reward
+        ema = pg.ema_baseline(ema, reward, alpha) if baseline == "ema" else ema  # AFTER its use above
         theta, probs = theta_after, probs_after
 
 
@@ -220,8 +264,26 @@ ADVANTAGE_SIGN = (
 )
 
 
+def describe_baseline(kind: str, alpha: float = DEFAULT_ALPHA) -> str:
+    """The baseline in words, as the story header and the ablation table name it."""
+    return {
+        "none": "none (b = 0)",
+        "mean": "running mean of the rewards of earlier steps (0 before the first)",
+        "ema": f"moving average b <- (1 - {alpha:g}) b + {alpha:g} R, updated after each step's advantage "
+        f"(b = {INITIAL_BASELINE:g} before the first)",
+        "optimal": "the variance-optimal constant b* of the current policy (an oracle: only a tiny action set allows it)",
+    }[kind]
+
+
 def story_header(
-    actions: Sequence[ScoredAction], *, steps: int, lr: float, use_baseline: bool, seed: int
+    actions: Sequence[ScoredAction],
+    *,
+    steps: int,
+    lr: float,
+    use_baseline: bool | None = None,
+    seed: int,
+    baseline: str = "mean",
+    alpha: float = DEFAULT_ALPHA,
 ) -> list[str]:
     width = max(len(_q(a.text)) for a in actions)
     lines = [
@@ -230,7 +292,9 @@ def story_header(
     ]
     for a in actions:
         lines.append(f"  [{a.index}] {_q(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}")
-    base = "running mean of the rewards of earlier steps (0 before the first)" if use_baseline else "none (b = 0)"
+    if use_baseline is not None:
+        baseline = "mean" if use_baseline else "none"
+    base = describe_baseline(baseline, alpha)
     lines += [
         f"policy: softmax over one logit per action, theta = 0 (uniform); lr {lr:g}; baseline: {base}; "
         f"seed {seed}; {steps} steps",
@@ -246,8 +310,12 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
     a = actions[s.action]
     if not s.uses_baseline:
         why_b = "--no-baseline: b is always 0, so A is the raw reward"
+    elif s.baseline_kind == "optimal":
+        why_b = "b* of the policy before this update"
     elif s.n_past == 0:
         why_b = "no earlier rewards yet"
+    elif s.baseline_kind == "ema":
+        why_b = f"moving average of the {s.n_past} earlier reward{'s' if s.n_past > 1 else ''}, newest weighted most"
     else:
         why_b = f"mean of the {s.n_past} earlier reward{'s' if s.n_past > 1 else ''}"
     if s.advantage > 0:
@@ -357,19 +425,67 @@ def _per_param_variance(samples: Sequence[Sequence[float]]) -> list[float]:
     return [statistics.pvariance([s[i] for s in samples]) for i in range(k)]
 
 
-def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps: int, lr: float) -> dict[str, Any]:
-    """Train with and without the baseline on seeds base_seed .. base_seed+seeds-1 and measure.
+# The ablation's settings: (key in ablation.json, baseline kind, column title).
+SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("no_baseline", "none", "none"),
+    ("baseline", "mean", "running mean"),
+    ("ema", "ema", "EMA"),
+    ("optimal", "optimal", "b*"),
+)
+
+
+def _exact_variances(
+    theta: Sequence[float], rewards: Sequence[float], alpha: float, *, warmup: int | None
+) -> dict[str, float]:
+    """Exact variance (averaged over parameters) of each setting's estimate at the fixed policy theta.
+
+    warmup = None: each baseline at its limit (running mean -> b = J exactly; the EMA keeps a
+    stationary spread alpha/(2-alpha) Var(R) around J). warmup = N: the average over the first
+    N samples of a stream from this policy, b starting at 0, which is what the sampled row
+    measures (the running mean at sample t has variance Var(R)/t; the EMA's mean climbs from 0).
+    """
+    probs = pg.softmax(theta)
+    j = pg.expected_reward(probs, rewards)
+    b_star = pg.optimal_baseline(theta, rewards)
+    out = {
+        "no_baseline": _mean(pg.estimate_variance(theta, rewards, 0.0)),
+        "optimal": _mean(pg.estimate_variance(theta, rewards, b_star)),
+    }
+    if warmup is None:
+        out["baseline"] = _mean(pg.estimate_variance(theta, rewards, j))
+        _, v = pg.ema_baseline_moments(probs, rewards, alpha, t=10**6, initial=INITIAL_BASELINE)
+        out["ema"] = _mean(pg.estimate_variance(theta, rewards, j, v))
+        return out
+    for key, moments in (
+        ("baseline", lambda t: pg.running_mean_moments(probs, rewards, t)),
+        ("ema", lambda t: pg.ema_baseline_moments(probs, rewards, alpha, t, initial=INITIAL_BASELINE)),
+    ):
+        per_t = []
+        for t in range(warmup):
+            m, v = moments(t)
+            per_t.append(_mean(pg.estimate_variance(theta, rewards, m, v)))
+        out[key] = _mean(per_t)
+    return out
+
+
+def run_ablation(
+    rewards: Sequence[float], *, seeds: int, base_seed: int, steps: int, lr: float, alpha: float = DEFAULT_ALPHA
+) -> dict[str, Any]:
+    """Train with each baseline (none, running mean, EMA(alpha), b*) on seeds base_seed .. base_seed+seeds-1.
 
     Variance is measured per parameter, then averaged over parameters:
+      * exactly, by enumeration, at theta = 0: each baseline at its limit, and averaged over
+        the first ``steps`` samples of a stream (the baseline warming up from 0);
       * at a fixed policy (theta = 0, nothing is updated): ``steps`` one-sample estimates per
-        seed, the baseline being the running mean of that stream's earlier rewards, exactly as
-        in training; their pooled variance, their mean next to the exact gradient, and the
-        exact variance by enumeration for b = 0 and b = J;
+        seed, each baseline computed from that stream's earlier rewards, exactly as in
+        training; their pooled variance (it should match the warm-up exact row), and their
+        mean next to the exact gradient;
+      * exactly at the policies where the no-baseline runs end;
       * over training: the mean squared distance between each step's estimate and the exact
         gradient at that step's theta (the estimator's noise at the policies actually
         visited), overall and split by the phase of training (J below / above 0.5).
     Plus the exact expected reward at the end of training, mean and sd over seeds.
-    The same seed drives both settings (common random numbers: a paired comparison).
+    The same seed drives every setting (common random numbers: a paired comparison).
     """
     if seeds < 2:
         raise CourseError(f"--seeds must be at least 2 to measure a spread, got {seeds}")
@@ -378,36 +494,51 @@ def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps:
     probs0 = pg.softmax(theta0)
     exact0 = pg.exact_gradient(theta0, rewards)
     j0 = pg.expected_reward(probs0, rewards)
+    b_star0 = pg.optimal_baseline(theta0, rewards)
     out: dict[str, Any] = {
         "seeds": list(range(base_seed, base_seed + seeds)),
         "steps": steps,
         "lr": lr,
+        "ema_alpha": alpha,
+        "initial_baseline": INITIAL_BASELINE,
         "fixed_policy": {
             "theta": theta0,
             "expected_reward": j0,
+            "reward_variance": pg.reward_variance(probs0, rewards),
             "exact_gradient": exact0,
             "exact_variance_b0_per_param": pg.estimate_variance(theta0, rewards, 0.0),
             "exact_variance_bJ_per_param": pg.estimate_variance(theta0, rewards, j0),
-            "optimal_baseline": pg.optimal_baseline(theta0, rewards),
+            "optimal_baseline": b_star0,
         },
         "settings": {},
     }
     fixed = out["fixed_policy"]
     fixed["exact_variance_b0"] = _mean(fixed["exact_variance_b0_per_param"])
     fixed["exact_variance_bJ"] = _mean(fixed["exact_variance_bJ_per_param"])
-    fixed["exact_variance_bstar"] = _mean(pg.estimate_variance(theta0, rewards, fixed["optimal_baseline"]))
+    fixed["exact_variance_bstar"] = _mean(pg.estimate_variance(theta0, rewards, b_star0))
+    fixed["exact_variance_settled"] = _exact_variances(theta0, rewards, alpha, warmup=None)
+    fixed["exact_variance_warmup"] = _exact_variances(theta0, rewards, alpha, warmup=steps)
     end_thetas: list[tuple[float, ...]] = []  # where each no-baseline run ends: a trained policy
-    for name, use_baseline in (("no_baseline", False), ("baseline", True)):
+    for name, kind, _ in SETTINGS:
         # 1. Fixed policy: sample, never update.
         estimates: list[list[float]] = []
         for seed in out["seeds"]:
             rng = random.Random(seed)
             total = 0.0
+            ema = INITIAL_BASELINE
             for t in range(steps):
                 a = pg.sample_action(probs0, rng)
-                b = total / t if (use_baseline and t > 0) else 0.0  # earlier rewards only, as in training
+                if kind == "mean":
+                    b = total / t if t > 0 else INITIAL_BASELINE  # earlier rewards only, as in training
+                elif kind == "ema":
+                    b = ema
+                elif kind == "optimal":
+                    b = b_star0
+                else:
+                    b = 0.0
                 estimates.append(pg.reinforce_estimate(theta0, a, rewards[a], b))
                 total += rewards[a]
+                ema = pg.ema_baseline(ema, rewards[a], alpha)
         mean_est = [_mean([e[i] for e in estimates]) for i in range(k)]
         var_fixed = _per_param_variance(estimates)
 
@@ -418,7 +549,7 @@ def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps:
         curves: list[list[float]] = []
         for seed in out["seeds"]:
             curve = []
-            for s in reinforce(rewards, steps=steps, lr=lr, use_baseline=use_baseline, rng=random.Random(seed)):
+            for s in reinforce(rewards, steps=steps, lr=lr, rng=random.Random(seed), baseline=kind, alpha=alpha):
                 err = _mean([(g - e) ** 2 for g, e in zip(s.grad, s.exact_grad)])
                 sq_err.append(err)
                 for label, lo, hi in PHASES:
@@ -429,9 +560,10 @@ def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps:
             curve.append(last.expected_reward_after)
             finals.append(last.expected_reward_after)
             curves.append(curve)
-            if not use_baseline:
+            if kind == "none":
                 end_thetas.append(last.theta_after)
         out["settings"][name] = {
+            "baseline": BASELINE_NAMES[kind],
             "fixed_policy_mean_estimate": mean_est,
             "fixed_policy_max_abs_bias": max(abs(m - e) for m, e in zip(mean_est, exact0)),
             "fixed_policy_variance_per_param": var_fixed,
@@ -448,55 +580,66 @@ def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps:
             "sd_curve": [statistics.pstdev([c[t] for c in curves]) for t in range(steps + 1)],
         }
     # 3. Exact variances at the trained policies: is it the running mean's lag, or b = J itself?
-    at_end: dict[str, list[float]] = {"b0": [], "bJ": [], "bstar": [], "J": [], "optimal_baseline": []}
+    at_end: dict[str, list[float]] = {"b0": [], "bJ": [], "bstar": [], "ema": [], "J": [], "optimal_baseline": []}
     for theta in end_thetas:
-        j = pg.expected_reward(pg.softmax(theta), rewards)
-        b_star = pg.optimal_baseline(theta, rewards)
-        for key, b in (("b0", 0.0), ("bJ", j), ("bstar", b_star)):
-            at_end[key].append(_mean(pg.estimate_variance(theta, rewards, b)))
-        at_end["J"].append(j)
-        at_end["optimal_baseline"].append(b_star)
+        exact = _exact_variances(theta, rewards, alpha, warmup=None)
+        at_end["b0"].append(exact["no_baseline"])
+        at_end["bJ"].append(exact["baseline"])
+        at_end["ema"].append(exact["ema"])
+        at_end["bstar"].append(exact["optimal"])
+        at_end["J"].append(pg.expected_reward(pg.softmax(theta), rewards))
+        at_end["optimal_baseline"].append(pg.optimal_baseline(theta, rewards))
     out["end_policies"] = {
         "what": "the policies the no-baseline runs end in, one per seed; exact variances averaged over them",
         "expected_reward_mean": _mean(at_end["J"]),
         "optimal_baseline_mean": _mean(at_end["optimal_baseline"]),
         "exact_variance_b0": _mean(at_end["b0"]),
         "exact_variance_bJ": _mean(at_end["bJ"]),
+        "exact_variance_ema": _mean(at_end["ema"]),
         "exact_variance_bstar": _mean(at_end["bstar"]),
     }
     return out
 
 
 def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str, Any]) -> list[str]:
-    """The ablation of one action set as a small plain-text table."""
+    """The ablation of one action set as a small plain-text table, one column per baseline."""
     n = len(result["seeds"])
     fixed = result["fixed_policy"]
-    nb, wb = result["settings"]["no_baseline"], result["settings"]["baseline"]
+    settings = result["settings"]
     end = result["end_policies"]
+    alpha = result["ema_alpha"]
     rewarded = sum(1 for a in actions if a.reward > 0)
+
+    def training(key: str, label: str | None = None) -> list[float | None]:
+        if label is None:
+            return [settings[name]["training_variance"] for name, _, _ in SETTINGS]
+        return [settings[name]["training_variance_by_phase"][label]["variance"] for name, _, _ in SETTINGS]
+
+    settled, warm = fixed["exact_variance_settled"], fixed["exact_variance_warmup"]
     lines = [
         f"== {name}: {rewarded} of {len(actions)} actions rewarded; {n} seeds ({result['seeds'][0]}.."
         f"{result['seeds'][-1]}) x {result['steps']} steps, lr {result['lr']:g}",
         "  actions: " + ", ".join(f"{_q(a.text)}={a.reward:g}" for a in actions),
-        "  variance of the one-sample estimate (per parameter, averaged over parameters):",
-        f"    {'':<58} {'no baseline':>11} {'baseline':>11} {'ratio':>7}",
-        _row(
-            f"exact at theta = 0 (b = 0 vs b = J = {fixed['expected_reward']:.3f})",
-            fixed["exact_variance_b0"],
-            fixed["exact_variance_bJ"],
+        "  baselines: none (b = 0); running mean of earlier rewards; EMA b <- (1 - a) b + a R with "
+        f"a = {alpha:g}, b = {result['initial_baseline']:g} at first; b* = the variance-optimal constant of the current policy",
+        "  variance of the one-sample estimate (per parameter, averaged over parameters);",
+        "  (ratio) = none / that baseline: above 1, the baseline reduced the noise",
+        f"    {'':<64} {'none':>9} {'running mean':>17} {f'EMA a={alpha:g}':>17} {'b*':>17}",
+        _row4(
+            f"exact at theta = 0, settled (b = J = {fixed['expected_reward']:.3f}; EMA spread)",
+            [settled[key] for key, _, _ in SETTINGS],
         ),
-        _row("sampled at theta = 0 (never updated)", nb["fixed_policy_variance"], wb["fixed_policy_variance"]),
-        _row(
-            f"exact where training ends (b = 0 vs b = J, mean J {end['expected_reward_mean']:.3f})",
-            end["exact_variance_b0"],
-            end["exact_variance_bJ"],
+        _row4(f"exact at theta = 0, first {result['steps']} samples (b from 0)", [warm[key] for key, _, _ in SETTINGS]),
+        _row4("sampled at theta = 0 (never updated)", [settings[key]["fixed_policy_variance"] for key, _, _ in SETTINGS]),
+        _row4(
+            f"exact where training ends (settled, mean J {end['expected_reward_mean']:.3f})",
+            [end["exact_variance_b0"], end["exact_variance_bJ"], end["exact_variance_ema"], end["exact_variance_bstar"]],
         ),
-        _row("during training, all steps", nb["training_variance"], wb["training_variance"]),
+        _row4("during training, all steps", training("all")),
     ]
     for label, _, _ in PHASES:
-        a, b = nb["training_variance_by_phase"][label], wb["training_variance_by_phase"][label]
-        counts = f"(n = {a['n_steps']} / {b['n_steps']})"
-        lines.append(_row(f"during training, steps with {label} {counts}", a["variance"], b["variance"]))
+        counts = "/".join(str(settings[key]["training_variance_by_phase"][label]["n_steps"]) for key, _, _ in SETTINGS)
+        lines.append(_row4(f"during training, steps with {label} (n = {counts})", training("phase", label)))
     lines += [
         "  the variance-optimal constant b* = E[r |grad log pi|^2] / E[|grad log pi|^2] (exact):",
         f"    at theta = 0:         b* = {fixed['optimal_baseline']:.3f} (J = {fixed['expected_reward']:.3f}), "
@@ -504,17 +647,20 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
         f"    where training ends:  mean b* = {end['optimal_baseline_mean']:.3f} "
         f"(mean J = {end['expected_reward_mean']:.3f}), variance {end['exact_variance_bstar']:.6f}",
         "  mean of the estimate at theta = 0 vs the exact gradient (a baseline must not move it):",
-        f"    max |mean - exact|: no baseline {nb['fixed_policy_max_abs_bias']:.5f}, "
-        f"baseline {wb['fixed_policy_max_abs_bias']:.5f} (over {n * result['steps']} samples each)",
+        "    max |mean - exact|: "
+        + ", ".join(f"{title} {settings[key]['fixed_policy_max_abs_bias']:.5f}" for key, _, title in SETTINGS)
+        + f" (over {n * result['steps']} samples each)",
         "  exact expected reward J(theta) after training, mean +- sd over seeds:",
-        f"    no baseline {nb['final_expected_reward_mean']:.4f} +- {nb['final_expected_reward_sd']:.4f}   "
-        f"baseline {wb['final_expected_reward_mean']:.4f} +- {wb['final_expected_reward_sd']:.4f}",
+        "    "
+        + "   ".join(
+            f"{title} {settings[key]['final_expected_reward_mean']:.4f} +- {settings[key]['final_expected_reward_sd']:.4f}"
+            for key, _, title in SETTINGS
+        ),
     ]
     return lines
 
 
 ABLATION_NOTE = (
-    "ratio = no-baseline variance / baseline variance: above 1, the baseline reduced the noise. "
     "A baseline never moves the mean of the estimate; whether it shrinks the variance depends on "
     "whether subtracting it makes the large gradients small. With rare success the rewards are "
     "already near 0 where grad log pi is large (the failures), so b = 0 is close to ideal and the "
@@ -522,22 +668,36 @@ ABLATION_NOTE = (
     "push that every rewarded sample would otherwise give its own action. The exact rows show that "
     "this is not the running mean's lag: even b = J exactly adds variance once the rewarded action is "
     "likely, because the variance-optimal b* weights each reward by |grad log pi|^2, which is small "
-    "for the action the policy already prefers. The final expected reward "
+    "for the action the policy already prefers. The EMA forgets old rewards, so it follows a moving "
+    "policy faster than the running mean, but it never stops being noisy: at a fixed policy its "
+    "spread settles at alpha/(2-alpha) Var(R), which the exact rows add in. The final expected reward "
     "is a separate question: less variance per parameter need not mean faster learning, because part "
     "of the noise only moves probability between equally rewarded actions, which J does not notice."
 )
 
 
-def _row(label: str, a: float | None, b: float | None) -> str:
-    if a is None or b is None:
-        return f"    {label:<58} {'-' if a is None else f'{a:.6f}':>11} {'-' if b is None else f'{b:.6f}':>11} {'-':>7}"
-    ratio = f"{a / b:>7.2f}" if b > 0 else f"{'inf':>7}"
-    return f"    {label:<58} {a:>11.6f} {b:>11.6f} {ratio}"
+def _row4(label: str, values: Sequence[float | None]) -> str:
+    """A row of the ablation table: the no-baseline variance, then each baseline's with its ratio."""
+    none = values[0]
+    cells = [f"{'-' if none is None else f'{none:.6f}':>9}"]
+    for v in values[1:]:
+        if v is None:
+            cells.append(f"{'-':>17}")
+        elif none is None:
+            cells.append(f"{v:>9.6f}{'':>8}")
+        else:
+            ratio = f"({none / v:.2f})" if v > 0 else "(inf)"
+            cells.append(f"{v:>9.6f} {ratio:>7}")
+    return f"    {label:<64} " + " ".join(cells)
 
 
 # ---------------------------------------------------------------------------
 # Plots (optional).
 # ---------------------------------------------------------------------------
+def _short_baseline(kind: str, alpha: float) -> str:
+    return {"none": "off", "mean": "running mean", "ema": f"EMA alpha {alpha:g}", "optimal": "b*"}[kind]
+
+
 def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ignore[no-untyped-def]
     def draw(plt):  # type: ignore[no-untyped-def]
         xs = [s.step for s in records]
@@ -597,6 +757,7 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.bandit_train --steps 30 --seed 0 --lr 0.5 --baseline --slow --outdir runs/demo_bandit_slow\n"
         "  python -m course.bandit_train --steps 30 --seed 0 --lr -0.5 --baseline --slow --outdir runs/demo_bandit_negative\n"
         "  python -m course.bandit_train --steps 1000 --summary-every 100 --plot\n"
+        "  python -m course.bandit_train --steps 30 --baseline ema --alpha 0.1\n"
         "  python -m course.bandit_train --ablation --seeds 200 --steps 100",
     )
     parser.add_argument("--steps", type=positive_int, default=100, help="number of updates (default 100)")
@@ -604,9 +765,20 @@ def build_parser():  # type: ignore[no-untyped-def]
     parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100]; negative = the unlearning demo (default 0.5)")
     parser.add_argument(
         "--baseline",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="subtract the running mean of earlier rewards (default on; --no-baseline: A = reward)",
+        nargs="?",
+        const="mean",
+        default="mean",
+        choices=BASELINES,
+        help="what to subtract from the reward: mean = running mean of earlier rewards (the default, also plain "
+        "--baseline), ema = moving average b <- (1-alpha) b + alpha R, optimal = the exact b* of the current "
+        "policy, none = nothing",
+    )
+    parser.add_argument("--no-baseline", dest="baseline", action="store_const", const="none", help="same as --baseline none (A = reward)")
+    parser.add_argument(
+        "--alpha",
+        type=ALPHA_RANGE,
+        default=DEFAULT_ALPHA,
+        help=f"weight of the newest reward in the ema baseline, in (0, 1] (default {DEFAULT_ALPHA:g}); the ablation's EMA column uses it too",
     )
     parser.add_argument("--slow", action="store_true", help="print the full story of every step")
     parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="fast mode: one line every K steps")
@@ -654,7 +826,12 @@ def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # 
         "seed": args.seed,
         "lr": args.lr,
         "steps": args.steps,
-        "baseline": "running_mean_of_earlier_rewards" if args.baseline else "none",
+        "baseline": BASELINE_NAMES[args.baseline],
+        **(
+            {"ema_alpha": args.alpha, "initial_baseline": INITIAL_BASELINE}
+            if args.baseline == "ema" or extra.get("mode") == "ablation"
+            else {}
+        ),
         "initial_theta": [0.0] * len(actions),
         **extra,
     }
@@ -673,14 +850,16 @@ def _main(argv: Sequence[str] | None) -> int:
         return _ablation_main(argv, args, actions)
 
     final = resolve_outdir(args.outdir, force=args.force, prefix="bandit")
-    header = story_header(actions, steps=args.steps, lr=args.lr, use_baseline=args.baseline, seed=args.seed)
+    header = story_header(actions, steps=args.steps, lr=args.lr, seed=args.seed, baseline=args.baseline, alpha=args.alpha)
     story: list[str] = list(header)
     if args.slow:
         print("\n".join(header), flush=True)
     records: list[BanditStep] = []
     with atomic_run_dir(final, force=args.force, prefix="bandit") as tmp:
         with open(tmp / "bandit_log.jsonl", "w", encoding="utf-8", newline="\n") as log:
-            steps = reinforce(rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, rng=random.Random(args.seed))
+            steps = reinforce(
+                rewards, steps=args.steps, lr=args.lr, rng=random.Random(args.seed), baseline=args.baseline, alpha=args.alpha
+            )
             for s in steps:
                 records.append(s)
                 log.write(dumps_line(log_record(s, actions)) + "\n")
@@ -700,7 +879,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.plot:
             from course.lib.plotting import MISSING_MATPLOTLIB, plot_to
 
-            title = f"bandit: lr {args.lr:g}, baseline {'on' if args.baseline else 'off'}, seed {args.seed}"
+            title = f"bandit: lr {args.lr:g}, baseline {_short_baseline(args.baseline, args.alpha)}, seed {args.seed}"
             if not plot_to(tmp / "learning_curve.png", _draw_learning_curve(records, title)):
                 plot_note = f"skipped: {MISSING_MATPLOTLIB}"
         last = records[-1]
@@ -740,8 +919,10 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
     scenarios = []
     table: list[str] = []
     for name, acts in named:
-        info(f"ablation [{name}]: {args.seeds} seeds x {args.steps} steps, with and without the baseline ...")
-        result = run_ablation([a.reward for a in acts], seeds=args.seeds, base_seed=args.seed, steps=args.steps, lr=args.lr)
+        info(f"ablation [{name}]: {args.seeds} seeds x {args.steps} steps, each baseline (none, mean, EMA, b*) ...")
+        result = run_ablation(
+            [a.reward for a in acts], seeds=args.seeds, base_seed=args.seed, steps=args.steps, lr=args.lr, alpha=args.alpha
+        )
         scenarios.append(
             {
                 "name": name,
@@ -771,7 +952,7 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
                 {
                     "mode": "ablation",
                     "seeds": list(range(args.seed, args.seed + args.seeds)),
-                    "baseline": "both: none and running_mean_of_earlier_rewards",
+                    "baseline": "all: " + ", ".join(BASELINE_NAMES[kind] for _, kind, _ in SETTINGS),
                     "scenarios": [s["name"] for s in scenarios],
                     "plot": plot_note if plot_note else ("ablation.png" if args.plot else None),
                 },
