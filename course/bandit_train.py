@@ -38,6 +38,7 @@ import argparse
 import math
 import random
 import statistics
+import sys
 import textwrap
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -380,6 +381,55 @@ def final_table(first: BanditStep, last: BanditStep, actions: Sequence[ScoredAct
         f"{last.expected_reward_after:.4f} after {last.step} steps"
     )
     return lines
+
+
+# ---------------------------------------------------------------------------
+# --predict: the student commits to a prediction before the update is shown.
+# ---------------------------------------------------------------------------
+PREDICT_AT = 4  # story_step lines shown before the question: step, sample, baseline, advantage
+ANSWERS = {"u": "up", "d": "down", "s": "same"}
+
+
+def prediction_truth(s: BanditStep) -> list[str]:
+    """For each action, 'u', 'd' or 's': did its probability go up, down or stay in this update?"""
+    return [_arrow(after - before)[0] for before, after in zip(s.probs, s.probs_after)]
+
+
+def prediction_score(guess: Sequence[str], truth: Sequence[str]) -> int:
+    """How many actions the prediction got right.
+
+    >>> prediction_score(["u", "d", "s"], ["u", "d", "d"])
+    2
+    """
+    return sum(1 for g, t in zip(guess, truth) if g == t)
+
+
+def parse_prediction(text: str, n_actions: int) -> list[str] | None:
+    """One letter per action (u = up, d = down, s = same), spaces allowed; None when malformed.
+
+    >>> parse_prediction("u d d", 3)
+    ['u', 'd', 'd']
+    >>> parse_prediction("udx", 3) is None
+    True
+    """
+    letters = [c for c in text.strip().lower() if not c.isspace()]
+    if len(letters) != n_actions or any(c not in ANSWERS for c in letters):
+        return None
+    return letters
+
+
+def _ask_prediction(n_actions: int, step: int) -> list[str]:
+    """Read one prediction from the terminal, asking again until it is well formed."""
+    prompt = f"  predict: for actions 0..{n_actions - 1}, will each probability go up, down or stay? (u/d/s each) > "
+    while True:
+        try:
+            text = input(prompt)
+        except EOFError:
+            raise CourseError(f"--predict: input ended before step {step} was answered; nothing was written") from None
+        guess = parse_prediction(text, n_actions)
+        if guess is not None:
+            return guess
+        print(f"  please type {n_actions} letters, one per action, each u, d or s (e.g. {'u' + 'd' * (n_actions - 1)})")
 
 
 def _q(text: str) -> str:
@@ -781,6 +831,12 @@ def build_parser():  # type: ignore[no-untyped-def]
         help=f"weight of the newest reward in the ema baseline, in (0, 1] (default {DEFAULT_ALPHA:g}); the ablation's EMA column uses it too",
     )
     parser.add_argument("--slow", action="store_true", help="print the full story of every step")
+    parser.add_argument(
+        "--predict",
+        action="store_true",
+        help="with --slow, on a terminal: before each update, predict for every action whether its probability "
+        "goes up (u), down (d) or stays (s); the truth and a running score follow",
+    )
     parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="fast mode: one line every K steps")
     parser.add_argument(
         "--story-steps",
@@ -844,6 +900,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     _check_args(args)
+    if args.predict:
+        if args.ablation:
+            raise CourseError("--predict asks about single updates; it does not go with --ablation")
+        if not sys.stdin.isatty():
+            raise CourseError(
+                "--predict asks you a question before each update, so it needs a terminal; stdin is not one "
+                "(run it in a terminal, without a pipe or redirect)"
+            )
+        args.slow = True
     actions = score_actions(EXAMPLE, args.action if args.action else DEFAULT_ACTIONS)
     rewards = [a.reward for a in actions]
     if args.ablation:
@@ -855,6 +920,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.slow:
         print("\n".join(header), flush=True)
     records: list[BanditStep] = []
+    score = [0, 0]  # --predict: right answers, questions asked
     with atomic_run_dir(final, force=args.force, prefix="bandit") as tmp:
         with open(tmp / "bandit_log.jsonl", "w", encoding="utf-8", newline="\n") as log:
             steps = reinforce(
@@ -868,7 +934,20 @@ def _main(argv: Sequence[str] | None) -> int:
                 else:
                     chunk = [summary_line(s, actions, steps=args.steps)]
                 story.extend(chunk)
-                if args.slow:
+                if args.predict and s.step <= args.story_steps:
+                    # Ask before the answer is shown: the lines up to the advantage, then the question.
+                    print("\n".join(chunk[:PREDICT_AT]), flush=True)
+                    guess = _ask_prediction(len(actions), s.step)
+                    print("\n".join(chunk[PREDICT_AT:-1]), flush=True)
+                    right = prediction_score(guess, prediction_truth(s))
+                    score[0] += right
+                    score[1] += len(actions)
+                    print(
+                        f"  your prediction {' '.join(guess)} -> {right}/{len(actions)} right "
+                        f"(running score {score[0]}/{score[1]})\n",
+                        flush=True,
+                    )
+                elif args.slow:
                     print("\n".join(chunk), flush=True)
                 elif args.summary_every and (s.step % args.summary_every == 0 or s.step == args.steps):
                     print(summary_line(s, actions, steps=args.steps), flush=True)
@@ -900,11 +979,14 @@ def _main(argv: Sequence[str] | None) -> int:
                         "final_probs": list(last.probs_after),
                         "mean_sampled_reward": math.fsum(s.reward for s in records) / len(records),
                     },
+                    **({"prediction_score": {"right": score[0], "asked": score[1]}} if args.predict else {}),
                 },
             ),
         )
     # With --slow, stdout up to here is byte for byte bandit_story.txt.
     print("\n".join(tail))
+    if args.predict:
+        print(f"prediction score: {score[0]}/{score[1]} right" + (f" ({100 * score[0] / score[1]:.0f}%)" if score[1] else ""))
     print(f"wrote {final}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
           + (", learning_curve.png" if args.plot and plot_note is None else "") + ")")
     return 0

@@ -250,6 +250,51 @@ def test_the_ablation_table_has_one_column_per_baseline(tmp_path: Path, capsys: 
     assert manifest["ema_alpha"] == 0.2 and manifest["initial_baseline"] == 0.0
 
 
+def _truth(run: Path) -> list[str]:
+    """Per step, one letter per action: did its probability go up (u), down (d) or stay (s)? From the log."""
+    log = _log(run)
+    probs = [r["probs"] for r in log] + [_manifest(run)["result"]["final_probs"]]
+    return ["".join("u" if b - a > 1e-12 else "d" if a - b > 1e-12 else "s" for a, b in zip(p, q)) for p, q in zip(probs, probs[1:])]
+
+
+def test_predict_on_a_terminal_scores_the_students_answers(tmp_path: Path) -> None:
+    import os
+
+    args = ["--steps", "3", "--seed", "0", "--lr", "0.5"]
+    assert bt.main([*args, "--outdir", str(tmp_path / "ref")]) == 0
+    truth = _truth(tmp_path / "ref")
+    # Step 1 all right; a malformed line is asked again; step 2 all "stays"; step 3 all "up".
+    answers = [truth[0], "xyz", "s" * 6, "u" * 6]
+    expected = 6 + truth[1].count("s") + truth[2].count("u")
+    assert 0 < truth[2].count("u") < 6  # the seed gives a step where some rise and some fall
+    master, slave = os.openpty()  # a pseudo-terminal: stdin.isatty() is True in the child
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "course.bandit_train", *args, "--predict", "--outdir", str(tmp_path / "p")],
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent,
+    )
+    os.close(slave)
+    os.write(master, ("\n".join(answers) + "\n").encode())
+    out, err = proc.communicate(timeout=120)
+    os.close(master)
+    assert proc.returncode == 0, err
+    assert f"prediction score: {expected}/18 right" in out
+    assert "please type 6 letters" in out
+    assert _manifest(tmp_path / "p")["prediction_score"] == {"right": expected, "asked": 18}
+    assert (tmp_path / "p" / "bandit_log.jsonl").read_bytes() == (tmp_path / "ref" / "bandit_log.jsonl").read_bytes()
+
+
+def test_predict_without_a_terminal_explains_in_one_line_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("uuuuuu\n"))
+    assert bt.main(["--steps", "3", "--predict", "--outdir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "terminal" in err
+    assert not (tmp_path / "r").exists()
+
+
 def _exit_code(main, argv) -> int:  # type: ignore[no-untyped-def]
     """A tool's exit code whether argparse refused the flag (SystemExit) or main returned it."""
     try:
