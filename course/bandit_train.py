@@ -59,6 +59,7 @@ def ALPHA_RANGE(text: str) -> float:  # noqa: N802 (an argparse type, named like
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
+from course.lib.extras import require
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
@@ -749,48 +750,58 @@ def _short_baseline(kind: str, alpha: float) -> str:
 
 
 def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ignore[no-untyped-def]
-    def draw(plt):  # type: ignore[no-untyped-def]
-        xs = [s.step for s in records]
-        running = []
-        total = 0.0
-        for s in records:
-            total += s.reward
-            running.append(total / s.step)
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.plot(xs, [s.expected_reward for s in records], label="exact J(theta) before the update")
-        ax.plot(xs, running, label="mean sampled reward so far", alpha=0.8)
-        ax.plot(xs, [s.baseline for s in records], label="baseline b", linestyle="--", alpha=0.8)
-        ax.set_xlabel("step")
-        ax.set_ylabel("reward")
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=8)
-        return fig
+    from course.lib import demo_plots
 
-    return draw
+    running = []
+    total = 0.0
+    for s in records:
+        total += s.reward
+        running.append(total / s.step)
+    return lambda plt: demo_plots.bandit_learning_curve(
+        plt,
+        [s.step for s in records],
+        [s.expected_reward for s in records],
+        running,
+        [s.baseline for s in records],
+        title,
+    )
+
+
+def ablation_plot_rows(result: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """The variance rows of the ablation table, keyed by row then by baseline column title."""
+    alpha = result["ema_alpha"]
+    titles = {key: (f"EMA alpha={alpha:g}" if key == "ema" else title) for key, _, title in SETTINGS}
+    fixed, settings, end = result["fixed_policy"], result["settings"], result["end_policies"]
+    end_by_key = {
+        "no_baseline": end["exact_variance_b0"],
+        "baseline": end["exact_variance_bJ"],
+        "ema": end["exact_variance_ema"],
+        "optimal": end["exact_variance_bstar"],
+    }
+    rows: dict[str, dict[str, float | None]] = {
+        "exact\ntheta = 0\n(settled)": {titles[k]: fixed["exact_variance_settled"][k] for k in titles},
+        "sampled\ntheta = 0": {titles[k]: settings[k]["fixed_policy_variance"] for k in titles},
+        "exact where\ntraining\nends": {titles[k]: end_by_key[k] for k in titles},
+        "training\nall steps": {titles[k]: settings[k]["training_variance"] for k in titles},
+    }
+    for label, _, _ in PHASES:
+        rows[f"training\n{label}"] = {titles[k]: settings[k]["training_variance_by_phase"][label]["variance"] for k in titles}
+    return rows
 
 
 def _draw_ablation(scenarios: Sequence[dict[str, Any]]):  # type: ignore[no-untyped-def]
-    def draw(plt):  # type: ignore[no-untyped-def]
-        fig, axes = plt.subplots(1, len(scenarios), figsize=(6 * len(scenarios), 4), squeeze=False)
-        for ax, scenario in zip(axes[0], scenarios):
-            result = scenario["result"]
-            for name in ("no_baseline", "baseline"):
-                s = result["settings"][name]
-                xs = list(range(len(s["mean_curve"])))
-                lo = [m - d for m, d in zip(s["mean_curve"], s["sd_curve"])]
-                hi = [m + d for m, d in zip(s["mean_curve"], s["sd_curve"])]
-                ax.plot(xs, s["mean_curve"], label=f"{name.replace('_', ' ')}: mean J over seeds")
-                ax.fill_between(xs, lo, hi, alpha=0.2)
-            ax.set_xlabel("step")
-            ax.set_ylabel("exact expected reward J(theta)")
-            ax.set_title(
-                f"{scenario['name']}: {len(result['seeds'])} seeds, lr {result['lr']:g} (mean +- sd)", fontsize=9
-            )
-            ax.legend(fontsize=8)
-        return fig
+    from course.lib import demo_plots
 
-    return draw
+    panels = [
+        (
+            f"{sc['name']}: {len(sc['result']['seeds'])} seeds x {sc['result']['steps']} steps, lr {sc['result']['lr']:g}",
+            ablation_plot_rows(sc["result"]),
+        )
+        for sc in scenarios
+    ]
+    alpha = scenarios[0]["result"]["ema_alpha"]
+    baselines = ["none", "running mean", f"EMA alpha={alpha:g}", "b*"]
+    return lambda plt: demo_plots.ablation_variances(plt, panels, baselines)
 
 
 # ---------------------------------------------------------------------------
@@ -900,6 +911,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     _check_args(args)
+    if args.plot:
+        require("plot", "--plot")  # before any work: nothing is written without the extra
     if args.predict:
         if args.ablation:
             raise CourseError("--predict asks about single updates; it does not go with --ablation")
@@ -954,13 +967,11 @@ def _main(argv: Sequence[str] | None) -> int:
         tail = ["", "Final policy:", *final_table(records[0], records[-1], actions)]
         story.extend(tail)
         (tmp / "bandit_story.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
-        plot_note = None
         if args.plot:
-            from course.lib.plotting import MISSING_MATPLOTLIB, plot_to
+            from course.lib.plotting import plot_to
 
             title = f"bandit: lr {args.lr:g}, baseline {_short_baseline(args.baseline, args.alpha)}, seed {args.seed}"
-            if not plot_to(tmp / "learning_curve.png", _draw_learning_curve(records, title)):
-                plot_note = f"skipped: {MISSING_MATPLOTLIB}"
+            plot_to(tmp / "learning_curve.png", _draw_learning_curve(records, title))
         last = records[-1]
         write_json(
             tmp / "manifest.json",
@@ -970,8 +981,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 actions,
                 {
                     "files": ["bandit_log.jsonl", "bandit_story.txt", "manifest.json"]
-                    + (["learning_curve.png"] if args.plot and plot_note is None else []),
-                    "plot": plot_note if plot_note else ("learning_curve.png" if args.plot else None),
+                    + (["learning_curve.png"] if args.plot else []),
+                    "plot": "learning_curve.png" if args.plot else None,
                     "result": {
                         "initial_expected_reward": records[0].expected_reward,
                         "final_expected_reward": last.expected_reward_after,
@@ -988,7 +999,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.predict:
         print(f"prediction score: {score[0]}/{score[1]} right" + (f" ({100 * score[0] / score[1]:.0f}%)" if score[1] else ""))
     print(f"wrote {final}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
-          + (", learning_curve.png" if args.plot and plot_note is None else "") + ")")
+          + (", learning_curve.png" if args.plot else "") + ")")
     return 0
 
 
@@ -1019,12 +1030,10 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
     with atomic_run_dir(final, force=args.force, prefix="bandit_ablation") as tmp:
         write_json(tmp / "ablation.json", {"scenarios": scenarios, "note": ABLATION_NOTE})
         (tmp / "ablation.txt").write_text("\n".join(table) + "\n", encoding="utf-8")
-        plot_note = None
         if args.plot:
-            from course.lib.plotting import MISSING_MATPLOTLIB, plot_to
+            from course.lib.plotting import plot_to
 
-            if not plot_to(tmp / "ablation.png", _draw_ablation(scenarios)):
-                plot_note = f"skipped: {MISSING_MATPLOTLIB}"
+            plot_to(tmp / "ablation.png", _draw_ablation(scenarios))
         write_json(
             tmp / "manifest.json",
             _manifest(
@@ -1036,14 +1045,14 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
                     "seeds": list(range(args.seed, args.seed + args.seeds)),
                     "baseline": "all: " + ", ".join(BASELINE_NAMES[kind] for _, kind, _ in SETTINGS),
                     "scenarios": [s["name"] for s in scenarios],
-                    "plot": plot_note if plot_note else ("ablation.png" if args.plot else None),
+                    "plot": "ablation.png" if args.plot else None,
                 },
             ),
         )
     print("\n".join(table))
     print(
         f"wrote {final}/ (manifest.json, ablation.json, ablation.txt"
-        + (", ablation.png" if args.plot and plot_note is None else "")
+        + (", ablation.png" if args.plot else "")
         + ")"
     )
     return 0

@@ -30,7 +30,8 @@ Run it::
     python -m course.toy_mdp --rewards 0 0 1 0           # only the path (1, 0) pays
 
 Writes toy_mdp_log.jsonl (one record per episode), toy_mdp_log.txt (the story)
-and manifest.json into the run directory (default runs/toy_mdp_NNN).
+and manifest.json into the run directory (default runs/toy_mdp_NNN); with
+``--plot``, toy_mdp.png too.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from course.cli import float_in, make_parser, non_negative_int, positive_int, ru
 LR_RANGE = float_in(-100.0, 100.0)
 REWARD_RANGE = float_in(-1e6, 1e6)
 from course.errors import CourseError
+from course.lib.extras import require
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
@@ -327,6 +329,25 @@ def _wrap(text: str) -> list[str]:
     return textwrap.wrap(text, width=100)
 
 
+def _draw(episodes: Sequence[Episode], title: str):  # type: ignore[no-untyped-def]
+    """The figure of a run: exact returns and the policy's probabilities, before each update."""
+    from course.lib import demo_plots
+
+    probabilities = {
+        "P(a1 = 1)": [e.pi1[1] for e in episodes],
+        "P(a2 = 1 | a1 = 0)": [e.pi2[0][1] for e in episodes],
+        "P(a2 = 1 | a1 = 1)": [e.pi2[1][1] for e in episodes],
+    }
+    return lambda plt: demo_plots.toy_mdp_curves(
+        plt,
+        [e.episode for e in episodes],
+        [e.expected_return for e in episodes],
+        [e.q for e in episodes],
+        probabilities,
+        title,
+    )
+
+
 # ---------------------------------------------------------------------------
 # The command line.
 # ---------------------------------------------------------------------------
@@ -337,7 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
         "get credit for it. Prints exact expected returns beside the learned policy's.",
         "  python -m course.toy_mdp --steps 300 --seed 0 --lr 0.5\n"
         "  python -m course.toy_mdp --steps 20 --slow --outdir runs/toy_mdp_slow\n"
-        "  python -m course.toy_mdp --rewards 0 0 1 0     # R(0,0) R(0,1) R(1,0) R(1,1): only (1,0) pays",
+        "  python -m course.toy_mdp --rewards 0 0 1 0     # R(0,0) R(0,1) R(1,0) R(1,1): only (1,0) pays\n"
+        "  python -m course.toy_mdp --steps 300 --plot --outdir runs/toy_mdp_plot",
     )
     parser.add_argument("--steps", type=positive_int, default=300, help="number of episodes (updates) (default 300)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the sampler (default 0)")
@@ -357,6 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--slow", action="store_true", help="print the story of every episode")
     parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="one line every K episodes")
+    parser.add_argument("--plot", action="store_true", help="also write toy_mdp.png: returns and probabilities per episode (needs matplotlib)")
     parser.add_argument("--outdir", help="run directory (default runs/toy_mdp_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     return parser
@@ -368,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if args.plot:
+        require("plot", "--plot")  # before any work: nothing is written without the extra
     if args.steps < 1:
         raise CourseError(f"--steps must be at least 1, got {args.steps}")
     if args.summary_every < 0:
@@ -398,6 +423,11 @@ def _main(argv: Sequence[str] | None) -> int:
         report = final_report(episodes[0], episodes[-1], rewards)
         story += ["", *report]
         (tmp / "toy_mdp_log.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
+        if args.plot:
+            from course.lib.plotting import plot_to
+
+            title = f"two-step MDP: lr {args.lr:g}, baseline {'on' if args.baseline else 'off'}, seed {args.seed}"
+            plot_to(tmp / "toy_mdp.png", _draw(episodes, title))
         last = episodes[-1]
         write_json(
             tmp / "manifest.json",
@@ -408,7 +438,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 "lr": args.lr,
                 "steps": args.steps,
                 "baseline": "running_mean_of_earlier_returns" if args.baseline else "none",
-                "files": ["manifest.json", "toy_mdp_log.jsonl", "toy_mdp_log.txt"],
+                "files": ["manifest.json", "toy_mdp_log.jsonl", "toy_mdp_log.txt"] + (["toy_mdp.png"] if args.plot else []),
+                "plot": "toy_mdp.png" if args.plot else None,
                 "deterministic_returns": deterministic_returns(rewards),
                 "result": {
                     "initial_expected_return": episodes[0].expected_return,
@@ -421,7 +452,7 @@ def _main(argv: Sequence[str] | None) -> int:
             },
         )
     print("\n".join(report))
-    print(f"wrote {final}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt)")
+    print(f"wrote {final}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt" + (", toy_mdp.png" if args.plot else "") + ")")
     return 0
 
 

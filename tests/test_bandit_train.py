@@ -151,16 +151,6 @@ def test_custom_actions_are_scored_by_the_strict_scorer(tmp_path: Path) -> None:
     assert manifest["rewards"] == [1.0, 0.0] and manifest["error_codes"] == ["ok", "trailing_text"]
 
 
-def test_plot_without_matplotlib_is_skipped_with_a_note(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
-    assert bt.main(["--steps", "5", "--plot", "--outdir", str(tmp_path / "r")]) == 0
-    assert "pip install -e '.[plot]'" in capsys.readouterr().err
-    assert not (tmp_path / "r" / "learning_curve.png").exists()
-    assert _manifest(tmp_path / "r")["plot"].startswith("skipped")
-
-
 def test_plot_writes_a_learning_curve_png(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     assert bt.main(["--steps", "20", "--plot", "--outdir", str(tmp_path / "r")]) == 0
