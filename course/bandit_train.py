@@ -39,7 +39,6 @@ import math
 import random
 import statistics
 import sys
-import textwrap
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -58,63 +57,13 @@ def ALPHA_RANGE(text: str) -> float:  # noqa: N802 (an argparse type, named like
     return value
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
-from course.instrument.spec_v1 import SCORER_VERSION, score
+from course.instrument.spec_v1 import SCORER_VERSION
+from course.lib.bandit import DEFAULT_ACTIONS, EXAMPLE, MOSTLY_REWARDED_ACTIONS, ScoredAction, score_actions
 from course.lib.extras import require
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
+from course.lib.narration import arrow, quote, wrap
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
-from course.lib.problems import RUNNING_EXAMPLE
-
-# ---------------------------------------------------------------------------
-# The bandit: one prompt, a few whole completions as actions, rewards from the scorer.
-# ---------------------------------------------------------------------------
-EXAMPLE: dict[str, Any] = {"prompt": RUNNING_EXAMPLE.prompt, "expected_answer": RUNNING_EXAMPLE.answer}
-
-# Candidate completions a base model might plausibly produce for the running example,
-# listed in the order such a model tends to prefer them (chatty and sloppy first; the KL
-# demo's reference policy uses this ranking). Exactly one, the last, is what the strict
-# verifier accepts; the others are the near-misses the course keeps meeting.
-DEFAULT_ACTIONS: tuple[str, ...] = (
-    "The answer is 323",  # missing_prefix: right number, chatty
-    "323",  # missing_prefix: right number, bare
-    "Final:323",  # prefix_spacing: glued colon
-    "final: 323",  # prefix_case
-    "Final: 324",  # wrong_answer: perfect format, wrong number
-    "Final: 323",  # ok: the one completion that earns reward 1.0
-)
-
-
-@dataclass(frozen=True)
-class ScoredAction:
-    """One action of the bandit with the scorer's verdict on it."""
-
-    index: int
-    text: str
-    reward: float
-    error_code: str
-    reason: str
-
-
-def score_actions(example: dict[str, Any], actions: Sequence[str]) -> tuple[ScoredAction, ...]:
-    """Score every candidate completion once: the bandit's reward table, with evidence.
-
-    >>> [(a.reward, a.error_code) for a in score_actions(EXAMPLE, ["Final: 323", "323"])]
-    [(1.0, 'ok'), (0.0, 'missing_prefix')]
-    """
-    if len(actions) < 2:
-        raise CourseError(f"a bandit needs at least 2 actions, got {len(actions)}")
-    seen: dict[str, int] = {}
-    for i, text in enumerate(actions):
-        if text in seen:
-            raise CourseError(f"action {i} repeats action {seen[text]} ({text!r}); actions must be distinct")
-        seen[text] = i
-    scored = []
-    for i, text in enumerate(actions):
-        verdict = score(example, text)
-        details = verdict["details"]
-        scored.append(ScoredAction(i, text, verdict["reward"], details["error_code"], details["reason"]))
-    return tuple(scored)
-
 
 # ---------------------------------------------------------------------------
 # The algorithm: REINFORCE with an optional running-mean baseline.
@@ -287,13 +236,13 @@ def story_header(
     baseline: str = "mean",
     alpha: float = DEFAULT_ALPHA,
 ) -> list[str]:
-    width = max(len(_q(a.text)) for a in actions)
+    width = max(len(quote(a.text)) for a in actions)
     lines = [
         f"REINFORCE on one prompt: {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']})",
         f"{len(actions)} actions = whole candidate completions; rewards from the strict scorer {SCORER_VERSION}:",
     ]
     for a in actions:
-        lines.append(f"  [{a.index}] {_q(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}")
+        lines.append(f"  [{a.index}] {quote(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}")
     if use_baseline is not None:
         baseline = "mean" if use_baseline else "none"
     base = describe_baseline(baseline, alpha)
@@ -335,10 +284,10 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
     else:
         direction = "lr*A = 0: theta does not move"
 
-    width = max(len(_q(x.text)) for x in actions)
+    width = max(len(quote(x.text)) for x in actions)
     lines = [
         f"step {s.step}/{steps}   J(theta) = {s.expected_reward:.4f}  (exact expected reward before the update)",
-        f"  sampled [{a.index}] {_q(a.text)} -> reward {s.reward:.1f} ({a.error_code})",
+        f"  sampled [{a.index}] {quote(a.text)} -> reward {s.reward:.1f} ({a.error_code})",
         f"  baseline b = {s.baseline:.4f} ({why_b})",
         f"  advantage A = {s.reward:.1f} - {s.baseline:.4f} = {s.advantage:+.4f}  {meaning}",
         f"  {direction}",
@@ -347,9 +296,9 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
     for i, x in enumerate(actions):
         delta = lr * s.grad[i] + 0.0
         mark = "*" if i == s.action else " "
-        move = _arrow(s.probs_after[i] - s.probs[i])
+        move = arrow(s.probs_after[i] - s.probs[i])
         lines.append(
-            f"  {mark} {i:>2}  {_q(x.text):<{width}}  {s.theta[i]:>+8.4f} {s.probs[i]:>6.4f} | {delta:>+9.4f} | "
+            f"  {mark} {i:>2}  {quote(x.text):<{width}}  {s.theta[i]:>+8.4f} {s.probs[i]:>6.4f} | {delta:>+9.4f} | "
             f"{s.theta_after[i]:>+9.4f} {s.probs_after[i]:>8.4f} {move}"
         )
     lines.append(
@@ -365,16 +314,16 @@ def summary_line(s: BanditStep, actions: Sequence[ScoredAction], *, steps: int) 
     return (
         f"step {s.step:>{len(str(steps))}}/{steps}  J {s.expected_reward:.4f} -> {s.expected_reward_after:.4f}  "
         f"sampled [{s.action}] r={s.reward:.1f} b={s.baseline:.3f} A={s.advantage:+.3f}  "
-        f"p[{best}] {_q(actions[best].text)} = {s.probs_after[best]:.4f}"
+        f"p[{best}] {quote(actions[best].text)} = {s.probs_after[best]:.4f}"
     )
 
 
 def final_table(first: BanditStep, last: BanditStep, actions: Sequence[ScoredAction]) -> list[str]:
-    width = max(len(_q(a.text)) for a in actions)
+    width = max(len(quote(a.text)) for a in actions)
     lines = [f"    {'#':>2}  {'action':<{width}}  reward  p start  p final  theta final"]
     for i, a in enumerate(actions):
         lines.append(
-            f"    {i:>2}  {_q(a.text):<{width}}  {a.reward:>6.1f}  {first.probs[i]:>7.4f}  {last.probs_after[i]:>7.4f}"
+            f"    {i:>2}  {quote(a.text):<{width}}  {a.reward:>6.1f}  {first.probs[i]:>7.4f}  {last.probs_after[i]:>7.4f}"
             f"  {last.theta_after[i]:>+11.4f}"
         )
     lines.append(
@@ -393,7 +342,7 @@ ANSWERS = {"u": "up", "d": "down", "s": "same"}
 
 def prediction_truth(s: BanditStep) -> list[str]:
     """For each action, 'u', 'd' or 's': did its probability go up, down or stay in this update?"""
-    return [_arrow(after - before)[0] for before, after in zip(s.probs, s.probs_after)]
+    return [arrow(after - before)[0] for before, after in zip(s.probs, s.probs_after)]
 
 
 def prediction_score(guess: Sequence[str], truth: Sequence[str]) -> int:
@@ -433,33 +382,9 @@ def _ask_prediction(n_actions: int, step: int) -> list[str]:
         print(f"  please type {n_actions} letters, one per action, each u, d or s (e.g. {'u' + 'd' * (n_actions - 1)})")
 
 
-def _q(text: str) -> str:
-    """A completion shown unambiguously: quoted, with newlines and tabs escaped."""
-    return '"' + text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t").replace('"', '\\"') + '"'
-
-
-def _arrow(delta: float) -> str:
-    if delta > 1e-12:
-        return "up"
-    if delta < -1e-12:
-        return "down"
-    return "same"
-
-
 # ---------------------------------------------------------------------------
 # The ablation: many seeds, baseline on vs off, measured.
 # ---------------------------------------------------------------------------
-# A second action set for the ablation: here most completions earn 1.0 (the scorer trims
-# ASCII whitespace, so these variants all pass). Success is the common event, the
-# opposite regime to DEFAULT_ACTIONS, and the one where subtracting a baseline matters most.
-MOSTLY_REWARDED_ACTIONS: tuple[str, ...] = (
-    "Final: 323",
-    "Final: 323\n",
-    " Final: 323",
-    "Final: 323 ",
-    "Final:323",
-    "Final: 324",
-)
 
 # Training steps are grouped by the exact J(theta) of the policy that produced them, because
 # the baseline's effect on variance depends on how good the policy already is.
@@ -670,7 +595,7 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
     lines = [
         f"== {name}: {rewarded} of {len(actions)} actions rewarded; {n} seeds ({result['seeds'][0]}.."
         f"{result['seeds'][-1]}) x {result['steps']} steps, lr {result['lr']:g}",
-        "  actions: " + ", ".join(f"{_q(a.text)}={a.reward:g}" for a in actions),
+        "  actions: " + ", ".join(f"{quote(a.text)}={a.reward:g}" for a in actions),
         "  baselines: none (b = 0); running mean of earlier rewards; EMA b <- (1 - a) b + a R with "
         f"a = {alpha:g}, b = {result['initial_baseline']:g} at first; b* = the variance-optimal constant of the current policy",
         "  variance of the one-sample estimate (per parameter, averaged over parameters);",
@@ -1026,7 +951,7 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
             }
         )
         table += ablation_table(name, acts, result) + [""]
-    table += textwrap.wrap(ABLATION_NOTE, width=100)
+    table += wrap(ABLATION_NOTE)
     with atomic_run_dir(final, force=args.force, prefix="bandit_ablation") as tmp:
         write_json(tmp / "ablation.json", {"scenarios": scenarios, "note": ABLATION_NOTE})
         (tmp / "ablation.txt").write_text("\n".join(table) + "\n", encoding="utf-8")

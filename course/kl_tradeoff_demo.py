@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from course.lib import policy_gradient as pg
-from course.bandit_train import DEFAULT_ACTIONS, EXAMPLE, score_actions
+from course.lib.bandit import DEFAULT_ACTIONS, EXAMPLE, score_actions
 from course.cli import float_in, make_parser, run
 
 # beta in [1e-3, 1e3]: r/beta stays below 1e3 (rewards are 0/1), far from exp/float overflow;
@@ -50,6 +50,7 @@ from course.lib.extras import require
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.manifest import environment
+from course.lib.narration import quote
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
@@ -185,14 +186,14 @@ def csv_text(rows: Sequence[BetaRow], n_actions: int) -> str:
 
 
 def report(rows: Sequence[BetaRow], actions: Sequence[str], pi_ref: Sequence[float], rewards: Sequence[float]) -> list[str]:
-    width = max(len(_q(a)) for a in actions)
+    width = max(len(quote(a)) for a in actions)
     lines = [
         f"Prompt {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']}); "
         f"maximise E_pi[r] - beta * KL(pi || pi_ref) over {len(actions)} actions:",
         f"  {'col':<4} {'action':<{width}}  {'r':>3}  {'pi_ref':>6}",
     ]
     for i, (a, r, q) in enumerate(zip(actions, rewards, pi_ref)):
-        lines.append(f"  p_{i:<2} {_q(a):<{width}}  {r:>3g}  {q:>6.3f}")
+        lines.append(f"  p_{i:<2} {quote(a):<{width}}  {r:>3g}  {q:>6.3f}")
     ref_reward = pg.expected_reward(pi_ref, rewards)
     lines += [
         "",
@@ -225,11 +226,7 @@ def _kl(kl: float) -> str:
 
 
 def _top3(probs: Sequence[float], actions: Sequence[str]) -> str:
-    return ", ".join(f"{_q(actions[i])} {probs[i]:.3f}" for i in top_actions(probs))
-
-
-def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"') + '"'
+    return ", ".join(f"{quote(actions[i])} {probs[i]:.3f}" for i in top_actions(probs))
 
 
 def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[float]):  # type: ignore[no-untyped-def]

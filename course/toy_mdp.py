@@ -53,6 +53,7 @@ from course.errors import CourseError
 from course.lib.extras import require
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
+from course.lib.narration import vector, wrap
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
 
 DEFAULT_REWARDS: tuple[tuple[float, float], tuple[float, float]] = ((0.6, 0.6), (1.0, 0.0))
@@ -249,7 +250,7 @@ def story_header(rewards: Table, *, steps: int, lr: float, use_baseline: bool, s
         "policy: tabular softmax, theta1 (2 logits) for step 1 and theta2[a1] (2 logits per first action) "
         "for step 2, all 0 (uniform)",
         f"REINFORCE on whole trajectories: lr {lr:g}; baseline: {base}; seed {seed}; {steps} episodes",
-        *_wrap(WHY_CREDIT),
+        *wrap(WHY_CREDIT),
         "Q(a1) below is the exact value of a first action under the current step-2 policy.",
         "",
     ]
@@ -278,9 +279,9 @@ def story_episode(e: Episode, *, lr: float, steps: int) -> list[str]:
         f"  step 2: pi2(.|a1={e.a1}) = [{e.pi2[e.a1][0]:.3f}, {e.pi2[e.a1][1]:.3f}] -> a2 = {e.a2}   "
         f"-> reward at the end R({e.a1},{e.a2}) = {e.ret:g}",
         f"  return G = {e.ret:g}; baseline b = {e.baseline:.4f} ({why_b}); A = {e.advantage:+.4f} {meaning}",
-        f"    theta1        {_vec(e.theta1)} + lr*A*(onehot(a1) - pi1)        = {_vec(e.theta1_after)}",
-        f"    theta2[a1={e.a1}]  {_vec(e.theta2[e.a1])} + lr*A*(onehot(a2) - pi2(.|a1)) = {_vec(e.theta2_after[e.a1])}",
-        f"    theta2[a1={other}]  {_vec(e.theta2[other])} unchanged: that branch is not in this trajectory",
+        f"    theta1        {vector(e.theta1)} + lr*A*(onehot(a1) - pi1)        = {vector(e.theta1_after)}",
+        f"    theta2[a1={e.a1}]  {vector(e.theta2[e.a1])} + lr*A*(onehot(a2) - pi2(.|a1)) = {vector(e.theta2_after[e.a1])}",
+        f"    theta2[a1={other}]  {vector(e.theta2[other])} unchanged: that branch is not in this trajectory",
         f"  J(theta) after: {e.expected_return_after:.4f} ({e.expected_return_after - e.expected_return:+.4f})",
         "",
     ]
@@ -317,16 +318,6 @@ def final_report(first: Episode, last: Episode, rewards: Table) -> list[str]:
         f"probability of following a best path: {prob_best:.4f}",
     ]
     return lines
-
-
-def _vec(xs: Sequence[float]) -> str:
-    return "[" + ", ".join(f"{x:+.3f}" for x in xs) + "]"
-
-
-def _wrap(text: str) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, width=100)
 
 
 def _draw(episodes: Sequence[Episode], title: str):  # type: ignore[no-untyped-def]

@@ -160,3 +160,19 @@ def test_plot_writes_the_png_and_names_it(tool: Any, argv: list[str], png: str, 
     assert tool([*argv, "--outdir", str(tmp_path / "r")]) == 0
     assert (tmp_path / "r" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("tool", ["bandit_train", "toy_mdp", "kl_tradeoff_demo"])
+def test_a_loop_c_tool_imports_the_library_never_another_tool(tool: str) -> None:
+    import ast
+
+    source = (Path(__file__).resolve().parent.parent / "course" / f"{tool}.py").read_text(encoding="utf-8")
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+        elif isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+    course_modules = {m for m in imported if m.startswith("course")}
+    allowed = ("course.lib", "course.cli", "course.errors", "course.instrument")
+    assert course_modules and all(m.startswith(allowed) for m in course_modules), course_modules
