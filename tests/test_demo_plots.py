@@ -11,7 +11,7 @@ import pytest
 from course import bandit_train as bt
 from course import kl_tradeoff_demo as kl
 from course import toy_mdp
-from course.lib import extras
+from course.lib import extras, two_step
 
 plt = pytest.importorskip("matplotlib.pyplot")
 from course.lib.plotting import load_pyplot  # noqa: E402  (after the skip: needs matplotlib)
@@ -33,7 +33,7 @@ def _ablation_figure() -> Any:
 
 
 def _toy_mdp_figure() -> Any:
-    episodes = list(toy_mdp.reinforce(toy_mdp.DEFAULT_REWARDS, steps=40, lr=0.5, use_baseline=True, rng=random.Random(0)))
+    episodes = list(two_step.reinforce(two_step.DEFAULT_REWARDS, steps=40, lr=0.5, use_baseline=True, rng=random.Random(0)))
     return toy_mdp._draw(episodes, "two-step MDP: a title")(plt)
 
 
