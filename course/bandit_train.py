@@ -9,7 +9,8 @@ starting uniform (theta = 0). Each step:
 
     sample a ~ pi_theta          (one draw from a seeded random.Random)
     R = score(example, a)        (1.0 or 0.0, with an error code saying why)
-    b = mean of earlier rewards  (the baseline; 0 before the first reward)
+    b = mean of earlier rewards  (the baseline; 0 before the first reward; or, with
+                                  --baseline ema, b <- (1-alpha) b + alpha R after each step)
     A = R - b                    (the advantage: better or worse than usual?)
     theta += lr * A * (onehot(a) - pi)     (REINFORCE: A times grad log pi(a))
 
@@ -22,7 +23,8 @@ Run it (the instructor's live demo, then the "unlearning" perturbation)::
     python -m course.bandit_train --steps 30 --seed 0 --lr 0.5 --baseline --slow --outdir runs/demo_bandit_slow
     python -m course.bandit_train --steps 30 --seed 0 --lr -0.5 --baseline --slow --outdir runs/demo_bandit_negative
     python -m course.bandit_train --steps 500 --summary-every 50 --plot
-    python -m course.bandit_train --ablation --seeds 200        # baseline on vs off, measured
+    python -m course.bandit_train --steps 30 --baseline ema --alpha 0.1   # moving-average baseline
+    python -m course.bandit_train --ablation --seeds 200        # none, mean, EMA, b*: exact and measured
 
 A run directory gets manifest.json, bandit_log.jsonl (one record per step),
 bandit_story.txt (the same story ``--slow`` prints) and, with ``--plot``,
@@ -35,179 +37,46 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import statistics
-import textwrap
-from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+import sys
+from typing import Any, Sequence
 
-from course.lib import policy_gradient as pg
 from course.cli import float_in, info, make_parser, non_negative_int, positive_int, run
+from course.errors import CourseError
+from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.spec_v1 import SCORER_VERSION
+from course.lib.bandit import (  # the bandit, REINFORCE on it and the ablation's measurements: library code
+    BASELINE_NAMES,
+    BASELINES,
+    DEFAULT_ACTIONS,
+    DEFAULT_ALPHA,
+    EXAMPLE,
+    INITIAL_BASELINE,
+    MOSTLY_REWARDED_ACTIONS,
+    PHASES,
+    SETTINGS,
+    BanditStep,
+    ScoredAction,
+    log_record,
+    reinforce,
+    run_ablation,
+    score_actions,
+)
+from course.lib.extras import require
+from course.lib.jsonl import dumps_line
+from course.lib.manifest import environment
+from course.lib.narration import arrow, quote, wrap
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
 
 # Learning rates beyond +-100 teach nothing the demo needs and let logits grow without bound.
 LR_RANGE = float_in(-100.0, 100.0)
-from course.errors import CourseError
-from course.instrument.rubrics import scorer_fingerprint
-from course.instrument.spec_v1 import SCORER_VERSION, score
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import environment
-from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
-from course.lib.problems import RUNNING_EXAMPLE
-
-# ---------------------------------------------------------------------------
-# The bandit: one prompt, a few whole completions as actions, rewards from the scorer.
-# ---------------------------------------------------------------------------
-EXAMPLE: dict[str, Any] = {"prompt": RUNNING_EXAMPLE.prompt, "expected_answer": RUNNING_EXAMPLE.answer}
-
-# Candidate completions a base model might plausibly produce for the running example,
-# listed in the order such a model tends to prefer them (chatty and sloppy first; the KL
-# demo's reference policy uses this ranking). Exactly one, the last, is what the strict
-# verifier accepts; the others are the near-misses the course keeps meeting.
-DEFAULT_ACTIONS: tuple[str, ...] = (
-    "The answer is 323",  # missing_prefix: right number, chatty
-    "323",  # missing_prefix: right number, bare
-    "Final:323",  # prefix_spacing: glued colon
-    "final: 323",  # prefix_case
-    "Final: 324",  # wrong_answer: perfect format, wrong number
-    "Final: 323",  # ok: the one completion that earns reward 1.0
-)
 
 
-@dataclass(frozen=True)
-class ScoredAction:
-    """One action of the bandit with the scorer's verdict on it."""
-
-    index: int
-    text: str
-    reward: float
-    error_code: str
-    reason: str
-
-
-def score_actions(example: dict[str, Any], actions: Sequence[str]) -> tuple[ScoredAction, ...]:
-    """Score every candidate completion once: the bandit's reward table, with evidence.
-
-    >>> [(a.reward, a.error_code) for a in score_actions(EXAMPLE, ["Final: 323", "323"])]
-    [(1.0, 'ok'), (0.0, 'missing_prefix')]
-    """
-    if len(actions) < 2:
-        raise CourseError(f"a bandit needs at least 2 actions, got {len(actions)}")
-    seen: dict[str, int] = {}
-    for i, text in enumerate(actions):
-        if text in seen:
-            raise CourseError(f"action {i} repeats action {seen[text]} ({text!r}); actions must be distinct")
-        seen[text] = i
-    scored = []
-    for i, text in enumerate(actions):
-        verdict = score(example, text)
-        details = verdict["details"]
-        scored.append(ScoredAction(i, text, verdict["reward"], details["error_code"], details["reason"]))
-    return tuple(scored)
-
-
-# ---------------------------------------------------------------------------
-# The algorithm: REINFORCE with an optional running-mean baseline.
-# ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BanditStep:
-    """Everything that happened in one update, before and after."""
-
-    step: int  # 1-based
-    theta: tuple[float, ...]  # logits before the update
-    probs: tuple[float, ...]  # pi_theta before the update
-    expected_reward: float  # exact J(theta) before the update
-    action: int  # index of the sampled action
-    reward: float
-    uses_baseline: bool
-    baseline: float  # b used for this step (computed from earlier steps only)
-    n_past: int  # how many earlier rewards b averages (0 without a baseline)
-    advantage: float  # A = reward - baseline
-    grad: tuple[float, ...]  # the one-sample estimate A * (onehot(a) - pi)
-    exact_grad: tuple[float, ...]  # grad J(theta) by enumeration: what grad estimates on average
-    theta_after: tuple[float, ...]
-    probs_after: tuple[float, ...]
-    expected_reward_after: float
-
-
-def reinforce(
-    rewards: Sequence[float],
-    *,
-    steps: int,
-    lr: float,
-    use_baseline: bool,
-    rng: random.Random,
-) -> Iterator[BanditStep]:
-    """Run ``steps`` REINFORCE updates from theta = 0 and yield one ``BanditStep`` per update."""
-    k = len(rewards)
-    theta = [0.0] * k
-    probs = pg.softmax(theta)
-    reward_sum = 0.0
-    for t in range(1, steps + 1):
-        j_before = pg.expected_reward(probs, rewards)
-        exact = pg.exact_gradient(theta, rewards)
-
-        action = pg.sample_action(probs, rng)
-        reward = rewards[action]
-
-        # The baseline is the mean of the rewards of EARLIER steps, computed BEFORE this
-        # step's reward is seen. A baseline may depend on anything except the action being
-        # scored: then E[b * grad log pi(a)] = b * sum_a grad pi(a) = 0 and the estimate
-        # stays unbiased. Folding the current reward in would make b depend on the
-        # sampled action, shrinking every advantage by n/(n+1) (and zeroing the
-        # very first one): a biased gradient. With no history yet, b = 0.
-        n_past = t - 1
-        baseline = reward_sum / n_past if (use_baseline and n_past > 0) else 0.0
-        advantage = reward - baseline
-
-        # REINFORCE: grad log pi(a) = onehot(a) - pi; the estimate scales it by A.
-        # A > 0 raises the sampled action's logit relative to all others (more likely);
-        # A < 0 lowers it (less likely). A negative lr flips both.
-        # (+ 0.0 turns the -0.0 that 0 * negative gives into 0.0, so logs never show "-0.0".)
-        grad = [advantage * ((1.0 if i == action else 0.0) - p) + 0.0 for i, p in enumerate(probs)]
-        theta_after = [th + lr * g + 0.0 for th, g in zip(theta, grad)]
-        probs_after = pg.softmax(theta_after)
-
-        yield BanditStep(
-            step=t,
-            theta=tuple(theta),
-            probs=tuple(probs),
-            expected_reward=j_before,
-            action=action,
-            reward=reward,
-            uses_baseline=use_baseline,
-            baseline=baseline,
-            n_past=n_past if use_baseline else 0,
-            advantage=advantage,
-            grad=tuple(grad),
-            exact_grad=tuple(exact),
-            theta_after=tuple(theta_after),
-            probs_after=tuple(probs_after),
-            expected_reward_after=pg.expected_reward(probs_after, rewards),
-        )
-        reward_sum += reward
-        theta, probs = theta_after, probs_after
-
-
-def log_record(s: BanditStep, actions: Sequence[ScoredAction]) -> dict[str, Any]:
-    """The JSONL line for one step (floats at full precision: the log is data, the story is prose).
-
-    theta and probs are the policy *before* the update; the next line's theta is
-    theta + lr * grad (the final theta and probs are in manifest.json).
-    """
-    return {
-        "step": s.step,
-        "theta": list(s.theta),
-        "probs": list(s.probs),
-        "expected_reward": s.expected_reward,
-        "action": s.action,
-        "action_text": actions[s.action].text,
-        "reward": s.reward,
-        "error_code": actions[s.action].error_code,
-        "baseline": s.baseline,
-        "advantage": s.advantage,
-        "grad": list(s.grad),
-        "exact_grad": list(s.exact_grad),
-        "expected_reward_after": s.expected_reward_after,
-    }
+def ALPHA_RANGE(text: str) -> float:  # noqa: N802 (an argparse type, named like the others)
+    """The EMA baseline's weight alpha, in (0, 1]: 0 would never move b."""
+    value = float_in(0.0, 1.0)(text)
+    if value == 0.0:
+        raise argparse.ArgumentTypeError("must be > 0 (alpha = 0 never moves the baseline), got 0")
+    return value
 
 
 # ---------------------------------------------------------------------------
@@ -220,17 +89,37 @@ ADVANTAGE_SIGN = (
 )
 
 
+def describe_baseline(kind: str, alpha: float = DEFAULT_ALPHA) -> str:
+    """The baseline in words, as the story header and the ablation table name it."""
+    return {
+        "none": "none (b = 0)",
+        "mean": "running mean of the rewards of earlier steps (0 before the first)",
+        "ema": f"moving average b <- (1 - {alpha:g}) b + {alpha:g} R, updated after each step's advantage "
+        f"(b = {INITIAL_BASELINE:g} before the first)",
+        "optimal": "the variance-optimal constant b* of the current policy (an oracle: only a tiny action set allows it)",
+    }[kind]
+
+
 def story_header(
-    actions: Sequence[ScoredAction], *, steps: int, lr: float, use_baseline: bool, seed: int
+    actions: Sequence[ScoredAction],
+    *,
+    steps: int,
+    lr: float,
+    use_baseline: bool | None = None,
+    seed: int,
+    baseline: str = "mean",
+    alpha: float = DEFAULT_ALPHA,
 ) -> list[str]:
-    width = max(len(_q(a.text)) for a in actions)
+    width = max(len(quote(a.text)) for a in actions)
     lines = [
         f"REINFORCE on one prompt: {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']})",
         f"{len(actions)} actions = whole candidate completions; rewards from the strict scorer {SCORER_VERSION}:",
     ]
     for a in actions:
-        lines.append(f"  [{a.index}] {_q(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}")
-    base = "running mean of the rewards of earlier steps (0 before the first)" if use_baseline else "none (b = 0)"
+        lines.append(f"  [{a.index}] {quote(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}")
+    if use_baseline is not None:
+        baseline = "mean" if use_baseline else "none"
+    base = describe_baseline(baseline, alpha)
     lines += [
         f"policy: softmax over one logit per action, theta = 0 (uniform); lr {lr:g}; baseline: {base}; "
         f"seed {seed}; {steps} steps",
@@ -246,8 +135,12 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
     a = actions[s.action]
     if not s.uses_baseline:
         why_b = "--no-baseline: b is always 0, so A is the raw reward"
+    elif s.baseline_kind == "optimal":
+        why_b = "b* of the policy before this update"
     elif s.n_past == 0:
         why_b = "no earlier rewards yet"
+    elif s.baseline_kind == "ema":
+        why_b = f"moving average of the {s.n_past} earlier reward{'s' if s.n_past > 1 else ''}, newest weighted most"
     else:
         why_b = f"mean of the {s.n_past} earlier reward{'s' if s.n_past > 1 else ''}"
     if s.advantage > 0:
@@ -265,10 +158,10 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
     else:
         direction = "lr*A = 0: theta does not move"
 
-    width = max(len(_q(x.text)) for x in actions)
+    width = max(len(quote(x.text)) for x in actions)
     lines = [
         f"step {s.step}/{steps}   J(theta) = {s.expected_reward:.4f}  (exact expected reward before the update)",
-        f"  sampled [{a.index}] {_q(a.text)} -> reward {s.reward:.1f} ({a.error_code})",
+        f"  sampled [{a.index}] {quote(a.text)} -> reward {s.reward:.1f} ({a.error_code})",
         f"  baseline b = {s.baseline:.4f} ({why_b})",
         f"  advantage A = {s.reward:.1f} - {s.baseline:.4f} = {s.advantage:+.4f}  {meaning}",
         f"  {direction}",
@@ -277,9 +170,9 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
     for i, x in enumerate(actions):
         delta = lr * s.grad[i] + 0.0
         mark = "*" if i == s.action else " "
-        move = _arrow(s.probs_after[i] - s.probs[i])
+        move = arrow(s.probs_after[i] - s.probs[i])
         lines.append(
-            f"  {mark} {i:>2}  {_q(x.text):<{width}}  {s.theta[i]:>+8.4f} {s.probs[i]:>6.4f} | {delta:>+9.4f} | "
+            f"  {mark} {i:>2}  {quote(x.text):<{width}}  {s.theta[i]:>+8.4f} {s.probs[i]:>6.4f} | {delta:>+9.4f} | "
             f"{s.theta_after[i]:>+9.4f} {s.probs_after[i]:>8.4f} {move}"
         )
     lines.append(
@@ -295,16 +188,16 @@ def summary_line(s: BanditStep, actions: Sequence[ScoredAction], *, steps: int) 
     return (
         f"step {s.step:>{len(str(steps))}}/{steps}  J {s.expected_reward:.4f} -> {s.expected_reward_after:.4f}  "
         f"sampled [{s.action}] r={s.reward:.1f} b={s.baseline:.3f} A={s.advantage:+.3f}  "
-        f"p[{best}] {_q(actions[best].text)} = {s.probs_after[best]:.4f}"
+        f"p[{best}] {quote(actions[best].text)} = {s.probs_after[best]:.4f}"
     )
 
 
 def final_table(first: BanditStep, last: BanditStep, actions: Sequence[ScoredAction]) -> list[str]:
-    width = max(len(_q(a.text)) for a in actions)
+    width = max(len(quote(a.text)) for a in actions)
     lines = [f"    {'#':>2}  {'action':<{width}}  reward  p start  p final  theta final"]
     for i, a in enumerate(actions):
         lines.append(
-            f"    {i:>2}  {_q(a.text):<{width}}  {a.reward:>6.1f}  {first.probs[i]:>7.4f}  {last.probs_after[i]:>7.4f}"
+            f"    {i:>2}  {quote(a.text):<{width}}  {a.reward:>6.1f}  {first.probs[i]:>7.4f}  {last.probs_after[i]:>7.4f}"
             f"  {last.theta_after[i]:>+11.4f}"
         )
     lines.append(
@@ -314,189 +207,94 @@ def final_table(first: BanditStep, last: BanditStep, actions: Sequence[ScoredAct
     return lines
 
 
-def _q(text: str) -> str:
-    """A completion shown unambiguously: quoted, with newlines and tabs escaped."""
-    return '"' + text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t").replace('"', '\\"') + '"'
-
-
-def _arrow(delta: float) -> str:
-    if delta > 1e-12:
-        return "up"
-    if delta < -1e-12:
-        return "down"
-    return "same"
-
-
 # ---------------------------------------------------------------------------
-# The ablation: many seeds, baseline on vs off, measured.
+# --predict: the student commits to a prediction before the update is shown.
 # ---------------------------------------------------------------------------
-# A second action set for the ablation: here most completions earn 1.0 (the scorer trims
-# ASCII whitespace, so these variants all pass). Success is the common event, the
-# opposite regime to DEFAULT_ACTIONS, and the one where subtracting a baseline matters most.
-MOSTLY_REWARDED_ACTIONS: tuple[str, ...] = (
-    "Final: 323",
-    "Final: 323\n",
-    " Final: 323",
-    "Final: 323 ",
-    "Final:323",
-    "Final: 324",
-)
-
-# Training steps are grouped by the exact J(theta) of the policy that produced them, because
-# the baseline's effect on variance depends on how good the policy already is.
-PHASES: tuple[tuple[str, float, float], ...] = (("J < 0.5", -math.inf, 0.5), ("J >= 0.5", 0.5, math.inf))
+PREDICT_AT = 4  # story_step lines shown before the question: step, sample, baseline, advantage
+ANSWERS = {"u": "up", "d": "down", "s": "same"}
 
 
-def _mean(xs: Sequence[float]) -> float:
-    return math.fsum(xs) / len(xs) if xs else math.nan
+def prediction_truth(s: BanditStep) -> list[str]:
+    """For each action, 'u', 'd' or 's': did its probability go up, down or stay in this update?"""
+    return [arrow(after - before)[0] for before, after in zip(s.probs, s.probs_after)]
 
 
-def _per_param_variance(samples: Sequence[Sequence[float]]) -> list[float]:
-    """Population variance of each coordinate over the samples."""
-    k = len(samples[0])
-    return [statistics.pvariance([s[i] for s in samples]) for i in range(k)]
+def prediction_score(guess: Sequence[str], truth: Sequence[str]) -> int:
+    """How many actions the prediction got right.
 
-
-def run_ablation(rewards: Sequence[float], *, seeds: int, base_seed: int, steps: int, lr: float) -> dict[str, Any]:
-    """Train with and without the baseline on seeds base_seed .. base_seed+seeds-1 and measure.
-
-    Variance is measured per parameter, then averaged over parameters:
-      * at a fixed policy (theta = 0, nothing is updated): ``steps`` one-sample estimates per
-        seed, the baseline being the running mean of that stream's earlier rewards, exactly as
-        in training; their pooled variance, their mean next to the exact gradient, and the
-        exact variance by enumeration for b = 0 and b = J;
-      * over training: the mean squared distance between each step's estimate and the exact
-        gradient at that step's theta (the estimator's noise at the policies actually
-        visited), overall and split by the phase of training (J below / above 0.5).
-    Plus the exact expected reward at the end of training, mean and sd over seeds.
-    The same seed drives both settings (common random numbers: a paired comparison).
+    >>> prediction_score(["u", "d", "s"], ["u", "d", "d"])
+    2
     """
-    if seeds < 2:
-        raise CourseError(f"--seeds must be at least 2 to measure a spread, got {seeds}")
-    k = len(rewards)
-    theta0 = [0.0] * k
-    probs0 = pg.softmax(theta0)
-    exact0 = pg.exact_gradient(theta0, rewards)
-    j0 = pg.expected_reward(probs0, rewards)
-    out: dict[str, Any] = {
-        "seeds": list(range(base_seed, base_seed + seeds)),
-        "steps": steps,
-        "lr": lr,
-        "fixed_policy": {
-            "theta": theta0,
-            "expected_reward": j0,
-            "exact_gradient": exact0,
-            "exact_variance_b0_per_param": pg.estimate_variance(theta0, rewards, 0.0),
-            "exact_variance_bJ_per_param": pg.estimate_variance(theta0, rewards, j0),
-            "optimal_baseline": pg.optimal_baseline(theta0, rewards),
-        },
-        "settings": {},
-    }
-    fixed = out["fixed_policy"]
-    fixed["exact_variance_b0"] = _mean(fixed["exact_variance_b0_per_param"])
-    fixed["exact_variance_bJ"] = _mean(fixed["exact_variance_bJ_per_param"])
-    fixed["exact_variance_bstar"] = _mean(pg.estimate_variance(theta0, rewards, fixed["optimal_baseline"]))
-    end_thetas: list[tuple[float, ...]] = []  # where each no-baseline run ends: a trained policy
-    for name, use_baseline in (("no_baseline", False), ("baseline", True)):
-        # 1. Fixed policy: sample, never update.
-        estimates: list[list[float]] = []
-        for seed in out["seeds"]:
-            rng = random.Random(seed)
-            total = 0.0
-            for t in range(steps):
-                a = pg.sample_action(probs0, rng)
-                b = total / t if (use_baseline and t > 0) else 0.0  # earlier rewards only, as in training
-                estimates.append(pg.reinforce_estimate(theta0, a, rewards[a], b))
-                total += rewards[a]
-        mean_est = [_mean([e[i] for e in estimates]) for i in range(k)]
-        var_fixed = _per_param_variance(estimates)
+    return sum(1 for g, t in zip(guess, truth) if g == t)
 
-        # 2. Training: the estimator's noise around the exact gradient, and where training ends.
-        sq_err: list[float] = []
-        by_phase: dict[str, list[float]] = {label: [] for label, _, _ in PHASES}
-        finals: list[float] = []
-        curves: list[list[float]] = []
-        for seed in out["seeds"]:
-            curve = []
-            for s in reinforce(rewards, steps=steps, lr=lr, use_baseline=use_baseline, rng=random.Random(seed)):
-                err = _mean([(g - e) ** 2 for g, e in zip(s.grad, s.exact_grad)])
-                sq_err.append(err)
-                for label, lo, hi in PHASES:
-                    if lo <= s.expected_reward < hi:
-                        by_phase[label].append(err)
-                curve.append(s.expected_reward)
-                last = s
-            curve.append(last.expected_reward_after)
-            finals.append(last.expected_reward_after)
-            curves.append(curve)
-            if not use_baseline:
-                end_thetas.append(last.theta_after)
-        out["settings"][name] = {
-            "fixed_policy_mean_estimate": mean_est,
-            "fixed_policy_max_abs_bias": max(abs(m - e) for m, e in zip(mean_est, exact0)),
-            "fixed_policy_variance_per_param": var_fixed,
-            "fixed_policy_variance": _mean(var_fixed),
-            "training_variance": _mean(sq_err),
-            "training_variance_by_phase": {
-                label: {"variance": _mean(v) if v else None, "n_steps": len(v)} for label, v in by_phase.items()
-            },
-            "final_expected_reward_mean": _mean(finals),
-            "final_expected_reward_sd": statistics.stdev(finals),
-            "final_expected_reward_min": min(finals),
-            "final_expected_reward_max": max(finals),
-            "mean_curve": [_mean([c[t] for c in curves]) for t in range(steps + 1)],
-            "sd_curve": [statistics.pstdev([c[t] for c in curves]) for t in range(steps + 1)],
-        }
-    # 3. Exact variances at the trained policies: is it the running mean's lag, or b = J itself?
-    at_end: dict[str, list[float]] = {"b0": [], "bJ": [], "bstar": [], "J": [], "optimal_baseline": []}
-    for theta in end_thetas:
-        j = pg.expected_reward(pg.softmax(theta), rewards)
-        b_star = pg.optimal_baseline(theta, rewards)
-        for key, b in (("b0", 0.0), ("bJ", j), ("bstar", b_star)):
-            at_end[key].append(_mean(pg.estimate_variance(theta, rewards, b)))
-        at_end["J"].append(j)
-        at_end["optimal_baseline"].append(b_star)
-    out["end_policies"] = {
-        "what": "the policies the no-baseline runs end in, one per seed; exact variances averaged over them",
-        "expected_reward_mean": _mean(at_end["J"]),
-        "optimal_baseline_mean": _mean(at_end["optimal_baseline"]),
-        "exact_variance_b0": _mean(at_end["b0"]),
-        "exact_variance_bJ": _mean(at_end["bJ"]),
-        "exact_variance_bstar": _mean(at_end["bstar"]),
-    }
-    return out
+
+def parse_prediction(text: str, n_actions: int) -> list[str] | None:
+    """One letter per action (u = up, d = down, s = same), spaces allowed; None when malformed.
+
+    >>> parse_prediction("u d d", 3)
+    ['u', 'd', 'd']
+    >>> parse_prediction("udx", 3) is None
+    True
+    """
+    letters = [c for c in text.strip().lower() if not c.isspace()]
+    if len(letters) != n_actions or any(c not in ANSWERS for c in letters):
+        return None
+    return letters
+
+
+def _ask_prediction(n_actions: int, step: int) -> list[str]:
+    """Read one prediction from the terminal, asking again until it is well formed."""
+    prompt = f"  predict: for actions 0..{n_actions - 1}, will each probability go up, down or stay? (u/d/s each) > "
+    while True:
+        try:
+            text = input(prompt)
+        except EOFError:
+            raise CourseError(f"--predict: input ended before step {step} was answered; nothing was written") from None
+        guess = parse_prediction(text, n_actions)
+        if guess is not None:
+            return guess
+        print(f"  please type {n_actions} letters, one per action, each u, d or s (e.g. {'u' + 'd' * (n_actions - 1)})")
 
 
 def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str, Any]) -> list[str]:
-    """The ablation of one action set as a small plain-text table."""
+    """The ablation of one action set as a small plain-text table, one column per baseline."""
     n = len(result["seeds"])
     fixed = result["fixed_policy"]
-    nb, wb = result["settings"]["no_baseline"], result["settings"]["baseline"]
+    settings = result["settings"]
     end = result["end_policies"]
+    alpha = result["ema_alpha"]
     rewarded = sum(1 for a in actions if a.reward > 0)
+
+    def training(key: str, label: str | None = None) -> list[float | None]:
+        if label is None:
+            return [settings[name]["training_variance"] for name, _, _ in SETTINGS]
+        return [settings[name]["training_variance_by_phase"][label]["variance"] for name, _, _ in SETTINGS]
+
+    settled, warm = fixed["exact_variance_settled"], fixed["exact_variance_warmup"]
     lines = [
         f"== {name}: {rewarded} of {len(actions)} actions rewarded; {n} seeds ({result['seeds'][0]}.."
         f"{result['seeds'][-1]}) x {result['steps']} steps, lr {result['lr']:g}",
-        "  actions: " + ", ".join(f"{_q(a.text)}={a.reward:g}" for a in actions),
-        "  variance of the one-sample estimate (per parameter, averaged over parameters):",
-        f"    {'':<58} {'no baseline':>11} {'baseline':>11} {'ratio':>7}",
-        _row(
-            f"exact at theta = 0 (b = 0 vs b = J = {fixed['expected_reward']:.3f})",
-            fixed["exact_variance_b0"],
-            fixed["exact_variance_bJ"],
+        "  actions: " + ", ".join(f"{quote(a.text)}={a.reward:g}" for a in actions),
+        "  baselines: none (b = 0); running mean of earlier rewards; EMA b <- (1 - a) b + a R with "
+        f"a = {alpha:g}, b = {result['initial_baseline']:g} at first; b* = the variance-optimal constant of the current policy",
+        "  variance of the one-sample estimate (per parameter, averaged over parameters);",
+        "  (ratio) = none / that baseline: above 1, the baseline reduced the noise",
+        f"    {'':<64} {'none':>9} {'running mean':>17} {f'EMA a={alpha:g}':>17} {'b*':>17}",
+        _row4(
+            f"exact at theta = 0, settled (b = J = {fixed['expected_reward']:.3f}; EMA spread)",
+            [settled[key] for key, _, _ in SETTINGS],
         ),
-        _row("sampled at theta = 0 (never updated)", nb["fixed_policy_variance"], wb["fixed_policy_variance"]),
-        _row(
-            f"exact where training ends (b = 0 vs b = J, mean J {end['expected_reward_mean']:.3f})",
-            end["exact_variance_b0"],
-            end["exact_variance_bJ"],
+        _row4(f"exact at theta = 0, first {result['steps']} samples (b from 0)", [warm[key] for key, _, _ in SETTINGS]),
+        _row4("sampled at theta = 0 (never updated)", [settings[key]["fixed_policy_variance"] for key, _, _ in SETTINGS]),
+        _row4(
+            f"exact where training ends (settled, mean J {end['expected_reward_mean']:.3f})",
+            [end["exact_variance_b0"], end["exact_variance_bJ"], end["exact_variance_ema"], end["exact_variance_bstar"]],
         ),
-        _row("during training, all steps", nb["training_variance"], wb["training_variance"]),
+        _row4("during training, all steps", training("all")),
     ]
     for label, _, _ in PHASES:
-        a, b = nb["training_variance_by_phase"][label], wb["training_variance_by_phase"][label]
-        counts = f"(n = {a['n_steps']} / {b['n_steps']})"
-        lines.append(_row(f"during training, steps with {label} {counts}", a["variance"], b["variance"]))
+        counts = "/".join(str(settings[key]["training_variance_by_phase"][label]["n_steps"]) for key, _, _ in SETTINGS)
+        lines.append(_row4(f"during training, steps with {label} (n = {counts})", training("phase", label)))
     lines += [
         "  the variance-optimal constant b* = E[r |grad log pi|^2] / E[|grad log pi|^2] (exact):",
         f"    at theta = 0:         b* = {fixed['optimal_baseline']:.3f} (J = {fixed['expected_reward']:.3f}), "
@@ -504,17 +302,20 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
         f"    where training ends:  mean b* = {end['optimal_baseline_mean']:.3f} "
         f"(mean J = {end['expected_reward_mean']:.3f}), variance {end['exact_variance_bstar']:.6f}",
         "  mean of the estimate at theta = 0 vs the exact gradient (a baseline must not move it):",
-        f"    max |mean - exact|: no baseline {nb['fixed_policy_max_abs_bias']:.5f}, "
-        f"baseline {wb['fixed_policy_max_abs_bias']:.5f} (over {n * result['steps']} samples each)",
+        "    max |mean - exact|: "
+        + ", ".join(f"{title} {settings[key]['fixed_policy_max_abs_bias']:.5f}" for key, _, title in SETTINGS)
+        + f" (over {n * result['steps']} samples each)",
         "  exact expected reward J(theta) after training, mean +- sd over seeds:",
-        f"    no baseline {nb['final_expected_reward_mean']:.4f} +- {nb['final_expected_reward_sd']:.4f}   "
-        f"baseline {wb['final_expected_reward_mean']:.4f} +- {wb['final_expected_reward_sd']:.4f}",
+        "    "
+        + "   ".join(
+            f"{title} {settings[key]['final_expected_reward_mean']:.4f} +- {settings[key]['final_expected_reward_sd']:.4f}"
+            for key, _, title in SETTINGS
+        ),
     ]
     return lines
 
 
 ABLATION_NOTE = (
-    "ratio = no-baseline variance / baseline variance: above 1, the baseline reduced the noise. "
     "A baseline never moves the mean of the estimate; whether it shrinks the variance depends on "
     "whether subtracting it makes the large gradients small. With rare success the rewards are "
     "already near 0 where grad log pi is large (the failures), so b = 0 is close to ideal and the "
@@ -522,65 +323,89 @@ ABLATION_NOTE = (
     "push that every rewarded sample would otherwise give its own action. The exact rows show that "
     "this is not the running mean's lag: even b = J exactly adds variance once the rewarded action is "
     "likely, because the variance-optimal b* weights each reward by |grad log pi|^2, which is small "
-    "for the action the policy already prefers. The final expected reward "
+    "for the action the policy already prefers. The EMA forgets old rewards, so it follows a moving "
+    "policy faster than the running mean, but it never stops being noisy: at a fixed policy its "
+    "spread settles at alpha/(2-alpha) Var(R), which the exact rows add in. The final expected reward "
     "is a separate question: less variance per parameter need not mean faster learning, because part "
     "of the noise only moves probability between equally rewarded actions, which J does not notice."
 )
 
 
-def _row(label: str, a: float | None, b: float | None) -> str:
-    if a is None or b is None:
-        return f"    {label:<58} {'-' if a is None else f'{a:.6f}':>11} {'-' if b is None else f'{b:.6f}':>11} {'-':>7}"
-    ratio = f"{a / b:>7.2f}" if b > 0 else f"{'inf':>7}"
-    return f"    {label:<58} {a:>11.6f} {b:>11.6f} {ratio}"
+def _row4(label: str, values: Sequence[float | None]) -> str:
+    """A row of the ablation table: the no-baseline variance, then each baseline's with its ratio."""
+    none = values[0]
+    cells = [f"{'-' if none is None else f'{none:.6f}':>9}"]
+    for v in values[1:]:
+        if v is None:
+            cells.append(f"{'-':>17}")
+        elif none is None:
+            cells.append(f"{v:>9.6f}{'':>8}")
+        else:
+            ratio = f"({none / v:.2f})" if v > 0 else "(inf)"
+            cells.append(f"{v:>9.6f} {ratio:>7}")
+    return f"    {label:<64} " + " ".join(cells)
 
 
 # ---------------------------------------------------------------------------
 # Plots (optional).
 # ---------------------------------------------------------------------------
-def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ignore[no-untyped-def]
-    def draw(plt):  # type: ignore[no-untyped-def]
-        xs = [s.step for s in records]
-        running = []
-        total = 0.0
-        for s in records:
-            total += s.reward
-            running.append(total / s.step)
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.plot(xs, [s.expected_reward for s in records], label="exact J(theta) before the update")
-        ax.plot(xs, running, label="mean sampled reward so far", alpha=0.8)
-        ax.plot(xs, [s.baseline for s in records], label="baseline b", linestyle="--", alpha=0.8)
-        ax.set_xlabel("step")
-        ax.set_ylabel("reward")
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=8)
-        return fig
+def _short_baseline(kind: str, alpha: float) -> str:
+    return {"none": "off", "mean": "running mean", "ema": f"EMA alpha {alpha:g}", "optimal": "b*"}[kind]
 
-    return draw
+
+def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ignore[no-untyped-def]
+    from course.lib import demo_plots
+
+    running = []
+    total = 0.0
+    for s in records:
+        total += s.reward
+        running.append(total / s.step)
+    return lambda plt: demo_plots.bandit_learning_curve(
+        plt,
+        [s.step for s in records],
+        [s.expected_reward for s in records],
+        running,
+        [s.baseline for s in records],
+        title,
+    )
+
+
+def ablation_plot_rows(result: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """The variance rows of the ablation table, keyed by row then by baseline column title."""
+    alpha = result["ema_alpha"]
+    titles = {key: (f"EMA alpha={alpha:g}" if key == "ema" else title) for key, _, title in SETTINGS}
+    fixed, settings, end = result["fixed_policy"], result["settings"], result["end_policies"]
+    end_by_key = {
+        "no_baseline": end["exact_variance_b0"],
+        "baseline": end["exact_variance_bJ"],
+        "ema": end["exact_variance_ema"],
+        "optimal": end["exact_variance_bstar"],
+    }
+    rows: dict[str, dict[str, float | None]] = {
+        "exact\ntheta = 0\n(settled)": {titles[k]: fixed["exact_variance_settled"][k] for k in titles},
+        "sampled\ntheta = 0": {titles[k]: settings[k]["fixed_policy_variance"] for k in titles},
+        "exact where\ntraining\nends": {titles[k]: end_by_key[k] for k in titles},
+        "training\nall steps": {titles[k]: settings[k]["training_variance"] for k in titles},
+    }
+    for label, _, _ in PHASES:
+        rows[f"training\n{label}"] = {titles[k]: settings[k]["training_variance_by_phase"][label]["variance"] for k in titles}
+    return rows
 
 
 def _draw_ablation(scenarios: Sequence[dict[str, Any]]):  # type: ignore[no-untyped-def]
-    def draw(plt):  # type: ignore[no-untyped-def]
-        fig, axes = plt.subplots(1, len(scenarios), figsize=(6 * len(scenarios), 4), squeeze=False)
-        for ax, scenario in zip(axes[0], scenarios):
-            result = scenario["result"]
-            for name in ("no_baseline", "baseline"):
-                s = result["settings"][name]
-                xs = list(range(len(s["mean_curve"])))
-                lo = [m - d for m, d in zip(s["mean_curve"], s["sd_curve"])]
-                hi = [m + d for m, d in zip(s["mean_curve"], s["sd_curve"])]
-                ax.plot(xs, s["mean_curve"], label=f"{name.replace('_', ' ')}: mean J over seeds")
-                ax.fill_between(xs, lo, hi, alpha=0.2)
-            ax.set_xlabel("step")
-            ax.set_ylabel("exact expected reward J(theta)")
-            ax.set_title(
-                f"{scenario['name']}: {len(result['seeds'])} seeds, lr {result['lr']:g} (mean +- sd)", fontsize=9
-            )
-            ax.legend(fontsize=8)
-        return fig
+    from course.lib import demo_plots
 
-    return draw
+    panels = [
+        (
+            f"{sc['name']}: {len(sc['result']['seeds'])} seeds x {sc['result']['steps']} steps, lr {sc['result']['lr']:g}",
+            ablation_plot_rows(sc["result"]),
+        )
+        for sc in scenarios
+    ]
+    alpha = scenarios[0]["result"]["ema_alpha"]
+    baselines = ["none", "running mean", f"EMA alpha={alpha:g}", "b*"]
+    return lambda plt: demo_plots.ablation_variances(plt, panels, baselines)
 
 
 # ---------------------------------------------------------------------------
@@ -597,6 +422,7 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.bandit_train --steps 30 --seed 0 --lr 0.5 --baseline --slow --outdir runs/demo_bandit_slow\n"
         "  python -m course.bandit_train --steps 30 --seed 0 --lr -0.5 --baseline --slow --outdir runs/demo_bandit_negative\n"
         "  python -m course.bandit_train --steps 1000 --summary-every 100 --plot\n"
+        "  python -m course.bandit_train --steps 30 --baseline ema --alpha 0.1\n"
         "  python -m course.bandit_train --ablation --seeds 200 --steps 100",
     )
     parser.add_argument("--steps", type=positive_int, default=100, help="number of updates (default 100)")
@@ -604,11 +430,28 @@ def build_parser():  # type: ignore[no-untyped-def]
     parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100]; negative = the unlearning demo (default 0.5)")
     parser.add_argument(
         "--baseline",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="subtract the running mean of earlier rewards (default on; --no-baseline: A = reward)",
+        nargs="?",
+        const="mean",
+        default="mean",
+        choices=BASELINES,
+        help="what to subtract from the reward: mean = running mean of earlier rewards (the default, also plain "
+        "--baseline), ema = moving average b <- (1-alpha) b + alpha R, optimal = the exact b* of the current "
+        "policy, none = nothing",
+    )
+    parser.add_argument("--no-baseline", dest="baseline", action="store_const", const="none", help="same as --baseline none (A = reward)")
+    parser.add_argument(
+        "--alpha",
+        type=ALPHA_RANGE,
+        default=DEFAULT_ALPHA,
+        help=f"weight of the newest reward in the ema baseline, in (0, 1] (default {DEFAULT_ALPHA:g}); the ablation's EMA column uses it too",
     )
     parser.add_argument("--slow", action="store_true", help="print the full story of every step")
+    parser.add_argument(
+        "--predict",
+        action="store_true",
+        help="with --slow, on a terminal: before each update, predict for every action whether its probability "
+        "goes up (u), down (d) or stays (s); the truth and a running score follow",
+    )
     parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="fast mode: one line every K steps")
     parser.add_argument(
         "--story-steps",
@@ -654,7 +497,12 @@ def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # 
         "seed": args.seed,
         "lr": args.lr,
         "steps": args.steps,
-        "baseline": "running_mean_of_earlier_rewards" if args.baseline else "none",
+        "baseline": BASELINE_NAMES[args.baseline],
+        **(
+            {"ema_alpha": args.alpha, "initial_baseline": INITIAL_BASELINE}
+            if args.baseline == "ema" or extra.get("mode") == "ablation"
+            else {}
+        ),
         "initial_theta": [0.0] * len(actions),
         **extra,
     }
@@ -667,20 +515,34 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     _check_args(args)
+    if args.plot:
+        require("plot", "--plot")  # before any work: nothing is written without the extra
+    if args.predict:
+        if args.ablation:
+            raise CourseError("--predict asks about single updates; it does not go with --ablation")
+        if not sys.stdin.isatty():
+            raise CourseError(
+                "--predict asks you a question before each update, so it needs a terminal; stdin is not one "
+                "(run it in a terminal, without a pipe or redirect)"
+            )
+        args.slow = True
     actions = score_actions(EXAMPLE, args.action if args.action else DEFAULT_ACTIONS)
     rewards = [a.reward for a in actions]
     if args.ablation:
         return _ablation_main(argv, args, actions)
 
     final = resolve_outdir(args.outdir, force=args.force, prefix="bandit")
-    header = story_header(actions, steps=args.steps, lr=args.lr, use_baseline=args.baseline, seed=args.seed)
+    header = story_header(actions, steps=args.steps, lr=args.lr, seed=args.seed, baseline=args.baseline, alpha=args.alpha)
     story: list[str] = list(header)
     if args.slow:
         print("\n".join(header), flush=True)
     records: list[BanditStep] = []
+    score = [0, 0]  # --predict: right answers, questions asked
     with atomic_run_dir(final, force=args.force, prefix="bandit") as tmp:
         with open(tmp / "bandit_log.jsonl", "w", encoding="utf-8", newline="\n") as log:
-            steps = reinforce(rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, rng=random.Random(args.seed))
+            steps = reinforce(
+                rewards, steps=args.steps, lr=args.lr, rng=random.Random(args.seed), baseline=args.baseline, alpha=args.alpha
+            )
             for s in steps:
                 records.append(s)
                 log.write(dumps_line(log_record(s, actions)) + "\n")
@@ -689,20 +551,31 @@ def _main(argv: Sequence[str] | None) -> int:
                 else:
                     chunk = [summary_line(s, actions, steps=args.steps)]
                 story.extend(chunk)
-                if args.slow:
+                if args.predict and s.step <= args.story_steps:
+                    # Ask before the answer is shown: the lines up to the advantage, then the question.
+                    print("\n".join(chunk[:PREDICT_AT]), flush=True)
+                    guess = _ask_prediction(len(actions), s.step)
+                    print("\n".join(chunk[PREDICT_AT:-1]), flush=True)
+                    right = prediction_score(guess, prediction_truth(s))
+                    score[0] += right
+                    score[1] += len(actions)
+                    print(
+                        f"  your prediction {' '.join(guess)} -> {right}/{len(actions)} right "
+                        f"(running score {score[0]}/{score[1]})\n",
+                        flush=True,
+                    )
+                elif args.slow:
                     print("\n".join(chunk), flush=True)
                 elif args.summary_every and (s.step % args.summary_every == 0 or s.step == args.steps):
                     print(summary_line(s, actions, steps=args.steps), flush=True)
         tail = ["", "Final policy:", *final_table(records[0], records[-1], actions)]
         story.extend(tail)
         (tmp / "bandit_story.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
-        plot_note = None
         if args.plot:
-            from course.lib.plotting import MISSING_MATPLOTLIB, plot_to
+            from course.lib.plotting import plot_to
 
-            title = f"bandit: lr {args.lr:g}, baseline {'on' if args.baseline else 'off'}, seed {args.seed}"
-            if not plot_to(tmp / "learning_curve.png", _draw_learning_curve(records, title)):
-                plot_note = f"skipped: {MISSING_MATPLOTLIB}"
+            title = f"bandit: lr {args.lr:g}, baseline {_short_baseline(args.baseline, args.alpha)}, seed {args.seed}"
+            plot_to(tmp / "learning_curve.png", _draw_learning_curve(records, title))
         last = records[-1]
         write_json(
             tmp / "manifest.json",
@@ -712,8 +585,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 actions,
                 {
                     "files": ["bandit_log.jsonl", "bandit_story.txt", "manifest.json"]
-                    + (["learning_curve.png"] if args.plot and plot_note is None else []),
-                    "plot": plot_note if plot_note else ("learning_curve.png" if args.plot else None),
+                    + (["learning_curve.png"] if args.plot else []),
+                    "plot": "learning_curve.png" if args.plot else None,
                     "result": {
                         "initial_expected_reward": records[0].expected_reward,
                         "final_expected_reward": last.expected_reward_after,
@@ -721,13 +594,16 @@ def _main(argv: Sequence[str] | None) -> int:
                         "final_probs": list(last.probs_after),
                         "mean_sampled_reward": math.fsum(s.reward for s in records) / len(records),
                     },
+                    **({"prediction_score": {"right": score[0], "asked": score[1]}} if args.predict else {}),
                 },
             ),
         )
     # With --slow, stdout up to here is byte for byte bandit_story.txt.
     print("\n".join(tail))
+    if args.predict:
+        print(f"prediction score: {score[0]}/{score[1]} right" + (f" ({100 * score[0] / score[1]:.0f}%)" if score[1] else ""))
     print(f"wrote {final}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
-          + (", learning_curve.png" if args.plot and plot_note is None else "") + ")")
+          + (", learning_curve.png" if args.plot else "") + ")")
     return 0
 
 
@@ -740,8 +616,10 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
     scenarios = []
     table: list[str] = []
     for name, acts in named:
-        info(f"ablation [{name}]: {args.seeds} seeds x {args.steps} steps, with and without the baseline ...")
-        result = run_ablation([a.reward for a in acts], seeds=args.seeds, base_seed=args.seed, steps=args.steps, lr=args.lr)
+        info(f"ablation [{name}]: {args.seeds} seeds x {args.steps} steps, each baseline (none, mean, EMA, b*) ...")
+        result = run_ablation(
+            [a.reward for a in acts], seeds=args.seeds, base_seed=args.seed, steps=args.steps, lr=args.lr, alpha=args.alpha
+        )
         scenarios.append(
             {
                 "name": name,
@@ -752,16 +630,14 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
             }
         )
         table += ablation_table(name, acts, result) + [""]
-    table += textwrap.wrap(ABLATION_NOTE, width=100)
+    table += wrap(ABLATION_NOTE)
     with atomic_run_dir(final, force=args.force, prefix="bandit_ablation") as tmp:
         write_json(tmp / "ablation.json", {"scenarios": scenarios, "note": ABLATION_NOTE})
         (tmp / "ablation.txt").write_text("\n".join(table) + "\n", encoding="utf-8")
-        plot_note = None
         if args.plot:
-            from course.lib.plotting import MISSING_MATPLOTLIB, plot_to
+            from course.lib.plotting import plot_to
 
-            if not plot_to(tmp / "ablation.png", _draw_ablation(scenarios)):
-                plot_note = f"skipped: {MISSING_MATPLOTLIB}"
+            plot_to(tmp / "ablation.png", _draw_ablation(scenarios))
         write_json(
             tmp / "manifest.json",
             _manifest(
@@ -771,16 +647,16 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
                 {
                     "mode": "ablation",
                     "seeds": list(range(args.seed, args.seed + args.seeds)),
-                    "baseline": "both: none and running_mean_of_earlier_rewards",
+                    "baseline": "all: " + ", ".join(BASELINE_NAMES[kind] for _, kind, _ in SETTINGS),
                     "scenarios": [s["name"] for s in scenarios],
-                    "plot": plot_note if plot_note else ("ablation.png" if args.plot else None),
+                    "plot": "ablation.png" if args.plot else None,
                 },
             ),
         )
     print("\n".join(table))
     print(
         f"wrote {final}/ (manifest.json, ablation.json, ablation.txt"
-        + (", ablation.png" if args.plot and plot_note is None else "")
+        + (", ablation.png" if args.plot else "")
         + ")"
     )
     return 0

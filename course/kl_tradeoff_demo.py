@@ -39,16 +39,18 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from course.lib import policy_gradient as pg
-from course.bandit_train import DEFAULT_ACTIONS, EXAMPLE, score_actions
+from course.lib.bandit import DEFAULT_ACTIONS, EXAMPLE, score_actions
 from course.cli import float_in, make_parser, run
 
 # beta in [1e-3, 1e3]: r/beta stays below 1e3 (rewards are 0/1), far from exp/float overflow;
 # 1e-320 made r/beta infinite and the whole CSV NaN.
 BETA_RANGE = float_in(1e-3, 1e3)
 from course.errors import CourseError
+from course.lib.extras import require
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.manifest import environment
+from course.lib.narration import quote
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
@@ -184,14 +186,14 @@ def csv_text(rows: Sequence[BetaRow], n_actions: int) -> str:
 
 
 def report(rows: Sequence[BetaRow], actions: Sequence[str], pi_ref: Sequence[float], rewards: Sequence[float]) -> list[str]:
-    width = max(len(_q(a)) for a in actions)
+    width = max(len(quote(a)) for a in actions)
     lines = [
         f"Prompt {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']}); "
         f"maximise E_pi[r] - beta * KL(pi || pi_ref) over {len(actions)} actions:",
         f"  {'col':<4} {'action':<{width}}  {'r':>3}  {'pi_ref':>6}",
     ]
     for i, (a, r, q) in enumerate(zip(actions, rewards, pi_ref)):
-        lines.append(f"  p_{i:<2} {_q(a):<{width}}  {r:>3g}  {q:>6.3f}")
+        lines.append(f"  p_{i:<2} {quote(a):<{width}}  {r:>3g}  {q:>6.3f}")
     ref_reward = pg.expected_reward(pi_ref, rewards)
     lines += [
         "",
@@ -224,41 +226,19 @@ def _kl(kl: float) -> str:
 
 
 def _top3(probs: Sequence[float], actions: Sequence[str]) -> str:
-    return ", ".join(f"{_q(actions[i])} {probs[i]:.3f}" for i in top_actions(probs))
-
-
-def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"') + '"'
+    return ", ".join(f"{quote(actions[i])} {probs[i]:.3f}" for i in top_actions(probs))
 
 
 def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[float]):  # type: ignore[no-untyped-def]
-    def draw(plt):  # type: ignore[no-untyped-def]
-        ordered = sorted(rows, key=lambda r: r.beta)
-        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-        left.plot([r.kl for r in ordered], [r.expected_reward for r in ordered], marker="o")
-        # Label a point only if it is not on top of one already labelled (beta -> 0 and beta -> inf bunch up).
-        span = max(max(r.kl for r in ordered), 1e-12)
-        labelled: list[tuple[float, float]] = []
-        for r in ordered:
-            x, y = r.kl / span, r.expected_reward
-            if all(math.hypot(x - lx, y - ly) > 0.06 for lx, ly in labelled):
-                left.annotate(f"beta={r.beta:g}", (r.kl, r.expected_reward), fontsize=7, xytext=(4, -9), textcoords="offset points")
-                labelled.append((x, y))
-        left.scatter([0.0], [pg.expected_reward(pi_ref, rewards)], marker="s", color="black", label="pi_ref")
-        left.set_xlabel("KL(pi || pi_ref) (nats)")
-        left.set_ylabel("expected reward E_pi[r]")
-        left.set_title("the trade-off: reward bought with divergence", fontsize=9)
-        left.legend(fontsize=8)
-        betas = [r.beta for r in ordered]
-        right.plot(betas, [r.expected_reward for r in ordered], marker="o", label="E_pi[r]")
-        right.plot(betas, [r.kl for r in ordered], marker="o", label="KL(pi || pi_ref)")
-        right.set_xscale("log")
-        right.set_xlabel("beta (KL penalty strength)")
-        right.set_title("stronger penalty: less reward, less drift", fontsize=9)
-        right.legend(fontsize=8)
-        return fig
+    from course.lib import demo_plots
 
-    return draw
+    return lambda plt: demo_plots.kl_tradeoff(
+        plt,
+        [r.beta for r in rows],
+        [r.expected_reward for r in rows],
+        [r.kl for r in rows],
+        pg.expected_reward(pi_ref, rewards),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -287,6 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if args.plot:
+        require("plot", "--plot")  # before any work: nothing is written without the extra
     betas = list(DEFAULT_BETAS if args.betas is None else args.betas)
     for b in betas:
         if not (b > 0 and math.isfinite(b)):
@@ -302,12 +284,10 @@ def _main(argv: Sequence[str] | None) -> int:
     lines = report(rows, actions, pi_ref, rewards)
     with atomic_run_dir(final, force=args.force, prefix="kl_tradeoff") as tmp:
         (tmp / "kl_tradeoff.csv").write_text(csv_text(rows, len(actions)), encoding="utf-8")
-        plot_note = None
         if args.plot:
-            from course.lib.plotting import MISSING_MATPLOTLIB, plot_to
+            from course.lib.plotting import plot_to
 
-            if not plot_to(tmp / "kl_tradeoff.png", _draw(rows, pi_ref, rewards)):
-                plot_note = f"skipped: {MISSING_MATPLOTLIB}"
+            plot_to(tmp / "kl_tradeoff.png", _draw(rows, pi_ref, rewards))
         manifest: dict[str, Any] = {
             **environment("course.kl_tradeoff_demo", argv),
             "example": EXAMPLE,
@@ -327,12 +307,12 @@ def _main(argv: Sequence[str] | None) -> int:
                 "all_converged": all(r.ascent.converged for r in rows),
                 "max_abs_diff": max(r.max_abs_diff for r in rows),
             },
-            "files": ["kl_tradeoff.csv", "manifest.json"] + (["kl_tradeoff.png"] if args.plot and plot_note is None else []),
-            "plot": plot_note if plot_note else ("kl_tradeoff.png" if args.plot else None),
+            "files": ["kl_tradeoff.csv", "manifest.json"] + (["kl_tradeoff.png"] if args.plot else []),
+            "plot": "kl_tradeoff.png" if args.plot else None,
         }
         write_json(tmp / "manifest.json", manifest)
     print("\n".join(lines))
-    print(f"wrote {final}/ (manifest.json, kl_tradeoff.csv" + (", kl_tradeoff.png" if args.plot and plot_note is None else "") + ")")
+    print(f"wrote {final}/ (manifest.json, kl_tradeoff.csv" + (", kl_tradeoff.png" if args.plot else "") + ")")
     return 0
 
 

@@ -30,7 +30,8 @@ Run it::
     python -m course.toy_mdp --rewards 0 0 1 0           # only the path (1, 0) pays
 
 Writes toy_mdp_log.jsonl (one record per episode), toy_mdp_log.txt (the story)
-and manifest.json into the run directory (default runs/toy_mdp_NNN).
+and manifest.json into the run directory (default runs/toy_mdp_NNN); with
+``--plot``, toy_mdp.png too.
 """
 
 from __future__ import annotations
@@ -38,192 +39,29 @@ from __future__ import annotations
 import argparse
 import math
 import random
-from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Sequence
 
 from course.lib import policy_gradient as pg
 from course.cli import float_in, make_parser, non_negative_int, positive_int, run
+from course.errors import CourseError
+from course.lib.extras import require
+from course.lib.jsonl import dumps_line
+from course.lib.manifest import environment
+from course.lib.narration import vector, wrap
+from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.two_step import (  # the MDP, its exact values and REINFORCE on it: library code
+    DEFAULT_REWARDS,
+    Episode,
+    Table,
+    deterministic_returns,
+    log_record,
+    reinforce,
+)
 
 # Documented ranges: sums and baselines of rewards up to 1e6 stay far from float overflow
 # (1e308 rewards made the running mean inf and the log NaN).
 LR_RANGE = float_in(-100.0, 100.0)
 REWARD_RANGE = float_in(-1e6, 1e6)
-from course.errors import CourseError
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import environment
-from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
-
-DEFAULT_REWARDS: tuple[tuple[float, float], tuple[float, float]] = ((0.6, 0.6), (1.0, 0.0))
-
-Table = Sequence[Sequence[float]]
-
-
-# ---------------------------------------------------------------------------
-# Exact quantities: the MDP is small enough to enumerate every trajectory.
-# ---------------------------------------------------------------------------
-def action_values(theta2: Table, rewards: Table) -> list[float]:
-    """Q(a1) = sum_a2 pi2(a2 | a1) R(a1, a2): what the first action is worth under the current step 2.
-
-    >>> action_values([[0.0, 0.0], [0.0, 0.0]], DEFAULT_REWARDS)
-    [0.6, 0.5]
-    """
-    return [pg.expected_reward(pg.softmax(theta2[a1]), rewards[a1]) for a1 in range(2)]
-
-
-def expected_return(theta1: Sequence[float], theta2: Table, rewards: Table) -> float:
-    """J = sum over the 4 trajectories of pi1(a1) pi2(a2 | a1) R(a1, a2).
-
-    >>> expected_return([0.0, 0.0], [[0.0, 0.0], [0.0, 0.0]], DEFAULT_REWARDS)
-    0.55
-    """
-    return pg.expected_reward(pg.softmax(theta1), action_values(theta2, rewards))
-
-
-def exact_gradients(
-    theta1: Sequence[float], theta2: Table, rewards: Table
-) -> tuple[list[float], list[list[float]]]:
-    """grad J by enumeration: step 1 sees Q(a1); step 2's row a1 is weighted by how often a1 happens.
-
-    d J / d theta1      = pi1_k (Q_k - J)                   (a bandit over first actions, rewards Q)
-    d J / d theta2[a1]  = pi1(a1) * pi2_k(.|a1) (R(a1,k) - Q(a1))
-
-    >>> g1, g2 = exact_gradients([0.0, 0.0], [[0.0, 0.0], [0.0, 0.0]], DEFAULT_REWARDS)
-    >>> [round(g, 6) for g in g1], g2   # step 1 leans to the safe a1 = 0 while step 2 is still random
-    ([0.025, -0.025], [[0.0, 0.0], [0.125, -0.125]])
-    """
-    pi1 = pg.softmax(theta1)
-    g1 = pg.exact_gradient(theta1, action_values(theta2, rewards))
-    g2 = [[pi1[a1] * g + 0.0 for g in pg.exact_gradient(theta2[a1], rewards[a1])] for a1 in range(2)]
-    return g1, g2
-
-
-def deterministic_returns(rewards: Table) -> list[dict[str, Any]]:
-    """The return of every deterministic policy, one row per path (a1, a2).
-
-    A deterministic policy picks a1, a2 after a1 = 0, and a2 after a1 = 1: 8 policies.
-    The choice at the branch not taken never matters, so they have only 4 distinct
-    returns, one per path; a row stands for the 2 policies that follow that path.
-
-    >>> [(r["a1"], r["a2"], r["return"]) for r in deterministic_returns(DEFAULT_REWARDS)]
-    [(0, 0, 0.6), (0, 1, 0.6), (1, 0, 1.0), (1, 1, 0.0)]
-    """
-    return [{"a1": a1, "a2": a2, "return": float(rewards[a1][a2])} for a1 in range(2) for a2 in range(2)]
-
-
-# ---------------------------------------------------------------------------
-# The algorithm: REINFORCE on whole trajectories.
-# ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Episode:
-    """One trajectory and the update it caused."""
-
-    episode: int  # 1-based
-    theta1: tuple[float, float]
-    theta2: tuple[tuple[float, float], tuple[float, float]]
-    pi1: tuple[float, float]
-    pi2: tuple[tuple[float, float], tuple[float, float]]
-    q: tuple[float, float]  # exact Q(a1) before the update
-    expected_return: float  # exact J before the update
-    a1: int
-    a2: int
-    ret: float  # G: the reward at the end (the only reward)
-    uses_baseline: bool
-    baseline: float  # mean of earlier returns (0 without history or without a baseline)
-    n_past: int
-    advantage: float
-    grad1: tuple[float, float]  # the estimate for theta1
-    grad2: tuple[tuple[float, float], tuple[float, float]]  # the estimate for theta2 (unvisited row is 0)
-    exact_grad1: tuple[float, float]
-    exact_grad2: tuple[tuple[float, float], tuple[float, float]]
-    theta1_after: tuple[float, float]
-    theta2_after: tuple[tuple[float, float], tuple[float, float]]
-    expected_return_after: float
-
-
-def reinforce(
-    rewards: Table, *, steps: int, lr: float, use_baseline: bool, rng: random.Random
-) -> Iterator[Episode]:
-    """Run ``steps`` episodes from uniform logits and yield one ``Episode`` per update."""
-    theta1 = [0.0, 0.0]
-    theta2 = [[0.0, 0.0], [0.0, 0.0]]
-    total = 0.0
-    for t in range(1, steps + 1):
-        pi1 = pg.softmax(theta1)
-        pi2 = [pg.softmax(row) for row in theta2]
-        q = action_values(theta2, rewards)
-        j = pg.expected_reward(pi1, q)
-        eg1, eg2 = exact_gradients(theta1, theta2, rewards)
-
-        # Roll out: two draws from the same seeded stream, step 1 first.
-        a1 = pg.sample_action(pi1, rng)
-        a2 = pg.sample_action(pi2[a1], rng)
-        ret = float(rewards[a1][a2])  # reward 0 after step 1, R(a1, a2) after step 2: G = R
-
-        # Baseline from earlier episodes only (see course.bandit_train for why not this one).
-        n_past = t - 1 if use_baseline else 0
-        baseline = total / n_past if n_past else 0.0
-        advantage = ret - baseline
-
-        # grad log pi(trajectory) = grad log pi1(a1) + grad log pi2(a2 | a1): both steps get the
-        # same A. The other step-2 row is not in the trajectory's log-prob: its gradient is 0.
-        g1 = [advantage * ((1.0 if k == a1 else 0.0) - p) + 0.0 for k, p in enumerate(pi1)]
-        g2 = [[0.0, 0.0], [0.0, 0.0]]
-        g2[a1] = [advantage * ((1.0 if k == a2 else 0.0) - p) + 0.0 for k, p in enumerate(pi2[a1])]
-        theta1_after = [th + lr * g + 0.0 for th, g in zip(theta1, g1)]
-        theta2_after = [[th + lr * g + 0.0 for th, g in zip(row, grow)] for row, grow in zip(theta2, g2)]
-
-        yield Episode(
-            episode=t,
-            theta1=_pair(theta1),
-            theta2=(_pair(theta2[0]), _pair(theta2[1])),
-            pi1=_pair(pi1),
-            pi2=(_pair(pi2[0]), _pair(pi2[1])),
-            q=_pair(q),
-            expected_return=j,
-            a1=a1,
-            a2=a2,
-            ret=ret,
-            uses_baseline=use_baseline,
-            baseline=baseline,
-            n_past=n_past,
-            advantage=advantage,
-            grad1=_pair(g1),
-            grad2=(_pair(g2[0]), _pair(g2[1])),
-            exact_grad1=_pair(eg1),
-            exact_grad2=(_pair(eg2[0]), _pair(eg2[1])),
-            theta1_after=_pair(theta1_after),
-            theta2_after=(_pair(theta2_after[0]), _pair(theta2_after[1])),
-            expected_return_after=expected_return(theta1_after, theta2_after, rewards),
-        )
-        total += ret
-        theta1, theta2 = theta1_after, theta2_after
-
-
-def _pair(xs: Sequence[float]) -> tuple[float, float]:
-    return (xs[0], xs[1])
-
-
-def log_record(e: Episode) -> dict[str, Any]:
-    """The JSONL line for one episode; theta/pi/q are before the update."""
-    return {
-        "episode": e.episode,
-        "theta1": list(e.theta1),
-        "theta2": [list(r) for r in e.theta2],
-        "pi1": list(e.pi1),
-        "pi2": [list(r) for r in e.pi2],
-        "q": list(e.q),
-        "expected_return": e.expected_return,
-        "a1": e.a1,
-        "a2": e.a2,
-        "return": e.ret,
-        "baseline": e.baseline,
-        "advantage": e.advantage,
-        "grad1": list(e.grad1),
-        "grad2": [list(r) for r in e.grad2],
-        "exact_grad1": list(e.exact_grad1),
-        "exact_grad2": [list(r) for r in e.exact_grad2],
-        "expected_return_after": e.expected_return_after,
-    }
 
 
 # ---------------------------------------------------------------------------
@@ -247,7 +85,7 @@ def story_header(rewards: Table, *, steps: int, lr: float, use_baseline: bool, s
         "policy: tabular softmax, theta1 (2 logits) for step 1 and theta2[a1] (2 logits per first action) "
         "for step 2, all 0 (uniform)",
         f"REINFORCE on whole trajectories: lr {lr:g}; baseline: {base}; seed {seed}; {steps} episodes",
-        *_wrap(WHY_CREDIT),
+        *wrap(WHY_CREDIT),
         "Q(a1) below is the exact value of a first action under the current step-2 policy.",
         "",
     ]
@@ -276,9 +114,9 @@ def story_episode(e: Episode, *, lr: float, steps: int) -> list[str]:
         f"  step 2: pi2(.|a1={e.a1}) = [{e.pi2[e.a1][0]:.3f}, {e.pi2[e.a1][1]:.3f}] -> a2 = {e.a2}   "
         f"-> reward at the end R({e.a1},{e.a2}) = {e.ret:g}",
         f"  return G = {e.ret:g}; baseline b = {e.baseline:.4f} ({why_b}); A = {e.advantage:+.4f} {meaning}",
-        f"    theta1        {_vec(e.theta1)} + lr*A*(onehot(a1) - pi1)        = {_vec(e.theta1_after)}",
-        f"    theta2[a1={e.a1}]  {_vec(e.theta2[e.a1])} + lr*A*(onehot(a2) - pi2(.|a1)) = {_vec(e.theta2_after[e.a1])}",
-        f"    theta2[a1={other}]  {_vec(e.theta2[other])} unchanged: that branch is not in this trajectory",
+        f"    theta1        {vector(e.theta1)} + lr*A*(onehot(a1) - pi1)        = {vector(e.theta1_after)}",
+        f"    theta2[a1={e.a1}]  {vector(e.theta2[e.a1])} + lr*A*(onehot(a2) - pi2(.|a1)) = {vector(e.theta2_after[e.a1])}",
+        f"    theta2[a1={other}]  {vector(e.theta2[other])} unchanged: that branch is not in this trajectory",
         f"  J(theta) after: {e.expected_return_after:.4f} ({e.expected_return_after - e.expected_return:+.4f})",
         "",
     ]
@@ -317,14 +155,23 @@ def final_report(first: Episode, last: Episode, rewards: Table) -> list[str]:
     return lines
 
 
-def _vec(xs: Sequence[float]) -> str:
-    return "[" + ", ".join(f"{x:+.3f}" for x in xs) + "]"
+def _draw(episodes: Sequence[Episode], title: str):  # type: ignore[no-untyped-def]
+    """The figure of a run: exact returns and the policy's probabilities, before each update."""
+    from course.lib import demo_plots
 
-
-def _wrap(text: str) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, width=100)
+    probabilities = {
+        "P(a1 = 1)": [e.pi1[1] for e in episodes],
+        "P(a2 = 1 | a1 = 0)": [e.pi2[0][1] for e in episodes],
+        "P(a2 = 1 | a1 = 1)": [e.pi2[1][1] for e in episodes],
+    }
+    return lambda plt: demo_plots.toy_mdp_curves(
+        plt,
+        [e.episode for e in episodes],
+        [e.expected_return for e in episodes],
+        [e.q for e in episodes],
+        probabilities,
+        title,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -337,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
         "get credit for it. Prints exact expected returns beside the learned policy's.",
         "  python -m course.toy_mdp --steps 300 --seed 0 --lr 0.5\n"
         "  python -m course.toy_mdp --steps 20 --slow --outdir runs/toy_mdp_slow\n"
-        "  python -m course.toy_mdp --rewards 0 0 1 0     # R(0,0) R(0,1) R(1,0) R(1,1): only (1,0) pays",
+        "  python -m course.toy_mdp --rewards 0 0 1 0     # R(0,0) R(0,1) R(1,0) R(1,1): only (1,0) pays\n"
+        "  python -m course.toy_mdp --steps 300 --plot --outdir runs/toy_mdp_plot",
     )
     parser.add_argument("--steps", type=positive_int, default=300, help="number of episodes (updates) (default 300)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the sampler (default 0)")
@@ -357,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--slow", action="store_true", help="print the story of every episode")
     parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="one line every K episodes")
+    parser.add_argument("--plot", action="store_true", help="also write toy_mdp.png: returns and probabilities per episode (needs matplotlib)")
     parser.add_argument("--outdir", help="run directory (default runs/toy_mdp_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     return parser
@@ -368,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if args.plot:
+        require("plot", "--plot")  # before any work: nothing is written without the extra
     if args.steps < 1:
         raise CourseError(f"--steps must be at least 1, got {args.steps}")
     if args.summary_every < 0:
@@ -398,6 +249,11 @@ def _main(argv: Sequence[str] | None) -> int:
         report = final_report(episodes[0], episodes[-1], rewards)
         story += ["", *report]
         (tmp / "toy_mdp_log.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
+        if args.plot:
+            from course.lib.plotting import plot_to
+
+            title = f"two-step MDP: lr {args.lr:g}, baseline {'on' if args.baseline else 'off'}, seed {args.seed}"
+            plot_to(tmp / "toy_mdp.png", _draw(episodes, title))
         last = episodes[-1]
         write_json(
             tmp / "manifest.json",
@@ -408,7 +264,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 "lr": args.lr,
                 "steps": args.steps,
                 "baseline": "running_mean_of_earlier_returns" if args.baseline else "none",
-                "files": ["manifest.json", "toy_mdp_log.jsonl", "toy_mdp_log.txt"],
+                "files": ["manifest.json", "toy_mdp_log.jsonl", "toy_mdp_log.txt"] + (["toy_mdp.png"] if args.plot else []),
+                "plot": "toy_mdp.png" if args.plot else None,
                 "deterministic_returns": deterministic_returns(rewards),
                 "result": {
                     "initial_expected_return": episodes[0].expected_return,
@@ -421,7 +278,7 @@ def _main(argv: Sequence[str] | None) -> int:
             },
         )
     print("\n".join(report))
-    print(f"wrote {final}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt)")
+    print(f"wrote {final}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt" + (", toy_mdp.png" if args.plot else "") + ")")
     return 0
 
 

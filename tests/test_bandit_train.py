@@ -151,16 +151,6 @@ def test_custom_actions_are_scored_by_the_strict_scorer(tmp_path: Path) -> None:
     assert manifest["rewards"] == [1.0, 0.0] and manifest["error_codes"] == ["ok", "trailing_text"]
 
 
-def test_plot_without_matplotlib_is_skipped_with_a_note(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
-    assert bt.main(["--steps", "5", "--plot", "--outdir", str(tmp_path / "r")]) == 0
-    assert "pip install -e '.[plot]'" in capsys.readouterr().err
-    assert not (tmp_path / "r" / "learning_curve.png").exists()
-    assert _manifest(tmp_path / "r")["plot"].startswith("skipped")
-
-
 def test_plot_writes_a_learning_curve_png(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     assert bt.main(["--steps", "20", "--plot", "--outdir", str(tmp_path / "r")]) == 0
@@ -176,7 +166,8 @@ def test_ablation_measures_both_settings_in_both_regimes(tmp_path: Path, capsys:
     for scenario in (rare, common):
         res = scenario["result"]
         assert res["seeds"] == list(range(20))
-        for setting in ("no_baseline", "baseline"):
+        assert set(res["settings"]) == {"no_baseline", "baseline", "ema", "optimal"}
+        for setting in res["settings"]:
             s = res["settings"][setting]
             assert s["fixed_policy_variance"] > 0 and s["training_variance"] > 0
             assert 0 < s["final_expected_reward_mean"] <= 1 and s["final_expected_reward_sd"] >= 0
@@ -199,6 +190,99 @@ def test_the_ablation_shows_that_even_an_exact_b_equal_j_adds_variance_once_succ
     assert end["expected_reward_mean"] > 0.9 and end["optimal_baseline_mean"] < 0.2
     assert end["exact_variance_bJ"] > end["exact_variance_b0"] >= end["exact_variance_bstar"]
     assert "b* =" in (run / "ablation.txt").read_text(encoding="utf-8")
+
+
+def test_the_ema_baseline_is_updated_after_its_use_as_computed_by_hand() -> None:
+    # Every action earns 1, so the rewards are 1, 1, 1, ... whatever is sampled. With alpha = 0.5
+    # and b starting at 0, by hand: b = 0, then 0.5*0 + 0.5*1 = 0.5, then 0.75, then 0.875.
+    steps = list(bt.reinforce([1.0, 1.0], steps=4, lr=0.5, rng=bt.random.Random(0), baseline="ema", alpha=0.5))
+    assert [s.baseline for s in steps] == [0.0, 0.5, 0.75, 0.875]
+    assert [s.advantage for s in steps] == [1.0, 0.5, 0.25, 0.125]
+
+
+def test_an_ema_run_logs_the_moving_average_of_earlier_rewards_and_records_alpha(tmp_path: Path) -> None:
+    assert bt.main(["--steps", "40", "--baseline", "ema", "--alpha", "0.25", "--outdir", str(tmp_path / "r")]) == 0
+    log = _log(tmp_path / "r")
+    b = 0.0
+    for rec in log:
+        assert rec["baseline"] == pytest.approx(b, abs=1e-15)  # this step's reward is not in it yet
+        b = 0.75 * b + 0.25 * rec["reward"]
+    assert any(rec["reward"] == 1.0 for rec in log)  # so the baseline did move
+    manifest = _manifest(tmp_path / "r")
+    assert (manifest["baseline"], manifest["ema_alpha"], manifest["initial_baseline"]) == ("ema_of_earlier_rewards", 0.25, 0.0)
+    assert "moving average" in (tmp_path / "r" / "bandit_story.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("alpha", ["0", "1.5", "nan"])
+def test_an_alpha_outside_0_1_is_a_usage_error(tmp_path: Path, alpha: str) -> None:
+    assert _exit_code(bt.main, ["--baseline", "ema", "--alpha", alpha, "--outdir", str(tmp_path / "r")]) == 2
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_exact_ema_variance_matches_a_monte_carlo_estimate_at_a_fixed_policy() -> None:
+    rewards = [1.0, 0.0, 0.0, 1.0, 0.0]
+    result = bt.run_ablation(rewards, seeds=200, base_seed=0, steps=40, lr=0.5, alpha=0.3)
+    exact = result["fixed_policy"]["exact_variance_warmup"]
+    for key in ("no_baseline", "baseline", "ema", "optimal"):
+        sampled = result["settings"][key]["fixed_policy_variance"]
+        assert sampled == pytest.approx(exact[key], rel=0.05), key
+    # The EMA's own noise is visible: settled, it costs more than the exact b = J.
+    settled = result["fixed_policy"]["exact_variance_settled"]
+    assert settled["ema"] > settled["baseline"] == pytest.approx(result["fixed_policy"]["exact_variance_bJ"])
+
+
+def test_the_ablation_table_has_one_column_per_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bt.main(["--ablation", "--seeds", "5", "--steps", "10", "--alpha", "0.2", "--outdir", str(tmp_path / "a")]) == 0
+    text = (tmp_path / "a" / "ablation.txt").read_text(encoding="utf-8")
+    header = next(line for line in text.splitlines() if "running mean" in line and "EMA a=0.2" in line)
+    assert header.split() == ["none", "running", "mean", "EMA", "a=0.2", "b*"]
+    manifest = _manifest(tmp_path / "a")
+    assert manifest["ema_alpha"] == 0.2 and manifest["initial_baseline"] == 0.0
+
+
+def _truth(run: Path) -> list[str]:
+    """Per step, one letter per action: did its probability go up (u), down (d) or stay (s)? From the log."""
+    log = _log(run)
+    probs = [r["probs"] for r in log] + [_manifest(run)["result"]["final_probs"]]
+    return ["".join("u" if b - a > 1e-12 else "d" if a - b > 1e-12 else "s" for a, b in zip(p, q)) for p, q in zip(probs, probs[1:])]
+
+
+def test_predict_on_a_terminal_scores_the_students_answers(tmp_path: Path) -> None:
+    import os
+
+    args = ["--steps", "3", "--seed", "0", "--lr", "0.5"]
+    assert bt.main([*args, "--outdir", str(tmp_path / "ref")]) == 0
+    truth = _truth(tmp_path / "ref")
+    # Step 1 all right; a malformed line is asked again; step 2 all "stays"; step 3 all "up".
+    answers = [truth[0], "xyz", "s" * 6, "u" * 6]
+    expected = 6 + truth[1].count("s") + truth[2].count("u")
+    assert 0 < truth[2].count("u") < 6  # the seed gives a step where some rise and some fall
+    master, slave = os.openpty()  # a pseudo-terminal: stdin.isatty() is True in the child
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "course.bandit_train", *args, "--predict", "--outdir", str(tmp_path / "p")],
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent,
+    )
+    os.close(slave)
+    os.write(master, ("\n".join(answers) + "\n").encode())
+    out, err = proc.communicate(timeout=120)
+    os.close(master)
+    assert proc.returncode == 0, err
+    assert f"prediction score: {expected}/18 right" in out
+    assert "please type 6 letters" in out
+    assert _manifest(tmp_path / "p")["prediction_score"] == {"right": expected, "asked": 18}
+    assert (tmp_path / "p" / "bandit_log.jsonl").read_bytes() == (tmp_path / "ref" / "bandit_log.jsonl").read_bytes()
+
+
+def test_predict_without_a_terminal_explains_in_one_line_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("uuuuuu\n"))
+    assert bt.main(["--steps", "3", "--predict", "--outdir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "terminal" in err
+    assert not (tmp_path / "r").exists()
 
 
 def _exit_code(main, argv) -> int:  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ import pytest
 
 from course import kl_tradeoff_demo as kd
 from course.lib import policy_gradient as pg
-from course.bandit_train import DEFAULT_ACTIONS
+from course.lib.bandit import DEFAULT_ACTIONS
 
 REWARDS = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]  # the strict scorer's verdicts on DEFAULT_ACTIONS
 

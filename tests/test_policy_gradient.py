@@ -279,3 +279,35 @@ def test_once_the_rewarded_action_is_likely_b_equal_j_adds_variance_and_b_star_d
     assert j > 0.9 and b_star < 0.1
     v0, v_j, v_star = (sum(pg.estimate_variance(logits, rewards, b)) for b in (0.0, j, b_star))
     assert v_j > 10 * v0 and v_star <= v0
+
+
+def test_a_random_baseline_costs_its_mean_plus_its_variance_times_e_g_squared_by_enumeration() -> None:
+    # b is 0.2 or 0.9 with probability 0.5 each, independent of a: enumerate the pairs (a, b).
+    theta, rewards = [0.3, -0.2, 0.0], [1.0, 0.0, 0.5]
+    pi = pg.softmax(theta)
+    mean = pg.exact_gradient(theta, rewards)
+    brute = [0.0, 0.0, 0.0]
+    for b in (0.2, 0.9):
+        for a, p in enumerate(pi):
+            est = pg.reinforce_estimate(theta, a, rewards[a], b)
+            for k in range(3):
+                brute[k] += 0.5 * p * (est[k] - mean[k]) ** 2
+    got = pg.estimate_variance(theta, rewards, baseline=0.55, baseline_variance=0.35**2)
+    assert got == pytest.approx(brute, abs=1e-12)
+
+
+def test_ema_baseline_moments_match_an_enumeration_of_every_reward_sequence() -> None:
+    import itertools
+
+    probs, rewards, alpha, t = [0.3, 0.7], [1.0, 0.0], 0.4, 3
+    values, weights = [], []
+    for seq in itertools.product(range(2), repeat=t):
+        b, w = 0.25, 1.0  # a nonzero start, to check it is forgotten at the right rate
+        for a in seq:
+            b = pg.ema_baseline(b, rewards[a], alpha)
+            w *= probs[a]
+        values.append(b)
+        weights.append(w)
+    m = sum(w * v for w, v in zip(weights, values))
+    v = sum(w * (x - m) ** 2 for w, x in zip(weights, values))
+    assert pg.ema_baseline_moments(probs, rewards, alpha, t, initial=0.25) == pytest.approx((m, v), abs=1e-12)

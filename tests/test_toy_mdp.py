@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from course import toy_mdp as mdp
+from course.lib import two_step
 
 THETA1 = [0.4, -0.3]
 THETA2 = [[0.2, 0.9], [-0.5, 0.1]]
@@ -43,12 +44,12 @@ def test_smoke_run_writes_log_story_and_manifest(tmp_path: Path, capsys: pytest.
 
 def test_exact_gradients_match_finite_differences_of_the_expected_return() -> None:
     h = 1e-6
-    g1, g2 = mdp.exact_gradients(THETA1, THETA2, mdp.DEFAULT_REWARDS)
+    g1, g2 = two_step.exact_gradients(THETA1, THETA2, two_step.DEFAULT_REWARDS)
     for k in range(2):
         up, down = list(THETA1), list(THETA1)
         up[k] += h
         down[k] -= h
-        numeric = (mdp.expected_return(up, THETA2, mdp.DEFAULT_REWARDS) - mdp.expected_return(down, THETA2, mdp.DEFAULT_REWARDS)) / (2 * h)
+        numeric = (two_step.expected_return(up, THETA2, two_step.DEFAULT_REWARDS) - two_step.expected_return(down, THETA2, two_step.DEFAULT_REWARDS)) / (2 * h)
         assert g1[k] == pytest.approx(numeric, abs=1e-8)
     for row in range(2):
         for k in range(2):
@@ -56,7 +57,7 @@ def test_exact_gradients_match_finite_differences_of_the_expected_return() -> No
             down = [list(r) for r in THETA2]
             up[row][k] += h
             down[row][k] -= h
-            numeric = (mdp.expected_return(THETA1, up, mdp.DEFAULT_REWARDS) - mdp.expected_return(THETA1, down, mdp.DEFAULT_REWARDS)) / (2 * h)
+            numeric = (two_step.expected_return(THETA1, up, two_step.DEFAULT_REWARDS) - two_step.expected_return(THETA1, down, two_step.DEFAULT_REWARDS)) / (2 * h)
             assert g2[row][k] == pytest.approx(numeric, abs=1e-8)
 
 
@@ -65,9 +66,9 @@ def test_average_trajectory_gradient_matches_the_exact_gradient(use_baseline: bo
     # lr = 0 freezes the policy at the uniform start, so every episode's update is one sample
     # of the estimator at the same theta; their mean must be the exact gradient.
     n = 4000
-    episodes = list(mdp.reinforce(mdp.DEFAULT_REWARDS, steps=n, lr=0.0, use_baseline=use_baseline, rng=random.Random(4)))
+    episodes = list(two_step.reinforce(two_step.DEFAULT_REWARDS, steps=n, lr=0.0, use_baseline=use_baseline, rng=random.Random(4)))
     samples = [list(e.grad1) + list(e.grad2[0]) + list(e.grad2[1]) for e in episodes]
-    g1, g2 = mdp.exact_gradients([0.0, 0.0], [[0.0, 0.0], [0.0, 0.0]], mdp.DEFAULT_REWARDS)
+    g1, g2 = two_step.exact_gradients([0.0, 0.0], [[0.0, 0.0], [0.0, 0.0]], two_step.DEFAULT_REWARDS)
     assert g1[0] > 0  # at the start the safe first action looks better: step 2 is still random
     for col, exact in zip(zip(*samples), g1 + g2[0] + g2[1]):
         se = statistics.stdev(col) / math.sqrt(n) if any(col) else 0.0
@@ -91,7 +92,7 @@ def test_the_branch_not_taken_is_never_updated(tmp_path: Path) -> None:
 
 
 def test_deterministic_returns_cover_the_four_paths() -> None:
-    rows = mdp.deterministic_returns(((0.0, 0.2), (1.0, 0.3)))
+    rows = two_step.deterministic_returns(((0.0, 0.2), (1.0, 0.3)))
     assert [(r["a1"], r["a2"], r["return"]) for r in rows] == [(0, 0, 0.0), (0, 1, 0.2), (1, 0, 1.0), (1, 1, 0.3)]
 
 

@@ -1,11 +1,11 @@
 """The one place the course touches matplotlib: lazy import, headless backend, one save rule.
 
-Plots are optional (``pip install -e '.[plot]'``). Every tool that offers
-``--plot`` goes through this module so that, without matplotlib, each of them
-prints the same one-line note and carries on (the numbers are in the CSV/JSONL
-files anyway), and so that no tool ever opens a window: the ``Agg`` backend is
-forced before ``pyplot`` is imported, which also makes plotting work over SSH
-and in CI.
+Plots are optional (``pip install -e '.[plot]'``). A tool that offers ``--plot``
+first calls ``course.lib.extras.require("plot", "--plot")`` right after parsing
+(without matplotlib: one line, exit 2, nothing written), then draws through this
+module, so that no tool ever opens a window: the ``Agg`` backend is forced before
+``pyplot`` is imported, which also makes plotting work over SSH and in CI. The
+figures themselves (titles, units, legends) live in ``course.lib.demo_plots``.
 
 Usage inside a tool::
 
@@ -16,7 +16,7 @@ Usage inside a tool::
         ax.plot(xs, ys)
         return fig
 
-    made = plot_to(run_dir / "curve.png", draw)   # False (and a note on stderr) without matplotlib
+    plot_to(run_dir / "curve.png", draw)   # True once written (False only if require() was skipped)
 """
 
 from __future__ import annotations

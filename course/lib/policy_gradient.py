@@ -10,6 +10,10 @@ function per concept, standard library only, each with a worked example:
   * ``expected_reward``             J(theta) = sum_a pi(a) r(a), by enumeration
   * ``exact_gradient``              grad J(theta), by enumeration (the mean of the estimate)
   * ``estimate_variance``           per-parameter variance of the estimate, by enumeration
+                                    (a constant baseline, or a random one drawn independently of a)
+  * ``ema_baseline``                one step of the moving-average baseline b <- (1 - alpha) b + alpha R
+  * ``ema_baseline_moments``        mean and variance of that baseline after t rewards of a fixed policy
+  * ``running_mean_moments``        the same for the mean of the t earlier rewards
   * ``optimal_baseline``            the constant b that minimises that variance (not J in general)
   * ``kl_divergence``               KL(p || q) in nats
   * ``kl_regularised_optimum``      argmax_pi E_pi[r] - beta KL(pi || pi_ref) = pi_ref exp(r/beta) / Z
@@ -144,18 +148,28 @@ def exact_gradient(logits: Sequence[float], rewards: Sequence[float]) -> Vector:
 
 
 def estimate_variance(
-    logits: Sequence[float], rewards: Sequence[float], baseline: float = 0.0
+    logits: Sequence[float], rewards: Sequence[float], baseline: float = 0.0, baseline_variance: float = 0.0
 ) -> Vector:
     """Per-parameter variance of the one-sample estimate (R - b) grad log pi(a), a ~ pi.
 
     The mean does not depend on a constant baseline b (because E[grad log pi] = 0);
     the variance does. This is the quantity ``--ablation`` measures by sampling.
 
+    A baseline computed from *earlier* rewards (running mean, moving average) is itself
+    random, but independent of the action being scored. With mean m and variance v it
+    costs exactly what the constant m costs plus v * E[g_k^2], g = grad log pi(a):
+    E[(R - b)^2 g^2] = E_a[((r_a - m)^2 + v) g^2]. Pass m as ``baseline``, v as
+    ``baseline_variance``; the mean of the estimate is still the exact gradient.
+
     >>> estimate_variance([0.0, 0.0], [1.0, 0.0], baseline=0.0)
     [0.0625, 0.0625]
     >>> estimate_variance([0.0, 0.0], [1.0, 0.0], baseline=0.5)  # b = J: no noise left here
     [0.0, 0.0]
+    >>> estimate_variance([0.0, 0.0], [1.0, 0.0], baseline=0.5, baseline_variance=0.04)  # a noisy b = J
+    [0.01, 0.01]
     """
+    if not baseline_variance >= 0.0:
+        raise CourseError(f"baseline_variance must be >= 0, got {baseline_variance}")
     pi = softmax(logits)
     _check_same_length(pi, rewards, "logits", "rewards")
     mean = exact_gradient(logits, rewards)
@@ -163,8 +177,69 @@ def estimate_variance(
     for a, (p_a, r_a) in enumerate(zip(pi, rewards)):
         for k, p_k in enumerate(pi):
             g = (1.0 if k == a else 0.0) - p_k
-            var[k] += p_a * ((r_a - baseline) * g - mean[k]) ** 2
+            var[k] += p_a * (((r_a - baseline) * g - mean[k]) ** 2 + baseline_variance * g * g)
     return var
+
+
+def ema_baseline(baseline: float, reward: float, alpha: float) -> float:
+    """The exponential-moving-average baseline's update: b <- (1 - alpha) b + alpha R.
+
+    Called AFTER b has been used for the advantage of the sample that earned R, so
+    b never depends on the action it scores. alpha near 0: a long memory, slow to
+    follow the policy; alpha = 1: b is the previous reward alone.
+
+    >>> ema_baseline(0.0, 1.0, alpha=0.1)
+    0.1
+    >>> ema_baseline(0.1, 0.0, alpha=0.1)  # 0.9 * 0.1
+    0.09000000000000001
+    """
+    _check_alpha(alpha)
+    return (1.0 - alpha) * baseline + alpha * reward
+
+
+def ema_baseline_moments(
+    probs: Sequence[float], rewards: Sequence[float], alpha: float, t: int, initial: float = 0.0
+) -> tuple[float, float]:
+    """Mean and variance of the EMA baseline after t rewards drawn from a fixed policy.
+
+    b_t = (1-alpha)^t b_0 + alpha sum_{j<t} (1-alpha)^(t-1-j) R_j with the R_j independent:
+    mean J + (b_0 - J)(1-alpha)^t, variance alpha Var(R) (1 - (1-alpha)^(2t)) / (2 - alpha).
+    As t grows the mean forgets b_0 and the variance settles at alpha/(2-alpha) Var(R):
+    unlike the running mean, the moving average never stops being noisy.
+
+    >>> ema_baseline_moments([0.5, 0.5], [1.0, 0.0], alpha=1.0, t=3)  # b = the previous reward
+    (0.5, 0.25)
+    >>> ema_baseline_moments([0.5, 0.5], [1.0, 0.0], alpha=0.5, t=0, initial=0.2)
+    (0.2, 0.0)
+    """
+    _check_alpha(alpha)
+    j = expected_reward(probs, rewards)
+    var_r = reward_variance(probs, rewards)
+    keep = (1.0 - alpha) ** t
+    return j + (initial - j) * keep, alpha * var_r * (1.0 - keep * keep) / (2.0 - alpha)
+
+
+def running_mean_moments(probs: Sequence[float], rewards: Sequence[float], t: int) -> tuple[float, float]:
+    """Mean and variance of the running-mean baseline (mean of t earlier rewards; 0 when t = 0).
+
+    >>> running_mean_moments([0.5, 0.5], [1.0, 0.0], t=4)
+    (0.5, 0.0625)
+    >>> running_mean_moments([0.5, 0.5], [1.0, 0.0], t=0)
+    (0.0, 0.0)
+    """
+    if t == 0:
+        return 0.0, 0.0
+    return expected_reward(probs, rewards), reward_variance(probs, rewards) / t
+
+
+def reward_variance(probs: Sequence[float], rewards: Sequence[float]) -> float:
+    """Var(R) under the policy: sum_a pi(a) (r(a) - J)^2.
+
+    >>> reward_variance([0.5, 0.5], [1.0, 0.0])
+    0.25
+    """
+    j = expected_reward(probs, rewards)
+    return math.fsum(p * (r - j) ** 2 for p, r in zip(probs, rewards))
 
 
 def optimal_baseline(logits: Sequence[float], rewards: Sequence[float]) -> float:
@@ -316,6 +391,11 @@ def _check_action(action: int, n: int) -> None:
 def _check_same_length(a: Sequence[float], b: Sequence[float], name_a: str, name_b: str) -> None:
     if len(a) != len(b):
         raise CourseError(f"{name_a} and {name_b} must have one entry per action ({len(a)} != {len(b)})")
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 < alpha <= 1.0:
+        raise CourseError(f"alpha must be in (0, 1], got {alpha}")
 
 
 def _check_beta(beta: float, allow_zero: bool = False) -> None:

@@ -1,0 +1,178 @@
+"""course.lib.demo_plots: every figure of the Loop C demos says what it shows, and --plot obeys the extras rule."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from course import bandit_train as bt
+from course import kl_tradeoff_demo as kl
+from course import toy_mdp
+from course.lib import extras, two_step
+
+plt = pytest.importorskip("matplotlib.pyplot")
+from course.lib.plotting import load_pyplot  # noqa: E402  (after the skip: needs matplotlib)
+
+load_pyplot()  # the Agg backend: no window
+
+
+def _bandit_figure() -> Any:
+    records = list(bt.reinforce([0.0, 1.0, 0.0], steps=30, lr=0.5, rng=random.Random(0), baseline="ema"))
+    return bt._draw_learning_curve(records, "bandit: a title")(plt)
+
+
+def _ablation_figure() -> Any:
+    scenarios = []
+    for name, rewards in (("rare", [0.0, 0.0, 1.0]), ("common", [1.0, 1.0, 0.0])):
+        result = bt.run_ablation(rewards, seeds=3, base_seed=0, steps=15, lr=0.5, alpha=0.2)
+        scenarios.append({"name": name, "result": result})
+    return bt._draw_ablation(scenarios)(plt)
+
+
+def _toy_mdp_figure() -> Any:
+    episodes = list(two_step.reinforce(two_step.DEFAULT_REWARDS, steps=40, lr=0.5, use_baseline=True, rng=random.Random(0)))
+    return toy_mdp._draw(episodes, "two-step MDP: a title")(plt)
+
+
+def _kl_figure() -> Any:
+    scored = bt.score_actions(bt.EXAMPLE, bt.DEFAULT_ACTIONS)
+    rewards = [a.reward for a in scored]
+    rows = kl.sweep(list(kl.PI_REF), rewards, list(kl.DEFAULT_BETAS))
+    return kl._draw(rows, list(kl.PI_REF), rewards)(plt)
+
+
+FIGURES = {"bandit": _bandit_figure, "ablation": _ablation_figure, "toy_mdp": _toy_mdp_figure, "kl": _kl_figure}
+
+
+def _axes(fig: Any) -> list[Any]:
+    """The axes that carry data; a twin axis (same x as its host, its own y) is its host's panel."""
+    hosts = []
+    for ax in fig.axes:
+        if not (ax.get_lines() or ax.patches):
+            continue
+        twin_of = [other for other in hosts if other.get_shared_x_axes().joined(other, ax)]
+        if not twin_of:
+            hosts.append(ax)
+    return hosts
+
+
+def _all_legend_texts(fig: Any) -> set[str]:
+    texts = set()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is not None:
+            texts |= {t.get_text() for t in legend.get_texts()}
+    return texts
+
+
+@pytest.mark.parametrize("kind", sorted(FIGURES))
+def test_every_panel_has_a_title_and_axis_labels_with_units(kind: str) -> None:
+    fig = FIGURES[kind]()
+    for ax in _axes(fig):
+        assert ax.get_title(), f"{kind}: a panel without a title"
+        assert ax.get_xlabel() or kind == "ablation", f"{kind}: no x label"  # ablation: the ticks name the rows
+    for ax in fig.axes:  # every y axis, twins included, says its unit
+        if ax.get_lines() or ax.patches:
+            assert "(" in ax.get_ylabel(), f"{kind}: the y label {ax.get_ylabel()!r} names no unit"
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("kind", sorted(FIGURES))
+def test_every_line_and_bar_series_has_a_legend_entry(kind: str) -> None:
+    fig = FIGURES[kind]()
+    labels = set()
+    for ax in fig.axes:
+        labels |= {line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")}
+        labels |= {c.get_label() for c in ax.containers if not c.get_label().startswith("_")}
+    assert labels and labels <= _all_legend_texts(fig)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("kind", sorted(FIGURES))
+def test_no_two_tick_labels_overlap(kind: str) -> None:
+    fig = FIGURES[kind]()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
+            boxes = [t.get_window_extent(renderer) for t in labels if t.get_visible() and t.get_text()]
+            for i, a in enumerate(boxes):
+                for b in boxes[i + 1 :]:
+                    assert not a.overlaps(b), f"{kind}: tick labels overlap"
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("kind", ["bandit", "toy_mdp", "kl"])
+def test_axes_showing_a_probability_or_a_reward_rate_start_at_zero(kind: str) -> None:
+    fig = FIGURES[kind]()
+    shown = [ax for ax in fig.axes if "probab" in ax.get_ylabel() or "reward (0" in ax.get_ylabel()]
+    assert shown
+    assert all(ax.get_ylim()[0] == 0.0 for ax in shown)
+    plt.close(fig)
+
+
+def test_the_ablation_plot_shows_the_variance_of_each_baseline_not_j() -> None:
+    fig = _ablation_figure()
+    for ax in _axes(fig):
+        assert "variance" in ax.get_ylabel() and "J" not in ax.get_ylabel()
+    assert {"none", "running mean", "EMA alpha=0.2", "b*"} <= _all_legend_texts(fig)
+    plt.close(fig)
+
+
+def test_the_kl_plot_puts_beta_on_a_log_axis() -> None:
+    fig = _kl_figure()
+    assert [ax.get_xscale() for ax in fig.axes if "beta" in ax.get_xlabel()] == ["log"]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    "tool, argv",
+    [
+        (bt.main, ["--steps", "5", "--plot"]),
+        (bt.main, ["--ablation", "--seeds", "2", "--steps", "3", "--plot"]),
+        (toy_mdp.main, ["--steps", "5", "--plot"]),
+        (kl.main, ["--plot"]),
+    ],
+)
+def test_plot_without_matplotlib_exits_2_in_one_line_and_writes_nothing(
+    tool: Any, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(extras, "missing", lambda extra: ["matplotlib"] if extra == "plot" else [])
+    monkeypatch.chdir(tmp_path)  # so a default run directory would land here, where we look
+    assert tool([*argv, "--outdir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--plot" in err and "pip install -e '.[plot]'" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "tool, argv, png",
+    [
+        (toy_mdp.main, ["--steps", "20", "--plot"], "toy_mdp.png"),
+        (kl.main, ["--betas", "0.1", "1", "--plot"], "kl_tradeoff.png"),
+        (bt.main, ["--ablation", "--seeds", "2", "--steps", "5", "--plot"], "ablation.png"),
+    ],
+)
+def test_plot_writes_the_png_and_names_it(tool: Any, argv: list[str], png: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert tool([*argv, "--outdir", str(tmp_path / "r")]) == 0
+    assert (tmp_path / "r" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("tool", ["bandit_train", "toy_mdp", "kl_tradeoff_demo"])
+def test_a_loop_c_tool_imports_the_library_never_another_tool(tool: str) -> None:
+    import ast
+
+    source = (Path(__file__).resolve().parent.parent / "course" / f"{tool}.py").read_text(encoding="utf-8")
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+        elif isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+    course_modules = {m for m in imported if m.startswith("course")}
+    allowed = ("course.lib", "course.cli", "course.errors", "course.instrument")
+    assert course_modules and all(m.startswith(allowed) for m in course_modules), course_modules
