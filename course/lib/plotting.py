@@ -25,6 +25,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from course.errors import CourseError
+
 MISSING_MATPLOTLIB = "plotting needs matplotlib: pip install -e '.[plot]'"
 
 
@@ -62,13 +64,14 @@ def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
 
 
 def plot_to(path: str | os.PathLike[str], draw: Callable[[Any], Any]) -> bool:
-    """Call ``draw(pyplot) -> figure`` and save it to ``path``; without matplotlib, note it and return False."""
-    from course.cli import info
+    """Call ``draw(pyplot) -> figure`` and save it to ``path``; return True once written.
 
+    The tool has already called ``require("plot", ...)``; matplotlib missing here anyway (a tool
+    that forgot) is the same one-line error, never a file named that was not written.
+    """
     plt = load_pyplot()
     if plt is None:
-        info(f"note: {MISSING_MATPLOTLIB} (skipped {Path(path).name})")
-        return False
+        raise CourseError(f"{MISSING_MATPLOTLIB} (cannot write {Path(path).name})")
     save_figure(draw(plt), path)
     return True
 
