@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import course.eval as ev
 from course import gate, inspect_run, kata, token_inspect
-from course.lib import kata_labels
+from course.lib import kata_labels, tokens
 from course.lib import locked_room
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import sha256_file
@@ -264,7 +264,7 @@ def test_token_inspect_prints_hostile_escapes_escaped(capsys, text, mode):
     captured = capsys.readouterr()
     assert_outcome(code, captured, {0})
     if mode == "json":
-        assert json.loads(captured.out)["inputs"][0]["text"] == token_inspect.unescape(text)
+        assert json.loads(captured.out)["inputs"][0]["text"] == tokens.unescape(text)
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
