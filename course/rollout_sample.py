@@ -111,15 +111,13 @@ from course.lib.chat_sampling import (
     SamplingStopped,
     chat_messages,
     check_api_key,
-    check_out_path,
-    inspect_existing,
+    plan_output,
     policy_name,
     request_plan,
     resolve_api_key,
     rollout_record,
     sample_item,
     sampling_settings,
-    written_by_this_tool,
 )
 from course.lib.formats import read_dataset
 from course.lib.jsonl import dumps_line
@@ -232,26 +230,11 @@ def _main(args_in: Sequence[str] | None) -> int:
     check_api_key(key, key_source)
 
     out = Path(args.out)
-    exists = check_out_path(out)
-    if exists and os.path.samefile(out, args.dataset):
-        raise CourseError(f"--out {out} is the dataset itself; choose another output file")
-    done: set[str] = set()
-    keep_bytes, start_over = 0, True
-    if exists and args.force and not written_by_this_tool(out):
-        raise CourseError(f"--out {out}: --force only starts over a rollouts file this tool wrote, and line 1 "
-                          f"of {out} is not one; move it away or choose another --out")
-    if exists and not args.force:
-        # Checked against the whole dataset, so a run with a smaller --limit can still see a longer file.
-        existing = inspect_existing(out, [ex.id for ex in all_examples], policy, sampling, args.n)
-        if existing.mismatch is not None:
-            raise CourseError(  # visible(): the file may be hand-edited (no raw RLO/ESC on the terminal)
-                f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, choose another --out, "
-                f"or pass --force to start it over"
-            )
-        done, keep_bytes, start_over = set(existing.done_ids), existing.keep_bytes, False
-        if existing.torn_tail:
-            info(f"{out}: the last line ({out.stat().st_size - keep_bytes} bytes without a newline) was cut off by an "
-                 f"interruption; it will be dropped and item {len(done) + 1} sampled again")
+    resume = plan_output(out, args.dataset, [ex.id for ex in all_examples], policy, sampling, args.n, force=args.force)
+    exists, done, keep_bytes, start_over = resume.exists, set(resume.done_ids), resume.keep_bytes, resume.start_over
+    if resume.torn_bytes:
+        info(f"{out}: the last line ({resume.torn_bytes} bytes without a newline) was cut off by an "
+             f"interruption; it will be dropped and item {len(done) + 1} sampled again")
     todo = [ex for ex in examples if ex.id not in done]
     already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
     if not todo:

@@ -667,6 +667,44 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
     return removed
 
 
+@dataclass(frozen=True)
+class OutputPlan:
+    """What to do with ``--out`` before the first request: start over, or append after the items it holds."""
+
+    exists: bool
+    done_ids: tuple[str, ...]  # items already in the file (skipped by this run)
+    keep_bytes: int            # file length to keep (a torn last line is cut off)
+    start_over: bool           # True: write a new file and rename it into place
+    torn_bytes: int            # length of the newline-less fragment that will be dropped (0: none)
+
+
+def plan_output(
+    out: Path, dataset_path: str | os.PathLike[str], dataset_ids: Sequence[str], policy: str,
+    sampling: Mapping[str, Any], n: int, *, force: bool,
+) -> OutputPlan:
+    """Check ``--out`` and decide between resuming and starting over (``CourseError`` when neither is safe).
+
+    Resume is checked against the whole dataset's ids, so a run with a smaller ``--limit`` can
+    still see a longer file. ``force`` starts over only a file whose first line this tool wrote.
+    """
+    exists = check_out_path(out)
+    if exists and os.path.samefile(out, dataset_path):
+        raise CourseError(f"--out {out} is the dataset itself; choose another output file")
+    if exists and force and not written_by_this_tool(out):
+        raise CourseError(f"--out {out}: --force only starts over a rollouts file this tool wrote, and line 1 "
+                          f"of {out} is not one; move it away or choose another --out")
+    if not exists or force:
+        return OutputPlan(exists, (), 0, True, 0)
+    existing = inspect_existing(out, dataset_ids, policy, sampling, n)
+    if existing.mismatch is not None:
+        raise CourseError(  # visible(): the file may be hand-edited (no raw RLO/ESC on the terminal)
+            f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, choose another --out, "
+            f"or pass --force to start it over"
+        )
+    torn = out.stat().st_size - existing.keep_bytes if existing.torn_tail else 0
+    return OutputPlan(True, existing.done_ids, existing.keep_bytes, False, torn)
+
+
 class LineAppender:
     """Grows ``--out`` by whole lines only, so an interruption never leaves a line resume would choke on.
 
