@@ -22,7 +22,8 @@ recorded target must equal the item's ``expected_answer`` (else: a log of anothe
 Output is written atomically, in dataset order when ``--dataset`` is given (source order
 otherwise), and an existing file is only replaced with ``--force``.
 
-Run it::
+The readers and checks live in ``course.lib.rollout_readers``; this tool parses the
+options, writes the file and prints. Run it::
 
     python -m course.import_completions --format plain outputs.jsonl --policy my-model --sampling '{"temperature": 0}' --out runs/mine.jsonl
     python -m course.import_completions --format lm-eval samples_course_math_2026.jsonl --results results_2026.json --dataset data/datasets/math_dev.jsonl --out runs/lmeval.jsonl
@@ -31,248 +32,13 @@ Run it::
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Sequence
 
 from course.cli import EXIT_OK, make_parser, run
 from course.errors import CourseError
-
-
-@dataclass(frozen=True)
-class Row:
-    """One imported completion, with where it came from (for messages)."""
-
-    where: str
-    id: str
-    completion: str
-    target: str | None = None  # what the source recorded as the answer, when it did
-
-
-@dataclass(frozen=True)
-class Imported:
-    rows: tuple[Row, ...]
-    policy: str
-    sampling: dict[str, Any]
-
-
-# ---------------------------------------------------------------------------
-# Stated settings (plain format, and overrides)
-# ---------------------------------------------------------------------------
-def parse_sampling(text: str) -> dict[str, Any]:
-    """``--sampling`` must be a JSON object of finite values.
-
-    >>> parse_sampling('{"temperature": 0.7, "max_tokens": 32}')
-    {'temperature': 0.7, 'max_tokens': 32}
-    """
-    try:
-        value = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-    except ValueError as exc:
-        raise CourseError(f"--sampling: not valid JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise CourseError("--sampling: must be a JSON object, e.g. '{\"temperature\": 0.7, \"max_tokens\": 32}'")
-    return value
-
-
-def _finite(value: Any) -> Any:
-    """JSON-safe copy: tuples become lists, non-finite floats are refused (they cannot be compared)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise CourseError(f"a recorded sampling value is {value}, which JSON cannot hold")
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-# ---------------------------------------------------------------------------
-# Readers, one per source
-# ---------------------------------------------------------------------------
-def read_plain(path: str, policy: str | None, sampling: str | None) -> Imported:
-    from course.lib.jsonl import iter_objects
-
-    if not policy or sampling is None:
-        raise CourseError(
-            "--format plain records neither the model nor its settings: state them with "
-            "--policy NAME and --sampling JSON (they are never guessed)"
-        )
-    rows = []
-    seen: dict[str, int] = {}
-    for lineno, obj in iter_objects(path):
-        where = f"{path}:{lineno}"
-        ident, text = obj.get("id"), obj.get("completion")
-        if not isinstance(ident, str) or not ident:
-            raise CourseError(f"{where}: missing field 'id' (a non-empty string)")
-        if not isinstance(text, str):
-            raise CourseError(f"{where}: missing field 'completion' (a string)")
-        if ident in seen:
-            raise CourseError(f"{where}: duplicate id {ident!r} (first on line {seen[ident]})")
-        seen[ident] = lineno
-        rows.append(Row(where, ident, text))
-    return Imported(tuple(rows), policy, parse_sampling(sampling))
-
-
-def _lm_eval_gen_kwargs(obj: dict[str, Any], where: str) -> dict[str, Any]:
-    """The generation settings of one lm-eval sample line (``arguments.gen_args_0.arg_1``)."""
-    args = obj.get("arguments")
-    if isinstance(args, dict):  # written by EvaluationTracker: {"gen_args_0": {"arg_0": ctx, "arg_1": kwargs}}
-        first = args.get("gen_args_0")
-        kwargs = first.get("arg_1") if isinstance(first, dict) else None
-    elif isinstance(args, list) and args and isinstance(args[0], (list, tuple)) and len(args[0]) > 1:
-        kwargs = args[0][1]  # the in-memory form: [(context, gen_kwargs)]
-    else:
-        raise CourseError(f"{where}: missing field 'arguments' with the request's (context, gen_kwargs)")
-    if not isinstance(kwargs, dict):
-        raise CourseError(
-            f"{where}: the request has no generation settings (arguments.gen_args_0.arg_1 is not an object): "
-            "this is a loglikelihood task, not a generate_until task; only generations can be scored"
-        )
-    return kwargs
-
-
-def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: str) -> Imported:
-    from course.lib.jsonl import iter_objects
-
-    rows: list[Row] = []
-    gen_kwargs: dict[str, Any] | None = None
-    first_filter: Any = None
-    seen: dict[str, str] = {}
-    for lineno, obj in iter_objects(path):
-        where = f"{path}:{lineno}"
-        for name in ("doc_id", "doc", "resps"):
-            if name not in obj:
-                raise CourseError(f"{where}: missing field '{name}' (not an lm-eval --log_samples line)")
-        if first_filter is None:
-            first_filter = obj.get("filter")
-        if obj.get("filter") != first_filter:
-            continue  # the same generation again under another filter: the raw text is identical
-        doc = obj["doc"]
-        if not isinstance(doc, dict) or not isinstance(doc.get(id_field), str) or not doc[id_field]:
-            raise CourseError(
-                f"{where}: the document has no string field '{id_field}': this log is of a task over another "
-                f"dataset (course datasets carry an 'id'; --id-field names another column)"
-            )
-        kwargs = _lm_eval_gen_kwargs(obj, where)
-        if gen_kwargs is None:
-            gen_kwargs = kwargs
-        elif kwargs != gen_kwargs:
-            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({kwargs} vs {gen_kwargs}); one file, one sampling")
-        resps = obj["resps"]
-        if not (isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], list) and resps[0]):
-            raise CourseError(f"{where}: 'resps' must hold one request's generations ([[text, ...]])")
-        if len(resps[0]) != 1:
-            raise CourseError(f"{where}: {len(resps[0])} generations for one document (repeats > 1); import runs with repeats 1")
-        text = resps[0][0]
-        if not isinstance(text, str):
-            raise CourseError(f"{where}: the generation is not text")
-        ident = doc[id_field]
-        if ident in seen:
-            raise CourseError(f"{where}: duplicate document id {ident!r} (first on {seen[ident]})")
-        seen[ident] = where
-        target = obj.get("target")
-        rows.append(Row(where, ident, text, None if target is None else str(target).strip()))
-    if not rows:
-        raise CourseError(f"{path}: no samples")
-    sampling: dict[str, Any] = {"gen_kwargs": _finite(gen_kwargs)}
-    recorded_policy = None
-    if results:
-        from course.lib.jsonl import read_json
-
-        res = read_json(results, "lm-eval results file")
-        config = res.get("config")
-        if not isinstance(config, dict) or "model" not in config:
-            raise CourseError(f"{results}: no 'config.model' (not an lm-eval results_*.json)")
-        model_args = config.get("model_args")
-        if isinstance(model_args, dict):
-            model_args = ",".join(f"{k}={v}" for k, v in sorted(model_args.items()))
-        recorded_policy = f"lm-eval:{config['model']}" + (f":{model_args}" if model_args else "")
-        for key in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed"):
-            if key in config:
-                sampling[key] = config[key]
-    chosen = policy or recorded_policy
-    if not chosen:
-        raise CourseError(
-            f"{path}: the samples file does not name the model: give --results (the results_*.json of the same run) "
-            "or state it with --policy"
-        )
-    return Imported(tuple(rows), chosen, sampling)
-
-
-def _inspect_log_path(path: str) -> Path:
-    p = Path(path)
-    if p.is_dir():
-        logs = sorted(q for q in p.iterdir() if q.suffix in (".eval", ".json") and not q.name.startswith("."))
-        if len(logs) != 1:
-            raise CourseError(f"{path}: expected exactly one inspect log (.eval or .json) in the directory, found {len(logs)}")
-        return logs[0]
-    if not p.is_file():
-        raise CourseError(f"{path}: no such file or directory")
-    return p
-
-
-def read_inspect(path: str, policy: str | None) -> Imported:
-    try:
-        from inspect_ai.log import read_eval_log
-    except ImportError:
-        raise CourseError("--format inspect needs the inspect extra: pip install -e '.[inspect]'") from None
-    log_path = _inspect_log_path(path)
-    try:
-        log = read_eval_log(str(log_path))
-    except Exception as exc:  # inspect raises several types for a file that is not a log
-        raise CourseError(f"{log_path}: not a readable inspect eval log ({type(exc).__name__}: {exc})") from None
-    if log.status != "success":
-        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({log.error.message if log.error else 'no error message'})")
-    if not log.samples:
-        raise CourseError(f"{log_path}: the log holds no samples (run inspect with --log-samples)")
-    rows = []
-    seen: set[str] = set()
-    for k, s in enumerate(log.samples, start=1):
-        where = f"{log_path}:sample {k}"
-        if s.epoch != 1:
-            raise CourseError(f"{where}: epoch {s.epoch}: import runs with epochs 1 (one completion per item)")
-        if s.error is not None:
-            raise CourseError(f"{where}: the sample ended with an error ({s.error.message})")
-        ident = str(s.id)
-        if ident in seen:
-            raise CourseError(f"{where}: duplicate sample id {ident!r}")
-        seen.add(ident)
-        target = s.target if isinstance(s.target, str) else (s.target[0] if s.target else None)
-        rows.append(Row(where, ident, s.output.completion, target))
-    sampling = _finite(log.eval.model_generate_config.model_dump(exclude_none=True))
-    return Imported(tuple(rows), policy or f"inspect:{log.eval.model}", sampling)
-
-
-# ---------------------------------------------------------------------------
-# Checks against a dataset, and the output
-# ---------------------------------------------------------------------------
-def order_and_check(imported: Imported, dataset: str | None) -> list[Row]:
-    """Rows in dataset order (every id must be an item, every recorded target its answer)."""
-    if dataset is None:
-        return list(imported.rows)
-    from course.lib.formats import read_dataset
-
-    items = {ex.id: ex for ex in read_dataset(dataset)}
-    for row in imported.rows:
-        ex = items.get(row.id)
-        if ex is None:
-            raise CourseError(f"{row.where}: id {row.id!r} is not an item of {dataset} (a log of another task or dataset?)")
-        if row.target is not None and row.target != str(ex.expected_answer):
-            raise CourseError(
-                f"{row.where}: the recorded target {row.target[:40]!r} is not {ex.id}'s expected_answer "
-                f"{ex.expected_answer} in {dataset}: this log is of another task or dataset"
-            )
-    position = {ident: i for i, ident in enumerate(items)}
-    return sorted(imported.rows, key=lambda r: position[r.id])
-
-
-def render(rows: Iterable[Row], policy: str, sampling: dict[str, Any]) -> str:
-    from course.lib.jsonl import dumps_line
-
-    return "".join(
-        dumps_line({"id": r.id, "completion": r.completion, "policy": policy, "sampling": sampling}) + "\n" for r in rows
-    )
+from course.lib.jsonl import write_text_atomic
+from course.lib.rollout_readers import import_completions, import_summary, render
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -301,25 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from course.lib.jsonl import write_text_atomic
-
     args = build_parser().parse_args(argv)
     out = Path(args.out)
     if out.exists() and not args.force:
         raise CourseError(f"{out}: already exists (use --force to replace it)")
-    if args.format != "plain" and args.sampling is not None:
-        raise CourseError(f"--sampling: the {args.format} source records its own sampling settings; it is not overridden")
-    if args.format == "plain":
-        imported = read_plain(args.source, args.policy, args.sampling)
-    elif args.format == "lm-eval":
-        imported = read_lm_eval(args.source, args.results, args.policy, args.id_field)
-    else:
-        imported = read_inspect(args.source, args.policy)
-    rows = order_and_check(imported, args.dataset)
+    imported, rows = import_completions(
+        args.format, args.source, policy=args.policy, sampling=args.sampling, results=args.results,
+        id_field=args.id_field, dataset=args.dataset,
+    )
     write_text_atomic(out, render(rows, imported.policy, imported.sampling))  # all checked first: nothing half-written
-    print(f"imported {len(rows)} completions -> {out}")
-    print(f"policy: {imported.policy}")
-    print(f"sampling: {json.dumps(imported.sampling, sort_keys=True, ensure_ascii=False)}")
+    print(import_summary(len(rows), out, imported))
     return EXIT_OK
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from course.golden import DEFAULT_CORRECT, DEFAULT_EXPLOITS, check, load_suite, main
+from course.golden import main
+from course.lib.exploit_suites import DEFAULT_CORRECT, DEFAULT_EXPLOITS, check_case, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,14 +40,14 @@ def test_bundled_suites_are_found_next_to_the_package_not_the_cwd():
 def test_every_golden_correct_case_scores_one():
     cases = load_suite(DEFAULT_CORRECT, "correct")
     assert len(cases) >= 12
-    failing = [(c.id, o.error_code) for c in cases if not (o := check(c)).passed]
+    failing = [(c.id, o.error_code) for c in cases if not (o := check_case(c)).passed]
     assert failing == []
 
 
 def test_every_golden_exploit_is_rejected_with_its_listed_code():
     cases = load_suite(DEFAULT_EXPLOITS, "exploits")
     assert len(cases) >= 30
-    failing = [(c.id, c.expected_error_code, o.reward, o.error_code) for c in cases if not (o := check(c)).passed]
+    failing = [(c.id, c.expected_error_code, o.reward, o.error_code) for c in cases if not (o := check_case(c)).passed]
     assert failing == []
 
 

@@ -12,16 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import kata
+from course.lib import kata_drafts, kata_labels
 from course.errors import CourseError
 from course.instrument.spec_v1 import score as strict_score
 
-EXAMPLES = kata.load_examples()
-KEY = kata.load_key()
+EXAMPLES = kata_labels.load_examples()
+KEY = kata_labels.load_key()
 IDS = [ex.id for ex in EXAMPLES]
-BY_LABEL = {label: [ex for ex in EXAMPLES if KEY[ex.id].label == label] for label in kata.LABELS}
+BY_LABEL = {label: [ex for ex in EXAMPLES if KEY[ex.id].label == label] for label in kata_labels.LABELS}
 
 
-def _strict(ex: kata.KataExample) -> dict:
+def _strict(ex: kata_labels.KataExample) -> dict:
     return strict_score({"expected_answer": ex.expected_answer}, ex.completion)
 
 
@@ -45,14 +46,14 @@ def test_every_key_entry_has_a_justification_and_a_fix():
 
 
 def test_student_pack_carries_no_label_or_answer_fields():
-    for line in kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines():
+    for line in kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines():
         assert set(json.loads(line)) == {"id", "prompt", "expected_answer", "completion", "scorer", "reward", "details"}
-    assert "label" not in kata.EXAMPLES_PATH.read_text(encoding="utf-8")
+    assert "label" not in kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=IDS)
 def test_recorded_reward_and_details_reproduce_with_the_named_scorer(ex):
-    again = kata.rescore(ex)
+    again = kata_labels.rescore(ex)
     hint = "after a deliberate scorer change: python -m course.kata --rescore, then re-read the key"
     assert again["reward"] == ex.reward, hint
     assert again["details"] == ex.details, hint
@@ -88,13 +89,13 @@ def test_the_draft_scorer_is_used_for_honest_verdicts_too_so_its_name_is_no_give
 @settings(max_examples=100, deadline=None)
 @given(st.one_of(st.text(max_size=40), st.none(), st.integers()), st.integers(-999, 999))
 def test_draft_scorer_is_total_and_deterministic(completion, expected):
-    first = kata.draft_score({"expected_answer": expected}, completion)
-    assert first == kata.draft_score({"expected_answer": expected}, completion)
+    first = kata_drafts.draft_score({"expected_answer": expected}, completion)
+    assert first == kata_drafts.draft_score({"expected_answer": expected}, completion)
     assert (first["reward"] == 1.0) == (first["details"]["error_code"] == "ok")
 
 
 def test_draft_scorer_survives_a_huge_integer():
-    result = kata.draft_score({"expected_answer": 1}, "Final: " + "7" * 10_000)
+    result = kata_drafts.draft_score({"expected_answer": 1}, "Final: " + "7" * 10_000)
     assert result["reward"] == 0.0 and result["details"]["error_code"] == "trailing_text"
 
 
@@ -118,7 +119,7 @@ def test_kata_show_prints_every_example_escaped_and_the_label_choices(capsys):
     for ex in EXAMPLES:
         assert f"{ex.id}  (scored with {ex.scorer})" in out
     assert '"Final: 92' in out and '"Final: 92\n' not in out  # the newline is escaped, not printed
-    for label in kata.LABELS:
+    for label in kata_labels.LABELS:
         assert label in out
 
 
@@ -127,12 +128,12 @@ def test_kata_template_lists_every_id_with_a_blank_label(capsys):
     data = json.loads(capsys.readouterr().out)
     assert list(data["items"]) == IDS
     assert all(item["label"] == "" for item in data["items"].values())
-    assert set(data["choices"]) == set(kata.LABELS)
+    assert set(data["choices"]) == set(kata_labels.LABELS)
 
 
 def test_blank_template_checks_as_zero_of_ten_with_exit_1(tmp_path, capsys):
     path = tmp_path / "blank.json"
-    path.write_text(json.dumps(kata.template(EXAMPLES)), encoding="utf-8")
+    path.write_text(json.dumps(kata_labels.template(EXAMPLES)), encoding="utf-8")
     assert kata.main(["--check", str(path)]) == 1
     assert "Score: 0/10" in capsys.readouterr().out
 
@@ -184,7 +185,7 @@ def test_reveal_with_template_is_a_usage_error(capsys):
 
 
 def test_show_handles_an_example_with_empty_details(tmp_path, capsys):
-    record = json.loads(kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
     record["details"] = {}
     path = tmp_path / "pack.jsonl"
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
@@ -194,17 +195,17 @@ def test_show_handles_an_example_with_empty_details(tmp_path, capsys):
 
 @pytest.mark.parametrize("reward", ["1e400", "10" + "0" * 400, "-0.5", "2"])
 def test_pack_with_a_reward_outside_0_to_1_is_refused_with_path_and_line(tmp_path, reward):
-    line = kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0]
+    line = kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0]
     record = json.loads(line)
     path = tmp_path / "pack.jsonl"
     path.write_text(line.replace(f'"reward": {json.dumps(record["reward"])}', f'"reward": {reward}') + "\n",
                     encoding="utf-8")
     if reward == "1e400":  # the reader itself refuses infinity; either way path:1 is named
         with pytest.raises(CourseError, match=r"pack.jsonl:1"):
-            kata.load_examples(path)
+            kata_labels.load_examples(path)
         return
     with pytest.raises(CourseError, match=r"pack.jsonl:1: 'reward' must be a number between 0 and 1"):
-        kata.load_examples(path)
+        kata_labels.load_examples(path)
 
 
 def test_check_rejects_invalid_json_with_path_and_line(tmp_path, capsys):
@@ -241,28 +242,28 @@ def test_check_on_a_missing_file_exits_2(tmp_path, capsys):
 
 
 def test_pack_with_a_bad_line_is_reported_with_path_and_line(tmp_path):
-    lines = kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()
+    lines = kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()
     bad = json.loads(lines[1])
     del bad["scorer"]
     path = tmp_path / "pack.jsonl"
     path.write_text("\n".join([lines[0], json.dumps(bad)]) + "\n", encoding="utf-8")
     with pytest.raises(CourseError, match=r"pack.jsonl:2: missing field 'scorer'"):
-        kata.load_examples(path)
+        kata_labels.load_examples(path)
 
 
 def test_rescore_leaves_an_up_to_date_pack_byte_identical(tmp_path, capsys):
     copy = tmp_path / "pack.jsonl"
-    copy.write_bytes(kata.EXAMPLES_PATH.read_bytes())
+    copy.write_bytes(kata_labels.EXAMPLES_PATH.read_bytes())
     assert kata.main(["--rescore", "--examples", str(copy)]) == 0
-    assert copy.read_bytes() == kata.EXAMPLES_PATH.read_bytes()
+    assert copy.read_bytes() == kata_labels.EXAMPLES_PATH.read_bytes()
     assert "nothing written" in capsys.readouterr().out
 
 
 def test_rescore_repairs_a_tampered_verdict(tmp_path):
-    lines = kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()
+    lines = kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()
     tampered = json.loads(lines[0])
     tampered["reward"] = 1.0
     copy = tmp_path / "pack.jsonl"
     copy.write_text("\n".join([json.dumps(tampered)] + lines[1:]) + "\n", encoding="utf-8")
     assert kata.main(["--rescore", "--examples", str(copy)]) == 0
-    assert copy.read_bytes() == kata.EXAMPLES_PATH.read_bytes()
+    assert copy.read_bytes() == kata_labels.EXAMPLES_PATH.read_bytes()

@@ -12,16 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import kata
+from course.lib import kata_drafts, kata_labels
 from course.instrument.spec_v1 import score as strict_score
 
-EXAMPLES = kata.load_examples(kata.HARD_EXAMPLES_PATH)
-KEY = kata.load_key(kata.HARD_KEY_PATH)
+EXAMPLES = kata_labels.load_examples(kata_labels.HARD_EXAMPLES_PATH)
+KEY = kata_labels.load_key(kata_labels.HARD_KEY_PATH)
 IDS = [ex.id for ex in EXAMPLES]
-BY_LABEL = {label: [ex for ex in EXAMPLES if KEY[ex.id].label == label] for label in kata.LABELS}
-BASIC_IDS = [ex.id for ex in kata.load_examples()]
+BY_LABEL = {label: [ex for ex in EXAMPLES if KEY[ex.id].label == label] for label in kata_labels.LABELS}
+BASIC_IDS = [ex.id for ex in kata_labels.load_examples()]
 
 
-def _strict(ex: kata.KataExample) -> dict:
+def _strict(ex: kata_labels.KataExample) -> dict:
     return strict_score({"expected_answer": ex.expected_answer}, ex.completion)
 
 
@@ -55,7 +56,7 @@ def test_every_hard_key_entry_has_a_justification_and_a_fix():
 
 
 def test_hard_pack_carries_no_label_field():
-    text = kata.HARD_EXAMPLES_PATH.read_text(encoding="utf-8")
+    text = kata_labels.HARD_EXAMPLES_PATH.read_text(encoding="utf-8")
     for line in text.splitlines():
         assert set(json.loads(line)) == {"id", "prompt", "expected_answer", "completion", "scorer", "reward", "details"}
     assert '"label"' not in text
@@ -63,7 +64,7 @@ def test_hard_pack_carries_no_label_field():
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=IDS)
 def test_hard_recorded_reward_and_details_reproduce_with_the_named_scorer(ex):
-    again = kata.rescore(ex)
+    again = kata_labels.rescore(ex)
     hint = "after a deliberate scorer change: python -m course.kata --pack hard --rescore, then re-read the key"
     assert again["reward"] == ex.reward, hint
     assert again["details"] == ex.details, hint
@@ -82,7 +83,7 @@ def test_hard_verifier_bugs_show_only_on_a_negative_or_a_huge_answer():
 
 def test_hard_reward_hacks_are_paid_by_a_hackable_rubric_and_rejected_by_strict():
     for ex in BY_LABEL["reward_hack"]:
-        assert ex.scorer in kata.RUBRICS and ex.scorer != "strict" and ex.reward == 1.0
+        assert ex.scorer in kata_labels.RUBRICS and ex.scorer != "strict" and ex.reward == 1.0
         assert _strict(ex)["reward"] == 0.0
 
 
@@ -112,34 +113,34 @@ def test_draft_v1_is_used_for_an_honest_verdict_too_so_its_name_is_no_giveaway()
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2**63 - 1))
 def test_draft_v1_rewards_every_canonical_answer_from_0_to_int64_max(n):
-    result = kata.draft_v1_score({"expected_answer": n}, f"Final: {n}")
+    result = kata_drafts.draft_v1_score({"expected_answer": n}, f"Final: {n}")
     assert result["reward"] == 1.0 and result["details"]["extracted"] == n
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(-(2**63 - 1), -1))
 def test_draft_v1_reads_every_negative_answer_without_its_sign(n):
-    result = kata.draft_v1_score({"expected_answer": n}, f"Final: {n}")
+    result = kata_drafts.draft_v1_score({"expected_answer": n}, f"Final: {n}")
     assert result["reward"] == 0.0 and result["details"]["extracted"] == -n
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(2**63, 2**64 - 1))
 def test_draft_v1_wraps_answers_just_above_int64_max_to_negative_numbers(n):
-    result = kata.draft_v1_score({"expected_answer": n}, f"Final: {n}")
+    result = kata_drafts.draft_v1_score({"expected_answer": n}, f"Final: {n}")
     assert result["reward"] == 0.0 and result["details"]["extracted"] == n - 2**64
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.one_of(st.text(max_size=40), st.none(), st.integers()), st.integers(-(2**70), 2**70))
 def test_draft_v1_is_total_and_deterministic(completion, expected):
-    first = kata.draft_v1_score({"expected_answer": expected}, completion)
-    assert first == kata.draft_v1_score({"expected_answer": expected}, completion)
+    first = kata_drafts.draft_v1_score({"expected_answer": expected}, completion)
+    assert first == kata_drafts.draft_v1_score({"expected_answer": expected}, completion)
     assert (first["reward"] == 1.0) == (first["details"]["error_code"] == "ok")
 
 
 def test_draft_v1_survives_a_huge_integer():
-    result = kata.draft_v1_score({"expected_answer": 1}, "Final: " + "7" * 10_000)
+    result = kata_drafts.draft_v1_score({"expected_answer": 1}, "Final: " + "7" * 10_000)
     assert result["reward"] == 0.0 and result["details"]["error_code"] == "integer_too_long"
 
 
@@ -152,7 +153,7 @@ def test_pack_hard_lists_every_hard_example_escaped_and_names_draft_v1(capsys):
     for ex in EXAMPLES:
         assert f"{ex.id}  (scored with {ex.scorer})" in out
     assert '"Final: \u27e8U+2212\u27e945"' in out  # the look-alike minus is shown, not hidden
-    assert "read draft_v1_score in course/kata.py" in out
+    assert "read draft_v1_score in course/lib/kata_drafts.py" in out
     assert "python -m course.kata --pack hard --check my_labels.json" in out
 
 
@@ -200,9 +201,9 @@ def test_an_unknown_pack_name_is_a_usage_error(capsys):
 
 def test_rescore_leaves_the_hard_pack_byte_identical(tmp_path, capsys):
     copy = tmp_path / "hard.jsonl"
-    copy.write_bytes(kata.HARD_EXAMPLES_PATH.read_bytes())
+    copy.write_bytes(kata_labels.HARD_EXAMPLES_PATH.read_bytes())
     assert kata.main(["--pack", "hard", "--rescore", "--examples", str(copy)]) == 0
-    assert copy.read_bytes() == kata.HARD_EXAMPLES_PATH.read_bytes()
+    assert copy.read_bytes() == kata_labels.HARD_EXAMPLES_PATH.read_bytes()
     assert "nothing written" in capsys.readouterr().out
 
 

@@ -9,10 +9,11 @@ import sys
 import pytest
 
 from course import red_team
+from course.lib import exploit_suites
 from course.errors import CourseError
 from course.instrument.rubrics import HACKABLE, RUBRICS
 
-GOLDEN = red_team.load_exploits(red_team.GOLDEN_EXPLOITS, "golden", require_code=True)
+GOLDEN = exploit_suites.load_exploits(exploit_suites.GOLDEN_EXPLOITS, "golden", require_code=True)
 
 
 def _write(tmp_path, records, name="mine.jsonl") -> str:
@@ -35,27 +36,27 @@ def test_golden_suite_is_large_enough_to_red_team_with():
 
 
 def test_strict_rewards_none_of_the_golden_exploits():
-    rows = red_team.red_team(GOLDEN, "strict")
+    rows = exploit_suites.red_team(GOLDEN, "strict")
     assert [r.exploit.id for r in rows if r.strict["reward"] > 0] == []
 
 
 @pytest.mark.parametrize("name", HACKABLE)
 def test_each_hackable_rubric_rewards_at_least_one_golden_exploit_that_strict_rejects(name):
-    rows = red_team.red_team(GOLDEN, name)
+    rows = exploit_suites.red_team(GOLDEN, name)
     hacked = [r for r in rows if r.hacked]
     assert hacked, f"{name} rewards no golden exploit: its loophole is not represented in the suite"
     assert all(r.rubric["details"]["error_code"] == "ok" for r in hacked)
 
 
 def test_golden_suite_lists_the_error_code_strict_actually_gives():
-    rows = red_team.red_team(GOLDEN, "strict")
+    rows = exploit_suites.red_team(GOLDEN, "strict")
     assert [r.exploit.id for r in rows if r.code_mismatch] == []
 
 
 def test_cli_on_golden_exits_0_and_prints_the_side_by_side_summary(capsys):
     assert red_team.main(["--rubric", "last_number"]) == 0
     out = capsys.readouterr().out
-    summary = red_team.summarise(red_team.red_team(GOLDEN, "last_number"), "last_number")
+    summary = exploit_suites.summarise(exploit_suites.red_team(GOLDEN, "last_number"), "last_number")
     n = len(GOLDEN)
     assert f"hackable rubric 'last_number' rewards {summary['rubric_rewarded']}/{n} exploits; strict rewards 0/{n}" in out
     assert "HACKED" in out
@@ -99,7 +100,7 @@ def test_student_exploits_are_scored_after_the_golden_suite_with_their_own_count
 
 
 def test_student_exploit_without_expected_code_is_accepted(tmp_path):
-    exploits = red_team.load_exploits(_write(tmp_path, STUDENT), "mine")
+    exploits = exploit_suites.load_exploits(_write(tmp_path, STUDENT), "mine")
     assert exploits[1].expected_error_code is None
 
 
@@ -156,7 +157,7 @@ def test_malformed_exploit_line_exits_2_with_path_and_line(tmp_path, capsys, lin
 def test_duplicate_exploit_id_is_rejected_with_both_lines(tmp_path):
     path = _write(tmp_path, [STUDENT[0], STUDENT[0]])
     with pytest.raises(CourseError, match=r":2: duplicate id 's-1' \(first on line 1\)"):
-        red_team.load_exploits(path, "mine")
+        exploit_suites.load_exploits(path, "mine")
 
 
 def test_unknown_rubric_exits_2_before_reading_files(capsys):

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from course import token_inspect as ti
+from course.lib import tokens
 
 
 def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict]:
@@ -25,7 +26,7 @@ def test_help_shows_a_worked_example() -> None:
 
 def test_default_inputs_carry_the_scorer_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
     records = _json([], capsys)
-    assert [r["text"] for r in records] == list(ti.DEFAULT_TEXTS)
+    assert [r["text"] for r in records] == list(tokens.DEFAULT_TEXTS)
     assert [r["scorer"]["reward"] for r in records] == [1.0, 0.0, 0.0, 0.0, 0.0]
     assert [r["scorer"]["error_code"] for r in records] == [
         "ok", "prefix_spacing", "leading_zero", "multiple_lines", "lookalike_minus",
@@ -55,7 +56,7 @@ def test_the_newline_and_minus_sign_are_made_visible(capsys: pytest.CaptureFixtu
 
 
 def test_tiny_lm_tokens_are_characters(capsys: pytest.CaptureFixture[str]) -> None:
-    if ti.load_tiny_vocab() is None:
+    if tokens.load_tiny_vocab() is None:
         pytest.skip("course.tinylm.vocab is not in this checkout")
     (record,) = _json(["Final: 323"], capsys)
     assert record["tiny_lm"]["tokens"] == ["F", "i", "n", "a", "l", ":", "␠", "3", "2", "3"]

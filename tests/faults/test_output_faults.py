@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import course.eval as ev
 from course import gate, inspect_run, kata, token_inspect
+from course.lib import kata_labels, tokens
 from course.lib import locked_room
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import sha256_file
@@ -263,12 +264,12 @@ def test_token_inspect_prints_hostile_escapes_escaped(capsys, text, mode):
     captured = capsys.readouterr()
     assert_outcome(code, captured, {0})
     if mode == "json":
-        assert json.loads(captured.out)["inputs"][0]["text"] == token_inspect.unescape(text)
+        assert json.loads(captured.out)["inputs"][0]["text"] == tokens.unescape(text)
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_kata_show_prints_a_hostile_pack_escaped(tmp_path, capsys, name):
-    record = json.loads(kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
     record["id"] = record["prompt"] = HOSTILE[name]
     record["details"][HOSTILE[name]] = HOSTILE[name]
     path = tmp_path / "pack.jsonl"
@@ -279,7 +280,7 @@ def test_kata_show_prints_a_hostile_pack_escaped(tmp_path, capsys, name):
 @pytest.mark.parametrize("name", list(HOSTILE))
 @pytest.mark.parametrize("where", ["id", "label"])
 def test_kata_check_refuses_a_hostile_label_file_in_one_escaped_line(tmp_path, capsys, name, where):
-    ids = [ex.id for ex in kata.load_examples()]
+    ids = [ex.id for ex in kata_labels.load_examples()]
     items = {i: "" for i in ids}
     if where == "id":
         items[HOSTILE[name]] = "model_failure"
@@ -324,7 +325,7 @@ def _pack_with(tmp_path: Path, raw_line: str) -> Path:
 
 @pytest.mark.parametrize("mode", [[], ["--template"]])
 def test_kata_shows_an_example_with_empty_details(tmp_path, capsys, mode):
-    record = json.loads(kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
     record["details"] = {}
     path = _pack_with(tmp_path, json.dumps(record))
     assert_outcome(kata.main(["--examples", str(path), *mode]), capsys.readouterr(), {0})
@@ -333,7 +334,7 @@ def test_kata_shows_an_example_with_empty_details(tmp_path, capsys, mode):
 @pytest.mark.parametrize("reward", ["1" + "0" * 400, "-" + "1" + "0" * 400, "2", "-0.5", "1.0000001"])
 @pytest.mark.parametrize("mode", [[], ["--template"], ["--rescore"]])
 def test_kata_refuses_a_reward_outside_0_to_1_with_path_and_line(tmp_path, capsys, reward, mode):
-    record = json.loads(kata.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
     record["reward"] = "REWARD"
     path = _pack_with(tmp_path, json.dumps(record).replace('"REWARD"', reward))
     code = kata.main(["--examples", str(path), *mode])
@@ -345,8 +346,8 @@ def test_kata_refuses_a_reward_outside_0_to_1_with_path_and_line(tmp_path, capsy
 # ---------------------------------------------------------------------------
 # Issue #16 item 1: --check never gives the key away.
 # ---------------------------------------------------------------------------
-KEY = kata.load_key()
-IDS = [ex.id for ex in kata.load_examples()]
+KEY = kata_labels.load_key()
+IDS = [ex.id for ex in kata_labels.load_examples()]
 
 
 def _key_texts() -> list[str]:
@@ -359,7 +360,7 @@ def _key_texts() -> list[str]:
 
 
 def _partly_right() -> dict[str, str]:
-    others = list(kata.LABELS)
+    others = list(kata_labels.LABELS)
     labels = {}
     for n, i in enumerate(IDS):
         if n % 3 == 0:
@@ -374,11 +375,11 @@ def _partly_right() -> dict[str, str]:
 @pytest.mark.parametrize("labels", ["blank_template", "partly_right", "all_wrong"])
 def test_kata_check_output_never_contains_a_key_field(tmp_path, capsys, labels):
     if labels == "blank_template":
-        data = kata.template(kata.load_examples())
+        data = kata_labels.template(kata_labels.load_examples())
         given = {i: "" for i in IDS}
     else:
         given = _partly_right() if labels == "partly_right" else {
-            i: next(label for label in kata.LABELS if label != KEY[i].label) for i in IDS}
+            i: next(label for label in kata_labels.LABELS if label != KEY[i].label) for i in IDS}
         data = {"items": {i: {"label": label, "justification": "", "fix": ""} for i, label in given.items()}}
     path = tmp_path / "labels.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -396,4 +397,4 @@ def test_kata_check_output_never_contains_a_key_field(tmp_path, capsys, labels):
         assert KEY[i].label not in lines[i]
         assert lines[i].split()[1] == ("right" if given[i] == KEY[i].label else "blank" if not given[i] else "WRONG")
     if labels == "blank_template":
-        assert not any(label in both for label in kata.LABELS)
+        assert not any(label in both for label in kata_labels.LABELS)
