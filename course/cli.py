@@ -95,21 +95,30 @@ def positive_float(text: str) -> float:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    """A finite float >= 0 (temperatures, seconds)."""
+    value = _finite(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+    return value
+
+
 def probability(text: str) -> float:
     """A finite float in [0, 1]."""
     return float_in(0.0, 1.0)(text)
 
 
-def float_in(low: float, high: float) -> Callable[[str], float]:
-    """A finite float in the closed range [low, high]; the range is named in the error."""
+def float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
+    """A finite float in [low, high] (or (low, high] with ``low_open``); the range is named in the error."""
 
     def parse(text: str) -> float:
         value = _finite(text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}, got {text!r}")
+        if not (low < value if low_open else low <= value) or not value <= high:
+            shown = f"in ({low:g}, {high:g}]" if low_open else f"between {low:g} and {high:g}"
+            raise argparse.ArgumentTypeError(f"must be {shown}, got {text!r}")
         return value
 
-    parse.__name__ = f"float in [{low:g}, {high:g}]"
+    parse.__name__ = f"float in {'(' if low_open else '['}{low:g}, {high:g}]"
     return parse
 
 

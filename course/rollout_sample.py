@@ -101,7 +101,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, info, make_parser, run
+from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, float_in, info, make_parser, non_negative_float, non_negative_int, positive_int, run
 from course.errors import CourseError
 from course.lib.chat_sampling import (
     DEFAULT_BASE_URL,
@@ -127,39 +127,6 @@ from course.lib.visible import visible
 # ---------------------------------------------------------------------------
 # The CLI: check everything, then sample item by item, appending and flushing.
 # ---------------------------------------------------------------------------
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
-
-
-def _nonnegative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise ValueError(text)
-    return value
-
-
-def _nonnegative_float(text: str) -> float:
-    value = float(text)
-    if not value >= 0 or value == float("inf"):
-        raise ValueError(text)
-    return value
-
-
-def _unit_interval(text: str) -> float:
-    value = float(text)
-    if not 0.0 < value <= 1.0:
-        raise ValueError(text)
-    return value
-
-
-_nonnegative_int.__name__ = "non-negative integer"
-_positive_int.__name__ = "positive integer"
-_nonnegative_float.__name__ = "non-negative number"
-_unit_interval.__name__ = "number in (0, 1]"
-
 EXAMPLE = """\
   # Groq: GROQ_API_KEY=gsk_... in the environment or in ./.env
   python -m course.rollout_sample --dataset data/datasets/math_dev.jsonl \\
@@ -185,10 +152,10 @@ def _build_parser() -> Any:
     p.add_argument("--dataset", required=True, metavar="FILE", help="dataset JSONL: {id, prompt, expected_answer} per line")
     p.add_argument("--model", required=True, metavar="NAME", help="model name as the endpoint knows it")
     p.add_argument("--out", required=True, metavar="FILE", help="output JSONL; an existing file with the same settings is resumed")
-    p.add_argument("--n", type=_positive_int, default=1, help="samples per prompt (default 1: frozen-rollouts shape)")
-    p.add_argument("--temperature", type=_nonnegative_float, default=0.8, metavar="T", help="sampling temperature (default 0.8)")
-    p.add_argument("--top-p", type=_unit_interval, default=1.0, metavar="P", help="nucleus mass, in (0, 1] (default 1.0)")
-    p.add_argument("--max-tokens", type=_positive_int, default=64, metavar="K", help="completion budget per sample (default 64)")
+    p.add_argument("--n", type=positive_int, default=1, help="samples per prompt (default 1: frozen-rollouts shape)")
+    p.add_argument("--temperature", type=non_negative_float, default=0.8, metavar="T", help="sampling temperature (default 0.8)")
+    p.add_argument("--top-p", type=float_in(0.0, 1.0, low_open=True), default=1.0, metavar="P", help="nucleus mass, in (0, 1] (default 1.0)")
+    p.add_argument("--max-tokens", type=positive_int, default=64, metavar="K", help="completion budget per sample (default 64)")
     p.add_argument("--seed", type=int, default=1234, metavar="S", help="request seed; sample i of --n uses seed+i (default 1234)")
     p.add_argument("--n-strategy", choices=("separate", "native"), default="separate",
                    help="n > 1 as n requests with seeds seed+i (default; works everywhere, Groq included) "
@@ -199,12 +166,12 @@ def _build_parser() -> Any:
                    help=f"environment variable (or ./.env entry) holding the key (default {DEFAULT_KEY_ENV}); "
                         f"NONE sends a placeholder key to local servers that need none")
     p.add_argument("--policy", default=None, metavar="LABEL", help="label recorded as policy (default MODEL@HOST[:PORT])")
-    p.add_argument("--limit", type=_positive_int, default=None, metavar="K", help="only the first K dataset items")
-    p.add_argument("--max-retries", type=_nonnegative_int, default=5, metavar="R",
+    p.add_argument("--limit", type=positive_int, default=None, metavar="K", help="only the first K dataset items")
+    p.add_argument("--max-retries", type=non_negative_int, default=5, metavar="R",
                    help="retries per request on 408/409/429/5xx/connection errors (default 5)")
-    p.add_argument("--backoff", type=_nonnegative_float, default=1.0, metavar="SEC",
+    p.add_argument("--backoff", type=non_negative_float, default=1.0, metavar="SEC",
                    help="first retry wait in seconds, doubled each retry, unless Retry-After says otherwise (default 1.0)")
-    p.add_argument("--timeout", type=_nonnegative_float, default=60.0, metavar="SEC", help="seconds per HTTP request (default 60)")
+    p.add_argument("--timeout", type=non_negative_float, default=60.0, metavar="SEC", help="seconds per HTTP request (default 60)")
     p.add_argument("--force", action="store_true", help="start --out over even if it holds other settings")
     return p
 
