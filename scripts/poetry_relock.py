@@ -19,7 +19,7 @@ every other one), and a plain `poetry lock` ran for over 50 minutes without fini
    rewrites each `extra == "group"` marker as the exact disjunction of the real extras that contain
    that group, rebuilds [extras], and sets content-hash from the real pyproject.toml with Poetry's own
    Locker. Then `poetry check --lock` must say "All set!" and tests/test_packaging.py must pass.
-
+"""
 import re, sys, tomllib
 from pathlib import Path
 from poetry.packages.locker import Locker
