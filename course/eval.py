@@ -24,7 +24,7 @@ from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
 from course.lib.eval_pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, rubric_line
 from course.lib.evaluation import breakdown_lines, pass_rate_line
-from course.lib.manifest import PROJECT_ROOT
+from course.lib.manifest import PROJECT_ROOT, shown_here
 
 def _progress_printer() -> Progress | None:
     """A self-overwriting progress line on stderr, only when stderr is a terminal."""
@@ -102,8 +102,8 @@ def _main(args_in: Sequence[str] | None) -> int:
         print(json.dumps({"run_dir": str(run_dir), "summary": summary}, ensure_ascii=False, sort_keys=True, indent=2))
         return EXIT_OK
     print(
-        f"Evaluated {summary['n']} items: {manifest['dataset']['path']} (split {manifest['split'] or 'unknown'}) "
-        f"x {manifest['completions']['path']} (policy {manifest['policy']})"
+        f"Evaluated {summary['n']} items: {shown_here(manifest['dataset']['path'])} (split {manifest['split'] or 'unknown'}) "
+        f"x {shown_here(manifest['completions']['path'])} (policy {manifest['policy']})"
     )
     print(f"Scorer {manifest['scorer_version']} (fingerprint {manifest['scorer_fingerprint'][:12]})")
     rubric = rubric_line(manifest)

@@ -412,3 +412,13 @@ def test_a_hackable_rubrics_ok_is_not_described_as_the_strict_check(files, tmp_p
     summary = json.loads((tmp_path / "runs/c/summary.json").read_text())
     ok = next(row for row in summary["breakdown"] if row["code"] == "ok")
     assert ok["meaning"] == "rewarded by the contains_answer rubric, NOT the strict check of reward spec v1"
+
+
+def test_run_from_another_directory_the_bundled_files_are_named_by_a_path_that_exists_there(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "course.eval"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    named = first.split("items: ", 1)[1].split(" (split")[0]
+    assert Path(named).is_absolute() and (tmp_path / named).is_file()  # not a data/... that points nowhere here
+    manifest = json.loads((tmp_path / "runs/eval_001/manifest.json").read_text(encoding="utf-8"))
+    assert manifest["dataset"]["path"] == "data/datasets/math_dev.jsonl"  # the record stays project-relative

@@ -33,7 +33,7 @@ from course.lib.best_of_n import GAIN_LABEL, Picker, SelectionTally, item_result
 from course.lib.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
 from course.lib.formats import iter_samples, read_dataset
 from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
-from course.lib.manifest import environment, input_fingerprint, locked_room
+from course.lib.manifest import environment, input_fingerprint, locked_room, shown_here
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 
 TOOL = "course.selection_demo"
@@ -277,8 +277,8 @@ def report_lines(run_dir: Path, manifest: dict[str, Any], summary: dict[str, Any
     n = summary["N"]
     selection = manifest["selection"]
     out = [
-        f"Selection best-of-{n} on {summary['n_items']} items: {manifest['dataset']['path']} "
-        f"(split {manifest['split'] or 'unknown'}) x {manifest['samples']['path']} "
+        f"Selection best-of-{n} on {summary['n_items']} items: {shown_here(manifest['dataset']['path'])} "
+        f"(split {manifest['split'] or 'unknown'}) x {shown_here(manifest['samples']['path'])} "
         f"(policy {manifest['policy']}, {manifest['samples_per_item']} samples per item)",
         f"Scorer {manifest['scorer_version']} (fingerprint {manifest['scorer_fingerprint'][:12]}); "
         f"picker {selection['picker']}: {selection['rule']}",
