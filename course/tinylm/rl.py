@@ -125,6 +125,21 @@ def build_parser():  # type: ignore[no-untyped-def]
     return p
 
 
+def check_args(args: Any) -> None:
+    """Refuse settings the algorithm cannot run with (CourseError: one line, exit 2), before any work."""
+    for name in ("steps", "prompts_per_step", "group_size", "eval_every", "eval_samples", "slice_items", "holdout_samples", "save_every", "threads"):
+        if getattr(args, name) < 1:
+            raise CourseError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.group_size < 2:
+        raise CourseError("--group-size must be at least 2: the baseline is the mean of the other samples of the prompt")
+    if args.beta < 0:
+        raise CourseError(f"--beta must be >= 0, got {args.beta}")
+    if not args.temperature > 0:
+        raise CourseError("--temperature must be > 0 for on-policy training (greedy decoding has no log-probabilities to learn from)")
+    if not 1 <= args.max_tokens <= MAX_TOKENS_LIMIT:
+        raise CourseError(f"--max-tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {args.max_tokens}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
 
@@ -139,7 +154,7 @@ def _main(argv: Sequence[str] | None) -> int:
     info(f"run directory: {final}")
     with atomic_run_dir(final, force=args.force, prefix="rl") as tmp:
         trained = train(args, tmp)
-        summary, manifest = write_run(args, tmp, final, trained, argv, t_start)
+        summary, _ = write_run(args, tmp, final, trained, argv, t_start)
     print_report(summary, final)
     return 0
 
@@ -169,20 +184,6 @@ def write_run(args: Any, tmp: Path, final: Path, trained: "Trained", argv: Seque
 def peak_rss_mb() -> float:
     """Peak resident memory of this process so far, in MB (Linux reports KiB)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-def check_args(args: Any) -> None:
-    for name in ("steps", "prompts_per_step", "group_size", "eval_every", "eval_samples", "slice_items", "holdout_samples", "save_every", "threads"):
-        if getattr(args, name) < 1:
-            raise CourseError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.group_size < 2:
-        raise CourseError("--group-size must be at least 2: the baseline is the mean of the other samples of the prompt")
-    if args.beta < 0:
-        raise CourseError(f"--beta must be >= 0, got {args.beta}")
-    if not args.temperature > 0:
-        raise CourseError("--temperature must be > 0 for on-policy training (greedy decoding has no log-probabilities to learn from)")
-    if not 1 <= args.max_tokens <= MAX_TOKENS_LIMIT:
-        raise CourseError(f"--max-tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {args.max_tokens}")
 
 
 # ---------------------------------------------------------------------------
