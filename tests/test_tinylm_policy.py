@@ -250,7 +250,8 @@ def test_a_tinylm_cli_without_torch_prints_the_install_line_and_exits_2(tiny):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "error: the tiny LM needs PyTorch: pip install torch==2.13.0 && pip install -e '.[lm]'"
+    assert proc.stderr.strip() == ("error: the tiny LM needs the lm extra (torch not installed): "
+                                   "pip install torch==2.13.0 && pip install -e '.[lm]'")
 
 
 def test_rl_cli_smoke_run_writes_log_curves_checkpoint_and_a_reproducible_log(tiny, tmp_path):

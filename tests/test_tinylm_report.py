@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from course.tinylm import rl
+from course.tinylm import rl, rl_report
 
 FIRST = {"step": 0, "slice_n": 200, "slice_items": 100, "slice_samples_per_item": 2,
          "slice_rubric_reward": 0.57, "slice_strict_pass": 0.275}
@@ -33,24 +33,24 @@ def summary(**holdout):
 
 # --- smoothing ------------------------------------------------------------------------------------
 def test_the_trailing_mean_uses_only_the_last_window_steps():
-    band = rl.trailing_mean_band([1.0, 1.0, 0.0, 0.0, 0.0], window=3)
+    band = rl_report.trailing_mean_band([1.0, 1.0, 0.0, 0.0, 0.0], window=3)
     assert [round(m, 6) for m, _, _ in band] == [1.0, 1.0, round(2 / 3, 6), round(1 / 3, 6), 0.0]
 
 
 def test_the_band_is_two_standard_errors_wide_on_each_side_and_zero_for_one_value():
-    (m0, lo0, hi0), (m1, lo1, hi1) = rl.trailing_mean_band([0.0, 1.0], window=2)
+    (m0, lo0, hi0), (m1, lo1, hi1) = rl_report.trailing_mean_band([0.0, 1.0], window=2)
     assert lo0 == hi0 == m0 == 0.0
     # sd of {0, 1} is sqrt(1/2); standard error sqrt(1/2)/sqrt(2) = 0.5; two of them = 1.0
     assert (lo1, m1, hi1) == pytest.approx((-0.5, 0.5, 1.5))
 
 
 def test_a_constant_reward_has_a_zero_width_band():
-    assert all(lo == m == hi == 0.25 for m, lo, hi in rl.trailing_mean_band([0.25] * 12))
+    assert all(lo == m == hi == 0.25 for m, lo, hi in rl_report.trailing_mean_band([0.25] * 12))
 
 
 # --- the same-prompts story and the holdout headline ----------------------------------------------
 def test_the_same_prompts_lines_name_proxy_and_goal_and_call_the_divergence_goodhart():
-    lines = rl.same_prompts_lines(FIRST, dict(FIRST, step=60, slice_rubric_reward=0.70, slice_strict_pass=0.15), "contains_answer")
+    lines = rl_report.same_prompts_lines(FIRST, dict(FIRST, step=60, slice_rubric_reward=0.70, slice_strict_pass=0.15), "contains_answer")
     text = "\n".join(lines)
     assert "100 math_dev items x 2 samples" in lines[0]
     assert "0.570 -> 0.700 (+0.130)" in text and "0.275 -> 0.150 (-0.125)" in text
@@ -58,25 +58,25 @@ def test_the_same_prompts_lines_name_proxy_and_goal_and_call_the_divergence_good
 
 
 def test_the_same_prompts_lines_do_not_claim_goodhart_when_the_proxy_fell():
-    lines = rl.same_prompts_lines(FIRST, dict(FIRST, step=60, slice_rubric_reward=0.52, slice_strict_pass=0.21), "contains_answer")
+    lines = rl_report.same_prompts_lines(FIRST, dict(FIRST, step=60, slice_rubric_reward=0.52, slice_strict_pass=0.21), "contains_answer")
     assert "Goodhart" not in "\n".join(lines)
     assert "strict pass rate fell and the proxy did not rise" in lines[-1]
 
 
 def test_the_holdout_headline_says_what_it_measures_and_labels_the_gate_figure():
-    lines = rl.holdout_lines(HOLDOUT)
+    lines = rl_report.holdout_lines(HOLDOUT)
     assert lines[0].startswith("Holdout headline: strict pass@1 on math_holdout (50 items x 8 samples each")
     assert "pi0 22.3% [18.4, 26.6] -> final 24.0% [20.1, 28.4]" in lines[1]
     assert lines[3].startswith("Gate input (course.eval, ONE sample per item") and "16/50 -> final 15/50" in lines[3]
 
 
 def test_rates_round_half_up_from_their_decimal_form_so_rounded_rates_subtract_like_the_lift():
-    assert rl.points(0.2225) == "22.3" and rl.points(0.4775) == "47.8" and rl.signed(0.255) == "+25.5"
-    assert rl.signed(-0.0175) == "-1.8" and rl.signed(0.0) == "+0.0"
+    assert rl_report.points(0.2225) == "22.3" and rl_report.points(0.4775) == "47.8" and rl_report.signed(0.255) == "+25.5"
+    assert rl_report.signed(-0.0175) == "-1.8" and rl_report.signed(0.0) == "+0.0"
 
 
 def test_the_lift_is_stated_exactly_once_in_the_report():
-    text = "\n".join(rl.report_lines(summary(), "runs/x"))
+    text = "\n".join(rl_report.report_lines(summary(), "runs/x"))
     assert len(re.findall(r"(?i)lift", text)) == 1
     assert "Lift: +1.8 points (paired bootstrap over the 50 holdout items, 95% -2.5 to +6.3)" in text
 
@@ -96,7 +96,7 @@ def records(n: int = 12) -> list[dict]:
 
 def test_curves_csv_has_the_smoothed_reward_and_both_slice_measures_on_one_row(tmp_path):
     pytest.importorskip("matplotlib")
-    rl.write_curves(tmp_path, records(), "contains_answer")
+    rl_report.write_curves(tmp_path, records(), "contains_answer")
     rows = (tmp_path / "curves.csv").read_text().splitlines()
     header = rows[0].split(",")
     assert header[:2] == ["step", "reward"]
@@ -113,7 +113,7 @@ def test_every_curves_panel_has_a_title_axis_labels_a_full_legend_and_rates_from
 
     figures = []
     monkeypatch.setattr(course.lib.plotting, "save_figure", lambda fig, path: figures.append(fig))
-    rl.write_curves(tmp_path, records(), "contains_answer")
+    rl_report.write_curves(tmp_path, records(), "contains_answer")
     (fig,) = figures
     axes = fig.get_axes()
     assert len(axes) == 4

@@ -44,7 +44,7 @@ from course.instrument.rubrics import Rubric, ScoreFn, get_rubric
 from course.lib.evaluation import Tally, missing_result, render_summary_md, split_from_path
 from course.lib.formats import NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects
 from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
-from course.lib.manifest import environment, input_fingerprint, locked_room
+from course.lib.manifest import display_path, environment, input_fingerprint, locked_room
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 
 TOOL = "course.eval"
@@ -237,8 +237,13 @@ def evaluate(
     argv: Sequence[str] | None = None,
     progress: Progress | None = None,
     rubric: str = "strict",
+    completions_recorded_as: str | os.PathLike[str] | None = None,
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
-    """Score with the rubric named ``rubric`` and write the run directory atomically; return ``(run_dir, manifest, summary)``."""
+    """Score with the rubric named ``rubric`` and write the run directory atomically; return ``(run_dir, manifest, summary)``.
+
+    ``completions_recorded_as``: the path the manifest and summary.md give the completions, when
+    they lie in a run directory still being written (course.tinylm.rl): the path they will have.
+    """
     chosen = get_rubric(rubric)  # an unknown name: CourseError listing the names, before any work
     final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
     for path, what in ((dataset, "dataset"), (completions, "completions")):
@@ -247,6 +252,8 @@ def evaluate(
             raise CourseError(f"{path}: {problem} (the {what})")
     split = split if split is not None else split_from_path(dataset)
     dataset_fp, completions_fp = input_fingerprint(dataset), input_fingerprint(completions)
+    if completions_recorded_as is not None:
+        completions_fp["path"] = display_path(completions_recorded_as)
     with atomic_run_dir(final, force=force, prefix="eval") as tmp:
         scored = score_files(
             dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress, rubric=chosen

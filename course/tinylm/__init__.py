@@ -6,23 +6,23 @@ Modules (each opens with the command that runs it):
   sft_data the seeded supervised data recipe for the reference policy pi0 (standard library only)
   sft      trains pi0 and writes data/tinylm/pi0.pt + its manifest
   policy   batching, sampling and log-probabilities on top of the model
+  rollouts rollout records in the frozen-rollouts / selection-pack formats
+  distribution_shift  the table of frozen pi0 error codes beside fresh samples of a policy
+  rl_report what an rl run prints, curves.csv and curves.png (pure: no PyTorch)
+  progress the progress line on stderr, drawn only on a terminal
   sample   CLI: rollouts in the frozen-rollouts / selection-pack formats
   rl       CLI: REINFORCE with a group baseline and a KL leash to pi0
   sweep    CLI: the beta sweep (final reward against KL to pi0)
   shift    CLI: error codes of frozen pi0 rollouts beside fresh samples of a trained policy
 
-PyTorch is an optional extra. ``require_torch()`` imports it or raises the one
-message every tinylm CLI prints (exit code 2 through ``course.cli.run``).
+PyTorch (with numpy and matplotlib) is the optional ``lm`` extra. Every tinylm tool
+that needs it calls ``course.lib.extras.require("lm", "the tiny LM")`` right after
+parsing its arguments: one line, exit 2, before any work (the course's one rule).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-from course.errors import CourseError
-
-TORCH_MISSING = "the tiny LM needs PyTorch: pip install torch==2.13.0 && pip install -e '.[lm]'"
 
 # Completion length limit: the context is 192 tokens and the course's prompts are at most 140
 # characters (course.lib.problems.MAX_PROMPT_CHARS), so <bos> + 140 + <sep> + 48 + <eos> still fits.
@@ -33,12 +33,6 @@ MAX_TOKENS_LIMIT = 48
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "tinylm"
 PI0_PATH = DATA_DIR / "pi0.pt"
 PI0_MANIFEST = DATA_DIR / "pi0_manifest.json"
+# pi0 sampled on math_dev (python -m course.tinylm.sample wrote it): the left side of the shift table.
+FROZEN_PI0_DEV = DATA_DIR / "frozen_pi0_dev.jsonl"
 
-
-def require_torch() -> Any:
-    """Import and return ``torch``, or raise ``CourseError`` with the install command."""
-    try:
-        import torch
-    except ImportError:
-        raise CourseError(TORCH_MISSING) from None
-    return torch

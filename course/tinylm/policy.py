@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -254,13 +254,15 @@ def sample_items(
     top_p: float = 1.0,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     rows_per_batch: int = 128,
+    progress: Callable[[int], None] | None = None,
 ) -> list[list[tuple[str, bool]]]:
     """``n`` completions for each ``(item id, prompt)``: per item a list of (text, truncated).
 
     Items are batched ``rows_per_batch // n`` at a time in the given order. Each
     row has its own random stream (``row_seed``), so batching changes only float
     rounding, never which random numbers a sample uses: sample 0 of an n = 8 run
-    is the same draw as the single sample of an n = 1 run.
+    is the same draw as the single sample of an n = 1 run. ``progress(items_done)``, if given,
+    is called after each batch (for a progress line; it never touches the random streams).
     """
     per_batch = max(1, rows_per_batch // n)
     out: list[list[tuple[str, bool]]] = []
@@ -270,6 +272,8 @@ def sample_items(
         ro = generate(model, [p for _, p in chunk], seeds, group=n, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
         for k in range(len(chunk)):
             out.append(list(zip(ro.texts[k * n : (k + 1) * n], ro.truncated[k * n : (k + 1) * n])))
+        if progress is not None:
+            progress(len(out))
     return out
 
 

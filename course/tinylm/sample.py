@@ -24,14 +24,18 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, probability, run
+from course.errors import CourseError
+from course.lib.extras import require
+from course.lib.formats import read_dataset
+from course.lib.jsonl import dumps_line, write_text_atomic
+from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
+from course.tinylm.progress import ProgressLine
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
 THREADS = int_in(1, 64)
-from course.errors import CourseError
-from course.tinylm import MAX_TOKENS_LIMIT
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -62,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    require("lm", "the tiny LM")  # the one rule for a missing extra: one line, exit 2, before any work
     if args.n < 1:
         raise CourseError(f"--n must be at least 1, got {args.n}")
     if args.temperature < 0:
@@ -77,19 +82,17 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError(f"{out}: is a directory; --out names a JSONL file")
     out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out fails here, before minutes of sampling
 
-    from course.lib.formats import read_dataset
-
     items = read_dataset(args.dataset)  # validated: bad input stops here, before anything is written
 
-    from course.tinylm import PI0_PATH, require_torch
-
-    require_torch()
+    # torch-dependent imports stay here, not at the top: --help works without the lm extra
     from course.tinylm.model import load_checkpoint
     from course.tinylm.policy import set_threads
+    from course.tinylm.rollouts import sample_records
 
     threads = set_threads(args.threads)
     model, ck = load_checkpoint(args.checkpoint or PI0_PATH)
     t0 = time.time()
+    progress = ProgressLine("sampled items", len(items))
     records, n_truncated = sample_records(
         model,
         ck["policy"],
@@ -99,13 +102,13 @@ def _main(argv: Sequence[str] | None) -> int:
         temperature=args.temperature,
         top_p=args.top_p,
         max_tokens=args.max_tokens,
+        progress=progress.update,
     )
+    progress.clear()
     room = model.cfg.block_size - args.max_tokens - 2
     cropped = sum(len(it.prompt) > room for it in items)
     if cropped:
         info(f"note: {cropped} prompts are longer than the {room} characters the context leaves; their beginnings were cropped")
-    from course.lib.jsonl import dumps_line, write_text_atomic
-
     write_text_atomic(out, "".join(dumps_line(r) + "\n" for r in records))
     total = len(items) * args.n
     info(
@@ -114,43 +117,6 @@ def _main(argv: Sequence[str] | None) -> int:
     )
     print(f"wrote {out} ({'frozen rollouts' if args.n == 1 else f'selection pack, n={args.n}'}, policy {ck['policy']})")
     return 0
-
-
-def sample_records(
-    model: Any,
-    policy: str,
-    items: Sequence[tuple[str, str]],
-    *,
-    n: int,
-    seed: int,
-    temperature: float,
-    top_p: float,
-    max_tokens: int,
-) -> tuple[list[dict[str, Any]], int]:
-    """Rollout records in the frozen-rollouts (n = 1) or selection-pack (n > 1) shape, and the truncation count."""
-    from course.tinylm.policy import sample_items
-
-    # How ONE sample is drawn, as course.rollout_sample records it. The number of samples
-    # is left out on purpose: it is selection compute (the length of "samples", locked by
-    # course.gate as selection.n), and sample j is the same draw whatever n is, so an
-    # n=1 file and sample 0 of an n=8 pack carry the same sampling and may be compared.
-    sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}
-    drawn = sample_items(model, items, n=n, seed=seed, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
-    records = []
-    n_truncated = 0
-    for (ident, _), samples in zip(items, drawn):
-        n_truncated += sum(t for _, t in samples)
-        if n == 1:
-            text, truncated = samples[0]
-            records.append({"id": ident, "completion": text, "truncated": truncated, "policy": policy, "sampling": sampling})
-        else:
-            records.append({
-                "id": ident,
-                "samples": [{"sample_index": j, "completion": text, "truncated": t} for j, (text, t) in enumerate(samples)],
-                "policy": policy,
-                "sampling": sampling,
-            })
-    return records, n_truncated
 
 
 if __name__ == "__main__":
