@@ -100,6 +100,16 @@ def test_no_course_module_imports_the_scorer_or_rubrics_command_line(path):
 
 
 # --- the library and the tools ------------------------------------------------------------------------
+# pi0's supervised recipe is library code (the shipped pi0 manifest names its functions) that also
+# prints a preview of itself (`python -m course.tinylm.sft_data --n 20`): both roles, on purpose.
+LIBRARY_WITH_A_PREVIEW = frozenset({"course.tinylm.sft_data"})
+
+# A tool that drives another tool's functions, and why (never its main: that is checked below).
+TOOL_USES_TOOL = {
+    ("course.tinylm.sweep", "course.tinylm.rl"): "the sweep is rl's train() run once per beta",
+}
+
+
 def _tool_modules() -> frozenset[str]:
     from course.lib.toolbox import TOOLS
 
@@ -121,17 +131,27 @@ EXERCISE_COMPANIONS = frozenset({"course.exercises.solutions"})
     ids=lambda p: str(p.relative_to(COURSE)),
 )
 def test_the_library_never_imports_a_tool_module(path):
-    used = sorted(t for t in _tool_modules() if any(_within(name, t) for name in _imports(path)))
+    tools = _tool_modules() - LIBRARY_WITH_A_PREVIEW
+    used = sorted(t for t in tools if any(_within(name, t) for name in _imports(path)))
     assert used == [], f"{path.relative_to(ROOT)} (library) imports the tool module(s) {used}"
 
 
 @pytest.mark.parametrize("path", [p for p in _modules() if _module_name(p) in _tool_modules()],
                          ids=lambda p: str(p.relative_to(COURSE)))
-def test_a_tool_never_imports_another_tool(path):
-    # Tools share work through library functions, never through each other's modules or main().
+def test_a_tool_imports_no_other_tool_except_the_listed_ones(path):
+    # Tools share work through library functions; the one listed exception says why.
     me = _module_name(path)
-    used = sorted(t for t in _tool_modules() - {me} if any(_within(name, t) for name in _imports(path)))
+    others = _tool_modules() - {me} - LIBRARY_WITH_A_PREVIEW
+    used = sorted(t for t in others if any(_within(name, t) for name in _imports(path)) and (me, t) not in TOOL_USES_TOOL)
     assert used == [], f"{path.relative_to(ROOT)} imports the tool module(s) {used}; move what it needs to the library"
+
+
+@pytest.mark.parametrize("path", [p for p in _modules() if _module_name(p) in _tool_modules()],
+                         ids=lambda p: str(p.relative_to(COURSE)))
+def test_no_tool_calls_another_tools_main(path):
+    me = _module_name(path)
+    mains = [n for n in _imports(path) if n.endswith(".main") and n.rsplit(".", 1)[0] in _tool_modules() - {me}]
+    assert mains == [], f"{path.relative_to(ROOT)} imports {mains}: call the library function instead"
 
 
 @pytest.mark.parametrize("path", sorted((COURSE / "lib").glob("*.py")), ids=lambda p: p.name)
