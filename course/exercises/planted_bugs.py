@@ -41,8 +41,10 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
-from typing import Any
+from typing import Any, Sequence
 
+from course.cli import float_in, make_parser, non_negative_int, positive_int
+from course.cli import run as run_cli
 from course.lib.policy_gradient import (
     exact_gradient,
     expected_reward,
@@ -236,43 +238,42 @@ def run(bug: str, fixed: bool, steps: int | None, seed: int, log_every: int, bet
     return rows, format_axis_log(rows, n, log_every)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from course.cli import float_in, make_parser, non_negative_int, positive_int
-    from course.cli import run as run_cli
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_cli(_main, argv)
+
+
+def _main(args_in: Sequence[str] | None) -> int:
     from course.errors import CourseError
     from course.lib.jsonl import dumps_line
 
-    def _main(args_in):  # type: ignore[no-untyped-def]
-        parser = make_parser(
-            "python -m course.exercises.planted_bugs",
-            "Run a training loop with a planted bug and print its log. Find the bug from the log.",
-            "  python -m course.exercises.planted_bugs --bug advantage\n"
-            "  python -m course.exercises.planted_bugs --bug x_axis --log-every 10\n"
-            "  python -m course.exercises.planted_bugs --bug kl --fixed     # the corrected loop (spoiler)",
-        )
-        parser.add_argument("--bug", required=True, choices=BUGS, help="which exercise")
-        parser.add_argument("--fixed", action="store_true", help="run the corrected loop instead (spoiler)")
-        parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default per exercise)")
-        parser.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed (advantage exercise)")
-        parser.add_argument("--log-every", type=positive_int, default=5, help="log every K updates (x_axis exercise)")
-        parser.add_argument("--beta", type=float_in(1e-3, 1e3), default=0.2, help="KL weight in [1e-3, 1e3] (kl exercise)")
-        parser.add_argument("--json", action="store_true", help="print the log rows as JSON lines")
-        args = parser.parse_args(args_in)
-        if args.steps is not None and args.steps < 1:
-            raise CourseError("--steps must be at least 1")
-        if args.log_every < 1:
-            raise CourseError("--log-every must be at least 1")
-        if args.beta <= 0:
-            raise CourseError("--beta must be positive")
-        rows, text = run(args.bug, args.fixed, args.steps, args.seed, args.log_every, args.beta)
-        if args.json:
-            for row in rows:
-                print(dumps_line(row))
-        else:
-            print(("[corrected loop]\n" if args.fixed else "") + text)
-        return 0
-
-    return run_cli(_main, argv)
+    parser = make_parser(
+        "python -m course.exercises.planted_bugs",
+        "Run a training loop with a planted bug and print its log. Find the bug from the log.",
+        "  python -m course.exercises.planted_bugs --bug advantage\n"
+        "  python -m course.exercises.planted_bugs --bug x_axis --log-every 10\n"
+        "  python -m course.exercises.planted_bugs --bug kl --fixed     # the corrected loop (spoiler)",
+    )
+    parser.add_argument("--bug", required=True, choices=BUGS, help="which exercise")
+    parser.add_argument("--fixed", action="store_true", help="run the corrected loop instead (spoiler)")
+    parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default per exercise)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed (advantage exercise)")
+    parser.add_argument("--log-every", type=positive_int, default=5, help="log every K updates (x_axis exercise)")
+    parser.add_argument("--beta", type=float_in(1e-3, 1e3), default=0.2, help="KL weight in [1e-3, 1e3] (kl exercise)")
+    parser.add_argument("--json", action="store_true", help="print the log rows as JSON lines")
+    args = parser.parse_args(args_in)
+    if args.steps is not None and args.steps < 1:
+        raise CourseError("--steps must be at least 1")
+    if args.log_every < 1:
+        raise CourseError("--log-every must be at least 1")
+    if args.beta <= 0:
+        raise CourseError("--beta must be positive")
+    rows, text = run(args.bug, args.fixed, args.steps, args.seed, args.log_every, args.beta)
+    if args.json:
+        for row in rows:
+            print(dumps_line(row))
+    else:
+        print(("[corrected loop]\n" if args.fixed else "") + text)
+    return 0
 
 
 if __name__ == "__main__":

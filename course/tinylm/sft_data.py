@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
+from course.cli import make_parser, non_negative_int, positive_int, run
 from course.lib.problems import Problem, make_problem
 
 # ---------------------------------------------------------------------------
@@ -157,23 +158,22 @@ def sft_examples(seed: int, n: int, exclude: Iterable[str]) -> list[tuple[Proble
     return [next(stream) for _ in range(n)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    from course.cli import make_parser, non_negative_int, positive_int, run
-
-    def _main(args_in):  # type: ignore[no-untyped-def]
-        parser = make_parser(
-            "python -m course.tinylm.sft_data",
-            "Print examples of pi0's supervised training data (prompt -> target, format name).",
-            "  python -m course.tinylm.sft_data --n 20 --seed 0",
-        )
-        parser.add_argument("--n", type=positive_int, default=20, help="how many examples (default 20)")
-        parser.add_argument("--seed", type=non_negative_int, default=0, help="recipe seed (pi0 uses the one in its manifest)")
-        args = parser.parse_args(args_in)
-        for p, text, fmt in sft_examples(args.seed, args.n, read_prompts(DEFAULT_DATASETS)):
-            print(f"[{fmt}] {p.prompt}\n    -> {text!r}")
-        return 0
-
+def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
+
+
+def _main(args_in: Sequence[str] | None) -> int:
+    parser = make_parser(
+        "python -m course.tinylm.sft_data",
+        "Print examples of pi0's supervised training data (prompt -> target, format name).",
+        "  python -m course.tinylm.sft_data --n 20 --seed 0",
+    )
+    parser.add_argument("--n", type=positive_int, default=20, help="how many examples (default 20)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="recipe seed (pi0 uses the one in its manifest)")
+    args = parser.parse_args(args_in)
+    for p, text, fmt in sft_examples(args.seed, args.n, read_prompts(DEFAULT_DATASETS)):
+        print(f"[{fmt}] {p.prompt}\n    -> {text!r}")
+    return 0
 
 
 if __name__ == "__main__":
