@@ -73,7 +73,7 @@ except ImportError:
 
 # Commands of the optional bridges (README "Bridges"), by marker: run only when the extra's module
 # is installed (CI installs every extra).
-NEEDS_EXTRA = (("course.integrations.inspect_ai", "inspect_ai"), ("--format inspect", "inspect_ai"), ("runs/inspect_", "inspect_ai"))
+NEEDS_EXTRA = (("course.token_inspect", "tiktoken"), ("course.integrations.inspect_ai", "inspect_ai"), ("--format inspect", "inspect_ai"), ("runs/inspect_", "inspect_ai"))
 
 
 def _extra_missing(command_text: str) -> bool:

@@ -23,6 +23,10 @@ from hypothesis import strategies as st
 
 import course.eval as ev
 from course import gate, inspect_run, kata, token_inspect
+from course.lib.extras import missing
+
+# token_inspect's default view needs the tokenizer extra; without it, its tiny-LM view (no extra).
+TOKEN_VOCAB: list[str] = [] if not missing("tokenizer") else ["--vocab", "tiny"]
 from course.lib import kata_labels, tokens
 from course.lib import locked_room
 from course.lib.jsonl import dumps_line
@@ -260,7 +264,7 @@ def test_inspect_run_prints_hostile_result_ids_codes_and_reasons_escaped(runs, t
 @pytest.mark.parametrize("text", [r"Final: 3\udc0023", r"\ud800", r"Final: \u202e323", r"\x1b[2J\x00\x7f",
                                   r"Final:\u2028323", r"\U000e0001Final: 323"])
 def test_token_inspect_prints_hostile_escapes_escaped(capsys, text, mode):
-    code = token_inspect.main(["--escapes", text, *(["--json"] if mode == "json" else [])])
+    code = token_inspect.main([*TOKEN_VOCAB, "--escapes", text, *(["--json"] if mode == "json" else [])])
     captured = capsys.readouterr()
     assert_outcome(code, captured, {0})
     if mode == "json":
@@ -292,8 +296,8 @@ def test_kata_check_refuses_a_hostile_label_file_in_one_escaped_line(tmp_path, c
 
 
 @pytest.mark.parametrize("tool, argv", [
-    ("course.token_inspect", ["--escapes", r"a\udc00\u202e", "--json"]),
-    ("course.token_inspect", ["--escapes", r"a\udc00\u202e"]),
+    ("course.token_inspect", [*TOKEN_VOCAB, "--escapes", r"a\udc00\u202e", "--json"]),
+    ("course.token_inspect", [*TOKEN_VOCAB, "--escapes", r"a\udc00\u202e"]),
 ])
 def test_a_lone_surrogate_never_crashes_print_on_a_real_pipe(tool, argv):
     out = subprocess.run([sys.executable, "-m", tool, *argv], capture_output=True, timeout=120)

@@ -8,6 +8,8 @@ a FIFO into a failure instead of a stuck suite.
 
 from __future__ import annotations
 
+import importlib.util
+
 import json
 import os
 import shutil
@@ -78,6 +80,11 @@ JSONL_SLOTS: dict[str, tuple[Path, Callable[[Path, Path], list[str]]]] = {
     "tinylm.sample --dataset": (DEV, _tinylm_sample),
 }
 DATASET_SLOTS = ["eval --dataset", "rollout_sample --dataset", "tinylm.sample --dataset"]
+if importlib.util.find_spec("torch") is None:
+    # Without the lm extra, tinylm.sample stops at the extras rule before reading any file
+    # (tests/test_tinylm_tools.py checks that); its reader is the same one eval uses.
+    del JSONL_SLOTS["tinylm.sample --dataset"]
+    DATASET_SLOTS.remove("tinylm.sample --dataset")
 
 
 def _gate(run: Path, out: Path) -> list[str]:
