@@ -9,6 +9,7 @@ fingerprint noticing. These tests read each module's imports with ``ast``
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -27,6 +28,7 @@ SHARED = frozenset({"course.errors"})
 INSTRUMENT_TOOLS = frozenset({"course.score", "course.rubrics"})
 
 
+@functools.lru_cache(maxsize=None)  # each module is parsed once, however many tests ask
 def _imports(path: Path, package: str | None = None) -> list[str]:
     """Absolute names of every module ``path`` imports (relative imports resolved)."""
     if package is None:
@@ -110,6 +112,7 @@ TOOL_USES_TOOL = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def _tool_modules() -> frozenset[str]:
     from course.lib.toolbox import TOOLS
 
