@@ -59,3 +59,9 @@ def test_library_modules_refuse_to_run_with_a_pointer_to_the_list():
         assert proc.returncode == 2
         assert f"{module} is a library module, not a tool" in proc.stderr
         assert proc.stdout == ""
+
+
+def test_a_library_module_answers_help_with_what_it_is_and_exit_0():
+    proc = subprocess.run([sys.executable, "-m", "course.cli", "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0
+    assert "course.cli is a library module, not a tool" in proc.stdout and proc.stderr == ""

@@ -9,10 +9,14 @@ import sys
 
 
 def not_a_tool(module: str) -> int:
-    """What ``python -m <library module>`` does: say it is not a tool, point at the list, exit 2."""
-    print(
-        f"{module} is a library module, not a tool (nothing to run). "
-        "`python -m course` lists the tools.",
-        file=sys.stderr,
-    )
+    """What ``python -m <library module>`` does: say it is not a tool and point at the list.
+
+    Asked for ``--help``, that answer is the help (stdout, exit 0); run any other way, it is a
+    usage error (stderr, exit 2).
+    """
+    message = f"{module} is a library module, not a tool (nothing to run). `python -m course` lists the tools."
+    if any(arg in ("-h", "--help") for arg in sys.argv[1:]):
+        print(message)
+        return 0
+    print(message, file=sys.stderr)
     return 2
