@@ -40,7 +40,7 @@ from course.errors import CourseError
 from course.lib.dataset_readers import (
     INSTRUCTION, convert, hf_rows, import_report, import_summary, jsonl_rows, render, skipped_notes,
 )
-from course.lib.jsonl import write_text_atomic
+from course.lib.jsonl import refuse_existing, write_text_atomic
 from course.lib.manifest import sha256_file
 
 
@@ -80,8 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     out = Path(args.out)
-    if out.exists() and not args.force:
-        raise CourseError(f"{out}: already exists (use --force to replace it)")
+    refuse_existing(out, args.force)
     source = Path(args.source)
     if not source.exists():
         raise CourseError(f"{source}: no such file or directory")

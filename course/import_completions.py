@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import Sequence
 
 from course.cli import EXIT_OK, make_parser, run
-from course.errors import CourseError
-from course.lib.jsonl import write_text_atomic
+from course.lib.jsonl import refuse_existing, write_text_atomic
 from course.lib.rollout_readers import import_completions, import_summary, render
 
 
@@ -69,8 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     out = Path(args.out)
-    if out.exists() and not args.force:
-        raise CourseError(f"{out}: already exists (use --force to replace it)")
+    refuse_existing(out, args.force)
     imported, rows = import_completions(
         args.format, args.source, policy=args.policy, sampling=args.sampling, results=args.results,
         id_field=args.id_field, dataset=args.dataset,

@@ -83,6 +83,12 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterable[Any]) -> int:
     return n
 
 
+def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
+    """An output file that already exists is replaced only with ``--force`` (checked before any work)."""
+    if Path(path).exists() and not force:
+        raise CourseError(f"{path}: already exists (use --force to replace it)")
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write a text file so that readers see the old file or the new one, never half of one."""
     target = Path(path)
