@@ -2,7 +2,8 @@
 the teacher's documents (instructor guide, first-meeting slides, checklists) runs here.
 
 Each document's fenced ``bash``/``sh`` blocks are run in order, one command at a time, with
-``bash -c`` in a fresh directory that holds links to the repository's ``data/``, ``teacher/``,
+``bash -c`` (a plain ``python -m course.X ARGS`` runs the module the same way inside the test process,
+to save an interpreter start per command) in a fresh directory that holds links to the repository's ``data/``, ``teacher/``,
 ``notes/``, ``tests/`` and ``scripts/`` (the commands use repo-relative paths, and later commands read what
 earlier ones wrote). A trailing comment ``# exit N`` states the exit code a command is meant to
 have; otherwise it must exit 0.
@@ -18,6 +19,7 @@ any other command is skipped, so a new command cannot slip out of coverage.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -25,6 +27,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -64,12 +67,8 @@ DEPENDS_ON_NOT_RUN = (
 # Commands of the optional tiny language model, and those reading its outputs: run only when
 # PyTorch is installed (CI installs every extra; a core-only install skips them).
 NEEDS_TORCH = ("course.tinylm", "runs/pi0_dev", "runs/m6_pi0")
-try:
-    import torch  # noqa: F401
-
-    HAVE_TORCH = True
-except ImportError:
-    HAVE_TORCH = False
+# find_spec, not an import: importing torch costs seconds, and every pytest-xdist worker collects this file.
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 # Commands of the optional bridges (README "Bridges"), by marker: run only when the extra's module
 # is installed (CI installs every extra).
@@ -77,8 +76,6 @@ NEEDS_EXTRA = (("course.token_inspect", "tiktoken"), ("course.integrations.inspe
 
 
 def _extra_missing(command_text: str) -> bool:
-    import importlib.util
-
     return any(marker in command_text and importlib.util.find_spec(module) is None for marker, module in NEEDS_EXTRA)
 
 
@@ -160,11 +157,37 @@ def _env() -> dict[str, str]:
     return env
 
 
+# A plain `python -m course.X ARGS` (no pipe, redirect, variable or glob for bash to expand) runs
+# inside the test process (tests/conftest.py: run_module_in_process), saving an interpreter start
+# per command; anything else runs as written under `bash -c`.
+_SHELL_SYNTAX = re.compile(r"[$`*?\[\]~{}!]")
+
+
+def in_process_argv(text: str) -> list[str] | None:
+    """``[module, *args]`` when bash would run the command as plain ``python -m course.X ARGS``.
+
+    >>> in_process_argv("python -m course.gate --baseline a --candidate b   # exit 1")
+    ['course.gate', '--baseline', 'a', '--candidate', 'b']
+    >>> in_process_argv("python -m course.eval | tail -3") is None
+    True
+    """
+    if _SHELL_SYNTAX.search(text.split("#", 1)[0]):
+        return None
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words = list(lexer)
+    if len(words) < 3 or words[:2] != ["python", "-m"] or not re.fullmatch(r"course(\.\w+)*", words[2]):
+        return None
+    if any(set(word) <= set("();<>|&") for word in words):
+        return None
+    return words[2:]
+
+
 def _needs_torch(command: Command) -> bool:
     return any(marker in command.text for marker in NEEDS_TORCH)
 
 
-def _run_document(document: str, tmp_path: Path, *, with_torch: bool) -> None:
+def _run_document(document: str, tmp_path: Path, run_in_process: Callable[..., Any], *, with_torch: bool) -> None:
     workdir = _workdir(tmp_path)
     env = _env()
     for command in extract_commands(document, (REPO / document).read_text(encoding="utf-8")):
@@ -174,9 +197,13 @@ def _run_document(document: str, tmp_path: Path, *, with_torch: bool) -> None:
             continue  # the tiny-LM commands run in the slow variant below
         if _extra_missing(command.text):
             continue  # a bridge's extra is not installed here
-        proc = subprocess.run(
-            ["bash", "-c", command.text], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
-        )
+        argv = in_process_argv(command.text)
+        if argv is not None:
+            proc = run_in_process(argv[0], argv[1:], cwd=workdir, env=env)
+        else:
+            proc = subprocess.run(
+                ["bash", "-c", command.text], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
+            )
         assert proc.returncode == command.expected_exit, (
             f"{command}\nexpected exit {command.expected_exit}, got {proc.returncode}\n"
             f"--- stdout (tail) ---\n{proc.stdout[-3000:]}\n--- stderr (tail) ---\n{proc.stderr[-3000:]}"
@@ -199,11 +226,13 @@ def test_only_the_listed_kinds_of_command_are_not_run() -> None:
     assert len(skipped) < len(commands) // 3
 
 
-def test_every_documented_course_module_exists_and_has_help() -> None:
+def test_every_documented_course_module_exists_and_has_help(run_in_process) -> None:
+    # In the test process, as `python -m` would run it (runpy, __main__): the fault suite and each
+    # tool's own tests start real interpreters; ~30 more would cost seconds and test nothing new.
     modules = sorted({m for c in _all_commands() for m in re.findall(r"python -m (course(?:\.\w+)+)", c.text)})
     assert "course.eval" in modules and "course.gate" in modules
     for module in modules:
-        proc = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=60)
+        proc = run_in_process(module, ["--help"], cwd=REPO)
         # A module whose optional dependency is missing must still explain itself (exit 2 with a message).
         assert proc.returncode == 0 or "pip install" in proc.stderr, f"{module} --help: {proc.stderr[-500:]}"
         if proc.returncode == 0:
@@ -235,8 +264,8 @@ def test_readme_main_job_prints_the_pass_rate_the_readme_states(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
-def test_every_command_in_the_document_runs_as_written(document: str, tmp_path: Path) -> None:
-    _run_document(document, tmp_path, with_torch=False)
+def test_every_command_in_the_document_runs_as_written(document: str, tmp_path: Path, run_in_process) -> None:
+    _run_document(document, tmp_path, run_in_process, with_torch=False)
 
 
 # The tiny LM's sampling commands take most of a minute on a laptop CPU, so the document is run a
@@ -246,10 +275,10 @@ def test_every_command_in_the_document_runs_as_written(document: str, tmp_path: 
     "document",
     [d for d in DOCUMENTS if any(_needs_torch(c) for c in extract_commands(d, (REPO / d).read_text(encoding="utf-8")))],
 )
-def test_every_command_including_the_tiny_lm_runs_as_written(document: str, tmp_path: Path) -> None:
+def test_every_command_including_the_tiny_lm_runs_as_written(document: str, tmp_path: Path, run_in_process) -> None:
     if not HAVE_TORCH:
         pytest.skip("the lm extra (PyTorch) is not installed")
-    _run_document(document, tmp_path, with_torch=True)
+    _run_document(document, tmp_path, run_in_process, with_torch=True)
 
 
 def test_command_extraction_joins_continuations_and_reads_exit_comments() -> None:

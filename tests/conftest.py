@@ -1,0 +1,113 @@
+"""Settings the whole suite shares: they make it faster, never more lenient.
+
+1. Bytecode caches are written even when the environment sets ``PYTHONDONTWRITEBYTECODE`` (some
+   containers do). Without them every ``python -m course.…`` the suite starts (a few hundred)
+   recompiles the package, and pytest rewrites every test module's asserts again on each run.
+2. One TLS context per process. Every ``openai.OpenAI(...)`` builds a fresh default SSL context,
+   which reads the whole CA bundle (~50 ms here). The sampler's tests talk plain HTTP to a server
+   on 127.0.0.1 and build hundreds of clients, so they share one context made with the same
+   arguments. Verification settings are unchanged: the context is the one ``ssl`` would build.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import ssl
+import sys
+
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # for the subprocesses the tests start
+sys.dont_write_bytecode = False  # for this process: pytest caches its rewritten test modules
+
+
+_create_default_context = ssl.create_default_context
+
+
+@functools.lru_cache(maxsize=None)
+def _shared_default_context(purpose: ssl.Purpose = ssl.Purpose.SERVER_AUTH, *, cafile=None, capath=None, cadata=None) -> ssl.SSLContext:
+    return _create_default_context(purpose, cafile=cafile, capath=capath, cadata=cadata)
+
+
+ssl.create_default_context = _shared_default_context
+
+
+# ---------------------------------------------------------------------------------------------
+# `python -m course.X ARGS` inside the test process
+# ---------------------------------------------------------------------------------------------
+import dataclasses
+import io
+import runpy
+import traceback
+import warnings
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import pytest
+
+
+@dataclasses.dataclass(frozen=True)
+class Finished:
+    """What a finished command left: the same three fields as ``subprocess.CompletedProcess``."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_module_in_process(
+    module: str, args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None, stdin: str = ""
+) -> Finished:
+    """Run ``python -m MODULE ARGS`` as ``runpy`` does for ``-m``: the module's code runs afresh as
+    ``__main__`` with ``sys.argv`` set, stdin/stdout/stderr are text streams over bytes (UTF-8,
+    strict, like a pipe), and the exit code is what ``SystemExit`` carried (an uncaught exception
+    is exit 1 with its traceback on stderr, as the interpreter would print it).
+
+    Why: starting an interpreter costs ~0.2 s here; the docs test runs ~150 commands. What the
+    process boundary itself adds (``-m`` resolution, real pipes, signals) is tested elsewhere:
+    every documented module's ``--help`` and the fault suite run as real processes.
+    """
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (
+        io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8"),
+        io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+        io.TextIOWrapper(err, encoding="utf-8", write_through=True),
+    )
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    saved_argv, saved_cwd, saved_env = sys.argv, os.getcwd(), dict(os.environ)
+    code: object = 0
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        os.chdir(cwd)
+        sys.stdin, sys.stdout, sys.stderr = streams
+        with warnings.catch_warnings():
+            # runpy warns when the module was imported before (by another test): harmless here,
+            # the module's code still runs afresh as __main__.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sys.argv = [module, *args]
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException:  # noqa: BLE001 - the interpreter's behaviour: traceback, exit 1
+        traceback.print_exc(file=sys.stderr)
+        code = 1
+    finally:
+        for stream in streams[1:]:
+            stream.flush()
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # SystemExit("message"): printed to stderr, exit 1
+        err.write(f"{code}\n".encode("utf-8"))
+        code = 1
+    return Finished(code, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace"))
+
+
+@pytest.fixture
+def run_in_process() -> Callable[..., Finished]:
+    return run_module_in_process
