@@ -3,12 +3,14 @@ and the log comes back through course.import_completions and course.gate."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("inspect_ai", reason="the inspect extra (inspect_ai) is not installed")
+# A skip mark, not an import: inspect_ai takes seconds to import, and every pytest-xdist worker collects this file.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="the inspect extra (inspect_ai) is not installed")
 
 REPO = Path(__file__).resolve().parent.parent
 DEV = str(REPO / "data" / "datasets" / "math_dev.jsonl")

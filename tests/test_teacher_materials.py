@@ -10,6 +10,7 @@ Layout section names every top-level part of the repository.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -122,8 +123,18 @@ def test_student_docs_say_teacher_holds_the_solutions() -> None:
 def test_answer_keys_live_under_teacher_only() -> None:
     assert (TEACHER / "kata_answer_key.json").is_file() and (TEACHER / "planted_bugs_key.md").is_file()
     for name in ("kata_answer_key.json", "planted_bugs_key.md"):
-        elsewhere = [p for p in REPO.rglob(name) if TEACHER not in p.parents and ".venv" not in p.parts]
+        elsewhere = [p for p in _project_files() if p.name == name and TEACHER not in p.parents]
         assert not elsewhere, elsewhere
+
+
+def _project_files() -> list[Path]:
+    """Every file of the checkout, without descending into hidden folders (.git, .venv: tens of
+    thousands of files that are not the course's) or run outputs."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("runs", "__pycache__")]
+        found += (Path(root) / f for f in files)
+    return found
 
 
 def test_readme_layout_names_every_top_level_part() -> None:

@@ -6,6 +6,7 @@ only the checkpoint test loads the shipped pi0.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -13,16 +14,28 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from course.lib.formats import iter_completions, iter_samples
+from course.lib.jsonl import dumps_line
+from course.tinylm import PI0_MANIFEST, PI0_PATH
 
-from course.lib.jsonl import dumps_line  # noqa: E402
-from course.lib.formats import iter_completions, iter_samples  # noqa: E402
-from course.tinylm import PI0_MANIFEST, PI0_PATH  # noqa: E402
-from course.tinylm import rl, sample  # noqa: E402
-from course.tinylm.model import GPT, GPTConfig, load_checkpoint, positions, save_checkpoint  # noqa: E402
-from course.tinylm.policy import completion_logprobs, generate, policy_logits, set_threads  # noqa: E402
+# A skip mark and a fixture, not imports at the top: torch costs ~2 s to import, and every
+# pytest-xdist worker collects every file; only the worker that runs these tests should pay for it.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
 
-TINY = GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=96)
+
+@pytest.fixture(scope="module", autouse=True)
+def _torch_and_the_tiny_lm() -> None:
+    """Bind torch, the tiny-LM modules and the TINY config as this file's globals (first test only)."""
+    global torch, rl, sample, GPT, GPTConfig, load_checkpoint, positions, save_checkpoint
+    global completion_logprobs, generate, policy_logits, set_threads, TINY
+    import torch
+    from course.tinylm import rl, sample
+    from course.tinylm.model import GPT, GPTConfig, load_checkpoint, positions, save_checkpoint
+    from course.tinylm.policy import completion_logprobs, generate, policy_logits, set_threads
+
+    TINY = GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=96)
+
+
 ITEMS = [
     {"id": "t-1", "prompt": "Compute 2 + 3. Output exactly one line: Final: <int>", "expected_answer": 5},
     {"id": "t-2", "prompt": "Compute 7 * 9. Output exactly one line: Final: <int>", "expected_answer": 63},
@@ -31,7 +44,7 @@ ITEMS = [
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
+def tiny(tmp_path_factory, _torch_and_the_tiny_lm):
     set_threads(1)
     torch.manual_seed(0)
     model = GPT(TINY).eval()

@@ -30,7 +30,8 @@ import pytest
 from course import rollout_sample as rs
 from course.lib import chat_sampling
 
-pytest.importorskip("openai", reason="the sampler's tests need the openai extra")
+# A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the sampler's tests need the openai extra")
 
 _spec = importlib.util.spec_from_file_location(
     "fake_openai_server", Path(__file__).resolve().parents[1] / "fake_openai_server.py")

@@ -12,6 +12,7 @@ the user's touched.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -54,10 +55,11 @@ def _make_run(path: Path, tool: str = "course.eval") -> None:
 
 @pytest.fixture(scope="module")
 def big_inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A generated 1M-line dataset and its completions (about 2 s of course.eval work)."""
+    """A generated 300k-line dataset and its completions: seconds of course.eval work, so a signal sent
+    once scoring has begun (the temporary results.jsonl exists) always lands mid-run."""
     d = tmp_path_factory.mktemp("big")
     ds, comp = d / "big_dev.jsonl", d / "big_completions.jsonl"
-    n = 1_000_000
+    n = 300_000
     ds.write_text("".join(f'{{"expected_answer": {i}, "id": "q{i}", "prompt": "p"}}\n' for i in range(n)), encoding="utf-8")
     comp.write_text(
         "".join(f'{{"completion": "Final: {i}", "id": "q{i}", "policy": "p", "sampling": {{}}}}\n' for i in range(n)),
@@ -235,8 +237,9 @@ def test_a_name_too_long_is_one_line(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+# find_spec, not importorskip: the tool runs in a subprocess, and importing torch here costs seconds.
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
 def test_a_file_output_under_a_file_is_one_line(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
     (tmp_path / "f").write_text("x", encoding="utf-8")
     proc = _cli("course.tinylm.sample", "--dataset", str(ROOT / "data/datasets/math_dev.jsonl"), "--out", "f/x.jsonl", cwd=tmp_path)
     assert proc.returncode == 2 and _one_error_line(proc).startswith("error: f")
