@@ -93,6 +93,23 @@ def test_exact_gradient_matches_finite_differences_of_expected_reward() -> None:
     assert _close(pg.exact_gradient(LOGITS, REWARDS), numeric, 1e-7)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(-30, 30), min_size=1, max_size=6).flatmap(
+        lambda logits: st.tuples(st.just(logits), st.lists(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 2.0]), min_size=len(logits), max_size=len(logits)))
+    )
+)
+def test_exact_gradient_skipping_zero_rewards_is_bit_identical_to_the_full_enumeration(case) -> None:
+    logits, rewards = case
+    pi = pg.softmax(logits)
+    full = [0.0] * len(pi)
+    for a, (p_a, r_a) in enumerate(zip(pi, rewards)):  # every action, zero rewards included
+        for k, p_k in enumerate(pi):
+            full[k] += p_a * r_a * ((1.0 if k == a else 0.0) - p_k)
+    got = pg.exact_gradient(logits, rewards)
+    assert [x.hex() for x in got] == [x.hex() for x in full]  # same bits, signs of zero included
+
+
 def test_exact_gradient_is_prob_times_reward_minus_average() -> None:
     pi = pg.softmax(LOGITS)
     j = pg.expected_reward(pi, REWARDS)

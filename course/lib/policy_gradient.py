@@ -141,6 +141,8 @@ def exact_gradient(logits: Sequence[float], rewards: Sequence[float]) -> Vector:
     _check_same_length(pi, rewards, "logits", "rewards")
     grad = [0.0] * len(pi)
     for a, (p_a, r_a) in enumerate(zip(pi, rewards)):
+        if r_a == 0.0:
+            continue  # an action without reward adds exactly 0 to every entry: skip the work
         # grad log pi(a) = onehot(a) - pi, written out so pi is computed once per call.
         for k, p_k in enumerate(pi):
             grad[k] += p_a * r_a * ((1.0 if k == a else 0.0) - p_k)
