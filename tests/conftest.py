@@ -111,3 +111,25 @@ def run_module_in_process(
 @pytest.fixture
 def run_in_process() -> Callable[..., Finished]:
     return run_module_in_process
+
+
+@pytest.fixture
+def figures_not_rendered(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Build every figure but skip rasterising it (~1 s for the tiny LM's 2x2 curves on a slow CPU):
+    for tests about a run's logs, not its pictures. The PNG file is still created (empty), so the
+    files a tool reports are the files on disk. The figures' content is checked by the tests that
+    inspect them (test_demo_plots, test_tinylm_report, test_tinylm_tools) and one real PNG by the rl
+    smoke test. Returns the paths that would have been rendered."""
+    import course.lib.plotting as plotting
+
+    skipped: list[Path] = []
+
+    def save_without_rendering(fig, path):  # type: ignore[no-untyped-def]
+        out = Path(path)
+        out.write_bytes(b"")
+        skipped.append(out)
+        plotting.load_pyplot().close(fig)
+        return out
+
+    monkeypatch.setattr(plotting, "save_figure", save_without_rendering)
+    return skipped

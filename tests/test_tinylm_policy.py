@@ -282,6 +282,7 @@ def test_rl_cli_smoke_run_writes_log_curves_checkpoint_and_a_reproducible_log(ti
     assert "slice_strict_pass" in log[2]["eval"]
     assert (a / "curves.csv").read_text().startswith("step,reward,")
     assert (a / "final.pt").exists() and (a / "shift.md").exists()
+    assert (a / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # a real picture, rendered
     assert (a / "rl_log.jsonl").read_bytes() == (tmp_path / "b" / "rl_log.jsonl").read_bytes()
 
 
@@ -291,7 +292,7 @@ def test_rl_rejects_an_unknown_rubric_before_doing_any_work(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
-def test_beta_sweep_tabulates_reward_against_kl_for_each_beta(tiny, tmp_path, capsys):
+def test_beta_sweep_tabulates_reward_against_kl_for_each_beta(tiny, tmp_path, capsys, figures_not_rendered):
     from course.tinylm import sweep
 
     out = tmp_path / "sweep"

@@ -94,7 +94,7 @@ def records(n: int = 12) -> list[dict]:
     return out
 
 
-def test_curves_csv_has_the_smoothed_reward_and_both_slice_measures_on_one_row(tmp_path):
+def test_curves_csv_has_the_smoothed_reward_and_both_slice_measures_on_one_row(tmp_path, figures_not_rendered):
     pytest.importorskip("matplotlib")
     rl_report.write_curves(tmp_path, records(), "contains_answer")
     rows = (tmp_path / "curves.csv").read_text().splitlines()
@@ -132,7 +132,7 @@ def test_every_curves_panel_has_a_title_axis_labels_a_full_legend_and_rates_from
 
 
 # --- a real (tiny) run: stdout and stderr agree ----------------------------------------------------
-def test_a_run_with_a_holdout_states_its_lift_once_on_stdout_and_never_on_stderr(tmp_path, capsys):
+def test_a_run_with_a_holdout_states_its_lift_once_on_stdout_and_never_on_stderr(tmp_path, capsys, figures_not_rendered):
     torch = pytest.importorskip("torch")
     from course.tinylm.model import GPT, GPTConfig, save_checkpoint
     from course.tinylm.policy import set_threads
