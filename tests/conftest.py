@@ -1,4 +1,4 @@
-"""Settings the whole suite shares: they make it faster, never more lenient.
+"""What the whole suite shares. Each item makes it faster, never more lenient.
 
 1. Bytecode caches are written even when the environment sets ``PYTHONDONTWRITEBYTECODE`` (some
    containers do). Without them every ``python -m course.…`` the suite starts (a few hundred)
@@ -7,14 +7,25 @@
    which reads the whole CA bundle (~50 ms here). The sampler's tests talk plain HTTP to a server
    on 127.0.0.1 and build hundreds of clients, so they share one context made with the same
    arguments. Verification settings are unchanged: the context is the one ``ssl`` would build.
+3. ``run_in_process``: ``python -m course.X ARGS`` inside the test process (the docs test).
+4. ``figures_not_rendered``: figures are built but not rasterised (tests about a run's logs).
 """
 
 from __future__ import annotations
 
 import functools
+import io
 import os
+import runpy
 import ssl
+import subprocess
 import sys
+import traceback
+import warnings
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import pytest
 
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # for the subprocesses the tests start
 sys.dont_write_bytecode = False  # for this process: pytest caches its rewritten test modules
@@ -34,37 +45,19 @@ ssl.create_default_context = _shared_default_context
 # ---------------------------------------------------------------------------------------------
 # `python -m course.X ARGS` inside the test process
 # ---------------------------------------------------------------------------------------------
-import dataclasses
-import io
-import runpy
-import traceback
-import warnings
-from pathlib import Path
-from typing import Callable, Mapping, Sequence
-
-import pytest
-
-
-@dataclasses.dataclass(frozen=True)
-class Finished:
-    """What a finished command left: the same three fields as ``subprocess.CompletedProcess``."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 def run_module_in_process(
     module: str, args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None, stdin: str = ""
-) -> Finished:
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m MODULE ARGS`` as ``runpy`` does for ``-m``: the module's code runs afresh as
     ``__main__`` with ``sys.argv`` set, stdin/stdout/stderr are text streams over bytes (UTF-8,
     strict, like a pipe), and the exit code is what ``SystemExit`` carried (an uncaught exception
     is exit 1 with its traceback on stderr, as the interpreter would print it).
 
+    Returns a ``subprocess.CompletedProcess``, so a test reads it as it would a real run.
+
     Why: starting an interpreter costs ~0.2 s here; the docs test runs ~150 commands. What the
-    process boundary itself adds (``-m`` resolution, real pipes, signals) is tested elsewhere:
-    every documented module's ``--help`` and the fault suite run as real processes.
+    process boundary itself adds (a fresh interpreter, real pipes, signals) is tested elsewhere:
+    the fault suite and each tool's own tests start real processes.
     """
     out, err = io.BytesIO(), io.BytesIO()
     streams = (
@@ -83,8 +76,8 @@ def run_module_in_process(
         sys.stdin, sys.stdout, sys.stderr = streams
         with warnings.catch_warnings():
             # runpy warns when the module was imported before (by another test): harmless here,
-            # the module's code still runs afresh as __main__.
-            warnings.simplefilter("ignore", RuntimeWarning)
+            # the module's code still runs afresh as __main__. Only that warning is silenced.
+            warnings.filterwarnings("ignore", message=".*found in sys.modules", category=RuntimeWarning)
             sys.argv = [module, *args]
             runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as exc:
@@ -105,11 +98,12 @@ def run_module_in_process(
     elif not isinstance(code, int):  # SystemExit("message"): printed to stderr, exit 1
         err.write(f"{code}\n".encode("utf-8"))
         code = 1
-    return Finished(code, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace"))
+    stdout, stderr = out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace")
+    return subprocess.CompletedProcess([sys.executable, "-m", module, *args], code, stdout, stderr)
 
 
 @pytest.fixture
-def run_in_process() -> Callable[..., Finished]:
+def run_in_process() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_module_in_process
 
 

@@ -14,7 +14,6 @@ from course import bandit_train as bt
 from course import kl_tradeoff_demo as kl
 from course import toy_mdp
 from course.lib import extras, two_step
-
 from course.lib.plotting import load_pyplot
 
 # A skip mark, not an import: matplotlib takes a second to import, and every pytest-xdist worker
@@ -22,13 +21,9 @@ from course.lib.plotting import load_pyplot
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="the plot extra (matplotlib) is not installed")
 
 
-def _pyplot() -> Any:
-    return load_pyplot()
-
-
 def _bandit_figure() -> Any:
     records = list(bt.reinforce([0.0, 1.0, 0.0], steps=30, lr=0.5, rng=random.Random(0), baseline="ema"))
-    return bt._draw_learning_curve(records, "bandit: a title")(_pyplot())
+    return bt._draw_learning_curve(records, "bandit: a title")(load_pyplot())
 
 
 def _ablation_figure() -> Any:
@@ -36,19 +31,19 @@ def _ablation_figure() -> Any:
     for name, rewards in (("rare", [0.0, 0.0, 1.0]), ("common", [1.0, 1.0, 0.0])):
         result = bt.run_ablation(rewards, seeds=3, base_seed=0, steps=15, lr=0.5, alpha=0.2)
         scenarios.append({"name": name, "result": result})
-    return bt._draw_ablation(scenarios)(_pyplot())
+    return bt._draw_ablation(scenarios)(load_pyplot())
 
 
 def _toy_mdp_figure() -> Any:
     episodes = list(two_step.reinforce(two_step.DEFAULT_REWARDS, steps=40, lr=0.5, use_baseline=True, rng=random.Random(0)))
-    return toy_mdp._draw(episodes, "two-step MDP: a title")(_pyplot())
+    return toy_mdp._draw(episodes, "two-step MDP: a title")(load_pyplot())
 
 
 def _kl_figure() -> Any:
     scored = bt.score_actions(bt.EXAMPLE, bt.DEFAULT_ACTIONS)
     rewards = [a.reward for a in scored]
     rows = kl.sweep(list(kl.PI_REF), rewards, list(kl.DEFAULT_BETAS))
-    return kl._draw(rows, list(kl.PI_REF), rewards)(_pyplot())
+    return kl._draw(rows, list(kl.PI_REF), rewards)(load_pyplot())
 
 
 FIGURES = {"bandit": _bandit_figure, "ablation": _ablation_figure, "toy_mdp": _toy_mdp_figure, "kl": _kl_figure}
@@ -65,7 +60,7 @@ def _figure(kind: str) -> Any:
 def _close_the_figures_at_the_end():
     yield
     if _figure.cache_info().currsize:
-        _pyplot().close("all")
+        load_pyplot().close("all")
     _figure.cache_clear()
 
 
