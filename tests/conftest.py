@@ -7,13 +7,20 @@
    which reads the whole CA bundle (~50 ms here). The sampler's tests talk plain HTTP to a server
    on 127.0.0.1 and build hundreds of clients, so they share one context made with the same
    arguments. Verification settings are unchanged: the context is the one ``ssl`` would build.
-3. ``run_in_process``: ``python -m course.X ARGS`` inside the test process (the docs test).
+3. ``run_in_process``: ``python -m course.X ARGS`` inside the test process (the docs test, and the
+   fault suite's refusals of bad flags and unusable output directories).
 4. ``figures_not_rendered``: figures are built but not rasterised (tests about a run's logs).
+5. A quick exit. When an interpreter ends, the cyclic garbage collector walks every object still
+   alive as the modules are torn down; after torch, inspect_ai and matplotlib are loaded that took
+   ~1.5 s per pytest-xdist worker here, and the session waits for its workers to exit. At the very
+   end (``pytest_unconfigure``) the survivors are frozen (``gc.freeze``), so that walk skips them.
+   Nothing a test can observe is collected later: every test has run and reported by then.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import io
 import os
 import runpy
@@ -29,6 +36,11 @@ import pytest
 
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # for the subprocesses the tests start
 sys.dont_write_bytecode = False  # for this process: pytest caches its rewritten test modules
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    gc.freeze()  # item 5: the session is over; let the interpreter exit without walking the heap
 
 
 _create_default_context = ssl.create_default_context
@@ -57,7 +69,8 @@ def run_module_in_process(
 
     Why: starting an interpreter costs ~0.2 s here; the docs test runs ~150 commands. What the
     process boundary itself adds (a fresh interpreter, real pipes, signals) is tested elsewhere:
-    the fault suite and each tool's own tests start real processes.
+    the fault suite's kill, signal and racing-run tests and each tool's own tests start real
+    processes.
     """
     out, err = io.BytesIO(), io.BytesIO()
     streams = (

@@ -30,9 +30,24 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTH
 
 
 def _cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python -m ARGS`` in a new interpreter: for a run that must be another process (a lock this
+    process holds, the run after a kill)."""
     return subprocess.run(
         [sys.executable, "-m", *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout
     )
+
+
+@pytest.fixture
+def cli(run_in_process):  # type: ignore[no-untyped-def]
+    """``python -m MODULE ARGS`` run inside this process (tests/conftest.py, as runpy runs ``-m``).
+    A refusal tested with it happens in argument parsing or in the run writer, where a separate
+    interpreter changes nothing but the ~0.2 s it takes to start; what needs a real process
+    (signals, kill -9, four racing runs, a lock held by another process) starts one below."""
+
+    def call(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        return run_in_process(module, list(args), cwd=cwd)
+
+    return call
 
 
 def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -71,11 +86,11 @@ def big_inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 # ===========================================================================
 # Class 1: nothing a user owns is ever deleted
 # ===========================================================================
-def test_force_refuses_a_user_folder_and_leaves_it_untouched(tmp_path: Path) -> None:
+def test_force_refuses_a_user_folder_and_leaves_it_untouched(cli, tmp_path: Path) -> None:
     user = tmp_path / "v"
     (user / "sub").mkdir(parents=True)
     (user / "notes.txt").write_text("x\n", encoding="utf-8")
-    proc = _cli("course.eval", "--outdir", "v", "--force", cwd=tmp_path)
+    proc = cli("course.eval", "--outdir", "v", "--force", cwd=tmp_path)
     assert proc.returncode == 2
     assert "not a run of this project" in _one_error_line(proc)
     assert sorted(p.name for p in user.iterdir()) == ["notes.txt", "sub"]
@@ -113,19 +128,19 @@ def test_a_symlink_to_a_run_is_not_a_run_force_may_replace(tmp_path: Path) -> No
     assert not runs.is_project_run(tmp_path / "link")
 
 
-def test_force_replaces_a_run_of_this_project_and_marks_the_new_manifest(tmp_path: Path) -> None:
+def test_force_replaces_a_run_of_this_project_and_marks_the_new_manifest(cli, tmp_path: Path) -> None:
     _make_run(tmp_path / "r")
-    proc = _cli("course.toy_mdp", "--steps", "3", "--outdir", "r", "--force", cwd=tmp_path)
+    proc = cli("course.toy_mdp", "--steps", "3", "--outdir", "r", "--force", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["written_by"] == "rl-foundations-llm" and manifest["tool"] == "course.toy_mdp"
     assert _hidden(tmp_path) == []
 
 
-def test_a_failed_force_run_keeps_the_old_run_intact(tmp_path: Path) -> None:
+def test_a_failed_force_run_keeps_the_old_run_intact(cli, tmp_path: Path) -> None:
     _make_run(tmp_path / "r")
     before = sorted((p.name, p.read_bytes()) for p in (tmp_path / "r").iterdir())
-    proc = _cli("course.eval", "--dataset", "missing.jsonl", "--completions", "missing.jsonl", "--outdir", "r", "--force", cwd=tmp_path)
+    proc = cli("course.eval", "--dataset", "missing.jsonl", "--completions", "missing.jsonl", "--outdir", "r", "--force", cwd=tmp_path)
     assert proc.returncode == 2
     assert sorted((p.name, p.read_bytes()) for p in (tmp_path / "r").iterdir()) == before
     assert _hidden(tmp_path) == []
@@ -135,10 +150,10 @@ def test_a_failed_force_run_keeps_the_old_run_intact(tmp_path: Path) -> None:
 # Class 2: no half-written run anywhere, not even hidden
 # ===========================================================================
 @pytest.mark.parametrize("outdir", ["dangling", "loop", "."])
-def test_an_unusable_outdir_is_one_line_and_leaves_nothing(tmp_path: Path, outdir: str) -> None:
+def test_an_unusable_outdir_is_one_line_and_leaves_nothing(cli, tmp_path: Path, outdir: str) -> None:
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
-    proc = _cli("course.eval", "--outdir", outdir, "--force", cwd=tmp_path)
+    proc = cli("course.eval", "--outdir", outdir, "--force", cwd=tmp_path)
     assert proc.returncode == 2
     _one_error_line(proc)
     assert _hidden(tmp_path) == []
@@ -219,29 +234,29 @@ def test_a_second_run_on_a_busy_outdir_is_refused_at_once(tmp_path: Path) -> Non
 # ===========================================================================
 # Class 4: OS errors are one-line errors
 # ===========================================================================
-def test_outdir_under_a_file_is_one_line(tmp_path: Path) -> None:
+def test_outdir_under_a_file_is_one_line(cli, tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x", encoding="utf-8")
-    proc = _cli("course.eval", "--outdir", "f/run", cwd=tmp_path)
+    proc = cli("course.eval", "--outdir", "f/run", cwd=tmp_path)
     assert proc.returncode == 2 and "f: exists and is not a directory" in _one_error_line(proc)
 
 
-def test_runs_being_a_file_is_one_line(tmp_path: Path) -> None:
+def test_runs_being_a_file_is_one_line(cli, tmp_path: Path) -> None:
     (tmp_path / "runs").write_text("x", encoding="utf-8")
-    proc = _cli("course.bandit_train", "--steps", "2", cwd=tmp_path)
+    proc = cli("course.bandit_train", "--steps", "2", cwd=tmp_path)
     assert proc.returncode == 2 and "runs: exists and is not a directory" in _one_error_line(proc)
 
 
-def test_a_name_too_long_is_one_line(tmp_path: Path) -> None:
-    proc = _cli("course.kl_tradeoff_demo", "--outdir", "a" * 300, cwd=tmp_path)
+def test_a_name_too_long_is_one_line(cli, tmp_path: Path) -> None:
+    proc = cli("course.kl_tradeoff_demo", "--outdir", "a" * 300, cwd=tmp_path)
     assert proc.returncode == 2 and "file name too long" in _one_error_line(proc)
     assert list(tmp_path.iterdir()) == []
 
 
-# find_spec, not importorskip: the tool runs in a subprocess, and importing torch here costs seconds.
+# find_spec, not importorskip: the refusal comes before the tool imports torch, which costs seconds.
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
-def test_a_file_output_under_a_file_is_one_line(tmp_path: Path) -> None:
+def test_a_file_output_under_a_file_is_one_line(cli, tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x", encoding="utf-8")
-    proc = _cli("course.tinylm.sample", "--dataset", str(ROOT / "data/datasets/math_dev.jsonl"), "--out", "f/x.jsonl", cwd=tmp_path)
+    proc = cli("course.tinylm.sample", "--dataset", str(ROOT / "data/datasets/math_dev.jsonl"), "--out", "f/x.jsonl", cwd=tmp_path)
     assert proc.returncode == 2 and _one_error_line(proc).startswith("error: f")
 
 
@@ -267,28 +282,28 @@ def tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("tool", [["course.eval"], ["course.toy_mdp"], ["course.bandit_train", "--steps", "3000"], ["course.selection_demo", "--n", "4"]])
-def test_a_full_disk_is_one_line_and_leaves_nothing(tmpfs, tool: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_a_full_disk_is_one_line_and_leaves_nothing(cli, tmpfs, tool: list[str]) -> None:  # type: ignore[no-untyped-def]
     full = tmpfs("full", "size=16k")
-    proc = _cli(*tool, "--outdir", str(full / "r"), cwd=full.parent)
+    proc = cli(*tool, "--outdir", str(full / "r"), cwd=full.parent)
     assert proc.returncode == 2
     line = _one_error_line(proc)
     assert "No space left on device" in line and str(full) in line
     assert list(full.iterdir()) == []
 
 
-def test_a_full_disk_during_force_keeps_the_old_run(tmpfs) -> None:  # type: ignore[no-untyped-def]
+def test_a_full_disk_during_force_keeps_the_old_run(cli, tmpfs) -> None:  # type: ignore[no-untyped-def]
     full = tmpfs("full", "size=16k")
     _make_run(full / "r")
     before = sorted((p.name, p.read_bytes()) for p in (full / "r").iterdir())
-    proc = _cli("course.eval", "--outdir", str(full / "r"), "--force", cwd=full.parent)
+    proc = cli("course.eval", "--outdir", str(full / "r"), "--force", cwd=full.parent)
     assert proc.returncode == 2 and "No space left on device" in _one_error_line(proc)
     assert sorted((p.name, p.read_bytes()) for p in (full / "r").iterdir()) == before
     assert sorted(p.name for p in full.iterdir()) == ["r"]
 
 
-def test_a_read_only_directory_is_one_line(tmpfs) -> None:  # type: ignore[no-untyped-def]
+def test_a_read_only_directory_is_one_line(cli, tmpfs) -> None:  # type: ignore[no-untyped-def]
     ro = tmpfs("ro", "ro,size=16k")
-    proc = _cli("course.eval", "--outdir", str(ro / "r"), cwd=ro.parent)
+    proc = cli("course.eval", "--outdir", str(ro / "r"), cwd=ro.parent)
     assert proc.returncode == 2
     assert "Read-only file system" in _one_error_line(proc) and str(ro) in _one_error_line(proc)
 
@@ -319,8 +334,8 @@ BAD_FLAGS = [
 
 
 @pytest.mark.parametrize("argv", BAD_FLAGS, ids=[" ".join(a) for a in BAD_FLAGS])
-def test_a_bad_number_is_refused_before_any_work(tmp_path: Path, argv: tuple[str, ...]) -> None:
-    proc = _cli(*argv, cwd=tmp_path)
+def test_a_bad_number_is_refused_before_any_work(cli, tmp_path: Path, argv: tuple[str, ...]) -> None:
+    proc = cli(*argv, cwd=tmp_path)
     assert proc.returncode == 2
     _one_error_line(proc)
     assert list(tmp_path.iterdir()) == []
@@ -333,15 +348,15 @@ def test_the_run_writer_refuses_to_write_nan(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("argv", [["--betas", "0.001", "1000"], ["--betas", "0.001"]])
-def test_the_extreme_betas_allowed_give_finite_numbers(tmp_path: Path, argv: list[str]) -> None:
-    proc = _cli("course.kl_tradeoff_demo", *argv, "--outdir", "k", cwd=tmp_path)
+def test_the_extreme_betas_allowed_give_finite_numbers(cli, tmp_path: Path, argv: list[str]) -> None:
+    proc = cli("course.kl_tradeoff_demo", *argv, "--outdir", "k", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "k" / "kl_tradeoff.csv").read_text(encoding="utf-8").lower()
     assert "nan" not in text and "inf" not in text
 
 
-def test_the_extreme_rewards_allowed_log_finite_numbers(tmp_path: Path) -> None:
-    proc = _cli("course.toy_mdp", "--rewards", "1e6", "-1000000", "1e6", "-1000000", "--lr", "100", "--steps", "50", "--outdir", "m", cwd=tmp_path)
+def test_the_extreme_rewards_allowed_log_finite_numbers(cli, tmp_path: Path) -> None:
+    proc = cli("course.toy_mdp", "--rewards", "1e6", "-1000000", "1e6", "-1000000", "--lr", "100", "--steps", "50", "--outdir", "m", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for f in (tmp_path / "m").iterdir():
         text = f.read_text(encoding="utf-8").lower()
