@@ -1,10 +1,11 @@
 """course.report in a real browser: headless Chromium (the OS package) opens the pages of the bundled runs.
 
-For each page: a screenshot is taken (a PNG of real size), and the DOM after the
-script ran (``--dump-dom``) is checked: the title, the pass-rate figure, the
-table the script built (``data-ready``), and no console message at all (a
-script error, a Content Security Policy refusal or a failed load would each
-print one). The hostile page must not have run any of its completions.
+One browser serves every page (tests/headless_chromium.py: the DevTools protocol over a pipe; a
+Chromium start costs a second or more). For each page the DOM after the script ran is checked: the
+title, the pass-rate figure, the table the script built (``data-ready``), and no message at all
+from the page: no console call, no uncaught exception, no log entry (a Content Security Policy
+refusal or a failed load is one), and no console line in Chromium's own log. A screenshot of the
+eval page is a real PNG. The hostile page must not have run any of its completions.
 
 Chromium comes from the OS (``apt-get install chromium``; CI's ``.ci/run``
 installs it); without it these tests are skipped, saying so.
@@ -13,8 +14,6 @@ installs it); without it these tests are skipped, saying so.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -24,20 +23,11 @@ import pytest
 import course.report as report
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from headless_chromium import CHROMIUM, Browser, Page  # noqa: E402
 from report_runs import build_runs  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium); browser checks skipped")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000"]
 CONSOLE = re.compile(r":CONSOLE(?:\(\d+\))?[:\]]|Uncaught|Refused to")
-
-
-def chromium(page: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
-    profile.mkdir()
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()], capture_output=True,
-                          text=True, timeout=120, cwd=tmp)
 
 
 @pytest.fixture(scope="module")
@@ -54,35 +44,33 @@ def pages(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def chromium_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("chromium")
+def opened(pages, tmp_path_factory) -> tuple[dict[str, Page], str]:
+    """name -> the page as Chromium rendered it (the eval page with a 1200x1600 screenshot), and Chromium's log."""
+    with Browser(tmp_path_factory.mktemp("chromium")) as browser:
+        rendered = {name: browser.open(page.as_uri(), screenshot=name == "eval") for name, page in pages.items()}
+    return rendered, browser.log.read_text(encoding="utf-8", errors="replace")
 
 
 @pytest.fixture(scope="module")
-def doms(pages, chromium_dir) -> dict[str, tuple[str, str]]:
-    """name -> (DOM after the script ran, Chromium's log). The eval page's launch also takes its
-    screenshot (eval.png): one Chromium start fewer, about a second each."""
-    tmp = chromium_dir
-    result = {}
-    for name, page in pages.items():
-        shot = [f"--screenshot={tmp / 'eval.png'}", "--window-size=1200,1600"] if name == "eval" else []
-        proc = chromium(page, tmp, "--dump-dom", *shot)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        result[name] = (proc.stdout, proc.stderr)
-    return result
+def doms(opened) -> dict[str, str]:
+    return {name: page.dom for name, page in opened[0].items()}
 
 
-def test_a_screenshot_of_the_eval_report_is_a_real_image(doms, chromium_dir):
-    shot = chromium_dir / "eval.png"
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
-    assert not CONSOLE.search(doms["eval"][1]), doms["eval"][1]
+def test_a_screenshot_of_the_eval_report_is_a_real_image(opened):
+    shot = opened[0]["eval"].png
+    assert shot is not None and shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000
+
+
+def test_chromium_logged_no_console_line_for_any_page(opened):
+    _, log = opened
+    assert not [line for line in log.splitlines() if CONSOLE.search(line)], log[-3000:]
 
 
 @pytest.mark.parametrize("name", ["eval", "selection", "gate", "tinylm_rl", "hostile"])
-def test_the_page_loads_without_a_single_console_message(doms, name):
-    dom, log = doms[name]
-    assert not [line for line in log.splitlines() if CONSOLE.search(line)]
-    assert "</html>" in dom
+def test_the_page_loads_without_a_single_console_message(opened, name):
+    page = opened[0][name]
+    assert page.messages == (), page.messages
+    assert "</html>" in page.dom
 
 
 @pytest.mark.parametrize("name,title,figure", [
@@ -92,20 +80,20 @@ def test_the_page_loads_without_a_single_console_message(doms, name):
     ("tinylm_rl", "Tiny LM RL report:", "GOODHART ALARM"),
 ])
 def test_the_rendered_page_has_its_title_and_headline_figure(doms, name, title, figure):
-    dom, _ = doms[name]
+    dom = doms[name]
     assert re.search(r"<title>" + re.escape(title), dom)
     assert figure in dom
 
 
 @pytest.mark.parametrize("name", ["eval", "selection", "gate", "tinylm_rl"])
 def test_the_script_built_every_item_table(doms, name):
-    dom, _ = doms[name]
+    dom = doms[name]
     boxes = dom.count('class="items"')
     assert boxes >= 1 and dom.count('data-ready="1"') == boxes
     assert re.search(r'class="pageinfo">items 1–50 of \d+', dom)
 
 
 def test_no_hostile_completion_ran_in_the_browser(doms):
-    dom, _ = doms["hostile"]
+    dom = doms["hostile"]
     assert "PWNED" not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)
     assert "<img" not in dom
