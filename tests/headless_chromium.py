@@ -17,7 +17,6 @@ Chromium's own log (``--enable-logging=stderr``) goes to a file the tests read a
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
 import os
 import select
@@ -45,6 +44,8 @@ class Page:
 class Browser:
     def __init__(self, workdir: Path, window: tuple[int, int] = (1200, 1600)) -> None:
         assert CHROMIUM is not None, "chromium is not installed"
+        import fcntl  # POSIX only, like the descriptor passing it serves; imported here so the module loads anywhere
+
         self.window = window
         self.log = workdir / "chromium.log"
         commands_r, self._commands = os.pipe()  # we write, Chromium reads (its fd 3)
