@@ -1,16 +1,20 @@
 """Run the doctests of every module in the ``course`` package, so documented examples cannot rot.
 
 pytest's ``--doctest-modules`` only looks under ``tests/`` (the testpaths); this
-file walks ``course`` itself. A module whose import fails because an optional
-dependency (torch, matplotlib, tiktoken, openai, ...) is not installed is
-skipped with the reason; any other import error fails the test.
+file walks ``course`` itself. A module whose source holds no ``>>>`` has no example
+to run and is not imported here (importing all of them would load torch and
+inspect_ai for nothing; each tool's own tests import it). A module whose import
+fails because an optional dependency (torch, matplotlib, tiktoken, openai, ...) is
+not installed is skipped with the reason; any other import error fails the test.
 """
 
 from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +29,15 @@ def _module_names() -> list[str]:
     return sorted(names)
 
 
+def _has_examples(name: str) -> bool:
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.origin is not None, name
+    return ">>>" in Path(spec.origin).read_text(encoding="utf-8")
+
+
+WITH_EXAMPLES = [name for name in _module_names() if _has_examples(name)]
+
+
 def _import_or_skip(name: str):
     try:
         return importlib.import_module(name)
@@ -35,11 +48,16 @@ def _import_or_skip(name: str):
         raise
 
 
-@pytest.mark.parametrize("name", _module_names())
+@pytest.mark.parametrize("name", WITH_EXAMPLES)
 def test_module_doctests_pass(name):
     module = _import_or_skip(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} doctest example(s) failed in {name}"
+
+
+def test_the_modules_with_examples_are_found():
+    # a finder that found nothing would make every test above vanish, not fail
+    assert len(WITH_EXAMPLES) >= 30 and "course.instrument.spec_v1" in WITH_EXAMPLES and "course.lib.stats" in WITH_EXAMPLES
 
 
 def test_the_scorer_has_doctested_examples():

@@ -24,7 +24,6 @@ from course.errors import CourseError
 from course.instrument.spec_v1 import score
 from course.lib.formats import iter_completions
 from course.tinylm import FROZEN_PI0_DEV
-from course.tinylm.policy import sample_items
 from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
 
 
@@ -49,6 +48,8 @@ def code_table(left: Counter[str], right: Counter[str], left_name: str, right_na
 def shift_report(model: Any, policy_name: str, frozen: Path = FROZEN_PI0_DEV,
                  seed: int | None = None) -> dict[str, Any]:
     """Score the frozen pi0 rollouts and fresh samples of ``model`` on the same items; return the table (``markdown``) and the counts."""
+    from course.tinylm.policy import sample_items  # torch: only the fresh samples need it, not the table code
+
     if not Path(frozen).exists():
         raise CourseError(f"{frozen}: no frozen pi0 rollouts (python -m course.tinylm.sample writes them)")
     items = {it["id"]: it for it in read_items(DEFAULT_DATASETS[0])}
