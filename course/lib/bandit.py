@@ -152,10 +152,10 @@ def reinforce(
     k = len(rewards)
     theta = [0.0] * k
     probs = pg.softmax(theta)
+    j_before = pg.expected_reward(probs, rewards)
     reward_sum = 0.0
     ema = INITIAL_BASELINE
     for t in range(1, steps + 1):
-        j_before = pg.expected_reward(probs, rewards)
         exact = pg.exact_gradient(theta, rewards)
 
         action = pg.sample_action(probs, rng)
@@ -185,6 +185,7 @@ def reinforce(
         grad = [advantage * ((1.0 if i == action else 0.0) - p) + 0.0 for i, p in enumerate(probs)]
         theta_after = [th + lr * g + 0.0 for th, g in zip(theta, grad)]
         probs_after = pg.softmax(theta_after)
+        j_after = pg.expected_reward(probs_after, rewards)
 
         yield BanditStep(
             step=t,
@@ -201,12 +202,12 @@ def reinforce(
             exact_grad=tuple(exact),
             theta_after=tuple(theta_after),
             probs_after=tuple(probs_after),
-            expected_reward_after=pg.expected_reward(probs_after, rewards),
+            expected_reward_after=j_after,
             baseline_kind=baseline,
         )
         reward_sum += reward
         ema = pg.ema_baseline(ema, reward, alpha) if baseline == "ema" else ema  # AFTER its use above
-        theta, probs = theta_after, probs_after
+        theta, probs, j_before = theta_after, probs_after, j_after  # J after this update is J before the next
 
 
 def log_record(s: BanditStep, actions: Sequence[ScoredAction]) -> dict[str, Any]:
@@ -348,6 +349,7 @@ def run_ablation(
     for name, kind, _ in SETTINGS:
         # 1. Fixed policy: sample, never update.
         estimates: list[list[float]] = []
+        scores0 = [pg.grad_log_prob(theta0, a) for a in range(k)]  # theta never moves here: each grad log pi once
         for seed in out["seeds"]:
             rng = random.Random(seed)
             total = 0.0
@@ -362,7 +364,8 @@ def run_ablation(
                     b = b_star0
                 else:
                     b = 0.0
-                estimates.append(pg.reinforce_estimate(theta0, a, rewards[a], b))
+                advantage = rewards[a] - b
+                estimates.append([advantage * g for g in scores0[a]])  # = pg.reinforce_estimate(theta0, a, rewards[a], b)
                 total += rewards[a]
                 ema = pg.ema_baseline(ema, rewards[a], alpha)
         mean_est = [_mean([e[i] for e in estimates]) for i in range(k)]
