@@ -320,6 +320,7 @@ def run_ablation(
     theta0 = [0.0] * k
     probs0 = pg.softmax(theta0)
     exact0 = pg.exact_gradient(theta0, rewards)
+    scores0 = [pg.grad_log_prob(theta0, a) for a in range(k)]  # grad log pi(a) at theta0: the fixed policy's samples reuse them
     j0 = pg.expected_reward(probs0, rewards)
     b_star0 = pg.optimal_baseline(theta0, rewards)
     out: dict[str, Any] = {
@@ -349,7 +350,6 @@ def run_ablation(
     for name, kind, _ in SETTINGS:
         # 1. Fixed policy: sample, never update.
         estimates: list[list[float]] = []
-        scores0 = [pg.grad_log_prob(theta0, a) for a in range(k)]  # theta never moves here: each grad log pi once
         for seed in out["seeds"]:
             rng = random.Random(seed)
             total = 0.0
@@ -365,7 +365,7 @@ def run_ablation(
                 else:
                     b = 0.0
                 advantage = rewards[a] - b
-                estimates.append([advantage * g for g in scores0[a]])  # = pg.reinforce_estimate(theta0, a, rewards[a], b)
+                estimates.append([advantage * g for g in scores0[a]])  # A grad log pi(a) = pg.reinforce_estimate(...)
                 total += rewards[a]
                 ema = pg.ema_baseline(ema, rewards[a], alpha)
         mean_est = [_mean([e[i] for e in estimates]) for i in range(k)]

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def _cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _in_new_process(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """``python -m ARGS`` in a new interpreter: for a run that must be another process (a lock this
     process holds, the run after a kill)."""
     return subprocess.run(
@@ -187,7 +187,7 @@ def test_a_run_killed_with_sigkill_is_cleaned_by_the_next_run(tmp_path: Path, bi
     proc.communicate(timeout=30)
     assert _hidden(tmp_path) == [".out.tmp"]  # SIGKILL cannot be caught: the leftover is visible...
     assert not (tmp_path / "out").exists()  # ...but never under the run's name
-    nxt = _cli("course.toy_mdp", "--steps", "2", "--outdir", "next", cwd=tmp_path)
+    nxt = _in_new_process("course.toy_mdp", "--steps", "2", "--outdir", "next", cwd=tmp_path)
     assert nxt.returncode == 0, nxt.stderr
     assert _hidden(tmp_path) == []  # the next run in the same parent removed it
 
@@ -224,7 +224,7 @@ def test_four_parallel_evals_without_outdir_get_four_names(tmp_path: Path) -> No
 def test_a_second_run_on_a_busy_outdir_is_refused_at_once(tmp_path: Path) -> None:
     held = runs.resolve_outdir(tmp_path / "r", force=False, prefix="eval")
     try:
-        proc = _cli("course.toy_mdp", "--steps", "2", "--outdir", str(held), cwd=tmp_path)
+        proc = _in_new_process("course.toy_mdp", "--steps", "2", "--outdir", str(held), cwd=tmp_path)
         assert proc.returncode == 2 and "another run" in _one_error_line(proc)
     finally:
         runs.release_pending()
