@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,9 @@ import course.lib.formats as cio
 from course.errors import CourseError
 from course.lib.jsonl import JsonlWriter, dumps_line, iter_objects, read_json
 from course.lib.formats import iter_completions, iter_results, iter_samples, read_dataset
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
 
 SAMPLING = {"max_tokens": 32, "seed": 3, "temperature": 0.8, "top_p": 0.95}
 
@@ -252,8 +256,8 @@ def test_jsonl_writer_hash_is_the_sha256_of_the_bytes_written(tmp_path: Path) ->
 # --- one decoder: any JSON object line is read exactly as json.loads reads it ------------------
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.sampled_from([2**64, -(2**63) - 1, 10**30])
-    | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    | st.floats(allow_nan=False) | ht.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ht.text(max_size=4), inner, max_size=3),
     max_leaves=8,
 )
 
@@ -265,7 +269,7 @@ def _verdict(path: Path) -> object:
         return f"error: {exc}"
 
 
-@given(st.dictionaries(st.text(max_size=5), json_values, max_size=4), st.booleans())
+@given(st.dictionaries(ht.text(max_size=5), json_values, max_size=4), st.booleans())
 @settings(max_examples=150, deadline=None)
 def test_the_reader_returns_what_json_loads_returns_or_refuses_a_surrogate_or_infinity(
     tmp_path_factory, obj: dict, ascii_only: bool

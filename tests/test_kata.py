@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,9 @@ from course import kata
 from course.lib import kata_drafts, kata_labels
 from course.errors import CourseError
 from course.instrument.spec_v1 import score as strict_score
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
 
 EXAMPLES = kata_labels.load_examples()
 KEY = kata_labels.load_key()
@@ -87,7 +91,7 @@ def test_the_draft_scorer_is_used_for_honest_verdicts_too_so_its_name_is_no_give
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.one_of(st.text(max_size=40), st.none(), st.integers()), st.integers(-999, 999))
+@given(st.one_of(ht.text(max_size=40), st.none(), st.integers()), st.integers(-999, 999))
 def test_draft_scorer_is_total_and_deterministic(completion, expected):
     first = kata_drafts.draft_score({"expected_answer": expected}, completion)
     assert first == kata_drafts.draft_score({"expected_answer": expected}, completion)

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,9 @@ from hypothesis import strategies as st
 from course import kata
 from course.lib import kata_drafts, kata_labels
 from course.instrument.spec_v1 import score as strict_score
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
 
 EXAMPLES = kata_labels.load_examples(kata_labels.HARD_EXAMPLES_PATH)
 KEY = kata_labels.load_key(kata_labels.HARD_KEY_PATH)
@@ -132,7 +136,7 @@ def test_draft_v1_wraps_answers_just_above_int64_max_to_negative_numbers(n):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.one_of(st.text(max_size=40), st.none(), st.integers()), st.integers(-(2**70), 2**70))
+@given(st.one_of(ht.text(max_size=40), st.none(), st.integers()), st.integers(-(2**70), 2**70))
 def test_draft_v1_is_total_and_deterministic(completion, expected):
     first = kata_drafts.draft_v1_score({"expected_answer": expected}, completion)
     assert first == kata_drafts.draft_v1_score({"expected_answer": expected}, completion)

@@ -19,6 +19,9 @@ from hypothesis import strategies as st
 from course.instrument import spec_v1 as score_module
 from course.instrument.spec_v1 import ASCII_WHITESPACE, ERROR_CODES, MAX_DIGITS, SCORER_VERSION, score
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
+
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRED = ("scorer_version", "error_code", "parsed", "extracted", "expected", "reason")
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -34,8 +37,8 @@ near_miss_text = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)
 texts = st.one_of(any_text, near_miss_text, near_miss_text.map(lambda t: "Final: " + t))
 
 json_like = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    st.none() | st.booleans() | st.integers() | st.floats() | ht.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(ht.text(max_size=5), inner, max_size=4),
     max_leaves=10,
 )
 non_text = st.one_of(json_like.filter(lambda v: not isinstance(v, str)), st.binary(max_size=20),

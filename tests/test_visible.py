@@ -6,9 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import json
+import sys
 import unicodedata
+from pathlib import Path
 
 from course.lib.visible import dumps_safe, legend, visible
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
 
 
 def test_plain_ascii_is_shown_unchanged() -> None:
@@ -55,13 +60,13 @@ def test_legend_names_each_escaped_character_once_in_order_of_appearance() -> No
     assert legend("\u2212\u00a0\u2212 ok\n") == ["⟨U+2212⟩ MINUS SIGN", "⟨U+00A0⟩ NO-BREAK SPACE"]
 
 
-@given(st.text())
+@given(ht.text())
 def test_visible_output_is_printable_ascii_apart_from_the_escape_brackets(text: str) -> None:
     shown = visible(text).replace("⟨", "").replace("⟩", "")
     assert all(" " <= ch <= "~" for ch in shown)
 
 
-@given(st.text())
+@given(ht.text())
 def test_visible_is_injective_so_different_texts_never_look_the_same(text: str) -> None:
     # Decode the notation back and get the original text: no information is lost.
     import re
@@ -80,8 +85,8 @@ def test_legend_names_a_lone_surrogate_as_not_a_character() -> None:
 _TERMINAL_UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+@given(st.recursive(st.none() | st.booleans() | st.integers() | ht.text(),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ht.text(), inner, max_size=3),
                     max_leaves=6))
 def test_dumps_safe_decodes_to_the_same_value_and_holds_no_unsafe_character(value) -> None:
     text = dumps_safe(value, indent=2)

@@ -32,6 +32,9 @@ from course.lib import locked_room
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import sha256_file
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
+
 # Characters a terminal acts on or cannot encode. A newline is the one control a report may hold.
 UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
@@ -177,11 +180,11 @@ def test_gate_names_a_summary_count_that_is_not_an_integer(runs, tmp_path, capsy
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.recursive(st.none() | st.integers(-3, 3) | st.floats(-3, 3) | st.text(max_size=3),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+@given(st.recursive(st.none() | st.integers(-3, 3) | st.floats(-3, 3) | ht.text(max_size=3),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ht.text(max_size=2), inner, max_size=3),
                     max_leaves=8),
-       st.recursive(st.none() | st.integers(-3, 3) | st.floats(-3, 3) | st.text(max_size=3),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+       st.recursive(st.none() | st.integers(-3, 3) | st.floats(-3, 3) | ht.text(max_size=3),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ht.text(max_size=2), inner, max_size=3),
                     max_leaves=8))
 def test_same_value_agrees_with_python_equality_on_json_values_without_bools(a, b):
     assert locked_room.same_value(a, b) == (a == b)
