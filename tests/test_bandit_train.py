@@ -29,10 +29,10 @@ def _final_probs(run: Path) -> list[float]:
     return _manifest(run)["result"]["final_probs"]
 
 
-def test_help_shows_the_instructor_demo_commands() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "course.bandit_train", "--help"], capture_output=True, text=True, check=True
-    ).stdout
+def test_help_shows_the_instructor_demo_commands(run_in_process, tmp_path: Path) -> None:
+    proc = run_in_process("course.bandit_train", ["--help"], cwd=tmp_path)
+    out = proc.stdout
+    assert proc.returncode == 0
     assert "--lr -0.5 --baseline --slow" in out and "--ablation" in out
 
 

@@ -10,8 +10,6 @@ machine's environment dump). The GSM8K samples are written in the release format
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -162,6 +160,6 @@ def test_lm_eval_without_results_or_policy_does_not_guess_the_model(tmp_path, ca
     assert "does not name the model" in capsys.readouterr().err
 
 
-def test_import_completions_help_ends_with_an_example():
-    r = subprocess.run([sys.executable, "-m", "course.import_completions", "--help"], capture_output=True, text=True, cwd=REPO)
+def test_import_completions_help_ends_with_an_example(run_in_process):
+    r = run_in_process("course.import_completions", ["--help"], cwd=REPO)
     assert r.returncode == 0 and "example:" in r.stdout

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -112,8 +111,8 @@ def _labels_file(tmp_path, labels: dict) -> str:
     return str(path)
 
 
-def test_kata_help_shows_a_worked_example():
-    out = subprocess.run([sys.executable, "-m", "course.kata", "--help"], capture_output=True, text=True)
+def test_kata_help_shows_a_worked_example(run_in_process, tmp_path):
+    out = run_in_process("course.kata", ["--help"], cwd=tmp_path)
     assert out.returncode == 0 and "--check my_labels.json" in out.stdout
 
 
@@ -177,9 +176,9 @@ def test_reveal_prints_every_key_entry_in_pack_order(capsys):
     assert all(KEY[i].justification in out and KEY[i].fix in out for i in IDS)
 
 
-def test_help_says_reveal_is_for_teachers():
-    out = subprocess.run([sys.executable, "-m", "course.kata", "--help"], capture_output=True, text=True)
-    assert "--reveal" in out.stdout and "(for teachers)" in out.stdout
+def test_help_says_reveal_is_for_teachers(run_in_process, tmp_path):
+    out = run_in_process("course.kata", ["--help"], cwd=tmp_path)
+    assert out.returncode == 0 and "--reveal" in out.stdout and "(for teachers)" in out.stdout
 
 
 def test_reveal_with_template_is_a_usage_error(capsys):

@@ -211,6 +211,6 @@ def test_rescore_leaves_the_hard_pack_byte_identical(tmp_path, capsys):
     assert "nothing written" in capsys.readouterr().out
 
 
-def test_kata_help_mentions_the_hard_pack():
-    out = subprocess.run([sys.executable, "-m", "course.kata", "--help"], capture_output=True, text=True, timeout=60)
+def test_kata_help_mentions_the_hard_pack(run_in_process, tmp_path):
+    out = run_in_process("course.kata", ["--help"], cwd=tmp_path)
     assert out.returncode == 0 and "--pack hard" in out.stdout

@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,10 +16,10 @@ from course.lib.bandit import DEFAULT_ACTIONS
 REWARDS = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]  # the strict scorer's verdicts on DEFAULT_ACTIONS
 
 
-def test_help_shows_a_worked_example() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "course.kl_tradeoff_demo", "--help"], capture_output=True, text=True, check=True
-    ).stdout
+def test_help_shows_a_worked_example(run_in_process, tmp_path: Path) -> None:
+    proc = run_in_process("course.kl_tradeoff_demo", ["--help"], cwd=tmp_path)
+    out = proc.stdout
+    assert proc.returncode == 0
     assert "--betas 0.01 0.1 1 10" in out
 
 

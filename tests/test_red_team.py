@@ -77,8 +77,8 @@ def test_cli_output_is_identical_across_runs():
     assert first.returncode == 0 and first.stdout == second.stdout
 
 
-def test_cli_help_shows_a_worked_example():
-    out = subprocess.run([sys.executable, "-m", "course.red_team", "--help"], capture_output=True, text=True)
+def test_cli_help_shows_a_worked_example(run_in_process, tmp_path):
+    out = run_in_process("course.red_team", ["--help"], cwd=tmp_path)
     assert out.returncode == 0 and "example:" in out.stdout and "--rubric last_number" in out.stdout
 
 

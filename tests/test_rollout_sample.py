@@ -2,7 +2,8 @@
 
 Every test starts ``tests/fake_openai_server.py`` on 127.0.0.1 (an ephemeral port):
 nothing here reaches the internet. Most tests call ``main(argv)`` in-process (fast);
-the key-leak and ``--help`` tests run the real command in a subprocess.
+the key-leak test runs the real command in a subprocess (the SDK reads ``OPENAI_LOG`` when
+it is imported, and its debug log must not show the key either).
 """
 
 from __future__ import annotations
@@ -372,9 +373,8 @@ def test_without_the_openai_package_the_error_says_how_to_install_it(lab, monkey
     assert not Path("out.jsonl").exists()
 
 
-def test_help_shows_a_worked_example():
-    proc = subprocess.run([sys.executable, "-m", "course.rollout_sample", "--help"],
-                          capture_output=True, text=True, timeout=60)
+def test_help_shows_a_worked_example(run_in_process, tmp_path):
+    proc = run_in_process("course.rollout_sample", ["--help"], cwd=tmp_path)
     assert proc.returncode == 0
     assert "example:" in proc.stdout and "--api-key-env NONE" in proc.stdout
     assert "python -m course.rollout_sample --dataset" in proc.stdout

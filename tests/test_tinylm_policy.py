@@ -249,8 +249,8 @@ def test_a_truncated_checkpoint_is_a_one_line_error_not_a_traceback(tiny, capsys
 
 # --- command lines ------------------------------------------------------------------------------
 @pytest.mark.parametrize("module", ["sample", "rl", "sweep", "shift", "sft", "sft_data"])
-def test_every_tinylm_cli_prints_help_with_a_worked_example(module):
-    proc = subprocess.run([sys.executable, "-m", f"course.tinylm.{module}", "--help"], capture_output=True, text=True, timeout=60)
+def test_every_tinylm_cli_prints_help_with_a_worked_example(module, run_in_process, tmp_path):
+    proc = run_in_process(f"course.tinylm.{module}", ["--help"], cwd=tmp_path)
     assert proc.returncode == 0
     assert "example:" in proc.stdout and f"course.tinylm.{module}" in proc.stdout
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,10 +24,10 @@ def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict]:
     return json.loads(capsys.readouterr().out)["inputs"]
 
 
-def test_help_shows_a_worked_example() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "course.token_inspect", "--help"], capture_output=True, text=True, check=True
-    ).stdout
+def test_help_shows_a_worked_example(run_in_process, tmp_path: Path) -> None:
+    proc = run_in_process("course.token_inspect", ["--help"], cwd=tmp_path)
+    out = proc.stdout
+    assert proc.returncode == 0
     assert "python -m course.token_inspect" in out and "--escapes" in out
 
 

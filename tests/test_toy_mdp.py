@@ -6,8 +6,6 @@ import json
 import math
 import random
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,10 +21,10 @@ def _log(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "toy_mdp_log.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-def test_help_shows_a_worked_example() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "course.toy_mdp", "--help"], capture_output=True, text=True, check=True
-    ).stdout
+def test_help_shows_a_worked_example(run_in_process, tmp_path: Path) -> None:
+    proc = run_in_process("course.toy_mdp", ["--help"], cwd=tmp_path)
+    out = proc.stdout
+    assert proc.returncode == 0
     assert "python -m course.toy_mdp --steps" in out and "--rewards" in out
 
 
