@@ -6,7 +6,6 @@ tokenizer is built from the course's character vocabulary.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
