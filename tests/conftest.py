@@ -15,6 +15,8 @@
    ~1.5 s per pytest-xdist worker here, and the session waits for its workers to exit. At the very
    end (``pytest_unconfigure``) the survivors are frozen (``gc.freeze``), so that walk skips them.
    Nothing a test can observe is collected later: every test has run and reported by then.
+6. ``tests/`` is on ``sys.path``, so a test file imports the suite's helper modules by name:
+   ``fake_openai_server``, ``headless_chromium``, ``hypothesis_text``, ``report_runs``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # item 6
 
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # for the subprocesses the tests start
 sys.dont_write_bytecode = False  # for this process: pytest caches its rewritten test modules

@@ -31,9 +31,8 @@ def _final_probs(run: Path) -> list[float]:
 
 def test_help_shows_the_instructor_demo_commands(run_in_process, tmp_path: Path) -> None:
     proc = run_in_process("course.bandit_train", ["--help"], cwd=tmp_path)
-    out = proc.stdout
     assert proc.returncode == 0
-    assert "--lr -0.5 --baseline --slow" in out and "--ablation" in out
+    assert "--lr -0.5 --baseline --slow" in proc.stdout and "--ablation" in proc.stdout
 
 
 def test_slow_demo_writes_log_story_and_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,7 @@ from course.errors import CourseError
 from course.lib.jsonl import JsonlWriter, dumps_line, iter_objects, read_json
 from course.lib.formats import iter_completions, iter_results, iter_samples, read_dataset
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 SAMPLING = {"max_tokens": 32, "seed": 3, "temperature": 0.8, "top_p": 0.95}
 

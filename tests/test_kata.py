@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -16,8 +14,7 @@ from course.lib import kata_drafts, kata_labels
 from course.errors import CourseError
 from course.instrument.spec_v1 import score as strict_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 EXAMPLES = kata_labels.load_examples()
 KEY = kata_labels.load_key()

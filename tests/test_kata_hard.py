@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -16,8 +15,7 @@ from course import kata
 from course.lib import kata_drafts, kata_labels
 from course.instrument.spec_v1 import score as strict_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 EXAMPLES = kata_labels.load_examples(kata_labels.HARD_EXAMPLES_PATH)
 KEY = kata_labels.load_key(kata_labels.HARD_KEY_PATH)

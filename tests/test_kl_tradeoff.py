@@ -18,9 +18,8 @@ REWARDS = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]  # the strict scorer's verdicts on DEFA
 
 def test_help_shows_a_worked_example(run_in_process, tmp_path: Path) -> None:
     proc = run_in_process("course.kl_tradeoff_demo", ["--help"], cwd=tmp_path)
-    out = proc.stdout
     assert proc.returncode == 0
-    assert "--betas 0.01 0.1 1 10" in out
+    assert "--betas 0.01 0.1 1 10" in proc.stdout
 
 
 def test_reference_policy_is_a_distribution_over_the_bandit_actions() -> None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import operator
 import random
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -27,8 +25,7 @@ from course.lib.problems import (
     make_problem,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 SYMBOLS = {"+": operator.add, "-": operator.sub, "*": operator.mul}

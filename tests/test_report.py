@@ -12,7 +12,6 @@ import base64
 import hashlib
 import json
 import re
-import sys
 from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
@@ -26,8 +25,7 @@ from course.inspect_run import render_example
 from course.lib.formats import iter_results
 from course.lib import report_html
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report_runs import BIG, build_runs  # noqa: E402
+from report_runs import BIG, build_runs
 
 VOID = {"meta", "br", "input", "img", "link", "hr", "area", "base", "col", "embed", "source", "track", "wbr"}
 

@@ -14,7 +14,6 @@ installs it); without it these tests are skipped, saying so.
 from __future__ import annotations
 
 import re
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,9 +21,8 @@ import pytest
 
 import course.report as report
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from headless_chromium import CHROMIUM, Browser, Page  # noqa: E402
-from report_runs import build_runs  # noqa: E402
+from headless_chromium import CHROMIUM, Browser, Page
+from report_runs import build_runs
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium); browser checks skipped")
 CONSOLE = re.compile(r":CONSOLE(?:\(\d+\))?[:\]]|Uncaught|Refused to")

@@ -24,13 +24,10 @@ from course.lib.dotenv import parse_dotenv
 from course.errors import CourseError
 from course.lib.formats import iter_completions, iter_samples
 
+import fake_openai_server as fake  # tests/fake_openai_server.py: stdlib only, no openai
+
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the sampler's end-to-end tests need the openai extra")
-
-_spec = importlib.util.spec_from_file_location("fake_openai_server", Path(__file__).with_name("fake_openai_server.py"))
-fake = importlib.util.module_from_spec(_spec)
-assert _spec.loader is not None
-_spec.loader.exec_module(fake)
 
 KEY = "gsk_TEST-KEY-must-never-be-written-7f3a"
 PROMPTS = [

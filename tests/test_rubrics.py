@@ -19,8 +19,7 @@ from course.instrument.rubrics import HACKABLE, RUBRICS, Rubric, get_rubric, sco
 from course.instrument.spec_v1 import ERROR_CODES
 from course.instrument.spec_v1 import score as strict_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 EX = {"expected_answer": 323}
 CONTRACT_FIELDS = ("scorer_version", "error_code", "parsed", "extracted", "expected", "reason")

@@ -26,9 +26,8 @@ def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict]:
 
 def test_help_shows_a_worked_example(run_in_process, tmp_path: Path) -> None:
     proc = run_in_process("course.token_inspect", ["--help"], cwd=tmp_path)
-    out = proc.stdout
     assert proc.returncode == 0
-    assert "python -m course.token_inspect" in out and "--escapes" in out
+    assert "python -m course.token_inspect" in proc.stdout and "--escapes" in proc.stdout
 
 
 def test_default_inputs_carry_the_scorer_verdicts(capsys: pytest.CaptureFixture[str]) -> None:

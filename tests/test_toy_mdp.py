@@ -23,9 +23,8 @@ def _log(run: Path) -> list[dict]:
 
 def test_help_shows_a_worked_example(run_in_process, tmp_path: Path) -> None:
     proc = run_in_process("course.toy_mdp", ["--help"], cwd=tmp_path)
-    out = proc.stdout
     assert proc.returncode == 0
-    assert "python -m course.toy_mdp --steps" in out and "--rewards" in out
+    assert "python -m course.toy_mdp --steps" in proc.stdout and "--rewards" in proc.stdout
 
 
 def test_smoke_run_writes_log_story_and_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,14 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import json
-import sys
 import unicodedata
-from pathlib import Path
 
 from course.lib.visible import dumps_safe, legend, visible
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 
 def test_plain_ascii_is_shown_unchanged() -> None:

@@ -32,8 +32,7 @@ from course.lib import locked_room
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import sha256_file
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import hypothesis_text as ht  # noqa: E402  (st.text() without hypothesis's slow first-run codec table)
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 # Characters a terminal acts on or cannot encode. A newline is the one control a report may hold.
 UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}

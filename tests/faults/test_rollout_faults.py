@@ -30,14 +30,10 @@ import pytest
 from course import rollout_sample as rs
 from course.lib import chat_sampling
 
+import fake_openai_server as fake  # tests/fake_openai_server.py: stdlib only, no openai
+
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the sampler's tests need the openai extra")
-
-_spec = importlib.util.spec_from_file_location(
-    "fake_openai_server", Path(__file__).resolve().parents[1] / "fake_openai_server.py")
-fake = importlib.util.module_from_spec(_spec)
-assert _spec.loader is not None
-_spec.loader.exec_module(fake)
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "gsk_FAULT-SUITE-KEY-9q8w7e"
