@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from course.errors import CourseError
+from course.errors import CourseError, foreign_reader
 from course.lib.formats import read_dataset
 from course.lib.jsonl import dumps_line, iter_objects, read_json
 
@@ -194,10 +194,8 @@ def read_inspect(path: str, policy: str | None) -> Imported:
     except ImportError:
         raise CourseError("--format inspect needs the inspect extra: pip install -e '.[inspect]'") from None
     log_path = _inspect_log_path(path)
-    try:
+    with foreign_reader(log_path, "inspect eval log"):  # inspect raises several types for a file that is not a log
         log = read_eval_log(str(log_path))
-    except Exception as exc:  # inspect raises several types for a file that is not a log
-        raise CourseError(f"{log_path}: not a readable inspect eval log ({type(exc).__name__}: {exc})") from None
     if log.status != "success":
         raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({log.error.message if log.error else 'no error message'})")
     if not log.samples:
