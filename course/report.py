@@ -34,6 +34,7 @@ from course.lib import locked_room
 from course.cli import EXIT_OK, make_parser, rate_difference, run
 from course.errors import CourseError
 from course.lib import report_html
+from course.lib.visible import visible
 
 EXAMPLE = """\
   python -m course.report runs/demo_eval_clean
@@ -89,7 +90,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     out = Path(args.out) if args.out else report_html.default_output(args.runs)
     page = build(args.runs, args.min_delta, args.require_significance)
     written = report_html.write_report(out, page, force=args.force)
-    print(f"Wrote {written} ({len(page.encode('utf-8')):,} bytes); open it in a browser.")
+    print(f"Wrote {visible(str(written))} ({len(page.encode('utf-8')):,} bytes); open it in a browser.")
     return EXIT_OK
 
 

@@ -74,6 +74,7 @@ except ImportError as exc:  # ImportError still (so importers can tell "extra mi
 from course.lib.manifest import PROJECT_ROOT, sha256_file
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
+from course.lib.visible import visible
 
 TASK_NAME = "course_math"
 
@@ -184,7 +185,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         raise CourseError(f"inspect eval ended with status {log.status}: {log.error.message if log.error else ''}")
     acc = log.results.scores[0].metrics["accuracy"].value if log.results else float("nan")
-    print(f"inspect log: {log.location}")
+    print(f"inspect log: {visible(str(log.location))}")
     print(f"course_strict accuracy: {acc:.3f} over {log.eval.dataset.samples if args.limit is None else args.limit} samples")
     return 0
 

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from course.errors import CourseError, foreign_reader
 from course.instrument.spec_v1 import MAX_DIGITS
 from course.lib.jsonl import dumps_line, iter_objects
+from course.lib.visible import visible
 
 INSTRUCTION = "Output exactly one line: Final: <int>"
 GSM8K_MARK = "####"
@@ -223,7 +224,7 @@ def import_report(source: Path, fmt: str, out: Path, result: Imported, fingerpri
 
 def skipped_notes(skipped: Sequence[Skipped], shown: int = 10) -> list[str]:
     """Progress lines naming the first ``shown`` skipped items (and how many more)."""
-    notes = [f"skipped (answer not an integer): {s.where}: {s.answer!r}" for s in skipped[:shown]]
+    notes = [f"skipped (answer not an integer): {visible(s.where)}: {visible(repr(s.answer))}" for s in skipped[:shown]]
     if len(skipped) > shown:
         notes.append(f"... and {len(skipped) - shown} more skipped")
     return notes
@@ -232,7 +233,7 @@ def skipped_notes(skipped: Sequence[Skipped], shown: int = 10) -> list[str]:
 def import_summary(result: Imported, source: Path, out: Path, fingerprint: str) -> str:
     """The three lines the tool prints after writing the dataset."""
     return "\n".join([
-        f"imported {len(result.items)} items from {source} -> {out}",
+        f"imported {len(result.items)} items from {visible(str(source))} -> {visible(str(out))}",
         f"skipped (answer not an integer): {len(result.skipped)}",
         f"dataset_fingerprint: {fingerprint}",
     ])

@@ -49,7 +49,7 @@ from course.lib.jsonl import (
     read_json,
 )
 from course.lib.shapes import (
-    ANY, BOOL, COUNT, NUMBER, PROBABILITY, TEXT, Shape, array as array_of, check, mapping, nullable, number_in, obj,
+    BOOL, COUNT, NUMBER, PROBABILITY, TEXT, Shape, array as array_of, check, mapping, nullable, number_in, obj,
 )
 
 _MISSING: Any = object()

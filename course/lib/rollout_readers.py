@@ -21,6 +21,7 @@ from typing import Any, Iterable
 from course.errors import CourseError, foreign_reader
 from course.lib.formats import read_dataset
 from course.lib.jsonl import dumps_line, iter_objects, read_json
+from course.lib.visible import dumps_safe, visible
 
 
 @dataclass(frozen=True)
@@ -265,9 +266,9 @@ def import_completions(fmt: str, source: str, *, policy: str | None, sampling: s
 def import_summary(n_rows: int, out: Path, imported: Imported) -> str:
     """The three lines ``python -m course.import_completions`` prints after writing."""
     return "\n".join([
-        f"imported {n_rows} completions -> {out}",
-        f"policy: {imported.policy}",
-        f"sampling: {json.dumps(imported.sampling, sort_keys=True, ensure_ascii=False)}",
+        f"imported {n_rows} completions -> {visible(str(out))}",
+        f"policy: {visible(imported.policy)}",
+        f"sampling: {dumps_safe(imported.sampling, sort_keys=True)}",
     ])
 
 
