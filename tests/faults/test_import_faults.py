@@ -83,14 +83,20 @@ def test_a_parquet_file_pyarrow_cannot_read_is_one_line_naming_it(tmp_path, caps
 
 
 @needs_datasets
-def test_a_saved_dataset_with_a_damaged_arrow_file_is_one_line_naming_it(tmp_path, capsys):
+@pytest.mark.parametrize("damage", ["arrow_truncated", "state_not_an_object", "features_not_an_object"])
+def test_a_damaged_saved_dataset_is_one_line_naming_it(tmp_path, capsys, damage):
     import datasets as hf
 
     saved = tmp_path / "saved"
-    hf.Dataset.from_dict({"question": ["What is 2+2?"], "answer": ["4"]}).save_to_disk(str(saved))
-    for arrow in saved.glob("*.arrow"):
-        arrow.write_bytes(b"\x00garbage" * 8)
+    hf.Dataset.from_dict({"question": ["What is 2+2?"] * 50, "answer": ["4"] * 50}).save_to_disk(str(saved))
     capsys.readouterr()  # datasets' own progress bar
+    arrow = next(saved.glob("*.arrow"))
+    if damage == "arrow_truncated":  # the schema reads; the rows do not (an error that named no path)
+        arrow.write_bytes(arrow.read_bytes()[: arrow.stat().st_size // 2])
+    elif damage == "state_not_an_object":  # a TypeError inside datasets
+        (saved / "state.json").write_text("[]", encoding="utf-8")
+    else:
+        (saved / "dataset_info.json").write_text('{"features": 3}', encoding="utf-8")
     code, _, err = _import(capsys, "--format", "hf", str(saved), "--out", str(tmp_path / "o.jsonl"))
     assert_one_line(code, err, str(saved))
 

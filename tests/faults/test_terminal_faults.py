@@ -197,23 +197,12 @@ def test_rollout_sample_prints_paths_settings_and_the_next_command_so_that_it_pa
 # Tools that print a verdict as JSON: the completion is data
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("module, extra", [("course.score", ["--expected", "3"]), ("course.rubrics", ["--rubric", "lenient_int", "--expected", "3"])])
-def test_a_verdict_quoting_a_hostile_completion_prints_escaped_json(capsys, module, extra):
-    completion = "Final: 3\u202e\x1b[2J\x85\u2028"
+@pytest.mark.parametrize("completion", ["Fina\u202el: 3", "Final:\x1b[2J 3", "Final: 3\x7f\x85"])
+def test_a_verdict_quoting_a_hostile_completion_prints_escaped_json(capsys, module, extra, completion):
     code, text = run_tool(capsys, module, *extra, completion)
     assert code in (0, 1), text
     assert unsafe_characters(text) == []
-
-
-def test_red_team_and_golden_print_a_hostile_exploit_file_escaped(tmp_path, capsys):
-    exploits = tmp_path / "exploits.jsonl"
-    exploits.write_text(dumps_line({"id": "x\x1b[31m\u202e", "prompt": "p", "expected_answer": 3,
-                                    "completion": "Final: 3\x1b[2J\u202e\u2028", "expected_error_code": "ok",
-                                    "note": "n\x1b[31m"}) + "\n", encoding="utf-8")
-    for module, argv in (("course.red_team", ["--rubric", "last_number", "--no-golden", "--exploits", str(exploits)]),
-                         ("course.golden", ["--exploits", str(exploits), "--verbose"])):
-        code, text = run_tool(capsys, module, *argv)
-        assert code in (0, 1, 2), text
-        assert unsafe_characters(text) == [], (module, text)
+    assert "found" not in text or "\\u" in text  # the verdict quotes the completion, escaped
 
 
 def test_kata_rescore_prints_the_pack_path_escaped(tmp_path, capsys):
