@@ -102,6 +102,42 @@ def test_a_damaged_saved_dataset_is_one_line_naming_it(tmp_path, capsys, damage)
 
 
 # ---------------------------------------------------------------------------
+# torch.load: a checkpoint is the file's word about the network
+# ---------------------------------------------------------------------------
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lm extra (torch)")
+@pytest.mark.parametrize("damage", ["config_text", "config_floats", "config_short", "no_heads", "ten_million_channels", "a_weight_missing"])
+def test_a_checkpoint_whose_config_does_not_describe_its_weights_is_one_line(tmp_path, capsys, damage):
+    import torch
+
+    from course.tinylm import PI0_PATH, sample
+
+    state = torch.load(PI0_PATH, map_location="cpu", weights_only=True)
+    config = state["_config"].clone()
+    if damage == "config_text":
+        state["_config"] = "abc"  # AttributeError before
+    elif damage == "config_floats":
+        state["_config"] = torch.full((5,), float("nan"))  # ValueError before
+    elif damage == "config_short":
+        state["_config"] = config[:2]  # KeyError before
+    elif damage == "no_heads":
+        config[3] = 0
+        state["_config"] = config
+    elif damage == "ten_million_channels":  # the allocator's RuntimeError (10**15 bytes) before
+        config[4] = 10**7
+        state["_config"] = config
+    else:
+        del state["wte.weight"]
+    bad = tmp_path / "bad.pt"
+    torch.save(state, bad)
+    data = tmp_path / "data.jsonl"
+    data.write_text((ROOT / "data/datasets/math_dev.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    code = sample.main(["--dataset", str(data), "--checkpoint", str(bad), "--out", str(out)])
+    assert_one_line(code, capsys.readouterr().err, str(bad))
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------------
 # int(): answers longer than reward spec v1 accepts
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("digits", [MAX_DIGITS + 1, 5000, 100_000])
