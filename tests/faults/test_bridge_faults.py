@@ -147,3 +147,34 @@ def test_inspect_a_target_that_is_not_an_integer_is_the_samples_error_not_a_zero
     log = inspect_eval([("Capital of France?", "Paris", "Final: 1")])
     assert log.status == "error"
     assert "Paris" in log.error.message and "is not an integer" in log.error.message
+
+
+# ---------------------------------------------------------------------------
+# lm-eval logs in (course.import_completions): no credential copied into the policy name
+# ---------------------------------------------------------------------------
+HF_TOKEN = "hf_TopSecretToken0123456789"
+API_KEY = "sk-proj-TopSecretKey0123456789"
+
+
+@pytest.mark.parametrize("form", ["string", "dict"])
+def test_lm_eval_model_args_credentials_are_not_copied_into_the_policy(tmp_path, capsys, form):
+    import json
+    from pathlib import Path
+
+    from course.import_completions import main
+
+    bridges = Path(__file__).resolve().parents[1] / "data" / "bridges"
+    results = json.loads((bridges / "lmeval_results_course_math.json").read_text(encoding="utf-8"))
+    args = {"pretrained": "org/model", "token": HF_TOKEN, "api_key": API_KEY, "add_bos_token": "True",
+            "base_url": "http://me:pa55word@127.0.0.1:8000/v1"}
+    results["config"]["model_args"] = args if form == "dict" else ",".join(f"{k}={v}" for k, v in args.items())
+    (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    out = tmp_path / "r.jsonl"
+    assert main(["--format", "lm-eval", str(bridges / "lmeval_samples_course_math.jsonl"),
+                 "--results", str(tmp_path / "results.json"), "--out", str(out)]) == 0
+    written = out.read_text(encoding="utf-8") + capsys.readouterr().out
+    for secret in (HF_TOKEN, API_KEY, "pa55word"):
+        assert secret not in written
+    policy = json.loads(written.splitlines()[0])["policy"]
+    assert "pretrained=org/model" in policy and "add_bos_token=True" in policy
+    assert "base_url=http://127.0.0.1:8000/v1" in policy
