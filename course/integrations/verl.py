@@ -14,6 +14,10 @@ reward settings live under ``reward``)::
 and ``custom_reward_function.name=compute_score`` at the top level). verl loads the file by
 path under the module name ``custom_module``, so ``course`` must be importable in verl's
 environment (``pip install -e .`` of this repository).
+One manager takes numbers only: verl's PRIME reward manager (``reward_model.reward_manager=prime``)
+reads a result as ``float(result)`` or ``float(result[0])``, and a dict makes it zero the whole
+batch with one printed line. With it, name ``compute_reward`` instead (the same reward as a
+float; the error codes are then not logged).
 ``verl_rows`` turns a course dataset into rows of verl's RL parquet schema (``data_source``,
 ``prompt`` as chat messages, ``ability``, ``reward_model.ground_truth``, ``extra_info``).
 
@@ -79,6 +83,16 @@ def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_
         "scorer_version": details["scorer_version"],
         "reason": details["reason"],
     }
+
+
+def compute_reward(data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None,
+                   **unused: Any) -> float:
+    """``compute_score``'s reward alone, for reward managers that take a number (verl's PRIME manager).
+
+    >>> compute_reward(DATA_SOURCE, "Final: 323", "323")
+    1.0
+    """
+    return compute_score(data_source, solution_str, ground_truth, extra_info)["score"]
 
 
 def verl_rows(path: str, split: str = "train") -> list[dict[str, Any]]:

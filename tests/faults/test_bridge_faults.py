@@ -96,6 +96,23 @@ def test_verl_extra_keyword_arguments_of_newer_reward_loops_are_accepted():
     assert result["score"] == 1.0 and result["error_code"] == "ok"
 
 
+def _prime_manager_score(result) -> float:
+    """How verl's PRIME reward manager reads one compute_score result (workers/reward_manager/prime.py);
+    anything else raises there and the whole batch is set to 0.0."""
+    if isinstance(result, int | float | bool):
+        return float(result)
+    return float(result[0])
+
+
+def test_verl_the_float_variant_gives_the_prime_manager_the_reward_its_dict_would_zero():
+    from course.integrations.verl import compute_reward
+
+    with pytest.raises(KeyError):
+        _prime_manager_score(compute_score("x", "Final: 3", "3"))  # why compute_score is not for that manager
+    assert _prime_manager_score(compute_reward("x", "Final: 3", "3")) == 1.0
+    assert _prime_manager_score(compute_reward("x", "Final: 3", "9" * 5000)) == 0.0
+
+
 # ---------------------------------------------------------------------------
 # inspect_ai: Target("323") as inspect users write it, with no course metadata
 # ---------------------------------------------------------------------------
