@@ -224,9 +224,8 @@ def _main(args_in: Sequence[str] | None) -> int:
     resume = plan_output(out, args.dataset, [ex.id for ex in all_examples], policy, sampling, args.n, force=args.force,
                          fingerprints=[fingerprints[ex.id] for ex in all_examples])
     exists, done, keep_bytes, start_over = resume.exists, set(resume.done_ids), resume.keep_bytes, resume.start_over
-    if resume.torn_bytes:
-        info(f"{out}: the last line ({resume.torn_bytes} bytes without a newline) was cut off by an "
-             f"interruption; it will be dropped and item {len(done) + 1} sampled again")
+    notes = [f"{out}: the last line ({resume.torn_bytes} bytes without a newline) was cut off by an "
+             f"interruption; it will be dropped and item {len(done) + 1} sampled again"] if resume.torn_bytes else []
     todo = [ex for ex in examples if ex.id not in done]
     already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
     if not todo:
@@ -240,14 +239,15 @@ def _main(args_in: Sequence[str] | None) -> int:
     endpoint = Endpoint(openai, api_key=key, base_url=args.base_url, timeout=args.timeout)
     plan = request_plan(args.n, args.seed, args.n_strategy)
     warning = short_key_warning(key, key_source)
-    if warning is not None:
-        info(warning)
-    info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
-         f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
+    notes += [warning] if warning is not None else []
 
     written = 0
     appender = LineAppender(out, start_over=start_over, keep_bytes=keep_bytes)
-    try:
+    try:  # from the first line of progress on: a closed pipe here is an interruption, never a success
+        for note in notes:
+            info(note)
+        info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
+             f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
         for k, ex in enumerate(todo, start=1):
             started = time.monotonic()
             base_request = {
