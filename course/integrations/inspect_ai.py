@@ -74,6 +74,7 @@ except ImportError as exc:  # ImportError still (so importers can tell "extra mi
 from course.lib.manifest import PROJECT_ROOT, sha256_file
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
+from course.integrations.expected import library_answer
 from course.lib.visible import visible
 
 TASK_NAME = "course_math"
@@ -91,13 +92,45 @@ def verdict_to_score(verdict: dict[str, Any]) -> Score:
     )
 
 
+def expected_answers(metadata: Any, target: Target) -> list[int]:
+    """The integer answer(s) a sample is scored against, read the way inspect users write them.
+
+    The course's own samples carry ``metadata["expected_answer"]`` (an int). Any other task gives
+    the answer as its ``Target``, which inspect always holds as strings (``Target("323")``;
+    ``Target(["323", "0323"])`` lists alternatives, any of which is correct, as inspect's own
+    ``match()`` reads them; ``Target.text`` would glue them into one number). Each is read by
+    ``course.integrations.expected``. A target that is not an integer raises ``ValueError``:
+    inspect records it as that sample's error (the eval stops, by default) instead of a
+    ``bad_example`` 0 for every sample, which would read as a model that never answers.
+
+    >>> expected_answers({}, Target("323")), expected_answers({"expected_answer": 7}, Target("7"))
+    ([323], [7])
+    """
+    if isinstance(metadata, dict) and "expected_answer" in metadata:
+        raw: list[Any] = [metadata["expected_answer"]]
+    else:
+        raw = list(target)
+    if not raw:
+        raise ValueError("course_strict: the sample has no target and no metadata expected_answer to score against")
+    answers: list[int] = []
+    for value in raw:
+        answer, problem = library_answer(value)
+        if problem is not None:
+            raise ValueError(f"course_strict: {problem}; the strict verifier scores integer answers "
+                             f"(Target(\"323\") or metadata expected_answer)")
+        if answer not in answers:
+            answers.append(answer)
+    return answers
+
+
 @scorer(metrics=[accuracy(), stderr()])
 def course_strict():  # type: ignore[no-untyped-def]
     """The strict ``Final: <int>`` verifier (reward spec v1) as an inspect scorer."""
 
     async def score_one(state: TaskState, target: Target) -> Score:
-        expected = state.metadata.get("expected_answer", target.text)
-        return verdict_to_score(score({"expected_answer": expected}, state.output.completion))
+        verdicts = [score({"expected_answer": a}, state.output.completion) for a in expected_answers(state.metadata, target)]
+        # several targets are alternatives: the first that the completion answers correctly, else the first
+        return verdict_to_score(next((v for v in verdicts if v["reward"] == 1.0), verdicts[0]))
 
     return score_one
 

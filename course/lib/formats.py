@@ -17,7 +17,8 @@ declaration (docs/formats.md has the same tables in prose):
 Per-file rules: ids are non-empty strings, unique within the file (``UniqueIds``:
 an 8-byte digest per id, 16 to 32 bytes per id in all, is the only memory that
 grows with the file); rollout and pack
-files carry one policy and one sampling on every line. Types are JSON's:
+files carry one policy and one sampling on every line, and at most one prompt template (an
+optional ``prompt_template``, ``{"name", "sha256"}``: the same on every line or on none). Types are JSON's:
 a boolean is never an integer (``expected_answer: true`` is refused), and the
 "same sampling" rule compares numbers by value (1 and 1.0 are the same
 temperature) but never a boolean with a number (``{"seed": 1}`` and
@@ -114,6 +115,9 @@ SAMPLE_INDEX = Field("sample_index", (int,), "an integer", wrong="must be an int
 REWARD = Field("reward", (int, float), "a number", wrong="must be a finite number")
 DETAILS = Field("details", (dict,), "an object", wrong="must be an object {...}")
 ERROR_CODE = _string("error_code", nonempty=True)
+# Optional on rollout and pack lines: how the item was put to the policy (course.llm.templates).
+# Absent = the dataset prompt as it is; present = {"name": "fewshot", "sha256": "<of the template's text>"}.
+PROMPT_TEMPLATE = "prompt_template"
 
 # The formats: which fields each line must hold (extra fields are allowed and ignored).
 DATASET_FIELDS = (ID, PROMPT, EXPECTED_ANSWER)
@@ -148,6 +152,7 @@ class Completion:
     policy: str
     sampling: dict[str, Any]
     line: int = field(default=0, compare=False, repr=False)
+    prompt_template: dict[str, Any] | None = None  # absent from the file: None (the dataset prompt as-is)
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,7 @@ class SampleSet:
     policy: str
     sampling: dict[str, Any]
     line: int = field(default=0, compare=False, repr=False)
+    prompt_template: dict[str, Any] | None = None  # absent from the file: None (the dataset prompt as-is)
 
     def sample_id(self, sample_index: int) -> str:
         """The stable id of one sample, e.g. ``dev-0001#3``."""
@@ -292,8 +298,19 @@ def _check_finite(value: Any, where: str, name: str) -> None:
             stack.extend(item)
 
 
+def _check_template(value: Any, where: str) -> None:
+    """A ``prompt_template`` value must be ``{"name": non-empty string, "sha256": string, ...}``."""
+    if type(value) is not dict or type(value.get("name")) is not str or not value["name"] \
+            or type(value.get("sha256")) is not str:
+        raise CourseError(
+            f"{where}: field '{PROMPT_TEMPLATE}' must be an object {{\"name\": ..., \"sha256\": ...}}, "
+            f"got {json_kind(value)}{_short(value)}"
+        )
+
+
 class OnePolicy:
-    """The per-file rule: every line carries the policy and sampling of line 1.
+    """The per-file rule: every line carries the policy and sampling of line 1, and its prompt
+    template (or, like line 1, none).
 
     Values compare as JSON values (``same_json``); the manifest records line 1's values.
     """
@@ -301,12 +318,16 @@ class OnePolicy:
     def __init__(self) -> None:
         self.policy: str | None = None
         self.sampling: dict[str, Any] | None = None
+        self.template: Any = _MISSING  # line 1's prompt_template (_MISSING: line 1 has none)
         # Keys of a flat line-1 sampling whose value Python's == could confuse with a
         # boolean (a bool, or a number equal to 0 or 1), with "was it a bool" for each.
         self._bool_risks: tuple[tuple[str, bool], ...] | None = None
 
     def check(self, obj: dict[str, Any], path: Any, lineno: int) -> None:
         policy, sampling = obj.get("policy"), obj.get("sampling")
+        template = obj.get(PROMPT_TEMPLATE, _MISSING)
+        if template is not self.template and self.policy is not None:  # `is`: the common case, no template
+            self._same_template(template, path, lineno)
         if policy == self.policy and self.policy is not None and type(sampling) is dict and sampling == self.sampling:
             risks = self._bool_risks
             if risks is not None:
@@ -320,7 +341,9 @@ class OnePolicy:
         sampling = SAMPLING.get(obj, where)
         if self.policy is None:
             _check_finite(sampling, where, "sampling")
-            self.policy, self.sampling = policy, sampling
+            if template is not _MISSING:
+                _check_template(template, where)
+            self.policy, self.sampling, self.template = policy, sampling, template
             flat = not any(type(v) in (dict, list) for v in sampling.values())
             risky = ((k, type(v) is bool) for k, v in sampling.items() if type(v) is not str and v in (0, 1))
             self._bool_risks = tuple(risky) if flat else None
@@ -336,6 +359,22 @@ class OnePolicy:
             f"{where}: sampling differs from line 1 ({dumps_line(sampling)} vs {dumps_line(self.sampling)}); "
             "one file holds rollouts sampled with one setting"
         )
+
+    def _same_template(self, template: Any, path: Any, lineno: int) -> None:
+        """A later line must repeat line 1's prompt template (or, like line 1, have none)."""
+        if template is not _MISSING and self.template is not _MISSING and same_json(template, self.template):
+            return
+        def named(value: Any) -> str:
+            return "none" if value is _MISSING else dumps_line(value)
+        raise CourseError(
+            f"{path}:{lineno}: {PROMPT_TEMPLATE} differs from line 1 ({named(template)} vs {named(self.template)}); "
+            "one file holds the rollouts of one prompt template"
+        )
+
+    @property
+    def prompt_template(self) -> dict[str, Any] | None:
+        """Line 1's prompt template (None: the file records none)."""
+        return None if self.template is _MISSING else self.template
 
 
 Check = Callable[[dict[str, Any], Any, int], None]
@@ -407,9 +446,10 @@ def iter_completion_objects(
 
 
 def iter_completions(path: str | os.PathLike[str]) -> Iterator[Completion]:
-    """Stream a frozen-rollouts file (``{"id", "completion", "policy", "sampling"}`` per line)."""
+    """Stream a frozen-rollouts file (``{"id", "completion", "policy", "sampling"}`` per line, optionally
+    ``"prompt_template"``)."""
     for lineno, obj in iter_completion_objects(path):
-        yield Completion(obj["id"], obj["completion"], obj["policy"], obj["sampling"], lineno)
+        yield Completion(obj["id"], obj["completion"], obj["policy"], obj["sampling"], lineno, obj.get(PROMPT_TEMPLATE))
 
 
 class NotAligned(Exception):
@@ -463,7 +503,8 @@ def iter_aligned(
 # Selection packs
 # ===========================================================================
 def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
-    """Stream a selection pack (``{"id", "samples": [{"sample_index", "completion"}, ...], "policy", "sampling"}``).
+    """Stream a selection pack (``{"id", "samples": [{"sample_index", "completion"}, ...], "policy", "sampling"}``,
+    optionally ``"prompt_template"``).
 
     Samples must be numbered 0..n-1 in stored order (n >= 1): the stable sample
     id ``f"{id}#{sample_index}"`` and "the first N samples" both rely on it.
@@ -489,7 +530,7 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
             samples.append(Sample(index, COMPLETION.get(item, at)))
         settings.check(obj, path, lineno)
         ids.add(ident, lineno)
-        yield SampleSet(ident, tuple(samples), obj["policy"], obj["sampling"], lineno)
+        yield SampleSet(ident, tuple(samples), obj["policy"], obj["sampling"], lineno, obj.get(PROMPT_TEMPLATE))
 
 
 # ===========================================================================

@@ -73,7 +73,7 @@ MAX_CHART_POINTS = 600  # longer logs are thinned evenly for drawing (the last p
 # The manifest keys shown in the header: course.gate's Locked Room (LOCKED_FIELDS; a test checks
 # they agree) plus what else fixes a measurement (the policy, the rubric, the selection picker).
 HEADER_KEYS: tuple[str, ...] = (
-    "dataset_fingerprint", "split", "scorer_version", "scorer_fingerprint", "sampling",
+    "dataset_fingerprint", "split", "scorer_version", "scorer_fingerprint", "sampling", "prompt_template",
     "selection.n", "selection.rule", "selection.picker_sha256", "rubric", "rubric_version", "policy",
 )
 SCORING_TOOLS = ("course.eval", "course.selection_demo")

@@ -34,7 +34,7 @@ from course.lib.evaluation import breakdown_lines, pass_rate_line, percent, rend
 from course.lib.formats import iter_samples, read_dataset
 from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
 from course.lib.inspection import inspect_failures_command
-from course.lib.manifest import environment, input_fingerprint, locked_room, shown_here
+from course.lib.manifest import environment, input_fingerprint, locked_room, shown_here, template_note
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 from course.lib.visible import command, visible
 
@@ -52,6 +52,7 @@ class Selected:
     results_sha256: str
     policy: str
     sampling: dict[str, Any]
+    prompt_template: dict[str, Any] | None = None  # the pack's, if it records one
 
 
 def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, picker: Picker) -> Selected:
@@ -70,6 +71,7 @@ def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, pi
     turn = 0  # the next dataset position to write
     policy: str | None = None
     sampling: dict[str, Any] = {}
+    template: dict[str, Any] | None = None
     with JsonlWriter(results_path) as out:
         for pack in iter_samples(samples):
             i = position.get(pack.id)
@@ -87,7 +89,7 @@ def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, pi
                     f"{'s' if len(pack.samples) != 1 else ''}; --n {n} needs at least {n} (the first {n} in stored order)"
                 )
             if policy is None:
-                policy, sampling = pack.policy, pack.sampling
+                policy, sampling, template = pack.policy, pack.sampling, pack.prompt_template
             early[i] = item_result(examples[i].as_dict(), pack, n, picker)
             while turn in early:  # write every result whose turn has come, in dataset order
                 result = early.pop(turn)
@@ -103,7 +105,7 @@ def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, pi
             )
         sha = out.sha256
     assert policy is not None  # an empty pack file is rejected by the reader
-    return Selected(tally, sha, policy, sampling)
+    return Selected(tally, sha, policy, sampling, template)
 
 
 # ===========================================================================
@@ -122,7 +124,7 @@ def build_manifest(
     """manifest.json: course.eval's Locked Room fields, the pack, and the selection instrument."""
     return {
         **environment(TOOL, argv),
-        **locked_room(dataset, split, selected.policy, selected.sampling),
+        **locked_room(dataset, split, selected.policy, selected.sampling, prompt_template=selected.prompt_template),
         "samples": samples,
         "samples_fingerprint": samples["sha256"],
         "n_items": selected.tally.chosen.n,
@@ -258,7 +260,8 @@ def render_markdown(summary: dict[str, Any], tally: SelectionTally, manifest: di
         f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
         f"Selection pack: `{manifest['samples']['path']}` (policy `{manifest['policy']}`, "
-        f"{manifest['samples_per_item']} samples per item, sampling `{dumps_line(manifest['sampling'])}`)",
+        f"{manifest['samples_per_item']} samples per item, sampling `{dumps_line(manifest['sampling'])}`"
+        f"{template_note(manifest)})",
         f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
         f"Selection: best of the first {n} samples by `{selection['picker']}` ({selection['rule']})",
         f"**This is selection, not learning**: {summary['note']}. The rows below describe the CHOSEN sample of each item.",
