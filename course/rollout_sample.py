@@ -143,7 +143,7 @@ from course.lib.chat_sampling import (
 )
 from course.lib.formats import read_dataset
 from course.lib.jsonl import dumps_line
-from course.lib.visible import visible
+from course.lib.visible import command, dumps_safe, terminal_line, visible
 
 
 # ---------------------------------------------------------------------------
@@ -224,12 +224,12 @@ def _main(args_in: Sequence[str] | None) -> int:
     resume = plan_output(out, args.dataset, [ex.id for ex in all_examples], policy, sampling, args.n, force=args.force,
                          fingerprints=[fingerprints[ex.id] for ex in all_examples])
     exists, done, keep_bytes, start_over = resume.exists, set(resume.done_ids), resume.keep_bytes, resume.start_over
-    notes = [f"{out}: the last line ({resume.torn_bytes} bytes without a newline) was cut off by an "
+    notes = [f"{visible(str(out))}: the last line ({resume.torn_bytes} bytes without a newline) was cut off by an "
              f"interruption; it will be dropped and item {len(done) + 1} sampled again"] if resume.torn_bytes else []
     todo = [ex for ex in examples if ex.id not in done]
     already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
     if not todo:
-        print(f"{out}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
+        print(f"{visible(str(out))}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
         return EXIT_OK
 
     try:
@@ -246,7 +246,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     try:  # from the first line of progress on: a closed pipe here is an interruption, never a success
         for note in notes:
             info(note)
-        info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
+        info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {visible(str(out))}) "
              f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
         for k, ex in enumerate(todo, start=1):
             started = time.monotonic()
@@ -267,36 +267,37 @@ def _main(args_in: Sequence[str] | None) -> int:
                  f"{requests} request(s), {time.monotonic() - started:.1f} s")
     except SamplingStopped as stop:
         kept = len(done) + written
-        where = f"{out} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
-        print(f"error: stopped at {stop}. {where}", file=sys.stderr)
+        where = f"{visible(str(out))} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
+        print(f"error: {terminal_line(f'stopped at {stop}. {where}')}", file=sys.stderr)
         return EXIT_USAGE if stop.exit_code == 2 else EXIT_FAIL
     except BrokenPipeError:
         # Whoever read our output went away (`2>&1 | head -2`): like SIGPIPE for any Unix tool, the run
         # stops -- it must not carry on unseen, nor end with 0 as if every item were sampled. The file
         # keeps its whole lines; the same command resumes.
-        return _output_closed(f"interrupted: the output pipe closed; {out} keeps {len(done) + written} finished "
+        return _output_closed(f"interrupted: the output pipe closed; {visible(str(out))} keeps {len(done) + written} finished "
                               f"item(s); run the same command again to resume")
     except OSError as exc:
         # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
         kept = written + (0 if start_over else len(done))
-        where = (f"{out} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
-                 f"again to resume" if kept else f"{out} was not changed" if exists else "nothing was written")
-        name = exc.filename if exc.filename is not None else out
+        shown = visible(str(out))
+        where = (f"{shown} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
+                 f"again to resume" if kept else f"{shown} was not changed" if exists else "nothing was written")
+        name = visible(str(exc.filename if exc.filename is not None else out))
         print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print(f"interrupted: {out} keeps {len(done) + written} finished item(s); run the same command again to resume",
+        print(f"interrupted: {visible(str(out))} keeps {len(done) + written} finished item(s); run the same command again to resume",
               file=sys.stderr)
         return 130
     finally:
         appender.close()
         endpoint.close()
 
-    print(f"wrote {out}: {already + written} items ({written} sampled now, {already} kept from before)")
+    print(f"wrote {visible(str(out))}: {already + written} items ({written} sampled now, {already} kept from before)")
     print(f"policy: {visible(policy)}")
-    print(f"sampling: {dumps_line(sampling)}")
-    print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
-          f"next: python -m course.selection_demo --dataset {args.dataset} --samples {out} --n {args.n}")
+    print(f"sampling: {dumps_safe(sampling, sort_keys=True)}")  # dumps_line's bytes, terminal-safe (--system-prompt is in it)
+    print("next: " + command(["python", "-m", "course.eval", "--dataset", args.dataset, "--completions", out] if args.n == 1 else
+                             ["python", "-m", "course.selection_demo", "--dataset", args.dataset, "--samples", out, "--n", str(args.n)]))
     return EXIT_OK
 
 

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from course.errors import CourseError
+from course.errors import CourseError, foreign_reader
 from course.lib.formats import read_dataset
 from course.lib.jsonl import dumps_line, iter_objects, read_json
 from course.lib.redaction import is_credential_arg, without_url_credentials
+from course.lib.visible import dumps_safe, visible
 
 
 @dataclass(frozen=True)
@@ -230,10 +231,8 @@ def read_inspect(path: str, policy: str | None) -> Imported:
     except ImportError:
         raise CourseError("--format inspect needs the inspect extra: pip install -e '.[inspect]'") from None
     log_path = _inspect_log_path(path)
-    try:
+    with foreign_reader(log_path, "inspect eval log"):  # inspect raises several types for a file that is not a log
         log = read_eval_log(str(log_path))
-    except Exception as exc:  # inspect raises several types for a file that is not a log
-        raise CourseError(f"{log_path}: not a readable inspect eval log ({type(exc).__name__}: {exc})") from None
     if log.status != "success":
         raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({log.error.message if log.error else 'no error message'})")
     if not log.samples:
@@ -303,9 +302,9 @@ def import_completions(fmt: str, source: str, *, policy: str | None, sampling: s
 def import_summary(n_rows: int, out: Path, imported: Imported) -> str:
     """The three lines ``python -m course.import_completions`` prints after writing."""
     return "\n".join([
-        f"imported {n_rows} completions -> {out}",
-        f"policy: {imported.policy}",
-        f"sampling: {json.dumps(imported.sampling, sort_keys=True, ensure_ascii=False)}",
+        f"imported {n_rows} completions -> {visible(str(out))}",
+        f"policy: {visible(imported.policy)}",
+        f"sampling: {dumps_safe(imported.sampling, sort_keys=True)}",
     ])
 
 
