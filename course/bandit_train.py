@@ -66,6 +66,7 @@ from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
 from course.lib.narration import arrow, quote, wrap
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.visible import visible
 
 # Learning rates beyond +-100 teach nothing the demo needs and let logits grow without bound.
 LR_RANGE = float_in(-100.0, 100.0)
@@ -602,7 +603,7 @@ def _main(argv: Sequence[str] | None) -> int:
     print("\n".join(tail))
     if args.predict:
         print(f"prediction score: {score[0]}/{score[1]} right" + (f" ({100 * score[0] / score[1]:.0f}%)" if score[1] else ""))
-    print(f"wrote {final}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
+    print(f"wrote {visible(str(final))}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
           + (", learning_curve.png" if args.plot else "") + ")")
     return 0
 
@@ -655,7 +656,7 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
         )
     print("\n".join(table))
     print(
-        f"wrote {final}/ (manifest.json, ablation.json, ablation.txt"
+        f"wrote {visible(str(final))}/ (manifest.json, ablation.json, ablation.txt"
         + (", ablation.png" if args.plot else "")
         + ")"
     )

@@ -25,6 +25,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
+from course.lib.visible import command, terminal_line
 
 EXIT_OK = 0
 EXIT_FAIL = 1
@@ -160,7 +161,7 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
             _print_report_hint(new_runs[-1])
         return code
     except CourseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_line(str(exc))}", file=sys.stderr)  # one line, whatever path or value it quotes
         return EXIT_USAGE
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
@@ -168,7 +169,7 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
         # Read-only directory, disk full, name too long, a file where a directory should be:
         # the user's environment, not a bug of the tool. One line naming the path and the cause.
         where = f"{exc.filename}: " if exc.filename is not None else ""
-        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"error: {terminal_line(f'{where}{exc.strerror or exc}')}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
@@ -184,7 +185,7 @@ def _print_report_hint(run_dir: Any) -> None:
     from course.lib.runs import run_tool
 
     if run_tool(run_dir) in REPORTABLE_TOOLS:
-        print(f"View it: python -m course.report {run_dir}", flush=True)
+        print(f"View it: {command(['python', '-m', 'course.report', run_dir])}", flush=True)
 
 
 def _broken_pipe() -> int:
@@ -196,8 +197,8 @@ def _broken_pipe() -> int:
 
 
 def info(message: str) -> None:
-    """Progress and diagnostics go to stderr so stdout stays for results."""
-    print(message, file=sys.stderr, flush=True)
+    """Progress and diagnostics go to stderr so stdout stays for results (one line each: ``terminal_line``)."""
+    print(terminal_line(message), file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

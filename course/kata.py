@@ -36,7 +36,6 @@ terminal.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
@@ -45,6 +44,7 @@ from course.lib.kata_labels import (
     PACKS, check, format_check, format_key, format_listing, load_examples, load_key, load_labels, rescore_pack,
     template,
 )
+from course.lib.visible import dumps_safe, visible
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,16 +91,17 @@ def _main(args_in: Sequence[str] | None) -> int:
     examples = load_examples(args.examples)
     ids = [ex.id for ex in examples]
     if args.template:
-        print(json.dumps(template(examples, args.pack), ensure_ascii=False, indent=2))
+        print(dumps_safe(template(examples, args.pack), indent=2))
         return 0
     if args.rescore:
         path = Path(args.examples)
         changed = rescore_pack(path, examples)
         if not changed:
-            print(f"{path}: all {len(examples)} recorded verdicts reproduce; nothing written")
+            print(f"{visible(str(path))}: all {len(examples)} recorded verdicts reproduce; nothing written")
             return 0
-        info(f"re-scored {', '.join(changed)}: check that each label in the answer key still holds")
-        print(f"{path}: rewrote {len(changed)} verdict(s): {', '.join(changed)}")
+        shown = ", ".join(visible(ident) for ident in changed)
+        info(f"re-scored {shown}: check that each label in the answer key still holds")
+        print(f"{visible(str(path))}: rewrote {len(changed)} verdict(s): {shown}")
         return 0
     if args.check:
         labels = load_labels(args.check, ids)

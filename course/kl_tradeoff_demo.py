@@ -52,6 +52,7 @@ from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.manifest import environment
 from course.lib.narration import quote
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.visible import visible
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
 # the right number most of the time but rarely in the exact format the verifier accepts.
@@ -312,7 +313,7 @@ def _main(argv: Sequence[str] | None) -> int:
         }
         write_json(tmp / "manifest.json", manifest)
     print("\n".join(lines))
-    print(f"wrote {final}/ (manifest.json, kl_tradeoff.csv" + (", kl_tradeoff.png" if args.plot else "") + ")")
+    print(f"wrote {visible(str(final))}/ (manifest.json, kl_tradeoff.csv" + (", kl_tradeoff.png" if args.plot else "") + ")")
     return 0
 
 

@@ -10,7 +10,6 @@ arguments and prints what the registry returns.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Sequence
 
@@ -18,6 +17,7 @@ from course.cli import make_parser, run
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS, get_rubric
 from course.instrument.spec_v1 import score as strict_score
+from course.lib.visible import dumps_safe
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -44,7 +44,7 @@ def _main(argv: Sequence[str] | None) -> int:
     completion = sys.stdin.read() if args.completion == "-" else args.completion
     example = {"expected_answer": args.expected}
     result = {args.rubric: rubric.score(example, completion), "strict": strict_score(example, completion)}
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    print(dumps_safe(result, indent=2))  # the completion is data: nothing a terminal acts on is printed raw
     return 0
 
 

@@ -49,6 +49,7 @@ from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
 from course.lib.narration import vector, wrap
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.visible import visible
 from course.lib.two_step import (  # the MDP, its exact values and REINFORCE on it: library code
     DEFAULT_REWARDS,
     Episode,
@@ -278,7 +279,7 @@ def _main(argv: Sequence[str] | None) -> int:
             },
         )
     print("\n".join(report))
-    print(f"wrote {final}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt" + (", toy_mdp.png" if args.plot else "") + ")")
+    print(f"wrote {visible(str(final))}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt" + (", toy_mdp.png" if args.plot else "") + ")")
     return 0
 
 

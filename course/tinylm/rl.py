@@ -39,6 +39,7 @@ from course.lib.extras import require
 from course.lib.manifest import environment, input_fingerprint
 from course.lib.rl_loop import LoopSettings, Trained, goodhart_alarm, policy_loss  # noqa: F401  (the loss and the alarm: tested through this tool's name)
 from course.lib.runs import atomic_run_dir, resolve_outdir
+from course.lib.visible import visible
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
 from course.tinylm.rl_report import report_lines
@@ -151,7 +152,7 @@ def _main(argv: Sequence[str] | None) -> int:
     get_rubric(args.rubric)  # unknown name: exit 2 before any work
     t_start = time.time()
     final = resolve_outdir(args.outdir, force=args.force, prefix="rl")
-    info(f"run directory: {final}")
+    info(f"run directory: {visible(str(final))}")
     with atomic_run_dir(final, force=args.force, prefix="rl") as tmp:
         trained = train(args, tmp)
         summary, _ = write_run(args, tmp, final, trained, argv, t_start)
