@@ -36,6 +36,7 @@ from course.errors import CourseError
 from course.lib.jsonl import (
     dumps_line,
     empty_file,
+    input_lines,
     input_problem,
     iter_objects,
     json_kind,
@@ -429,7 +430,7 @@ def iter_aligned(
         lineno = 0
         # Dataset line i, then rollout line i: errors come in that order (a file that has
         # ended reads as None; an empty one is refused as its own reader refuses it).
-        for raw_example, raw_record in zip_longest(d, c):
+        for raw_example, raw_record in zip_longest(input_lines(d), input_lines(c)):
             lineno += 1
             example = record = None
             if raw_example is not None:

@@ -30,7 +30,8 @@ from course.cli import float_in, info, int_in, make_parser, non_negative_int, po
 from course.errors import CourseError
 from course.lib.extras import require
 from course.lib.formats import read_dataset
-from course.lib.jsonl import dumps_line, write_text_atomic
+from course.lib.jsonl import dumps_line
+from course.lib.temporaries import write_text_atomic
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
 
