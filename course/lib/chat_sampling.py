@@ -35,6 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.lib.jsonl import dumps_line, iter_objects
+from course.lib.temporaries import atomic_file
 from course.lib.visible import visible
 
 DEFAULT_BASE_URL = "https://api.groq.com/openai/v1"
@@ -645,28 +646,6 @@ def written_by_this_tool(path: Path) -> bool:
             and isinstance(record.get("sampling"), dict) and ("completion" in record or "samples" in record))
 
 
-def remove_stale_temporaries(path: Path) -> list[Path]:
-    """Delete ``.NAME.tmp-PID`` files a killed ``--force`` run left beside ``path`` (its PID is gone)."""
-    removed = []
-    for tmp in path.parent.glob(f".{path.name}.tmp-*"):
-        pid = tmp.name.rsplit("-", 1)[1]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # that run is alive: its file is not ours to remove
-        except ProcessLookupError:
-            pass
-        except (PermissionError, OverflowError, ValueError):
-            continue
-        try:
-            tmp.unlink()
-            removed.append(tmp)
-        except OSError:
-            pass
-    return removed
-
-
 @dataclass(frozen=True)
 class OutputPlan:
     """What to do with ``--out`` before the first request: start over, or append after the items it holds."""
@@ -731,20 +710,19 @@ class LineAppender:
 
     def _open_with(self, data: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(self.path)
         if self.start_over:
-            tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+            # The new file is written as .NAME.tmp/NAME, a temporary marked as this project's before
+            # anything else (course.lib.temporaries: only such folders are ever cleaned, here by the
+            # next writer after a kill), then renamed into place.
+            fd: int | None = None
             try:
-                self._lock(fd)  # the lock follows the inode through the rename
-                self._write(fd, data)
-                os.replace(tmp, self.path)
+                with atomic_file(self.path) as tmp:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+                    self._lock(fd)  # the lock follows the inode through the rename
+                    self._write(fd, data)
             except BaseException:
-                os.close(fd)
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+                if fd is not None:
+                    os.close(fd)
                 raise
             self.fd = fd
             return

@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import csv
 import hashlib
+import io
 import json
 import math
 import os
@@ -47,8 +48,9 @@ from course.errors import CourseError
 from course.lib.evaluation import PASS_REWARD, ordered_codes, pass_rate_line, percent
 from course.instrument.spec_v1 import ERROR_CODES
 from course.lib.formats import iter_results
-from course.lib.jsonl import iter_objects, read_json
+from course.lib.jsonl import iter_objects, open_input, output_problem, read_input, read_json
 from course.lib.svg import Mark, Series, line_chart
+from course.lib.temporaries import write_text_atomic
 from course.lib.manifest import sha256_file
 from course.lib.stats import wilson_interval
 from course.lib.visible import legend, visible
@@ -153,10 +155,19 @@ def _example(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _read_text(path: Path, limit: int = 200_000) -> str:
-    with open(path, "rb") as f:
+    with open_input(path, "a text file") as f:  # the one opener: a FIFO or a device is refused, never waited on
         data = f.read(limit + 1)
     text = data[:limit].decode("utf-8", errors="replace")
     return text + (f"\n… [file cut at {limit} bytes]" if len(data) > limit else "")
+
+
+def _read_csv(path: Path) -> tuple[dict[str, str], ...]:
+    """A run's CSV table through the one opener (regular file, capped), as rows of strings."""
+    try:
+        text = read_input(path, "a CSV table").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CourseError(f"{path}: not valid UTF-8 (byte {exc.start + 1}); a run's CSV is written as UTF-8") from None
+    return tuple(dict(row) for row in csv.DictReader(io.StringIO(text, newline="")))
 
 
 def _load_scoring(run: Path, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -197,8 +208,7 @@ def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> Run
     elif kind == "toy_mdp":
         data["records"] = tuple(obj for _, obj in iter_objects(run / "toy_mdp_log.jsonl"))
     elif kind == "kl":
-        with open(run / "kl_tradeoff.csv", newline="", encoding="utf-8") as f:
-            data["table"] = tuple(dict(row) for row in csv.DictReader(f))
+        data["table"] = _read_csv(run / "kl_tradeoff.csv")
     elif kind == "tinylm_rl":
         data["summary"] = read_json(run / "summary.json", "summary")
         data["records"] = tuple(obj for _, obj in iter_objects(run / "rl_log.jsonl"))
@@ -922,9 +932,9 @@ def default_output(run_paths: Sequence[str | os.PathLike[str]]) -> Path:
 def is_report_file(path: str | os.PathLike[str]) -> bool:
     """True when the file at ``path`` was written by this tool (its generator tag is in the first 2 KB)."""
     try:
-        with open(path, "rb") as f:
+        with open_input(path, "a report") as f:  # never blocks: a FIFO is not a report
             head = f.read(2048)
-    except OSError:
+    except (OSError, CourseError):
         return False
     return f'<meta name="generator" content="{GENERATOR}">'.encode() in head
 
@@ -932,21 +942,16 @@ def is_report_file(path: str | os.PathLike[str]) -> bool:
 def write_report(path: str | os.PathLike[str], html: str, *, force: bool = False) -> Path:
     """Write atomically (temp file, then rename). A file this tool wrote is replaced; any other needs ``force``."""
     out = Path(path)
-    if out.exists():
-        if out.is_dir():
-            raise CourseError(f"{out}: is a directory; give a file name such as {out / REPORT_NAME}")
-        if not force and not is_report_file(out):
-            raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
+    if out.is_dir():
+        raise CourseError(f"{out}: is a directory; give a file name such as {out / REPORT_NAME}")
+    problem = output_problem(out)  # a FIFO or a device is never written into, even with --force
+    if problem is not None:
+        raise CourseError(f"{out}: {problem}")
+    if os.path.lexists(out) and not force and not is_report_file(out):
+        raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
     if not out.parent.is_dir():
         raise CourseError(f"{out.parent}: no such directory")
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(html)
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_text_atomic(out, html)  # marked temporary, then one rename (course.lib.temporaries)
     return out
 
 
