@@ -195,6 +195,20 @@ def _broken_pipe() -> int:
     return EXIT_OK
 
 
+def stdin_text() -> str:
+    """Standard input as UTF-8 text (a completion given as ``-``), read through the one capped reader.
+
+    Bytes, not text mode: text mode would turn ``\\r\\n`` into ``\\n`` before scoring. At most
+    ``course.lib.jsonl.MAX_READ`` bytes: ``/dev/zero`` on stdin stops there with one line, exit 2.
+    """
+    from course.lib.jsonl import read_stream
+
+    try:
+        return read_stream(sys.stdin.buffer, "<stdin>", "completion").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CourseError(f"<stdin>: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
 def info(message: str) -> None:
     """Progress and diagnostics go to stderr so stdout stays for results."""
     print(message, file=sys.stderr, flush=True)

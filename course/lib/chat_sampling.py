@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line, iter_objects
+from course.lib.jsonl import dumps_line, iter_objects, line_ends, open_input
 from course.lib.temporaries import atomic_file
 from course.lib.visible import visible
 
@@ -306,10 +306,8 @@ def inspect_existing(
     A different policy, sampling, shape or id order is returned as ``mismatch``
     (the caller refuses unless ``--force``).
     """
-    data = path.read_bytes()
-    cut = data.rfind(b"\n") + 1          # 0 when there is no complete line at all
-    torn = cut < len(data)
-    complete_lines = data.count(b"\n", 0, cut)
+    complete_lines, cut, size = line_ends(path)  # cut is 0 when there is no complete line at all
+    torn = cut < size
     done: list[str] = []
     mismatch: str | None = None
     if complete_lines == 0:
@@ -632,7 +630,7 @@ def written_by_this_tool(path: Path) -> bool:
 
     Only line 1 is read (at most 1 MB). An empty file and a torn first line of ours count as ours.
     """
-    with open(path, "rb") as f:
+    with open_input(path, "a rollouts file") as f:  # the one opener: never blocks on a FIFO
         first = f.readline(1 << 20)
     if not first:
         return True

@@ -30,7 +30,7 @@ from course.cli import float_in, info, int_in, make_parser, non_negative_int, po
 from course.errors import CourseError
 from course.lib.extras import require
 from course.lib.formats import read_dataset
-from course.lib.jsonl import dumps_line
+from course.lib.jsonl import dumps_line, refuse_existing
 from course.lib.temporaries import write_text_atomic
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
@@ -77,10 +77,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if not 1 <= args.max_tokens <= MAX_TOKENS_LIMIT:
         raise CourseError(f"--max-tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {args.max_tokens}")
     out = Path(args.out)
-    if out.exists() and not args.force:
-        raise CourseError(f"{out}: exists; pass --force to overwrite it")
-    if out.is_dir():
-        raise CourseError(f"{out}: is a directory; --out names a JSONL file")
+    refuse_existing(out, args.force)  # a FIFO, a device or a directory is refused here, before any sampling
     out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out fails here, before minutes of sampling
 
     items = read_dataset(args.dataset)  # validated: bad input stops here, before anything is written

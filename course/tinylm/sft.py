@@ -18,7 +18,6 @@ thread count are fixed, so the same machine gives the same bytes.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import re
@@ -30,7 +29,8 @@ from typing import Sequence
 from course.cli import finite_float, info, int_in, make_parser, non_negative_int, positive_float, positive_int, run
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.jsonl import write_json
+from course.lib.jsonl import read_json, refuse_existing
+from course.lib.temporaries import write_json_atomic
 from course.lib.manifest import environment, file_fingerprint
 from course.tinylm import PI0_MANIFEST, PI0_PATH
 from course.tinylm.progress import ProgressLine
@@ -95,7 +95,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.check:
         if not PI0_MANIFEST.exists():
             raise CourseError(f"{PI0_MANIFEST}: no manifest to check against")
-        manifest = json.loads(PI0_MANIFEST.read_text(encoding="utf-8"))
+        manifest = read_json(PI0_MANIFEST, "pi0 manifest")
         settings = manifest["settings"]
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / PI0_PATH.name
@@ -107,8 +107,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.out is None:
         raise CourseError("--out is required (or use --check)")
     out = Path(args.out)
-    if out.exists() and not args.force:
-        raise CourseError(f"{out}: exists; pass --force to overwrite it")
+    for path in (out, manifest_path(out)):  # both outputs checked before training, not after it
+        refuse_existing(path, args.force)
     settings = {k: getattr(args, k) for k in DEFAULTS}
     result = train(settings, out, argv)
     print(f"wrote {out} (sha256 {result['sha256'][:12]}) and {result['manifest_path']}")
@@ -246,9 +246,14 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
         "dev_eval": dev,
         "provenance": environment("course.tinylm.sft", argv),
     }
-    manifest_path = out.with_name(out.stem + "_manifest.json")
-    write_json(manifest_path, manifest)
-    return {"sha256": digest, "manifest_path": str(manifest_path)}
+    written = manifest_path(out)
+    write_json_atomic(written, manifest)
+    return {"sha256": digest, "manifest_path": str(written)}
+
+
+def manifest_path(out: Path) -> Path:
+    """Where the manifest of the weights ``out`` goes: ``<stem>_manifest.json`` beside it."""
+    return out.with_name(out.stem + "_manifest.json")
 
 
 def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]

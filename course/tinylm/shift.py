@@ -25,6 +25,7 @@ from typing import Sequence
 from course.cli import int_in, make_parser, non_negative_int, run
 from course.errors import CourseError
 from course.lib.extras import require
+from course.lib.jsonl import refuse_existing
 from course.lib.temporaries import write_text_atomic
 from course.tinylm import FROZEN_PI0_DEV
 
@@ -55,6 +56,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if (args.run is None) == (args.checkpoint is None):
         raise CourseError("pass exactly one of --run or --checkpoint")
     checkpoint = Path(args.checkpoint) if args.checkpoint else Path(args.run) / "final.pt"
+    if args.out:
+        refuse_existing(args.out, force=True)  # replaced if it is a file; a FIFO or a device is refused before sampling
     # torch-dependent imports stay here, not at the top: --help works without the lm extra
     from course.tinylm.distribution_shift import shift_report
     from course.tinylm.model import load_checkpoint
