@@ -40,7 +40,7 @@ try:
 except ImportError as exc:  # ImportError still (so importers can tell "extra missing"), with the fix in it
     raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
 
-from course.cli import make_parser, run
+from course.cli import make_parser, positive_int, run
 from course.lib.manifest import PROJECT_ROOT, sha256_file
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
@@ -152,7 +152,7 @@ def _main(argv: Sequence[str] | None) -> int:
     p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"course dataset (default {DEFAULT_DATASET})")
     p.add_argument("--completions", required=True, help="frozen rollouts whose completions the mock model replays")
     p.add_argument("--log-dir", required=True, help="where inspect writes its log")
-    p.add_argument("--limit", type=int, default=None, help="first N items only")
+    p.add_argument("--limit", type=positive_int, default=None, help="first N items only")
     args = p.parse_args(argv)
     logs = inspect_ai.eval(
         course_math(args.dataset), model="mockllm/model",
