@@ -196,8 +196,11 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
         if isinstance(exc, BrokenPipeError):
             return _broken_pipe()
         # Read-only directory, disk full, name too long, a file where a directory should be:
-        # the user's environment, not a bug of the tool. One line naming the path and the cause.
-        where = f"{exc.filename}: " if exc.filename is not None else ""
+        # the user's environment, not a bug of the tool. One line naming the path and the cause,
+        # the user's path: a temporary of this process is named by what it stands for.
+        from course.lib.temporaries import user_path
+
+        where = f"{user_path(exc.filename)}: " if exc.filename is not None else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

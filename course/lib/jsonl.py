@@ -93,9 +93,12 @@ def unwritable(exc: BaseException) -> CourseError:
 
 def _checked(text: str) -> str:
     # Two str.count calls bound the depth (the common case costs only them); the encoder
-    # itself refuses NaN/infinity and integers beyond the digit limit.
+    # itself refuses NaN/infinity and integers beyond the digit limit. A lone surrogate can only
+    # be in a line that is not ASCII: only such a line pays for a trial encoding.
     if text.count("[") + text.count("{") > MAX_DEPTH and too_deep_at(text) is not None:
         raise unwritable(ValueError(_deep_message()))
+    if not text.isascii():
+        text.encode("utf-8")  # UnicodeEncodeError (a ValueError): the caller words it
     return text
 
 
@@ -330,8 +333,10 @@ def too_large(path: Any, limit: int, expected: str) -> CourseError:
     return CourseError(f"{path}: more than {limit:,} bytes, larger than any {expected.removeprefix('a ').removeprefix('an ').removeprefix('the ')} the course reads; refusing to read it")
 
 
-def read_input(path: str | os.PathLike[str], expected: str, limit: int = MAX_READ) -> bytes:
-    """The whole of a regular file of at most ``limit`` bytes (``open_input``'s rules; never more is read)."""
+def read_input(path: str | os.PathLike[str], expected: str, limit: int | None = None) -> bytes:
+    """The whole of a regular file of at most ``limit`` bytes (default ``MAX_READ``; ``open_input``'s
+    rules; never more is read)."""
+    limit = MAX_READ if limit is None else limit
     with open_input(path, expected, limit=limit) as f:
         data = f.read(limit + 1)  # the file may have grown since fstat
     if len(data) > limit:
@@ -339,10 +344,11 @@ def read_input(path: str | os.PathLike[str], expected: str, limit: int = MAX_REA
     return data
 
 
-def read_stream(stream: IO[bytes], name: str, expected: str, limit: int = MAX_READ) -> bytes:
+def read_stream(stream: IO[bytes], name: str, expected: str, limit: int | None = None) -> bytes:
     """At most ``limit`` bytes of an open stream (standard input: a pipe, a terminal, a
     redirected file or device), refused with one line once it holds more: ``/dev/zero`` on
     standard input stops at the cap instead of filling memory."""
+    limit = MAX_READ if limit is None else limit
     chunks: list[bytes] = []
     size = 0
     while True:
