@@ -111,7 +111,13 @@ def dumps_line(record: Any) -> str:
     '{"a": "\u2212", "b": 1}'
     """
     try:
-        return _checked(_LINE_ENCODER.encode(record))
+        text = _encode_line(record)
+        # _checked, inlined: this is results.jsonl's hot path
+        if text.count("[") + text.count("{") > MAX_DEPTH and too_deep_at(text) is not None:
+            raise ValueError(_deep_message())
+        if not text.isascii():
+            text.encode("utf-8")
+        return text
     except (ValueError, RecursionError) as exc:
         raise unwritable(exc) from None
 
@@ -120,6 +126,7 @@ def dumps_line(record: Any) -> str:
 # every call, built once (the public JSONEncoder API; same bytes). allow_nan=False: the reader
 # refuses NaN and Infinity, so the writer never emits them.
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": "), allow_nan=False)
+_encode_line = _LINE_ENCODER.encode
 
 
 def dumps_pretty(obj: Any) -> str:
