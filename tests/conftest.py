@@ -16,7 +16,7 @@
    end (``pytest_unconfigure``) the survivors are frozen (``gc.freeze``), so that walk skips them.
    Nothing a test can observe is collected later: every test has run and reported by then.
 6. ``tests/`` is on ``sys.path``, so a test file imports the suite's helper modules by name:
-   ``fake_openai_server``, ``headless_chromium``, ``hypothesis_text``, ``report_runs``.
+   ``fake_openai_server``, ``headless_chromium``, ``hypothesis_text``, ``report_runs``, ``small_inputs``.
 """
 
 from __future__ import annotations

@@ -38,6 +38,8 @@ from hypothesis import strategies as st
 from course.errors import CourseError
 from course.lib import jsonl, runs
 
+from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
+
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 DEV = ROOT / "data/datasets/math_dev.jsonl"
@@ -129,19 +131,11 @@ def test_a_fifo_as_the_html_output_is_refused_and_never_written_into(cli, demo_r
     assert [p for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-def _gsm8k(path: Path) -> Path:
-    path.write_text(json.dumps({"question": "What is 2 + 3?", "answer": "2 + 3 = 5\n#### 5"}) + "\n", encoding="utf-8")
-    return path
-
-
-def _plain(path: Path) -> Path:
-    path.write_text(json.dumps({"id": "dev-0001", "completion": "Final: 1"}) + "\n", encoding="utf-8")
-    return path
 
 
 FILE_OUTPUTS = {
-    "datasets import": lambda d: ["course.datasets", "import", str(_gsm8k(d / "g.jsonl")), "--format", "gsm8k", "--out", "o"],
-    "import_completions": lambda d: ["course.import_completions", str(_plain(d / "p.jsonl")), "--format", "plain",
+    "datasets import": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")), "--format", "gsm8k", "--out", "o"],
+    "import_completions": lambda d: ["course.import_completions", str(plain_completions_file(d / "p.jsonl")), "--format", "plain",
                                      "--policy", "p", "--sampling", "{}", "--out", "o"],
 }
 if HAS_TORCH:
@@ -236,7 +230,7 @@ NOT_UTF8 = {
 @pytest.mark.parametrize("case", sorted(NOT_UTF8))
 def test_an_argument_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None:
     # A real process: only the operating system hands Python undecodable argv bytes.
-    _plain(tmp_path / "p.jsonl")
+    plain_completions_file(tmp_path / "p.jsonl")
     env = {**ENV, "GROQ_API_KEY": "test-key"}
     proc = subprocess.run([os.fsencode(sys.executable), b"-m", *NOT_UTF8[case]], capture_output=True, env=env,
                           cwd=tmp_path, timeout=60)
@@ -257,7 +251,7 @@ def test_an_argument_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path, cas
     ('{"t": 1, "t": 2}', "appears twice"),
 ], ids=["high surrogate", "low surrogate", "50,000 deep", "500 deep", "1e999", "-1e400", "NaN", "repeated key"])
 def test_a_sampling_the_reader_would_refuse_is_refused_at_the_command_line(cli, tmp_path: Path, sampling: str, fragment: str) -> None:
-    _plain(tmp_path / "p.jsonl")
+    plain_completions_file(tmp_path / "p.jsonl")
     proc = cli("course.import_completions", "p.jsonl", "--format", "plain", "--policy", "p", "--sampling", sampling, "--out", "o.jsonl")
     line = one_error_line(proc)
     assert line.startswith("error: --sampling") and fragment in line
@@ -315,7 +309,7 @@ def test_a_line_the_writer_emits_is_one_the_reader_accepts_unchanged(value: obje
 
 
 def test_a_sampling_of_1e999_is_not_written_as_infinity(cli, tmp_path: Path) -> None:
-    _plain(tmp_path / "p.jsonl")
+    plain_completions_file(tmp_path / "p.jsonl")
     proc = cli("course.import_completions", "p.jsonl", "--format", "plain", "--policy", "p", "--sampling", '{"t": 1e999}', "--out", "o.jsonl")
     one_error_line(proc)
     assert not (tmp_path / "o.jsonl").exists()
@@ -404,8 +398,8 @@ def test_a_repeated_key_in_a_manifest_is_refused(tmp_path: Path) -> None:
 
 
 OUTPUT_UNDER_A_FILE = {
-    "datasets import": lambda d: ["course.datasets", "import", str(_gsm8k(d / "g.jsonl")), "--format", "gsm8k", "--out", "f/o.jsonl"],
-    "import_completions": lambda d: ["course.import_completions", str(_plain(d / "p.jsonl")), "--format", "plain",
+    "datasets import": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")), "--format", "gsm8k", "--out", "f/o.jsonl"],
+    "import_completions": lambda d: ["course.import_completions", str(plain_completions_file(d / "p.jsonl")), "--format", "plain",
                                      "--policy", "p", "--sampling", "{}", "--out", "f/o.jsonl"],
     "report --out": lambda d: ["course.report", str(d / "run"), "--out", "f/o.html"],
 }

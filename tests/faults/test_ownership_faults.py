@@ -25,6 +25,8 @@ import pytest
 
 from course.lib import runs, temporaries
 
+from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
+
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 DEV = ROOT / "data/datasets/math_dev.jsonl"
@@ -126,21 +128,13 @@ def test_force_never_touches_a_users_folders_named_like_temporaries(cli, tmp_pat
     assert json.loads((tmp_path / "out/r/manifest.json").read_text())["tool"] == "course.toy_mdp"
 
 
-def _gsm8k(path: Path) -> Path:
-    path.write_text(json.dumps({"question": "What is 2 + 3?", "answer": "2 + 3 = 5\n#### 5"}) + "\n", encoding="utf-8")
-    return path
-
-
-def _plain(path: Path) -> Path:
-    path.write_text(json.dumps({"id": "dev-0001", "completion": "Final: 1"}) + "\n", encoding="utf-8")
-    return path
 
 
 FILE_TOOLS = {
     "report --out": lambda d: ["course.report", str(d / "run"), "--out", "out/page.html"],
-    "datasets import --out": lambda d: ["course.datasets", "import", str(_gsm8k(d / "g.jsonl")), "--format", "gsm8k",
+    "datasets import --out": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")), "--format", "gsm8k",
                                         "--out", "out/ds.jsonl"],
-    "import_completions --out": lambda d: ["course.import_completions", str(_plain(d / "p.jsonl")), "--format", "plain",
+    "import_completions --out": lambda d: ["course.import_completions", str(plain_completions_file(d / "p.jsonl")), "--format", "plain",
                                            "--policy", "p", "--sampling", "{}", "--out", "out/c.jsonl"],
 }
 
