@@ -21,8 +21,9 @@ deleted a user's ``.config.old`` and renamed ``.notes.old-31337`` to ``notes``):
   the first versions (before markers) are left alone too: by name alone they cannot be told apart
   from a user's.
 * **Claimed before removed.** A stale folder is first renamed to a name of its own
-  (``.NAME.tmp.gone-PID``) and checked to be the very folder that was judged (same inode), so a
-  cleaner racing another never removes a folder a live run has just made under the freed name.
+  (``.NAME.tmp.gone-PID``) and checked to be the very folder that was judged (same inode and the
+  same marker of a process still gone: a freed inode number is reused at once on ext4 and tmpfs),
+  so a cleaner racing another never removes a folder a live run has just made under the freed name.
   Removal deletes the marker last, so a cleaner killed half-way leaves a folder still marked, which
   the next cleaner finishes.
 * **Known limits.** A process id reused by a live process keeps its dead owner's folder until that
@@ -133,8 +134,8 @@ def owned(folder: str | os.PathLike[str]) -> Owner | None:
     owner = read_owner(p)
     if owner is None:
         return None
-    if owner.name is None:  # a first-version marker: only the plain names existed then
-        return owner if m.group("claimer") is None else None
+    if owner.name is None:  # a first-version marker names no folder: the folder's own name stands
+        return owner
     return owner if (owner.name, owner.kind) == (m.group("name"), m.group("kind")) else None
 
 
@@ -199,15 +200,17 @@ def remove(folder: str | os.PathLike[str]) -> None:
         pass
 
 
-def _claim(entry: Path, judged: os.stat_result) -> Path | None:
-    """Rename ``entry`` to a name of this process; None if what got renamed is not the folder judged."""
+def _claim(entry: Path, judged: os.stat_result, owner: Owner) -> Path | None:
+    """Rename ``entry`` to a name of this process; None if what got renamed is not the folder judged
+    (same inode, and the same marker of a process still gone: an inode number can be reused)."""
     claimed = entry.parent / f"{entry.name}.gone-{os.getpid()}"
     try:
         os.rename(entry, claimed)
     except OSError:
         return None  # another cleaner was first, or the name was taken again
     now = os.lstat(claimed)
-    if (now.st_dev, now.st_ino) == (judged.st_dev, judged.st_ino):
+    if (now.st_dev, now.st_ino) == (judged.st_dev, judged.st_ino) and read_owner(claimed) == owner \
+            and not _pid_alive(owner.pid):
         return claimed
     # A live run made a new folder under the freed name between our look and our rename: give it back.
     if not os.path.lexists(entry):
@@ -244,7 +247,7 @@ def clean_stale(parent: str | os.PathLike[str]) -> list[Path]:
             claimer = m.group("claimer")
             if _pid_alive(owner.pid) or (claimer is not None and _pid_alive(int(claimer))):
                 continue
-            claimed = entry if claimer is not None else _claim(entry, judged)
+            claimed = entry if claimer is not None else _claim(entry, judged, owner)
             if claimed is None:
                 continue
             home = entry.parent / m.group("name")

@@ -267,3 +267,21 @@ def test_a_temporary_left_by_a_killed_report_is_removed_by_the_next_report(cli, 
     proc = cli("course.report", "run", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert [p.name for p in (tmp_path / "run").iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_cleaner_that_loses_a_race_gives_a_live_runs_new_folder_back(tmp_path: Path) -> None:
+    # Cleaner A judged .r.tmp stale; before A renames it, another cleaner removed it and a live run
+    # made a new .r.tmp under the freed name (the inode number may even be reused). A must give it back.
+    code = "import sys; from pathlib import Path; from course.lib import temporaries; temporaries.make(Path(sys.argv[1]))"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "r")], env=ENV, check=True)
+    stale = tmp_path / ".r.tmp"
+    judged, owner = os.lstat(stale), temporaries.owned(stale)
+    assert owner is not None
+    temporaries.remove(stale)  # the other cleaner
+    live = temporaries.make(tmp_path / "r")  # the live run, this process
+    try:
+        assert temporaries._claim(stale, judged, owner) is None
+        assert temporaries.owned(live) is not None and temporaries.owned(live).pid == os.getpid()
+        assert sorted(p.name for p in tmp_path.iterdir()) == [".r.tmp"]
+    finally:
+        temporaries.remove(live)
