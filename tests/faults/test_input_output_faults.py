@@ -150,6 +150,17 @@ def test_a_fifo_as_a_file_output_is_refused_even_with_force_and_left_a_fifo(cli,
     assert is_fifo(tmp_path / "o")
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="making a device node needs root")
+@pytest.mark.parametrize("tool", sorted(FILE_OUTPUTS))
+def test_a_device_as_a_file_output_is_never_replaced_even_with_force(cli, tmp_path: Path, tool: str) -> None:
+    # Before: --out /dev/null --force, run as root, renamed a regular file over /dev/null itself.
+    # A copy of /dev/null's device node (char 1:3) inside tmp_path plays it here.
+    os.mknod(tmp_path / "o", stat.S_IFCHR | 0o644, os.makedev(1, 3))
+    line = one_error_line(cli(*FILE_OUTPUTS[tool](tmp_path), "--force"))
+    assert "o: is not a regular file (a character device); refusing to write to it" in line
+    assert stat.S_ISCHR(os.lstat(tmp_path / "o").st_mode)
+
+
 @needs_torch
 @pytest.mark.parametrize("flag", ["sample --checkpoint", "shift --checkpoint", "rl --init"])
 def test_a_fifo_checkpoint_is_refused_before_torch_waits_on_it(cli, tmp_path: Path, flag: str) -> None:
