@@ -289,3 +289,15 @@ def test_command_extraction_joins_continuations_and_reads_exit_comments() -> Non
         ("python -m d", 0, 6),
     ]
     assert shlex.split("python -m d") == ["python", "-m", "d"]
+
+
+def test_the_guides_pytest_command_prints_its_pass_count(tmp_path: Path) -> None:
+    # `python -m pytest tests/test_rubric.py -q` (the guide's Milestone 4 command) must end with
+    # "N passed": a -q in pyproject's addopts plus the guide's own -q made it -qq, which prints none.
+    # -n 0 only spares two worker processes; the verbosity is the same with or without xdist.
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/test_rubric.py", "-q", "-n", "0", "-p", "no:cacheprovider"],
+        cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert re.search(r"^\d+ passed", proc.stdout, re.MULTILINE), proc.stdout[-2000:]
