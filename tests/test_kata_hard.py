@@ -28,9 +28,16 @@ def _strict(ex: kata_labels.KataExample) -> dict:
     return strict_score({"expected_answer": ex.expected_answer}, ex.completion)
 
 
-def _labels_file(tmp_path, labels: dict) -> str:
+WHY = "The details show which rule fired, and the spec says whether it should have."  # a sentence
+
+
+def _labels_file(tmp_path, labels: dict, *, short_form: bool = False) -> str:
+    """A label file; a bare label becomes a full entry justified by WHY, unless ``short_form``."""
+    items = labels if short_form else {
+        i: v if isinstance(v, dict) else {"label": v, "justification": WHY, "fix": ""} for i, v in labels.items()
+    }
     path = tmp_path / "labels.json"
-    path.write_text(json.dumps({"items": labels}), encoding="utf-8")
+    path.write_text(json.dumps({"items": items}), encoding="utf-8")
     return str(path)
 
 
@@ -167,7 +174,7 @@ def test_pack_hard_template_lists_the_hard_ids_and_the_pack_flag(capsys):
 
 
 def test_hard_key_labels_score_ten_of_ten_through_the_cli(tmp_path, capsys):
-    labels = {i: {"label": KEY[i].label, "justification": "", "fix": ""} for i in IDS}
+    labels = {i: {"label": KEY[i].label, "justification": KEY[i].justification, "fix": ""} for i in IDS}
     assert kata.main(["--pack", "hard", "--check", _labels_file(tmp_path, labels)]) == 0
     out = capsys.readouterr().out
     assert "Score: 10/10" in out and "WRONG" not in out
