@@ -3,8 +3,8 @@
 What ``tests/test_docs.py`` cannot see by running commands: that every milestone has a session in the
 instructor guide, an entry in the milestone checklists and enough oral-exam questions; that the
 strictness lesson quotes the scorer's real verdict; that ``teacher/README.md`` indexes every file
-under ``teacher/``; that the student-facing docs say where the solutions are; and that the README's
-Layout section names every top-level part of the repository.
+under ``teacher/``; that the student-facing docs say where the solutions are; and that the layout in
+docs/architecture.md names every top-level part of the repository.
 """
 
 from __future__ import annotations
@@ -137,19 +137,20 @@ def _project_files() -> list[Path]:
     return found
 
 
-def test_readme_layout_names_every_top_level_part() -> None:
-    layout = _read("README.md").split("## Layout", 1)[1]
+def test_the_layout_names_every_top_level_part() -> None:
+    layout = _read("docs/architecture.md").split("## Where things are", 1)[1].split("\n## ", 1)[0]
     for path in sorted(REPO.iterdir()):
         if path.name.startswith(".") or path.name in ("README.md", "pyproject.toml", "MEASUREMENT_RULES.md"):
             continue
         if path.is_dir() and not any(path.glob("*")) or path.name.endswith(".egg-info") or path.name in ("runs", "__pycache__"):
             continue
-        assert f"{path.name}/" in layout or path.name in layout, f"README Layout does not mention {path.name}"
+        assert f"{path.name}/" in layout or path.name in layout, f"docs/architecture.md's layout does not mention {path.name}"
 
 
 def test_every_test_file_the_docs_name_exists() -> None:
     # tests/test_docs.py does not run `python -m pytest tests/...` lines (the suite runs them): check the names instead.
-    docs = ["README.md", "docs/guide.md", "Introduction.md", *(p.relative_to(REPO).as_posix() for p in TEACHER.rglob("*.md"))]
+    docs = ["README.md", "Introduction.md", *(p.relative_to(REPO).as_posix() for p in TEACHER.rglob("*.md")),
+            *(p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md"))]
     named = {m for d in docs for m in re.findall(r"python -m pytest ((?:tests/\S+\.py ?)+)", _read(d))}
     assert named
     for group in named:
