@@ -111,7 +111,7 @@ def test_slides_are_one_marp_deck_of_separated_slides() -> None:
 def test_handout_defines_the_glossary_terms() -> None:
     handout = _read("teacher/first_meeting/handout.md").lower()
     for term in ("reward", "return", "policy", "baseline", "advantage", "kl", "pass@k", "pass^k",
-                 "locked room", "goodhart", "verifier", "rollout", "selection compute"):
+                 "locked room", "goodhart", "verifier", "rollout", "selection compute", "exploration", "exploitation"):
         assert f"**{term}" in handout, f"the handout does not define {term}"
 
 
