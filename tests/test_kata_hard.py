@@ -163,7 +163,9 @@ def test_pack_hard_lists_every_hard_example_escaped_and_names_draft_v1(capsys):
         assert f"{ex.id}  (scored with {ex.scorer})" in out
     assert '"Final: \u27e8U+2212\u27e945"' in out  # the look-alike minus is shown, not hidden
     assert "read draft_v1_score in course/lib/kata_drafts.py" in out
-    assert "python -m course.kata --pack hard --check my_labels.json" in out
+    # its own file name: following the listing must not overwrite the first kata's my_labels.json
+    assert "python -m course.kata --pack hard --check my_hard_labels.json" in out
+    assert "--template > my_hard_labels.json" in out
 
 
 def test_pack_hard_template_lists_the_hard_ids_and_the_pack_flag(capsys):

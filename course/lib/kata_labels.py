@@ -232,12 +232,21 @@ def _pack_flag(pack: str) -> str:
     return "" if pack == "basic" else f" --pack {pack}"
 
 
+def label_file_name(pack: str) -> str:
+    """The label file the tool suggests: one per pack, so the hard pack's never overwrites the first.
+
+    >>> label_file_name("basic"), label_file_name("hard")
+    ('my_labels.json', 'my_hard_labels.json')
+    """
+    return "my_labels.json" if pack == "basic" else f"my_{pack}_labels.json"
+
+
 def template(examples: list[KataExample], pack: str = "basic") -> dict[str, Any]:
     """A blank label file: every id with an empty label, justification and fix."""
     return {
         "choices": dict(LABELS),
         "how_to": "Set each label to one of the choices; write 2-3 sentences of justification and one "
-        f"concrete fix. Check with: python -m course.kata{_pack_flag(pack)} --check my_labels.json",
+        f"concrete fix. Check with: python -m course.kata{_pack_flag(pack)} --check {label_file_name(pack)}",
         "items": {ex.id: {"label": "", "justification": "", "fix": ""} for ex in examples},
     }
 
@@ -409,8 +418,9 @@ def format_listing(examples: list[KataExample], pack: str = "basic") -> str:
     where = f"; {where} in {DRAFTS_SOURCE}" if drafts else ""
     lines.append(f"Compare the details with the spec (docs/reward_spec_v1.md){where}. Then:")
     flag = _pack_flag(pack)
-    lines.append(f"  python -m course.kata{flag} --template > my_labels.json   # fill in label, justification, fix")
-    lines.append(f"  python -m course.kata{flag} --check my_labels.json")
+    name = label_file_name(pack)
+    lines.append(f"  python -m course.kata{flag} --template > {name}   # fill in label, justification, fix")
+    lines.append(f"  python -m course.kata{flag} --check {name}")
     return "\n".join(lines)
 
 
