@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import render_docs  # noqa: E402
-from record import BENCH_DIR, BENCHMARKS, BY_NAME, RESULTS, ROOT, Recorder, load_records  # noqa: E402
+from record import BENCH_DIR, BENCHMARKS, BY_NAME, RESULTS, ROOT, Recorder, _without_record_flags, load_records  # noqa: E402
 
 # What a benchmark needs before it is worth starting (the rest is the core).
 _PREREQUISITES = {
@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--note", default="", help="kept with every record (e.g. how loaded the machine was)")
     args = parser.parse_args(argv)
     chosen = [b for b in BENCHMARKS if not args.only or b.name in args.only]
-    total = Recorder("record_all", enabled=True, note=args.note, argv=sys.argv[1:] if argv is None else argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    total = Recorder("record_all", enabled=True, note=args.note, argv=_without_record_flags(given))
     failed: list[str] = []
     t_all = time.perf_counter()
     for bench in chosen:
