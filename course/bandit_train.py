@@ -40,7 +40,7 @@ import random
 import sys
 from typing import Any, Sequence
 
-from course.cli import float_in, info, make_parser, non_negative_int, positive_int, run
+from course.cli import float_in, info, make_parser, non_negative_int, optional_view, positive_int, run
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
@@ -61,7 +61,6 @@ from course.lib.bandit import (  # the bandit, REINFORCE on it and the ablation'
     run_ablation,
     score_actions,
 )
-from course.lib.extras import require
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
 from course.lib.narration import arrow, quote, wrap
@@ -469,7 +468,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     )
     parser.add_argument("--ablation", action="store_true", help="run many seeds with and without the baseline")
     parser.add_argument("--seeds", type=positive_int, default=200, help="ablation: number of seeds, from --seed upward (default 200)")
-    parser.add_argument("--plot", action="store_true", help="also write a PNG (needs matplotlib)")
+    parser.add_argument("--plot", action="store_true", help="also write a PNG (the plot extra; without it the run is written, without the picture)")
     parser.add_argument("--outdir", help="run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     return parser
@@ -516,8 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     _check_args(args)
-    if args.plot:
-        require("plot", "--plot")  # before any work: nothing is written without the extra
+    if args.plot:  # a missing plot extra leaves out the picture only (rule 2 of course.lib.extras)
+        args.plot = optional_view("plot", "--plot", "writing the run without the picture")
     if args.predict:
         if args.ablation:
             raise CourseError("--predict asks about single updates; it does not go with --ablation")

@@ -201,6 +201,21 @@ def info(message: str) -> None:
     print(terminal_line(message), file=sys.stderr, flush=True)
 
 
+def optional_view(extra: str, for_what: str, instead: str) -> bool:
+    """Rule 2 of ``course.lib.extras``: may the tool draw a view that needs ``extra``?
+
+    True when the extra is installed. Otherwise one line on stderr says what needs it, how to
+    install it and what the tool does ``instead``, and the answer is False: the tool carries on
+    without that view (the data it writes does not depend on it) and exits as usual.
+    """
+    from course.lib.extras import unavailable
+
+    problem = unavailable(extra, for_what)
+    if problem is not None:
+        info(f"{problem}; {instead}")
+    return problem is None
+
+
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 

@@ -90,8 +90,13 @@ def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write a text file so that readers see the old file or the new one, never half of one."""
+    """Write a text file so that readers see the old file or the new one, never half of one.
+
+    A missing parent directory is created first, as the run writer creates ``runs/``: the docs'
+    ``--out runs/x.jsonl`` must work in a fresh directory, where no tool has made ``runs/`` yet.
+    """
     target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
