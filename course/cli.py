@@ -29,6 +29,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
+from course.lib.visible import command, terminal_line
 
 EXIT_OK = 0
 EXIT_FAIL = 1
@@ -190,7 +191,7 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
             _print_report_hint(new_runs[-1])
         return code
     except CourseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_line(str(exc))}", file=sys.stderr)  # one line, whatever path or value it quotes
         return EXIT_USAGE
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
@@ -201,7 +202,7 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
         from course.lib.temporaries import user_path
 
         where = f"{user_path(exc.filename)}: " if exc.filename is not None else ""
-        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"error: {terminal_line(f'{where}{exc.strerror or exc}')}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted: nothing was written", file=sys.stderr)
@@ -239,7 +240,7 @@ def _print_report_hint(run_dir: Any) -> None:
     from course.lib.runs import run_tool
 
     if run_tool(run_dir) in REPORTABLE_TOOLS:
-        print(f"View it: python -m course.report {run_dir}", flush=True)
+        print(f"View it: {command(['python', '-m', 'course.report', run_dir])}", flush=True)
 
 
 def _broken_pipe() -> int:
@@ -265,8 +266,23 @@ def stdin_text() -> str:
 
 
 def info(message: str) -> None:
-    """Progress and diagnostics go to stderr so stdout stays for results."""
-    print(message, file=sys.stderr, flush=True)
+    """Progress and diagnostics go to stderr so stdout stays for results (one line each: ``terminal_line``)."""
+    print(terminal_line(message), file=sys.stderr, flush=True)
+
+
+def optional_view(extra: str, for_what: str, instead: str) -> bool:
+    """Rule 2 of ``course.lib.extras``: may the tool draw a view that needs ``extra``?
+
+    True when the extra is installed. Otherwise one line on stderr says what needs it, how to
+    install it and what the tool does ``instead``, and the answer is False: the tool carries on
+    without that view (the data it writes does not depend on it) and exits as usual.
+    """
+    from course.lib.extras import unavailable
+
+    problem = unavailable(extra, for_what)
+    if problem is not None:
+        info(f"{problem}; {instead}")
+    return problem is None
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -10,13 +10,13 @@ arguments and prints what the registry returns.
 
 from __future__ import annotations
 
-import json
 from typing import Sequence
 
 from course.cli import make_parser, run, stdin_text
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS, get_rubric
 from course.instrument.spec_v1 import score as strict_score
+from course.lib.visible import dumps_safe
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -43,7 +43,7 @@ def _main(argv: Sequence[str] | None) -> int:
     completion = stdin_text() if args.completion == "-" else args.completion
     example = {"expected_answer": args.expected}
     result = {args.rubric: rubric.score(example, completion), "strict": strict_score(example, completion)}
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    print(dumps_safe(result, indent=2))  # the completion is data: nothing a terminal acts on is printed raw
     return 0
 
 

@@ -16,6 +16,7 @@ from typing import Sequence
 from course.cli import make_parser, run, stdin_text
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
+from course.lib.visible import dumps_safe
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -34,7 +35,7 @@ def _main(argv: Sequence[str] | None) -> int:
     completion = stdin_text() if args.completion == "-" else args.completion
     result = score({"expected_answer": args.expected}, completion)
     try:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(dumps_safe(result, indent=2))  # the completion is data: nothing a terminal acts on is printed raw
     except UnicodeEncodeError:  # a terminal that cannot show the characters: escape them
         print(json.dumps(result, ensure_ascii=True, indent=2))
     return 0 if result["reward"] == 1.0 else 1

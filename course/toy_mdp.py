@@ -42,13 +42,13 @@ import random
 from typing import Sequence
 
 from course.lib import policy_gradient as pg
-from course.cli import float_in, int_in, make_parser, non_negative_int, run, seed
+from course.cli import float_in, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
-from course.lib.extras import require
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
 from course.lib.narration import vector, wrap
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.visible import visible
 from course.lib.two_step import (  # the MDP, its exact values and REINFORCE on it: library code
     DEFAULT_REWARDS,
     Episode,
@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--slow", action="store_true", help="print the story of every episode")
     parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="one line every K episodes")
-    parser.add_argument("--plot", action="store_true", help="also write toy_mdp.png: returns and probabilities per episode (needs matplotlib)")
+    parser.add_argument("--plot", action="store_true", help="also write toy_mdp.png: returns and probabilities per episode (the plot extra; without it the run is written, without the picture)")
     parser.add_argument("--outdir", help="run directory (default runs/toy_mdp_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     return parser
@@ -219,8 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    if args.plot:
-        require("plot", "--plot")  # before any work: nothing is written without the extra
+    if args.plot:  # a missing plot extra leaves out the picture only (rule 2 of course.lib.extras)
+        args.plot = optional_view("plot", "--plot", "writing the run without the picture")
     if args.steps < 1:
         raise CourseError(f"--steps must be at least 1, got {args.steps}")
     if args.summary_every < 0:
@@ -280,7 +280,7 @@ def _main(argv: Sequence[str] | None) -> int:
             },
         )
     print("\n".join(report))
-    print(f"wrote {final}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt" + (", toy_mdp.png" if args.plot else "") + ")")
+    print(f"wrote {visible(str(final))}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt" + (", toy_mdp.png" if args.plot else "") + ")")
     return 0
 
 

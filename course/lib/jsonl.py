@@ -58,7 +58,7 @@ import re
 import stat
 from functools import partial
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 from course.errors import CourseError
 
@@ -129,13 +129,30 @@ _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=
 _encode_line = _LINE_ENCODER.encode
 
 
-def dumps_pretty(obj: Any) -> str:
+def dumps_pretty(obj: Any, first: Sequence[str] = ()) -> str:
     """Pretty, canonical JSON text with a final newline (what ``write_json`` writes); refuses what
-    the reader would refuse, like ``dumps_line``."""
+    the reader would refuse, like ``dumps_line``. Keys are sorted at every level, except that the
+    top-level keys named in ``first`` come first, in that order (``course.lib.runs.dumps_json``)."""
     try:
-        return _checked(json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)) + "\n"
+        if not first or not isinstance(obj, dict):
+            text = json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)
+        else:
+            ordered = {key: obj[key] for key in first if key in obj}
+            ordered.update((key, obj[key]) for key in sorted(obj) if key not in ordered)
+            text = json.dumps({key: _sorted_keys(value) for key, value in ordered.items()},
+                              ensure_ascii=False, indent=2, allow_nan=False)
+        return _checked(text) + "\n"
     except (ValueError, RecursionError) as exc:
         raise unwritable(exc) from None
+
+
+def _sorted_keys(value: Any) -> Any:
+    """``value`` with every dict's keys in sorted order (what ``sort_keys=True`` would print)."""
+    if isinstance(value, dict):
+        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [_sorted_keys(item) for item in value]
+    return value
 
 
 def encode_text(text: str, path: Any) -> bytes:

@@ -75,6 +75,8 @@ def locked_room(
     policy: str,
     sampling: Mapping[str, Any],
     rubric: Rubric | None = None,
+    *,
+    prompt_template: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest fields of a scoring run that ``course.gate`` compares (its LOCKED_FIELDS,
     except the selection block, which only ``course.selection_demo`` writes).
@@ -83,10 +85,13 @@ def locked_room(
     conditions the same way: the dataset (and its sha256 as ``dataset_fingerprint``),
     the split, the rubric that scored the completions (name and version; default the
     strict verifier, reward spec v1), the scorer's version and source fingerprint (those
-    of that rubric: for strict, ``spec_v1.py``), the policy and its sampling.
+    of that rubric: for strict, ``spec_v1.py``), the policy and its sampling, and the
+    prompt template the rollouts record (``course.llm.templates``). A file without one
+    gave its policy the dataset prompt as it is, and its manifest has no such key, as
+    before the field existed (the gate reads the absence as the ``plain`` template).
     """
     rubric = get_rubric("strict") if rubric is None else rubric
-    return {
+    fields = {
         "dataset": dict(dataset),
         "dataset_fingerprint": dataset["sha256"],
         "split": split,
@@ -97,6 +102,18 @@ def locked_room(
         "policy": policy,
         "sampling": dict(sampling),
     }
+    if prompt_template is not None:
+        fields["prompt_template"] = dict(prompt_template)
+    return fields
+
+
+def template_note(manifest: Mapping[str, Any]) -> str:
+    """``, prompt template `fewshot` (sha256 1a2b…)`` for a summary line, or "" when the rollouts recorded none
+    (so the summaries of older files read exactly as they always did)."""
+    template = manifest.get("prompt_template")
+    if not isinstance(template, Mapping):
+        return ""
+    return f", prompt template `{template.get('name')}` (sha256 {str(template.get('sha256'))[:12]}…)"
 
 
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:

@@ -347,7 +347,8 @@ def release(folder: str | os.PathLike[str]) -> None:
 def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path to write ``path``'s new content into; on success, rename it into place.
 
-    The output is refused before anything is made if it exists and is not a regular file
+    A missing parent folder is created. The output is refused before anything is made if it exists
+    and is not a regular file
     (a FIFO, a device, a socket, a directory: never written into, never replaced); a symbolic
     link is replaced, never written through. The temporary is ``.NAME.tmp/NAME`` (marked
     first, see above); it is removed on every exit Python can catch, and by the next writer in
@@ -358,6 +359,12 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     if problem is not None:
         raise CourseError(f"{target}: {problem}")
     parent = target.parent
+    try:
+        # A missing parent folder is created first, as the run writer creates runs/: the docs'
+        # --out runs/x.jsonl must work in a fresh directory, where no tool has made runs/ yet.
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where a folder should be, read-only, ...: name the output
+        raise CourseError(f"{target}: cannot write it: {exc.strerror or exc}") from None
     clean_stale(parent)
     try:
         folder = make(target)

@@ -53,6 +53,7 @@ from course.lib.jsonl import JsonlWriter, dumps_line
 from course.lib.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.manifest import environment, input_fingerprint
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json, write_manifest, write_text
+from course.lib.visible import visible
 from course.lib.stats import paired_bootstrap, wilson_interval
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
@@ -165,7 +166,7 @@ def _main(argv: Sequence[str] | None) -> int:
     get_rubric(args.rubric)  # unknown name: exit 2 before any work
     t_start = time.time()
     final = resolve_outdir(args.outdir, force=args.force, prefix="rl")
-    info(f"run directory: {final}")
+    info(f"run directory: {visible(str(final))}")
     with atomic_run_dir(final, force=args.force, prefix="rl") as tmp:
         trained = train(args, tmp)
         summary, _ = write_run(args, tmp, final, trained, argv, t_start)

@@ -34,6 +34,7 @@ from course.lib.jsonl import dumps_line, refuse_existing
 from course.lib.temporaries import write_text_atomic
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
+from course.lib.visible import visible
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
 THREADS = int_in(1, 64)
@@ -113,7 +114,7 @@ def _main(argv: Sequence[str] | None) -> int:
         f"{ck['policy']}: {total} completions for {len(items)} items in {time.time() - t0:.1f}s "
         f"({threads} threads); {n_truncated} truncated at {args.max_tokens} tokens without <eos>"
     )
-    print(f"wrote {out} ({'frozen rollouts' if args.n == 1 else f'selection pack, n={args.n}'}, policy {ck['policy']})")
+    print(f"wrote {visible(str(out))} ({'frozen rollouts' if args.n == 1 else f'selection pack, n={args.n}'}, policy {ck['policy']})")
     return 0
 
 

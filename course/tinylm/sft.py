@@ -34,6 +34,7 @@ from course.lib.temporaries import write_json_atomic
 from course.lib.manifest import environment, file_fingerprint
 from course.tinylm import PI0_MANIFEST, PI0_PATH
 from course.tinylm.progress import ProgressLine
+from course.lib.visible import visible
 from course.tinylm.sft_data import DEFAULT_DATASETS, FORMAT_WEIGHTS, read_prompts, sft_stream
 from course.tinylm.vocab import VOCAB
 
@@ -129,7 +130,7 @@ def _main(argv: Sequence[str] | None) -> int:
     settings = {k: getattr(args, k) for k in DEFAULTS}
     check_settings(settings)
     result = train(settings, out, argv)
-    print(f"wrote {out} (sha256 {result['sha256'][:12]}) and {result['manifest_path']}")
+    print(f"wrote {visible(str(out))} (sha256 {result['sha256'][:12]}) and {visible(str(result['manifest_path']))}")
     return 0
 
 

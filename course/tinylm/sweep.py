@@ -28,6 +28,7 @@ from course.lib.extras import require
 from course.lib.manifest import environment
 from course.lib.plotting import plot_to
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest
+from course.lib.visible import visible
 from course.tinylm import rl  # its training loop (rl.train) and run writer (rl.write_run), not its main
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
@@ -95,7 +96,7 @@ def _main(argv: Sequence[str] | None) -> int:
             "runs": [r["run"] for r in rows],
         })
     print((final / "sweep.md").read_text(encoding="utf-8"), end="")
-    print(f"Wrote {final}/ ({', '.join(written)}, one rl run per beta)")  # only files that exist
+    print(f"Wrote {visible(str(final))}/ ({', '.join(written)}, one rl run per beta)")  # only files that exist
     return 0
 
 
