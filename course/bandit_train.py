@@ -40,7 +40,7 @@ import random
 import sys
 from typing import Any, Sequence
 
-from course.cli import float_in, info, make_parser, non_negative_int, optional_view, positive_int, run
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
@@ -69,6 +69,8 @@ from course.lib.visible import visible
 
 # Learning rates beyond +-100 teach nothing the demo needs and let logits grow without bound.
 LR_RANGE = float_in(-100.0, 100.0)
+# Every step is kept for the story and the curve (~2 KB each, measured): 100,000 steps is ~230 MB.
+STEPS_RANGE = int_in(1, 100_000)
 
 
 def ALPHA_RANGE(text: str) -> float:  # noqa: N802 (an argparse type, named like the others)
@@ -425,8 +427,8 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.bandit_train --steps 30 --baseline ema --alpha 0.1\n"
         "  python -m course.bandit_train --ablation --seeds 200 --steps 100",
     )
-    parser.add_argument("--steps", type=positive_int, default=100, help="number of updates (default 100)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the sampler; same seed, same run (default 0)")
+    parser.add_argument("--steps", type=STEPS_RANGE, default=100, help="number of updates, at most 100,000 (default 100)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the sampler; same seed, same run (default 0)")
     parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100]; negative = the unlearning demo (default 0.5)")
     parser.add_argument(
         "--baseline",
@@ -467,7 +469,7 @@ def build_parser():  # type: ignore[no-untyped-def]
         help="a candidate completion (repeat for each); replaces the default actions",
     )
     parser.add_argument("--ablation", action="store_true", help="run many seeds with and without the baseline")
-    parser.add_argument("--seeds", type=positive_int, default=200, help="ablation: number of seeds, from --seed upward (default 200)")
+    parser.add_argument("--seeds", type=int_in(1, 10_000), default=200, help="ablation: number of seeds, from --seed upward, at most 10,000 (default 200)")
     parser.add_argument("--plot", action="store_true", help="also write a PNG (the plot extra; without it the run is written, without the picture)")
     parser.add_argument("--outdir", help="run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")

@@ -42,7 +42,7 @@ import random
 from typing import Sequence
 
 from course.lib import policy_gradient as pg
-from course.cli import float_in, make_parser, non_negative_int, optional_view, positive_int, run
+from course.cli import float_in, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
@@ -61,6 +61,8 @@ from course.lib.two_step import (  # the MDP, its exact values and REINFORCE on 
 # Documented ranges: sums and baselines of rewards up to 1e6 stay far from float overflow
 # (1e308 rewards made the running mean inf and the log NaN).
 LR_RANGE = float_in(-100.0, 100.0)
+# Every episode is kept for the story and the log (~5 KB each, measured): 100,000 episodes is ~530 MB.
+STEPS_RANGE = int_in(1, 100_000)
 REWARD_RANGE = float_in(-1e6, 1e6)
 
 
@@ -187,8 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  python -m course.toy_mdp --rewards 0 0 1 0     # R(0,0) R(0,1) R(1,0) R(1,1): only (1,0) pays\n"
         "  python -m course.toy_mdp --steps 300 --plot --outdir runs/toy_mdp_plot",
     )
-    parser.add_argument("--steps", type=positive_int, default=300, help="number of episodes (updates) (default 300)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the sampler (default 0)")
+    parser.add_argument("--steps", type=STEPS_RANGE, default=300, help="number of episodes (updates), at most 100,000 (default 300)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the sampler (default 0)")
     parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100], may be negative (default 0.5)")
     parser.add_argument(
         "--baseline",

@@ -22,7 +22,8 @@ from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
-from course.lib.jsonl import dumps_line, iter_objects, read_json, write_text_atomic
+from course.lib.jsonl import dumps_line, iter_objects, read_json
+from course.lib.temporaries import write_text_atomic
 from course.lib.kata_drafts import draft_score, draft_v1_score
 from course.lib.visible import visible
 
