@@ -39,7 +39,8 @@ from course.errors import CourseError
 from course.lib.dataset_readers import (
     INSTRUCTION, convert, hf_rows, import_report, import_summary, jsonl_rows, render, skipped_notes,
 )
-from course.lib.jsonl import refuse_existing, write_text_atomic
+from course.lib.jsonl import refuse_existing
+from course.lib.temporaries import write_text_atomic
 from course.lib.manifest import sha256_file
 from course.lib.visible import dumps_safe
 

@@ -120,7 +120,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, float_in, info, make_parser, non_negative_float, non_negative_int, positive_int, run
+from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, MAX_SEED, float_in, info, int_in, make_parser, positive_int, run
 from course.errors import CourseError
 from course.lib.chat_sampling import (
     DEFAULT_BASE_URL,
@@ -174,11 +174,12 @@ def _build_parser() -> Any:
     p.add_argument("--dataset", required=True, metavar="FILE", help="dataset JSONL: {id, prompt, expected_answer} per line")
     p.add_argument("--model", required=True, metavar="NAME", help="model name as the endpoint knows it")
     p.add_argument("--out", required=True, metavar="FILE", help="output JSONL; an existing file with the same settings is resumed")
-    p.add_argument("--n", type=positive_int, default=1, help="samples per prompt (default 1: frozen-rollouts shape)")
-    p.add_argument("--temperature", type=non_negative_float, default=0.8, metavar="T", help="sampling temperature (default 0.8)")
+    p.add_argument("--n", type=int_in(1, 128), default=1, help="samples per prompt, at most 128 (default 1: frozen-rollouts shape)")
+    p.add_argument("--temperature", type=float_in(0.0, 100.0), default=0.8, metavar="T", help="sampling temperature (default 0.8)")
     p.add_argument("--top-p", type=float_in(0.0, 1.0, low_open=True), default=1.0, metavar="P", help="nucleus mass, in (0, 1] (default 1.0)")
-    p.add_argument("--max-tokens", type=positive_int, default=64, metavar="K", help="completion budget per sample (default 64)")
-    p.add_argument("--seed", type=int, default=1234, metavar="S", help="request seed; sample i of --n uses seed+i (default 1234)")
+    p.add_argument("--max-tokens", type=int_in(1, 1_000_000), default=64, metavar="K", help="completion budget per sample (default 64)")
+    p.add_argument("--seed", type=int_in(-MAX_SEED - 1, MAX_SEED - 128), default=1234, metavar="S",
+                   help="request seed, a 64-bit integer; sample i of --n uses seed+i (default 1234)")
     p.add_argument("--n-strategy", choices=("separate", "native"), default="separate",
                    help="n > 1 as n requests with seeds seed+i (default; works everywhere, Groq included) "
                         "or one request with n (vLLM, OpenAI)")
@@ -189,11 +190,11 @@ def _build_parser() -> Any:
                         f"NONE sends a placeholder key to local servers that need none")
     p.add_argument("--policy", default=None, metavar="LABEL", help="label recorded as policy (default MODEL@HOST[:PORT])")
     p.add_argument("--limit", type=positive_int, default=None, metavar="K", help="only the first K dataset items")
-    p.add_argument("--max-retries", type=non_negative_int, default=5, metavar="R",
+    p.add_argument("--max-retries", type=int_in(0, 100), default=5, metavar="R",
                    help="retries per request on 408/409/429/5xx/connection errors (default 5)")
-    p.add_argument("--backoff", type=non_negative_float, default=1.0, metavar="SEC",
+    p.add_argument("--backoff", type=float_in(0.0, 3600.0), default=1.0, metavar="SEC",
                    help="first retry wait in seconds, doubled each retry, unless Retry-After says otherwise (default 1.0)")
-    p.add_argument("--timeout", type=non_negative_float, default=60.0, metavar="SEC",
+    p.add_argument("--timeout", type=float_in(0.0, 86400.0), default=60.0, metavar="SEC",
                    help="total seconds per HTTP request, from connecting to the answer's last byte (default 60)")
     p.add_argument("--force", action="store_true", help="start --out over even if it holds other settings")
     return p

@@ -32,7 +32,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import make_parser, run
+from course.cli import make_parser, positive_int, run
 
 DEFAULT_DATASET = "data/datasets/math_dev.jsonl"
 
@@ -48,7 +48,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"course dataset (default {DEFAULT_DATASET})")
     p.add_argument("--completions", required=True, help="frozen rollouts whose completions the mock model replays")
     p.add_argument("--log-dir", required=True, help="where inspect writes its log")
-    p.add_argument("--limit", type=int, default=None, help="first N items only")
+    p.add_argument("--limit", type=positive_int, default=None, help="first N items only")
     return p
 
 

@@ -42,11 +42,13 @@ from course.errors import CourseError
 from course.lib.jsonl import (
     dumps_line,
     empty_file,
+    input_lines,
     input_problem,
     iter_objects,
     json_kind,
     open_input,
     parse_line,
+    read_input,
     read_json,
 )
 from course.lib.shapes import (
@@ -477,7 +479,7 @@ def iter_aligned(
         lineno = 0
         # Dataset line i, then rollout line i: errors come in that order (a file that has
         # ended reads as None; an empty one is refused as its own reader refuses it).
-        for raw_example, raw_record in zip_longest(d, c):
+        for raw_example, raw_record in zip_longest(input_lines(d), input_lines(c)):
             lineno += 1
             example = record = None
             if raw_example is not None:
@@ -711,8 +713,7 @@ def read_bandit_log(path: str | os.PathLike[str], actions: int | None) -> tuple[
 def read_kl_table(path: str | os.PathLike[str]) -> tuple[dict[str, str], ...]:
     """kl_tradeoff.csv: a header naming distinct columns (beta, kl, expected_reward, p_<i> ...), then rows
     of as many cells, each a finite number. Rows come back as ``{column: text}``, as ``csv.DictReader`` gives."""
-    with open_input(path, "a CSV file") as f:
-        data = f.read()
+    data = read_input(path, "a CSV file")  # the one opener, capped
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

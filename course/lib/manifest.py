@@ -28,6 +28,7 @@ from typing import Any, Mapping, Sequence
 
 import course
 from course.instrument.rubrics import Rubric, get_rubric
+from course.lib.jsonl import open_input
 
 _CHUNK = 1 << 20
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -40,7 +41,7 @@ MARKER = "rl-foundations-llm"
 def sha256_file(path: str | os.PathLike[str]) -> str:
     """Hex sha256 of a file's bytes, read in 1 MiB chunks (memory does not grow with size)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_input(path, "a regular file") as f:  # the one opener: a FIFO or a device is refused, never waited on
         for block in iter(lambda: f.read(_CHUNK), b""):
             h.update(block)
     return h.hexdigest()

@@ -50,9 +50,10 @@ from course.lib.formats import (
     BANDIT_MANIFEST, EVAL_SUMMARY, KL_MANIFEST, RL_MANIFEST, RL_RECORD, RL_SUMMARY, SELECTION_SUMMARY, TOY_MDP_EPISODE,
     TOY_MDP_MANIFEST, iter_results, read_bandit_log, read_checked_json, read_kl_table, read_log,
 )
-from course.lib.jsonl import read_json
+from course.lib.jsonl import open_input, output_problem, read_json
 from course.lib.shapes import check
 from course.lib.svg import Mark, Series, line_chart
+from course.lib.temporaries import write_text_atomic
 from course.lib.manifest import sha256_file
 from course.lib.stats import wilson_interval
 from course.lib.visible import legend, visible
@@ -157,7 +158,7 @@ def _example(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _read_text(path: Path, limit: int = 200_000) -> str:
-    with open(path, "rb") as f:
+    with open_input(path, "a text file") as f:  # the one opener: a FIFO or a device is refused, never waited on
         data = f.read(limit + 1)
     text = data[:limit].decode("utf-8", errors="replace")
     return text + (f"\n… [file cut at {limit} bytes]" if len(data) > limit else "")
@@ -951,9 +952,9 @@ def default_output(run_paths: Sequence[str | os.PathLike[str]]) -> Path:
 def is_report_file(path: str | os.PathLike[str]) -> bool:
     """True when the file at ``path`` was written by this tool (its generator tag is in the first 2 KB)."""
     try:
-        with open(path, "rb") as f:
+        with open_input(path, "a report") as f:  # never blocks: a FIFO is not a report
             head = f.read(2048)
-    except OSError:
+    except (OSError, CourseError):
         return False
     return f'<meta name="generator" content="{GENERATOR}">'.encode() in head
 
@@ -961,21 +962,16 @@ def is_report_file(path: str | os.PathLike[str]) -> bool:
 def write_report(path: str | os.PathLike[str], html: str, *, force: bool = False) -> Path:
     """Write atomically (temp file, then rename). A file this tool wrote is replaced; any other needs ``force``."""
     out = Path(path)
-    if out.exists():
-        if out.is_dir():
-            raise CourseError(f"{out}: is a directory; give a file name such as {out / REPORT_NAME}")
-        if not force and not is_report_file(out):
-            raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
+    if out.is_dir():
+        raise CourseError(f"{out}: is a directory; give a file name such as {out / REPORT_NAME}")
+    problem = output_problem(out)  # a FIFO or a device is never written into, even with --force
+    if problem is not None:
+        raise CourseError(f"{out}: {problem}")
+    if os.path.lexists(out) and not force and not is_report_file(out):
+        raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
     if not out.parent.is_dir():
         raise CourseError(f"{out.parent}: no such directory")
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(html)
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_text_atomic(out, html)  # marked temporary, then one rename (course.lib.temporaries)
     return out
 
 

@@ -42,7 +42,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from course.errors import CourseError
+from course.lib.jsonl import open_input
 from course.lib.manifest import sha256_file
+from course.lib.temporaries import write_bytes_atomic
 from course.tinylm.vocab import VOCAB
 
 KVCache = list[tuple[torch.Tensor, torch.Tensor]]  # per layer: keys, values, each (B, H, S, D)
@@ -243,6 +245,7 @@ def positions(valid: torch.Tensor) -> torch.Tensor:
 # plus the config as a small integer tensor, so one file is self-describing.
 # ---------------------------------------------------------------------------
 _CONFIG_KEY = "_config"
+CHECKPOINT_LIMIT = 1 << 30  # bytes; the shipped pi0 is under 5 MB, and --n-embd is capped far below this
 _CONFIG_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
 
 
@@ -255,9 +258,7 @@ def save_checkpoint(model: GPT, path: str | os.PathLike[str]) -> str:
     # and as final.pt would give different bytes (and different policy names).
     buf = io.BytesIO()
     torch.save(dict(sorted(state.items())), buf)
-    with open(path, "wb") as f:
-        f.write(buf.getvalue())
-    return sha256_file(path)
+    return write_bytes_atomic(path, buf.getvalue())  # marked temporary, one rename (course.lib.temporaries)
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
@@ -267,10 +268,13 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
     """
     if not os.path.exists(path):
         raise CourseError(f"{path}: no such checkpoint")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # a truncated or foreign file: one clear line, not a traceback
-        raise CourseError(f"{path}: not a tiny LM checkpoint ({type(exc).__name__}: {exc})") from None
+    # The one opener (course.lib.jsonl.open_input): a FIFO or a device is refused before torch reads a
+    # byte (torch.load would wait on a FIFO forever), and a file larger than any tiny LM is not read.
+    with open_input(path, "a tiny LM checkpoint", limit=CHECKPOINT_LIMIT) as f:
+        try:
+            state = torch.load(f, map_location="cpu", weights_only=True)
+        except Exception as exc:  # a truncated or foreign file: one clear line, not a traceback
+            raise CourseError(f"{path}: not a tiny LM checkpoint ({type(exc).__name__}: {exc})") from None
     if not isinstance(state, dict) or _CONFIG_KEY not in state:
         raise CourseError(f"{path}: not a tiny LM checkpoint (no {_CONFIG_KEY} entry)")
     config = state.pop(_CONFIG_KEY)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, run
+from course.cli import float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import get_rubric
 from course.lib.extras import require
@@ -46,8 +46,8 @@ def _main(argv: Sequence[str] | None) -> int:
         "  python -m course.tinylm.sweep --betas 0 0.02 0.1 0.5 --steps 60 --seed 0 --outdir runs/beta_sweep",
     )
     p.add_argument("--betas", type=float_in(0.0, 100.0), nargs="+", default=[0.0, 0.02, 0.1, 0.5], help="KL weights to try (default 0 0.02 0.1 0.5)")
-    p.add_argument("--steps", type=positive_int, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed shared by every run (default 0)")
+    p.add_argument("--steps", type=rl.STEPS, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
+    p.add_argument("--seed", type=seed, default=0, help="seed shared by every run (default 0)")
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
     p.add_argument("--outdir", default=None, help="sweep directory (default: the next free runs/sweep_NNN)")
     p.add_argument("--force", action="store_true", help="overwrite an existing sweep directory")
