@@ -79,7 +79,7 @@ class Rollouts(Protocol):
 class RLPolicy(Protocol):
     """A policy the loop can train: the small interface both the tiny LM and the real LLM implement."""
 
-    reference_name: str  # pi0's name, as rollout records and manifests name it
+    pi0_name: str  # pi0's name (the policy before any training: the holdout's baseline), as records name it
 
     def describe(self) -> str:
         """One line for the log: what is trained, how many parameters, what the reference is."""
@@ -94,7 +94,8 @@ class RLPolicy(Protocol):
         0 where the mask is False."""
 
     def reference_logprobs(self, rollouts: Any) -> Any:
-        """log pi0(chosen token) (B, K), no gradients."""
+        """log pi_ref(chosen token) (B, K), no gradients: the KL reference, pi0 unless a warm start
+        moved the starting point (then the policy RL started from)."""
 
     def parameters(self) -> list[Any]:
         """The tensors the optimizer updates (all weights, or only adapters)."""
@@ -107,10 +108,10 @@ class RLPolicy(Protocol):
         """``n`` completions (text, truncated) per (item id, prompt) from the current policy,
         each row seeded by (seed, item id, sample index)."""
 
-    def rollout_records(self, items: Sequence[tuple[str, str]], *, reference: bool, policy_name: str, n: int,
+    def rollout_records(self, items: Sequence[tuple[str, str]], *, pi0: bool, policy_name: str, n: int,
                         seed: int, temperature: float, top_p: float, max_tokens: int,
                         progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], int]:
-        """Frozen-rollouts (n = 1) or selection-pack records of pi0 (``reference``) or of the current
+        """Frozen-rollouts (n = 1) or selection-pack records of pi0 (``pi0``) or of the current
         policy, in the course's formats, and the number of truncated samples."""
 
     def save(self, path: Path) -> str:
@@ -498,17 +499,17 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     out: dict[str, Any] = {"dataset": "data/datasets/math_holdout.jsonl", "sampling": settings | {"n_for_pass_at_1": s.holdout_samples}}
     per_item: dict[str, list[float]] = {}
     policy = trained.policy
-    for tag, reference, name in (("pi0", True, policy.reference_name), ("final", False, trained.final_name)):
+    for tag, is_pi0, name in (("pi0", True, policy.pi0_name), ("final", False, trained.final_name)):
         line = progress(f"holdout {tag}: items", len(items) * 2)
         # (a) one sample per item, written as frozen rollouts and scored by course.eval (the gate's input)
-        recs, _ = policy.rollout_records(pairs, reference=reference, policy_name=name, n=1, **settings, progress=line.update)
+        recs, _ = policy.rollout_records(pairs, pi0=is_pi0, policy_name=name, n=1, **settings, progress=line.update)
         frozen = tmp / f"holdout_{tag}_rollouts.jsonl"
         write_text(frozen, "".join(dumps_line(r) + "\n" for r in recs))
         eval_dir = tmp / f"eval_{tag}_holdout"
         # (the run is still in its temporary directory: its manifest names the rollouts where they will be)
         _, _, eval_summary = evaluate(holdout_path, frozen, outdir=eval_dir, argv=argv, completions_recorded_as=final / frozen.name)
         # (b) n samples per item (a selection pack) for a pass@1 estimate that is not one draw per item
-        pack, trunc_n = policy.rollout_records(pairs, reference=reference, policy_name=name, n=s.holdout_samples, **settings,
+        pack, trunc_n = policy.rollout_records(pairs, pi0=is_pi0, policy_name=name, n=s.holdout_samples, **settings,
                                                progress=lambda done: line.update(len(items) + done))
         line.clear()
         write_text(tmp / f"holdout_{tag}_pack.jsonl", "".join(dumps_line(r) + "\n" for r in pack))
@@ -573,7 +574,7 @@ def run_summary(s: LoopSettings, trained: Trained) -> dict[str, Any]:
         "beta": s.beta,
         "seed": s.seed,
         "steps": s.steps,
-        "pi0": trained.policy.reference_name,
+        "pi0": trained.policy.pi0_name,
         "final_policy": trained.final_name,
         "first_eval": trained.evals[0],
         "last_eval": trained.evals[-1],

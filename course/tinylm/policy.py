@@ -286,11 +286,11 @@ class TinyLMPolicy:
 
     def __init__(self, model: GPT, ref: GPT, model_info: dict, ref_info: dict, threads: int) -> None:
         self.model, self.ref, self.model_info, self.ref_info, self.threads = model, ref, model_info, ref_info, threads
-        self.reference_name: str = ref_info["policy"]
+        self.pi0_name: str = ref_info["policy"]
 
     def describe(self) -> str:
         return (f"policy {self.model_info['policy']} ({self.model_info['n_params']:,} params), "
-                f"reference pi0 {self.reference_name}, {self.threads} threads")
+                f"reference pi0 {self.pi0_name}, {self.threads} threads")
 
     def generate(self, prompts: Sequence[str], row_seeds: Sequence[str], *, group: int, temperature: float,
                  max_tokens: int) -> Rollouts:
@@ -312,12 +312,12 @@ class TinyLMPolicy:
                      max_tokens: int) -> list[list[tuple[str, bool]]]:
         return sample_items(self.model, items, n=n, seed=seed, temperature=temperature, max_tokens=max_tokens)
 
-    def rollout_records(self, items: Sequence[tuple[str, str]], *, reference: bool, policy_name: str, n: int, seed: int,
+    def rollout_records(self, items: Sequence[tuple[str, str]], *, pi0: bool, policy_name: str, n: int, seed: int,
                         temperature: float, top_p: float, max_tokens: int,
                         progress: Callable[[int], None] | None = None) -> tuple[list[dict], int]:
         from course.tinylm.rollouts import sample_records  # (it imports this module)
 
-        return sample_records(self.ref if reference else self.model, policy_name, items, n=n, seed=seed,
+        return sample_records(self.ref if pi0 else self.model, policy_name, items, n=n, seed=seed,
                               temperature=temperature, top_p=top_p, max_tokens=max_tokens, progress=progress)
 
     def save(self, path: Path) -> str:

@@ -220,7 +220,7 @@ def run_manifest(args: Any, trained: Trained, summary: dict[str, Any], argv: Seq
         "what": "REINFORCE with a per-prompt group baseline and a k3 KL penalty to pi0 (course.tinylm.rl)",
         "settings": {k: getattr(args, k) for k in DEFAULTS} | {"rubric": args.rubric, "seed": args.seed, "init": args.init, "pi0": args.pi0},
         "kl_estimator_in_loss": "k3 per token (GRPO-style); k1 and k3 both logged",
-        "pi0": {**input_fingerprint(pi0_path), "policy": policy.reference_name},
+        "pi0": {**input_fingerprint(pi0_path), "policy": policy.pi0_name},
         "final_policy": {"file": trained.final_file, "sha256": trained.final_sha, "policy": summary["final_policy"]},
         "datasets": [input_fingerprint(p) for p in DEFAULT_DATASETS],
         "training_prompts": f"course.tinylm.sft_data.problem_stream('rl-prompts:{args.seed}', exclude=dev+holdout prompts)",
