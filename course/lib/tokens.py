@@ -115,7 +115,7 @@ _BYTE_LEVEL = _byte_level_alphabet()
 
 
 def byte_level_bytes(token: str) -> bytes:
-    """The bytes a byte-level BPE token stands for (a token outside that alphabet: its UTF-8).
+    r"""The bytes a byte-level BPE token stands for (a token outside that alphabet: its UTF-8).
 
     >>> byte_level_bytes("Ġ323"), byte_level_bytes("ĠâĪĴ"), byte_level_bytes("Ċ")
     (b' 323', b' \xe2\x88\x92', b'\n')
