@@ -21,7 +21,9 @@ prompts are read once each (prefill, logits of the last position only); their ke
 cache is then repeated for the G samples of each prompt (a few-shot prompt is ~150 tokens,
 a completion ~20: reading it once instead of 8 times is most of the saving). Each step feeds
 one token per row; a row stops at the model's end-of-turn token (``<|im_end|>``) or at
-``max_tokens``. The stop token is an action (it is in ``tokens`` and ``mask``) but not text.
+``max_tokens``, and leaves the batch (its cache rows are dropped), so a few-shot batch whose
+rows mostly answer in five tokens does not pay for its longest ramble 64 times over. The stop
+token is an action (it is in ``tokens`` and ``mask``) but not text.
 
 Not a CLI; see ``python -m course.llm.sample --help``.
 """
@@ -119,24 +121,26 @@ def generate(
     key_valid = prompt_valid.repeat_interleave(group, dim=0).long()  # (B, S): which cached keys are real
 
     chosen = torch.full((B, max_tokens), pad, dtype=torch.long)  # (B, K)
-    done = torch.zeros(B, dtype=torch.bool)
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long)
+    live = torch.arange(B)  # the rows still writing; the tensors below hold only their rows
     for t in range(max_tokens):
         if temperature == 0:
             tok = next_logits.argmax(dim=-1).cpu()
         else:
-            probs = F.softmax(next_logits / temperature, dim=-1).cpu()  # (B, V)
+            probs = F.softmax(next_logits / temperature, dim=-1).cpu()  # (L, V)
             if top_p < 1.0:
                 probs = _filter_top_p(probs, top_p)
-            # Every row draws its uniform even when done, so a row's stream never depends on the others.
-            tok = _draw(probs, [r.random() for r in rngs])
-        tok = torch.where(done, torch.full_like(tok, pad), tok)
-        chosen[:, t] = tok
-        done = done | torch.isin(tok, stop_tensor)
-        if bool(done.all()) or t == max_tokens - 1:
+            # One uniform per live row from its own stream: a row's numbers never depend on the other rows.
+            tok = _draw(probs, [rngs[i].random() for i in live.tolist()])
+        chosen[live, t] = tok
+        going = ~torch.isin(tok, stop_tensor)
+        if t == max_tokens - 1 or not bool(going.any()):
             break
-        # One new position per row; a finished row keeps feeding (its outputs are ignored, it masks nothing of others).
-        key_valid = torch.cat([key_valid, torch.ones((B, 1), dtype=torch.long, device=key_valid.device)], dim=1)
+        if not bool(going.all()):  # finished rows leave the batch: the model computes only rows still writing
+            keep = going.nonzero().squeeze(1)
+            live, tok, key_valid, next_pos = live[keep], tok[keep], key_valid[keep], next_pos[keep]
+            cache.batch_select_indices(keep.to(key_valid.device))
+        key_valid = torch.cat([key_valid, torch.ones((len(live), 1), dtype=torch.long, device=key_valid.device)], dim=1)
         # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
         out = model(tok[:, None].to(device), key_valid, next_pos[:, None], cache, use_cache=True)
         cache = _cache_of(out)
