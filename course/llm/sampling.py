@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 
 from course.llm.templates import PromptTemplate, render
-from course.tinylm.policy import Rollouts, _draw, _filter_top_p
+from course.tinylm.policy import Rollouts, _draw, _filter_top_p, sample_in_batches
 
 DEFAULT_MAX_TOKENS = 48
 # Rows (items x samples) computed together. Fixed, not tuned to the machine: the batch composition
@@ -183,19 +183,13 @@ def sample_items(
     Items go ``rows_per_batch // n`` at a time, in the given order; each row has its own random
     stream (``row_seed``). ``progress(items_done)``, if given, is called after each batch.
     """
-    per_batch = max(1, rows_per_batch // n)
-    out: list[list[tuple[str, bool]]] = []
-    for start in range(0, len(items), per_batch):
-        chunk = items[start : start + per_batch]
-        seeds = [row_seed(seed, ident, j) for ident, _ in chunk for j in range(n)]
-        texts = [render(tokenizer, template, prompt) for _, prompt in chunk]
-        ro = generate(model, tokenizer, texts, seeds, group=n, temperature=temperature, top_p=top_p,
-                      max_tokens=max_tokens)
-        for k in range(len(chunk)):
-            out.append(list(zip(ro.texts[k * n : (k + 1) * n], ro.truncated[k * n : (k + 1) * n])))
-        if progress is not None:
-            progress(len(out))
-    return out
+    def draw(prompts: list[str], seeds: list[str]) -> Rollouts:
+        texts = [render(tokenizer, template, prompt) for prompt in prompts]
+        return generate(model, tokenizer, texts, seeds, group=n, temperature=temperature, top_p=top_p,
+                        max_tokens=max_tokens)
+
+    return sample_in_batches(items, draw, n=n, seed=seed, seed_of=row_seed, rows_per_batch=rows_per_batch,
+                             progress=progress)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
