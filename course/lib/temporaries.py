@@ -389,6 +389,8 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
             if problem is not None:
                 raise CourseError(f"{target}: {problem}")
             os.replace(tmp, target)
+        except BrokenPipeError:  # the output's reader left (`| head -2`): course.cli's rule, not a file error
+            raise
         except OSError as exc:
             raise os_error(exc, target, "cannot write it (nothing was changed)") from None
         except CourseError as exc:
