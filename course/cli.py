@@ -3,7 +3,8 @@
 Exit codes are the same everywhere:
   0  ok / ACCEPT
   1  REJECT, or a check that failed
-  2  usage or input error (argparse errors, ``CourseError`` and operating-system errors)
+  2  usage or input error (argparse errors, ``CourseError``, operating-system errors and an
+     installed extra that cannot be imported)
   141  the output's reader went away (``| head -2`` closed stdout or stderr): the tool stopped
      there, as SIGPIPE stops any Unix tool, and never reports success for work it did not finish;
      every output is written whole or not at all (``course.lib.runs``, ``course.lib.temporaries``)
@@ -211,6 +212,16 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
 
         where = f"{user_path(exc.filename)}: " if exc.filename is not None else ""
         _say(f"error: {terminal_line(f'{where}{exc.strerror or exc}')}")
+        return EXIT_USAGE
+    except ImportError as exc:
+        # An extra that find_spec sees but that cannot be imported (a dependency of it missing):
+        # one line like a missing extra (course.lib.extras). The project's own imports stay tracebacks.
+        from course.lib.extras import broken
+
+        problem = broken(exc)
+        if problem is None:
+            raise
+        _say(f"error: {terminal_line(problem)}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         _say("interrupted: nothing was written")

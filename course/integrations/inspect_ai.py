@@ -52,13 +52,15 @@ def build_parser():  # type: ignore[no-untyped-def]
     return p
 
 
-def _without_the_extra(argv: Sequence[str] | None) -> int:
-    """``python -m`` without inspect_ai: ``--help`` still prints; anything else is the extras rule's one line."""
+def _without_the_extra(argv: Sequence[str] | None, failure: ImportError) -> int:
+    """``python -m`` when inspect_ai did not import: ``--help`` still prints; anything else is one line,
+    exit 2 -- the extras rule's when inspect_ai is absent, or ``failure`` itself when inspect_ai is
+    installed but one of its own dependencies is not (never a silent exit 0 with no eval run)."""
     from course.lib.extras import require
 
     build_parser().parse_args(argv)
     require("inspect", "python -m course.integrations.inspect_ai")
-    return 0  # pragma: no cover - only reached if inspect_ai appeared after the import failed
+    raise failure  # course.cli.run words it (course.lib.extras.broken)
 
 
 try:
@@ -68,7 +70,7 @@ try:
     from inspect_ai.solver import TaskState, generate
 except ImportError as exc:  # ImportError still (so importers can tell "extra missing"), with the fix in it
     if __name__ == "__main__":  # the decorators below need inspect_ai: stop here, as a tool does
-        raise SystemExit(run(_without_the_extra))
+        raise SystemExit(run(lambda argv: _without_the_extra(argv, exc)))
     raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
 
 from course.lib.manifest import PROJECT_ROOT, sha256_file
