@@ -166,6 +166,21 @@ def test_inspect_a_target_that_is_not_an_integer_is_the_samples_error_not_a_zero
     assert "Paris" in log.error.message and "is not an integer" in log.error.message
 
 
+def test_inspect_metadata_and_target_that_disagree_are_an_error_not_one_silently_chosen():
+    # metadata expected_answer 5, target "323": scoring against either one is a guess (found attacking #23 item 8).
+    if importlib.util.find_spec("inspect_ai") is None:
+        pytest.skip("the inspect extra (inspect_ai) is not installed")
+    from inspect_ai.scorer import Target
+
+    from course.integrations.inspect_ai import expected_answers
+
+    with pytest.raises(ValueError, match="disagree"):
+        expected_answers({"expected_answer": 5}, Target("323"))
+    assert expected_answers({"expected_answer": 323}, Target("323")) == [323]  # the course's own samples
+    assert expected_answers({"expected_answer": 323}, Target(["0323", "323"])) == [323]
+    assert expected_answers({"expected_answer": 7}, Target("")) == [7]  # no target: the metadata alone
+
+
 # ---------------------------------------------------------------------------
 # lm-eval logs in (course.import_completions): no credential copied into the policy name
 # ---------------------------------------------------------------------------
