@@ -188,8 +188,9 @@ HF_TOKEN = "hf_TopSecretToken0123456789"
 API_KEY = "sk-proj-TopSecretKey0123456789"
 
 
-@pytest.mark.parametrize("form", ["string", "dict"])
-def test_lm_eval_model_args_credentials_are_not_copied_into_the_policy(tmp_path, capsys, form):
+def _policy_imported_with(tmp_path, capsys, model_args: dict, form: str) -> tuple[str, str]:
+    """import_completions --format lm-eval with these model_args (as lm-eval records them: a dict or
+    "k=v,k=v"); returns everything written or printed, and the policy name."""
     import json
     from pathlib import Path
 
@@ -197,17 +198,22 @@ def test_lm_eval_model_args_credentials_are_not_copied_into_the_policy(tmp_path,
 
     bridges = Path(__file__).resolve().parents[1] / "data" / "bridges"
     results = json.loads((bridges / "lmeval_results_course_math.json").read_text(encoding="utf-8"))
-    args = {"pretrained": "org/model", "token": HF_TOKEN, "api_key": API_KEY, "add_bos_token": "True",
-            "base_url": "http://me:pa55word@127.0.0.1:8000/v1"}
-    results["config"]["model_args"] = args if form == "dict" else ",".join(f"{k}={v}" for k, v in args.items())
+    results["config"]["model_args"] = model_args if form == "dict" else ",".join(f"{k}={v}" for k, v in model_args.items())
     (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
     out = tmp_path / "r.jsonl"
     assert main(["--format", "lm-eval", str(bridges / "lmeval_samples_course_math.jsonl"),
                  "--results", str(tmp_path / "results.json"), "--out", str(out)]) == 0
     written = out.read_text(encoding="utf-8") + capsys.readouterr().out
+    return written, json.loads(written.splitlines()[0])["policy"]
+
+
+@pytest.mark.parametrize("form", ["string", "dict"])
+def test_lm_eval_model_args_credentials_are_not_copied_into_the_policy(tmp_path, capsys, form):
+    args = {"pretrained": "org/model", "token": HF_TOKEN, "api_key": API_KEY, "add_bos_token": "True",
+            "base_url": "http://me:pa55word@127.0.0.1:8000/v1"}
+    written, policy = _policy_imported_with(tmp_path, capsys, args, form)
     for secret in (HF_TOKEN, API_KEY, "pa55word"):
         assert secret not in written
-    policy = json.loads(written.splitlines()[0])["policy"]
     assert "pretrained=org/model" in policy and "add_bos_token=True" in policy
     assert "base_url=http://127.0.0.1:8000/v1" in policy
 
@@ -215,20 +221,7 @@ def test_lm_eval_model_args_credentials_are_not_copied_into_the_policy(tmp_path,
 @pytest.mark.parametrize("form", ["string", "dict"])
 def test_a_credential_in_a_model_urls_query_is_not_copied_into_the_policy(tmp_path, capsys, form):
     # An Azure-style endpoint carries its key in the query (`?api-key=...`); the URL is kept, the key is not.
-    import json
-    from pathlib import Path
-
-    from course.import_completions import main
-
-    bridges = Path(__file__).resolve().parents[1] / "data" / "bridges"
-    results = json.loads((bridges / "lmeval_results_course_math.json").read_text(encoding="utf-8"))
     args = {"model": "gpt", "base_url": f"https://host.example/v1?api-key={API_KEY}&api-version=2024-06-01&token={HF_TOKEN}#top"}
-    results["config"]["model_args"] = args if form == "dict" else ",".join(f"{k}={v}" for k, v in args.items())
-    (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
-    out = tmp_path / "r.jsonl"
-    assert main(["--format", "lm-eval", str(bridges / "lmeval_samples_course_math.jsonl"),
-                 "--results", str(tmp_path / "results.json"), "--out", str(out)]) == 0
-    written = out.read_text(encoding="utf-8") + capsys.readouterr().out
+    written, policy = _policy_imported_with(tmp_path, capsys, args, form)
     assert API_KEY not in written and HF_TOKEN not in written
-    policy = json.loads(written.splitlines()[0])["policy"]
     assert "base_url=https://host.example/v1?api-version=2024-06-01#top" in policy, policy

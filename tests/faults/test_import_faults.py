@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -182,8 +183,9 @@ def test_a_gsm8k_solution_with_two_answer_marks_is_refused_with_file_and_line(tm
 # ---------------------------------------------------------------------------
 # --help without the extras
 # ---------------------------------------------------------------------------
-_HIDE_EXTRAS = r"""
-import importlib.abc, io, json, runpy, sys, contextlib
+# A fresh interpreter in which the top-level packages named in argv[1] (comma-separated) cannot be imported.
+_HIDE = r"""
+import importlib.abc, runpy, sys
 HIDDEN = set(sys.argv[1].split(","))
 
 class Hidden(importlib.abc.MetaPathFinder):
@@ -193,6 +195,9 @@ class Hidden(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, Hidden())
+"""
+_HIDE_EXTRAS = _HIDE + r"""
+import io, json, contextlib
 results = {}
 for module in sys.argv[2:]:
     out, err = io.StringIO(), io.StringIO()
@@ -227,17 +232,7 @@ def test_every_tool_answers_help_when_no_extra_is_installed():
 # ---------------------------------------------------------------------------
 # Real work (not --help) without an extra, or with an extra whose import is broken
 # ---------------------------------------------------------------------------
-_HIDE_AND_RUN = r"""
-import importlib.abc, runpy, sys
-HIDDEN = set(sys.argv[1].split(","))
-
-class Hidden(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in HIDDEN:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-sys.meta_path.insert(0, Hidden())
+_HIDE_AND_RUN = _HIDE + r"""
 sys.argv = sys.argv[2:]
 runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 """
@@ -246,7 +241,7 @@ runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 def run_hiding(hidden: str, module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``python -m MODULE ARGS`` in a fresh interpreter where the packages ``hidden`` cannot be imported."""
     return subprocess.run([sys.executable, "-c", _HIDE_AND_RUN, hidden, module, *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+                          cwd=cwd, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 INSPECT_RUN = ("course.integrations.inspect_ai", "--completions", str(ROOT / "data/rollouts/frozen_rollouts_dev.jsonl"),
