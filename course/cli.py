@@ -195,7 +195,7 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
         machine = "--json" in (sys.argv[1:] if argv is None else argv)  # stdout is one JSON document then
         if new_runs and not held_before and not machine:  # the outermost tool: name the page that shows its run
             _print_report_hint(new_runs[-1])
-        sys.stdout.flush()  # a reader gone away shows here, still told apart from success (not in the last flush)
+        _flush_stdout()  # a reader gone away or a full disk shows here, not in the interpreter's last flush
         return code
     except CourseError as exc:
         _say(f"error: {terminal_line(str(exc))}")  # one line, whatever path or value it quotes
@@ -260,6 +260,18 @@ def _print_report_hint(run_dir: Any) -> None:
 
     if run_tool(run_dir) in REPORTABLE_TOOLS:
         print(f"View it: {command(['python', '-m', 'course.report', run_dir])}", flush=True)
+
+
+def _flush_stdout() -> None:
+    """Flush what the tool printed while its failure can still be reported: a closed pipe is
+    ``output_closed``'s; any other error (stdout on a full disk, ``> /dev/full``) is named ``<stdout>``,
+    since the system gives it no path."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, "<stdout>") from None
 
 
 def _say(line: str) -> None:

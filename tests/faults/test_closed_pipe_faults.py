@@ -9,14 +9,17 @@ reports for any Unix tool cut off this way), one line on stderr if stderr can st
 every output is whole or absent (run directories and files are only renamed into place once
 complete). ``--help`` is argparse's: it prints, ignores a failed write and exits 0.
 
-Real processes throughout: the pipe and the process's own streams are the point.
+Real processes (the pipe and the process's own streams are the point), and one in-process case for
+stdout on a full disk (the system names no path: the line names <stdout>).
 
     python -m pytest tests/faults/test_closed_pipe_faults.py -q
 """
 
 from __future__ import annotations
 
+import errno
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -115,3 +118,30 @@ def test_a_closed_pipe_inside_a_run_is_not_reported_as_a_file_error(tmp_path: Pa
             (tmp / "x.txt").write_text("x")
             raise BrokenPipeError(32, "Broken pipe")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+class _FullDisk(io.RawIOBase):
+    """A file on a full disk: every write fails with ENOSPC (until ``full`` is cleared, so it closes quietly)."""
+
+    full = True
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[no-untyped-def,override]
+        if self.full:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return len(data)
+
+
+def test_stdout_on_a_full_disk_is_one_line_naming_stdout(monkeypatch, capsys) -> None:
+    # `python -m course.score ... > out.json` on a full disk: the output is buffered, so the write
+    # fails when it is flushed; the system names no path, so the line names <stdout>.
+    from course import score
+
+    capsys.readouterr()
+    disk = _FullDisk()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BufferedWriter(disk), encoding="utf-8"))
+    code = score.main(["--expected", "3", "Final: 3"])
+    disk.full = False
+    assert (code, capsys.readouterr().err) == (2, f"error: <stdout>: {os.strerror(errno.ENOSPC)}\n")
