@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import Recorder, add_arguments  # noqa: E402
 
 CHILD = """
 import resource, sys
@@ -76,7 +78,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", default=None, help="keep the run directory here (default: a temp dir, deleted)")
     ap.add_argument("--repeat", action="store_true", help="run twice and compare rl_log.jsonl bytes (reproducibility)")
+    add_arguments(ap)
     args, extra = ap.parse_known_args()
+    rec = Recorder.from_args("bench_tinylm", args)
 
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} CPUs, load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -87,11 +91,18 @@ def main() -> int:
         h = summary["holdout"]
         print(f"rl --rubric strict --seed {args.seed} (defaults): wall {wall:.1f}s (training {summary['train_seconds']:.1f}s), "
               f"peak RSS {rss_mb:.0f} MB")
+        run = f"`course.tinylm.rl --rubric strict --seed {args.seed}`"
+        rec.figure("wall_seconds", wall, "s", f"{run}: wall time of the whole run (training, holdout sampling, eval, gate)", digits=1)
+        rec.figure("train_seconds", summary["train_seconds"], "s", f"{run}: of which training", digits=1)
+        rec.figure("peak_rss_mb", rss_mb, "MB", f"{run}: peak memory", digits=0)
         for tag in ("pi0", "final"):
             x = h[tag]
             print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.3f} (Wilson 95% {x['pass_at_1_wilson95'][0]:.3f}-"
                   f"{x['pass_at_1_wilson95'][1]:.3f}, {x['samples']} samples); course.eval {x['eval_passed']}/{x['eval_n']}")
         lo, hi = h["lift_paired_bootstrap95"]
+        rec.remark(f"Holdout strict pass@1 (8 samples per item): pi0 {100 * h['pi0']['pass_at_1']:.1f}% → final "
+                   f"{100 * h['final']['pass_at_1']:.1f}%, lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% "
+                   f"{100 * lo:+.1f} to {100 * hi:+.1f}); gate {h['gate'].get('verdict')}.")
         print(f"  lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); "
               f"gate {h['gate'].get('verdict')}")
         t = summary["final_train"]
@@ -106,7 +117,10 @@ def main() -> int:
             same_w = (outdir / "final.pt").read_bytes() == (outdir2 / "final.pt").read_bytes()
             print(f"  rerun with the same seed: rl_log.jsonl {'IDENTICAL' if same else 'DIFFERENT'}, "
                   f"final.pt {'IDENTICAL' if same_w else 'DIFFERENT'}")
-    print(f"pi0 sampling throughput: {sampling_throughput():.0f} completions/s (math_dev, n=8, 2 threads)")
+    throughput = sampling_throughput()
+    print(f"pi0 sampling throughput: {throughput:.0f} completions/s (math_dev, n=8, 2 threads)")
+    rec.figure("pi0_completions_per_s", throughput, "completions/s", "pi0 sampling throughput (math_dev, 8 per prompt, 2 threads)", digits=0)
+    rec.save()
     return 0
 
 

@@ -18,7 +18,9 @@ model exactly like the bundled frozen rollouts::
 What it writes (one line per dataset item, in dataset order, flushed after each item):
   * ``--n 1``: the frozen-rollouts shape ``{"id", "completion", "policy", "sampling"}``;
   * ``--n N > 1``: the selection-pack shape ``{"id", "samples": [{"sample_index", "completion"}, ...],
-    "policy", "sampling"}``.
+    "policy", "sampling"}``;
+  * on every line, ``item_sha256``: the fingerprint of the dataset item it answers (id, prompt,
+    expected_answer), which resuming checks (readers ignore it).
 
 ``policy`` is ``"<model>@<host[:port]>"`` (the model as given, at the endpoint's host):
 the same model name served by Groq and by a local quantised server is not the same
@@ -42,7 +44,13 @@ Decisions a careful reader should know about:
     option, exit 2, nothing written. A key holding anything but printable ASCII (a
     non-ASCII letter, a space, NUL, a newline, any control character) is refused before
     any request, naming the kind of character and its position, never the key. The key
-    is never written or printed; any text from the server is redacted before it is shown.
+    is never written or printed: whatever the server sends is redacted before it is shown
+    or written, and the key is found in any letter case, split by whitespace or invisible
+    characters, and in pieces of half its length or more (``course.lib.redaction``). A reply
+    whose completion gives the key away is written with ``[redacted]`` in its place (stderr
+    says which item), so it reaches no rollout, result, summary or report. A key shorter than
+    8 characters (a local server's placeholder such as ``EMPTY``) is not redacted, since that
+    would blank out ordinary letters, and the tool says so.
   * n > 1. Groq (and others) refuse or ignore the ``n`` parameter, so by default
     (``--n-strategy separate``) sample ``i`` is its own request with ``n=1`` and
     seed ``seed + i``: sample ``i`` is the same draw whatever ``--n`` is, and sample 0
@@ -65,6 +73,13 @@ Decisions a careful reader should know about:
     Extra fields (vLLM's ``stop_reason``, llama.cpp's ``timings``, Ollama's
     ``system_fingerprint``) are ignored. Anything from the server that reaches the
     terminal is cut to 200 characters and escaped with ``course.lib.visible``.
+  * Bounds. ``--timeout`` is the whole request, from connecting to the last byte of the
+    answer: the SDK's own timeout is per read, so a server trickling a byte every half second
+    would hold a 2 s timeout for minutes. Each request runs under that deadline
+    (``chat_sampling.Endpoint``); past it the connection is dropped and the request counts
+    as timed out (retried like one). An answer larger than 8 MiB plus 1 KiB per requested
+    token (n x max_tokens) is no completion of the request: it is refused as it arrives,
+    before it is in memory, and the run stops (exit 2).
   * Failures. 408, 409, 429, 5xx, timeouts and dropped connections are retried up
     to ``--max-retries`` times, waiting ``--backoff * 2**attempt`` seconds (no
     jitter: one sequential client cannot stampede, and the schedule stays
@@ -76,6 +91,8 @@ Decisions a careful reader should know about:
     score an outage as a model failure. Other statuses (400, 404, 422: a wrong model
     name or parameter) are not retried and exit 2, as does a rejected key (401/403).
     Everything finished so far stays in the file; rerunning the same command resumes.
+    Ctrl-C stops with 130; a closed output pipe (``2>&1 | head -2``) stops the run like
+    SIGPIPE stops any Unix tool, with exit 141: never 0, since not every item was sampled.
   * The output file. ``--out`` is checked before any request: a directory, FIFO,
     device, socket, dangling link or unwritable place is refused (exit 2). Each line
     is one ``os.write`` on an append-only descriptor followed by ``fsync``, so a kill
@@ -83,8 +100,10 @@ Decisions a careful reader should know about:
     part-way (disk full) is cut back to the last whole line and reported in one line
     (exit 2). Nothing touches the file before the first new item is ready.
   * Resume. An existing ``--out`` is validated first: every complete line must carry
-    this run's policy and sampling and the ids must be the dataset's first ids in
-    order. Those items are skipped and the rest appended; an id is never written
+    this run's policy and sampling, the ids must be the dataset's first ids in
+    order, and each line's ``item_sha256`` must be its item's as the dataset holds it now
+    (a prompt or expected answer edited since would otherwise keep a completion of the old
+    prompt; a line without one cannot be checked and is refused the same way). Those items are skipped and the rest appended; an id is never written
     twice. A last line without its newline is a write the interruption cut short:
     the tool says so, drops it and samples that item again. A damaged complete line
     is not guessed at (exit 2, ``path:line``). Different settings: exit 2, unless
@@ -101,16 +120,19 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, float_in, info, make_parser, non_negative_float, non_negative_int, positive_int, run
+from course.cli import (EXIT_FAIL, EXIT_OK, EXIT_PIPE_CLOSED, EXIT_USAGE, MAX_SEED, float_in, info, int_in, make_parser,
+                        output_closed, positive_int, run)
 from course.errors import CourseError
 from course.lib.chat_sampling import (
     DEFAULT_BASE_URL,
     DEFAULT_KEY_ENV,
     OPENAI_MISSING,
+    Endpoint,
     LineAppender,
     SamplingStopped,
     chat_messages,
     check_api_key,
+    item_fingerprint,
     plan_output,
     policy_name,
     request_plan,
@@ -118,10 +140,11 @@ from course.lib.chat_sampling import (
     rollout_record,
     sample_item,
     sampling_settings,
+    short_key_warning,
 )
 from course.lib.formats import read_dataset
 from course.lib.jsonl import dumps_line
-from course.lib.visible import visible
+from course.lib.visible import command, dumps_safe, terminal_line, visible
 
 
 # ---------------------------------------------------------------------------
@@ -152,11 +175,12 @@ def _build_parser() -> Any:
     p.add_argument("--dataset", required=True, metavar="FILE", help="dataset JSONL: {id, prompt, expected_answer} per line")
     p.add_argument("--model", required=True, metavar="NAME", help="model name as the endpoint knows it")
     p.add_argument("--out", required=True, metavar="FILE", help="output JSONL; an existing file with the same settings is resumed")
-    p.add_argument("--n", type=positive_int, default=1, help="samples per prompt (default 1: frozen-rollouts shape)")
-    p.add_argument("--temperature", type=non_negative_float, default=0.8, metavar="T", help="sampling temperature (default 0.8)")
+    p.add_argument("--n", type=int_in(1, 128), default=1, help="samples per prompt, at most 128 (default 1: frozen-rollouts shape)")
+    p.add_argument("--temperature", type=float_in(0.0, 100.0), default=0.8, metavar="T", help="sampling temperature (default 0.8)")
     p.add_argument("--top-p", type=float_in(0.0, 1.0, low_open=True), default=1.0, metavar="P", help="nucleus mass, in (0, 1] (default 1.0)")
-    p.add_argument("--max-tokens", type=positive_int, default=64, metavar="K", help="completion budget per sample (default 64)")
-    p.add_argument("--seed", type=int, default=1234, metavar="S", help="request seed; sample i of --n uses seed+i (default 1234)")
+    p.add_argument("--max-tokens", type=int_in(1, 1_000_000), default=64, metavar="K", help="completion budget per sample (default 64)")
+    p.add_argument("--seed", type=int_in(-MAX_SEED - 1, MAX_SEED - 128), default=1234, metavar="S",
+                   help="request seed, a 64-bit integer; sample i of --n uses seed+i (default 1234)")
     p.add_argument("--n-strategy", choices=("separate", "native"), default="separate",
                    help="n > 1 as n requests with seeds seed+i (default; works everywhere, Groq included) "
                         "or one request with n (vLLM, OpenAI)")
@@ -167,11 +191,12 @@ def _build_parser() -> Any:
                         f"NONE sends a placeholder key to local servers that need none")
     p.add_argument("--policy", default=None, metavar="LABEL", help="label recorded as policy (default MODEL@HOST[:PORT])")
     p.add_argument("--limit", type=positive_int, default=None, metavar="K", help="only the first K dataset items")
-    p.add_argument("--max-retries", type=non_negative_int, default=5, metavar="R",
+    p.add_argument("--max-retries", type=int_in(0, 100), default=5, metavar="R",
                    help="retries per request on 408/409/429/5xx/connection errors (default 5)")
-    p.add_argument("--backoff", type=non_negative_float, default=1.0, metavar="SEC",
+    p.add_argument("--backoff", type=float_in(0.0, 3600.0), default=1.0, metavar="SEC",
                    help="first retry wait in seconds, doubled each retry, unless Retry-After says otherwise (default 1.0)")
-    p.add_argument("--timeout", type=non_negative_float, default=60.0, metavar="SEC", help="seconds per HTTP request (default 60)")
+    p.add_argument("--timeout", type=float_in(0.0, 86400.0), default=60.0, metavar="SEC",
+                   help="total seconds per HTTP request, from connecting to the answer's last byte (default 60)")
     p.add_argument("--force", action="store_true", help="start --out over even if it holds other settings")
     return p
 
@@ -195,32 +220,36 @@ def _main(args_in: Sequence[str] | None) -> int:
     )
     key, key_source = resolve_api_key(args.api_key_env, os.environ)
     check_api_key(key, key_source)
+    fingerprints = {ex.id: item_fingerprint(ex.id, ex.prompt, ex.expected_answer) for ex in all_examples}
 
     out = Path(args.out)
-    resume = plan_output(out, args.dataset, [ex.id for ex in all_examples], policy, sampling, args.n, force=args.force)
+    resume = plan_output(out, args.dataset, [ex.id for ex in all_examples], policy, sampling, args.n, force=args.force,
+                         fingerprints=[fingerprints[ex.id] for ex in all_examples])
     exists, done, keep_bytes, start_over = resume.exists, set(resume.done_ids), resume.keep_bytes, resume.start_over
-    if resume.torn_bytes:
-        info(f"{out}: the last line ({resume.torn_bytes} bytes without a newline) was cut off by an "
-             f"interruption; it will be dropped and item {len(done) + 1} sampled again")
+    notes = [f"{visible(str(out))}: the last line ({resume.torn_bytes} bytes without a newline) was cut off by an "
+             f"interruption; it will be dropped and item {len(done) + 1} sampled again"] if resume.torn_bytes else []
     todo = [ex for ex in examples if ex.id not in done]
     already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
     if not todo:
-        print(f"{out}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
+        print(f"{visible(str(out))}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
         return EXIT_OK
 
     try:
         import openai
     except ImportError:
         raise CourseError(OPENAI_MISSING) from None
-    # max_retries=0: the SDK would otherwise retry silently; our policy is logged.
-    client = openai.OpenAI(api_key=key, base_url=args.base_url, max_retries=0, timeout=args.timeout)
+    endpoint = Endpoint(openai, api_key=key, base_url=args.base_url, timeout=args.timeout)
     plan = request_plan(args.n, args.seed, args.n_strategy)
-    info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
-         f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
+    warning = short_key_warning(key, key_source)
+    notes += [warning] if warning is not None else []
 
     written = 0
     appender = LineAppender(out, start_over=start_over, keep_bytes=keep_bytes)
-    try:
+    try:  # from the first line of progress on: a closed pipe here is an interruption, never a success
+        for note in notes:
+            info(note)
+        info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {visible(str(out))}) "
+             f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
         for k, ex in enumerate(todo, start=1):
             started = time.monotonic()
             base_request = {
@@ -231,39 +260,46 @@ def _main(args_in: Sequence[str] | None) -> int:
                 "max_tokens": args.max_tokens,
             }
             completions, requests = sample_item(
-                client.chat.completions.with_raw_response.create, openai, item_id=ex.id, base_request=base_request,
+                endpoint.request, openai, item_id=ex.id, base_request=base_request,
                 plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
             )
-            appender.append(dumps_line(rollout_record(ex.id, completions, policy, sampling)))
+            appender.append(dumps_line(rollout_record(ex.id, completions, policy, sampling, fingerprints[ex.id])))
             written += 1
             info(f"[{already + k}/{len(examples)}] {visible(ex.id, limit=80)}: {len(completions)} sample(s), "
                  f"{requests} request(s), {time.monotonic() - started:.1f} s")
     except SamplingStopped as stop:
         kept = len(done) + written
-        where = f"{out} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
-        print(f"error: stopped at {stop}. {where}", file=sys.stderr)
+        where = f"{visible(str(out))} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
+        print(f"error: {terminal_line(f'stopped at {stop}. {where}')}", file=sys.stderr)
         return EXIT_USAGE if stop.exit_code == 2 else EXIT_FAIL
+    except BrokenPipeError:
+        # Whoever read our output went away (`2>&1 | head -2`): like SIGPIPE for any Unix tool, the run
+        # stops -- it must not carry on unseen, nor end with 0 as if every item were sampled. The file
+        # keeps its whole lines; the same command resumes.
+        return output_closed(f"interrupted: the output pipe closed; {visible(str(out))} keeps {len(done) + written} finished "
+                             f"item(s); run the same command again to resume")
     except OSError as exc:
         # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
         kept = written + (0 if start_over else len(done))
-        where = (f"{out} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
-                 f"again to resume" if kept else f"{out} was not changed" if exists else "nothing was written")
-        name = exc.filename if exc.filename is not None else out
+        shown = visible(str(out))
+        where = (f"{shown} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
+                 f"again to resume" if kept else f"{shown} was not changed" if exists else "nothing was written")
+        name = visible(str(exc.filename if exc.filename is not None else out))
         print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print(f"interrupted: {out} keeps {len(done) + written} finished item(s); run the same command again to resume",
+        print(f"interrupted: {visible(str(out))} keeps {len(done) + written} finished item(s); run the same command again to resume",
               file=sys.stderr)
         return 130
     finally:
         appender.close()
-        client.close()
+        endpoint.close()
 
-    print(f"wrote {out}: {already + written} items ({written} sampled now, {already} kept from before)")
+    print(f"wrote {visible(str(out))}: {already + written} items ({written} sampled now, {already} kept from before)")
     print(f"policy: {visible(policy)}")
-    print(f"sampling: {dumps_line(sampling)}")
-    print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
-          f"next: python -m course.selection_demo --dataset {args.dataset} --samples {out} --n {args.n}")
+    print(f"sampling: {dumps_safe(sampling, sort_keys=True)}")  # dumps_line's bytes, terminal-safe (--system-prompt is in it)
+    print("next: " + command(["python", "-m", "course.eval", "--dataset", args.dataset, "--completions", out] if args.n == 1 else
+                             ["python", "-m", "course.selection_demo", "--dataset", args.dataset, "--samples", out, "--n", str(args.n)]))
     return EXIT_OK
 
 

@@ -22,8 +22,13 @@ the options, applies the extras rule and prints. Run it::
     python -m course.token_inspect                       # the five default near-misses
     python -m course.token_inspect "Final: 323" "Final:323"
     python -m course.token_inspect --escapes 'Final:\\n323' 'Final: \\u2212323' --json
-    python -m course.token_inspect --vocab tiny          # without the tokenizer extra
+    python -m course.token_inspect --vocab tiny          # the tiny LM's characters only
     python -m course.token_inspect --vocab all           # cl100k_base, SmolLM2 and the tiny LM (llm extra)
+
+Without the tokenizer extra the default view shows the tiny LM's characters only and
+says on stderr, in one line, how to get cl100k_base (rule 2 of ``course.lib.extras``);
+``--vocab both``, ``smollm2`` and ``all`` ask for their vocabularies by name and stop with
+exit 2 instead when one is missing (rule 1).
 
 In the token rows ``␠`` is a space; every other character outside printable
 ASCII is shown as ``⟨\\n⟩``, ``⟨\\t⟩`` or ``⟨U+XXXX⟩`` (``course.lib.visible``).
@@ -37,7 +42,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from course.cli import make_parser, run
+from course.cli import info, make_parser, optional_view, run
 from course.errors import CourseError
 from course.lib.extras import require
 from course.lib.tokens import (
@@ -61,10 +66,12 @@ def build_parser():  # type: ignore[no-untyped-def]
     )
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="strings to inspect (default: five near-misses)")
     parser.add_argument(
-        "--vocab", choices=("both", "tiny", "smollm2", "all"), default="both",
-        help="both = cl100k_base (needs the tokenizer extra) and the tiny LM's characters (default); "
+        "--vocab", choices=("both", "tiny", "smollm2", "all"), default=None,
+        help="both = cl100k_base (needs the tokenizer extra) and the tiny LM's characters; "
              "tiny = the tiny LM's characters only (standard library); smollm2 = the real LLM's own tokenizer "
-             "(SmolLM2, needs the llm extra and the packaged model) and the tiny LM's; all = the three",
+             "(SmolLM2, needs the llm extra and the packaged model) and the tiny LM's; all = the three. "
+             "Default: both when the tokenizer extra is installed, otherwise tiny, with one line on stderr "
+             "saying how to get cl100k_base",
     )
     parser.add_argument("--escapes", action="store_true", help=r"interpret \n \t \r \\ \xHH \uHHHH in TEXT")
     parser.add_argument("--expected", type=int, default=323, help="expected answer for the scorer's verdict (default 323)")
@@ -83,13 +90,20 @@ def _main(argv: Sequence[str] | None) -> int:
     encoding = None
     llm_tokenizer = None
     if args.vocab in ("smollm2", "all"):
-        require("llm", "--vocab smollm2 (the real LLM's tokenizer)")
+        require("llm", f"--vocab {args.vocab} (the real LLM's tokenizer)")
     if args.vocab in ("both", "all"):
-        # The one rule for extras: asked for, not installed -> one line, exit 2, before any work.
-        require("tokenizer", "cl100k_base (course.token_inspect's default view; --vocab tiny needs nothing)")
+        # Asked for by name: rule 1 of course.lib.extras (not installed -> one line, exit 2, before any work).
+        require("tokenizer", f"cl100k_base (--vocab {args.vocab}; --vocab tiny needs nothing)")
         encoding, problem = load_cl100k()
         if encoding is None:  # installed, but the offline encoding file is not where tiktoken looks
             raise CourseError(problem)
+    elif args.vocab is None:
+        # The default view: cl100k_base is a second column beside the tiny LM's characters, so a
+        # missing tokenizer extra leaves that column out and says so (rule 2 of course.lib.extras).
+        if optional_view("tokenizer", "the cl100k_base column", "showing the tiny LM's characters only"):
+            encoding, problem = load_cl100k()
+            if encoding is None:
+                info(f"{problem}; showing the tiny LM's characters only")
     vocab = load_tiny_vocab()
     if vocab is None:
         raise CourseError(f"{TINY_LM_MISSING}: course/tinylm/vocab.py is missing from this checkout")
@@ -97,7 +111,7 @@ def _main(argv: Sequence[str] | None) -> int:
         from course.llm.load import load_tokenizer
 
         llm_tokenizer = load_tokenizer()
-    records = inspect_texts(texts, args.expected, encoding, vocab, with_bpe=args.vocab in ("both", "all"),
+    records = inspect_texts(texts, args.expected, encoding, vocab, with_bpe=encoding is not None,
                             llm_tokenizer=llm_tokenizer)
     if args.json:
         print(dumps_safe({"inputs": records}, indent=2))

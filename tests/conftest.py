@@ -16,7 +16,7 @@
    end (``pytest_unconfigure``) the survivors are frozen (``gc.freeze``), so that walk skips them.
    Nothing a test can observe is collected later: every test has run and reported by then.
 6. ``tests/`` is on ``sys.path``, so a test file imports the suite's helper modules by name:
-   ``fake_openai_server``, ``headless_chromium``, ``hypothesis_text``, ``report_runs``.
+   ``fake_openai_server``, ``headless_chromium``, ``hypothesis_text``, ``report_runs``, ``small_inputs``.
 7. ``real_llm``: the packaged SmolLM2 GGUF, loaded once per worker (``course.llm.load``). The
    de-quantised weights are cached in ONE temporary directory shared by the session's workers
    (never the user's cache), built under a file lock: the first worker pays the ~20 s GGUF load,

@@ -19,6 +19,16 @@ answers that request with exactly these bytes (``Content-Type: application/json`
 told otherwise), for malformed answers. ``server.requests`` records each request's
 path, Authorization header and JSON body.
 
+Hostile modes for the fault suite (issue #23), each for one request number:
+  * ``server.trickle(k, interval)``: the whole answer (status line, headers, body) one byte every
+    ``interval`` seconds; ``server.trickled[k]`` is how many bytes went out before the client left;
+  * ``server.huge(k, size, declare_length=True)``: a well-formed chat completion whose content is
+    ``size`` bytes of ``A``, sent in 1 MB chunks (with a Content-Length, or without one and
+    closing the connection to end it); ``server.huge_sent[k]`` counts the bytes that went out;
+  * ``server.echo_key(k, make, status=200)``: ``make(key)`` (the key the request carried) is the
+    completion (status 200) or the error message (any other status);
+  * ``server.hold(k)``: request ``k`` waits until the returned event is set, then answers normally.
+
 ``flavour`` imitates the answers of a real OpenAI-compatible server (see FLAVOURS below):
 ``"openai"`` (the default), ``"vllm"``, ``"ollama"``, ``"llamacpp"``.
 
@@ -75,6 +85,13 @@ class FakeOpenAIServer:
         self._raw: dict[int, tuple[bytes, int, dict[str, str]]] = {}
         self._failures: dict[int, tuple[Any, dict[str, str]]] = {}
         self._fail_from: tuple[int, Any] | None = None
+        self._trickle: dict[int, float] = {}
+        self._huge: dict[int, tuple[int, bool]] = {}
+        self._echo: dict[int, tuple[Any, int]] = {}
+        self._hold: dict[int, threading.Event] = {}
+        self.trickled: dict[int, int] = {}
+        self.huge_sent: dict[int, int] = {}
+        self._answered: dict[int, threading.Event] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -89,6 +106,30 @@ class FakeOpenAIServer:
 
     def raw(self, request_number: int, body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> None:
         self._raw[request_number] = (body, status, {"Content-Type": "application/json", **(headers or {})})
+
+    def trickle(self, request_number: int, interval: float) -> None:
+        self._trickle[request_number] = interval
+        self._answered[request_number] = threading.Event()  # wait_answered waits for this answer, not an earlier one
+
+    def huge(self, request_number: int, size: int, declare_length: bool = True) -> None:
+        self._huge[request_number] = (size, declare_length)
+        self._answered[request_number] = threading.Event()
+
+    def echo_key(self, request_number: int, make: Any, status: int = 200) -> None:
+        self._echo[request_number] = (make, status)
+
+    def wait_answered(self, request_number: int, timeout: float = 30) -> None:
+        """Wait until the handler of request ``request_number`` is done (its counters are final).
+
+        Counts from the last ``trickle``/``huge`` scripted for that number (numbers restart when a
+        test clears ``requests``)."""
+        with self._lock:
+            event = self._answered.setdefault(request_number, threading.Event())
+        assert event.wait(timeout), f"request {request_number} is still being answered"
+
+    def hold(self, request_number: int) -> threading.Event:
+        self._hold[request_number] = threading.Event()
+        return self._hold[request_number]
 
     # -- lifecycle -----------------------------------------------------------
     @property
@@ -134,6 +175,9 @@ class FakeOpenAIServer:
                 self._send_bytes(status, json.dumps(payload).encode("utf-8"), {"Content-Type": "application/json", **(headers or {})})
 
             def _send_bytes(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+                if self._number in server._trickle:
+                    self._send_trickled(status, body, headers, server._trickle[self._number])
+                    return
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(body)))
                 for name, value in headers.items():
@@ -141,7 +185,54 @@ class FakeOpenAIServer:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def _send_trickled(self, status: int, body: bytes, headers: dict[str, str], interval: float) -> None:
+                head = [f"HTTP/1.1 {status} OK", f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in headers.items())]
+                whole = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+                sent = 0
+                self.close_connection = True
+                try:
+                    for i in range(len(whole)):
+                        if server._stopping.wait(interval):
+                            break
+                        self.connection.sendall(whole[i:i + 1])
+                        sent += 1
+                except OSError:  # the client gave up and closed the connection
+                    pass
+                server.trickled[self._number] = sent
+
+            def _send_huge(self, size: int, declare_length: bool) -> None:
+                prefix = b'{"id": "chatcmpl-huge", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+                suffix = b'"}, "finish_reason": "length"}]}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if declare_length:
+                    self.send_header("Content-Length", str(len(prefix) + size + len(suffix)))
+                else:
+                    self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                sent = 0
+                try:
+                    self.wfile.write(prefix)
+                    chunk = b"A" * (1 << 20)
+                    while sent < size and not server._stopping.is_set():
+                        piece = chunk[: size - sent]
+                        self.wfile.write(piece)
+                        sent += len(piece)
+                    self.wfile.write(suffix)
+                except OSError:  # the client refused the rest and closed the connection
+                    pass
+                server.huge_sent[self._number] = sent
+
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                self._number = 0
+                try:
+                    self._post()
+                finally:
+                    with server._lock:
+                        server._answered.setdefault(self._number, threading.Event()).set()
+
+            def _post(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 auth = self.headers.get("Authorization", "")
@@ -152,6 +243,21 @@ class FakeOpenAIServer:
                 with server._lock:
                     server.requests.append({"path": self.path, "authorization": auth, "body": body})
                     number = len(server.requests)
+                self._number = number
+                if number in server._hold:
+                    server._hold[number].wait(30)
+                if number in server._huge:
+                    self._send_huge(*server._huge[number])
+                    return
+                if number in server._echo:
+                    make, echo_status = server._echo[number]
+                    text = make(auth.removeprefix("Bearer "))
+                    if echo_status == 200:
+                        self._send(200, {"id": "chatcmpl-echo", "object": "chat.completion", "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+                    else:
+                        self._send(echo_status, {"error": {"message": text, "type": "scripted"}})
+                    return
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                     return

@@ -71,7 +71,7 @@ def test_one_sample_per_prompt_writes_the_frozen_rollouts_shape_in_dataset_order
     assert rs.main(argv(lab)) == 0
     lines = read_lines()
     assert [r["id"] for r in lines] == IDS
-    assert all(set(r) == {"id", "completion", "policy", "sampling"} for r in lines)
+    assert all(set(r) == {"id", "completion", "policy", "sampling", "item_sha256"} for r in lines)
     assert [r["completion"] for r in lines] == [fake.fake_completion(p, 1234) for _, p, _ in PROMPTS]
     assert [c.id for c in iter_completions("out.jsonl")] == IDS  # the project's reader accepts it
 
@@ -102,7 +102,7 @@ def test_requests_carry_the_recorded_settings_and_the_prompt_verbatim(lab):
 def test_several_samples_write_the_selection_pack_shape_with_seeds_seed_plus_index(lab):
     assert rs.main(argv(lab, "--n", "3", "--seed", "10")) == 0
     lines = read_lines()
-    assert all(set(r) == {"id", "samples", "policy", "sampling"} for r in lines)
+    assert all(set(r) == {"id", "samples", "policy", "sampling", "item_sha256"} for r in lines)
     first = lines[0]
     assert first["samples"] == [
         {"sample_index": i, "completion": fake.fake_completion(PROMPTS[0][1], 10 + i)} for i in range(3)

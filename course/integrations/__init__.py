@@ -8,6 +8,10 @@ core keeps working without it:
   * ``course.integrations.verl``       verl's ``compute_score`` custom reward (no extra: verl calls it)
   * ``course.integrations.inspect_ai`` an inspect_ai ``@scorer`` and ``@task`` (extra ``inspect``)
 
+All three read the expected answer through ``course.integrations.expected``: the encodings
+of an integer these libraries really pass (``"323"``, ``numpy.int64``) are integers, and
+anything else is named, never a silent reward of 0.
+
 The reverse direction (outside data and outputs in) is ``python -m course.datasets``
 and ``python -m course.import_completions``.
 """

@@ -20,6 +20,24 @@ hand) it only returns rewards.
     trainer = GRPOTrainer(model=model, reward_funcs=strict_reward,
                           train_dataset=course_dataset("data/datasets/math_dev.jsonl"), args=GRPOConfig(...))
 
+What it accepts, checked against TRL's ``GRPOTrainer._calculate_rewards`` (trl 1.16): every
+column is repeated once per generation, so there is exactly one expected answer per completion.
+Anything else is a caller's mistake and raises ``ValueError`` naming it (TRL does not catch a
+reward function's exception: the run stops at the first batch instead of learning from a
+reward that measures nothing):
+
+  * a column of another length than ``completions`` (zipping would score some completions
+    and drop the rest);
+  * an expected answer that is not an integer. ``"1"`` (a text column) and ``numpy.int64(1)``
+    are integers and are read as such (``course.integrations.expected``); ``"3.5"``, ``None``
+    or a 5,000-digit number are not, and would otherwise score 0 for every completion;
+  * a conversation with no assistant message (TRL passes the generated turns, which always
+    hold one; scoring the last message would score the user's own text).
+
+A completion that is not text (``content: None``, a text part whose ``text`` is not a string)
+is the model's failure, not the caller's: the scorer names it ``not_a_string`` (reward 0). An
+empty batch returns ``[]`` and logs nothing.
+
 No TRL import here: the function is plain Python, so it can be unit-tested and reused anywhere.
 """
 
@@ -29,6 +47,7 @@ from collections import Counter
 from typing import Any, Callable, Sequence
 
 from course.instrument.spec_v1 import ERROR_CODES, score
+from course.integrations.expected import library_answer
 
 ANSWER_COLUMN = "expected_answer"
 
@@ -36,19 +55,29 @@ ANSWER_COLUMN = "expected_answer"
 def completion_text(completion: Any) -> Any:
     """The text to score: a string as is; for a conversation, the last assistant message's content.
 
-    Content given as parts (``[{"type": "text", "text": ...}]``) is joined. Anything else is
-    passed through, and the scorer (which never raises) names it ``not_a_string``.
+    Content given as parts (``[{"type": "text", "text": ...}]``) is joined; parts of other types
+    (images) are skipped. A text part whose ``text`` is not a string makes the whole content
+    that value, which the scorer (it never raises) names ``not_a_string``; so is anything else
+    that is not text. A conversation without an assistant message raises ``ValueError``.
 
     >>> completion_text([{"role": "assistant", "content": "Final: 3"}])
     'Final: 3'
     >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": "Final: 3"}]}])
     'Final: 3'
+    >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": 3}]}])
+    3
     """
     if isinstance(completion, list) and completion and all(isinstance(m, dict) for m in completion):
-        replies = [m for m in completion if m.get("role") == "assistant"] or completion
+        replies = [m for m in completion if m.get("role") == "assistant"]
+        if not replies:
+            roles = sorted({str(m.get("role")) for m in completion})
+            raise ValueError(f"a conversation with no assistant message (roles: {', '.join(roles)}): nothing the "
+                             f"model said to score; pass the generated turn(s), as TRL does")
         content = replies[-1].get("content")
         if isinstance(content, list):
-            return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+            texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+            odd = [t for t in texts if not isinstance(t, str)]
+            return odd[0] if odd else "".join(texts)
         return content
     return completion
 
@@ -62,8 +91,29 @@ def make_strict_reward(column: str = ANSWER_COLUMN) -> Callable[..., list[float]
                 f"strict_reward needs the dataset column {column!r} (one expected answer per completion); "
                 f"columns passed: {sorted(k for k in kwargs if k not in ('log_metric', 'log_extra', 'trainer_state'))}"
             )
-        expected = kwargs[column]
-        verdicts = [score({"expected_answer": e}, completion_text(c)) for e, c in zip(expected, completions)]
+        expected = list(kwargs[column])
+        if len(expected) != len(completions):
+            raise ValueError(
+                f"strict_reward got {len(completions)} completion(s) and {len(expected)} value(s) of {column!r}: "
+                f"TRL passes one reward per completion and repeats every column once per generation, so "
+                f"the lengths must match (repeat each answer num_generations times when calling it by hand)"
+            )
+        if not completions:
+            return []  # an empty batch: no rewards, and no shares to log (0/0)
+        answers = []
+        for i, value in enumerate(expected):
+            answer, problem = library_answer(value)
+            if problem is not None:
+                raise ValueError(f"strict_reward: {column}[{i}]: {problem}; the strict verifier scores integer "
+                                 f"answers only (an int, a numpy integer or a string of digits)")
+            answers.append(answer)
+        texts = []
+        for i, c in enumerate(completions):
+            try:
+                texts.append(completion_text(c))
+            except ValueError as exc:
+                raise ValueError(f"strict_reward: completion {i} is {exc}") from None
+        verdicts = [score({"expected_answer": a}, t) for a, t in zip(answers, texts)]
         codes = [v["details"]["error_code"] for v in verdicts]
         log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
         if log_metric is not None:

@@ -7,13 +7,16 @@ and prints) relies on:
     ``request_plan`` (one request per sample, seeded ``seed + i``, or one native ``n``
     request), ``chat_messages`` and ``rollout_record`` (frozen-rollouts or selection-pack line);
   * the key: ``resolve_api_key`` (environment, then ``./.env`` via ``course.lib.dotenv``),
-    ``check_api_key``, ``redact`` and ``server_excerpt`` (nothing a server says reaches the
-    terminal raw or with the key in it);
-  * the endpoint: ``parse_chat_completion`` (a 200 answer's shape checked here, not by the SDK),
-    the retry policy (``is_retryable``, ``parse_retry_after``, ``retry_delay``) and
-    ``sample_item`` (one item's completions, raising ``SamplingStopped`` when it cannot);
-  * the output file: ``check_out_path``, resume (``inspect_existing`` -> ``ExistingOutput``),
-    ``written_by_this_tool`` and ``LineAppender`` (whole lines only, fsync'd, one writer).
+    ``check_api_key`` and ``server_excerpt`` (nothing a server says reaches the terminal raw
+    or with the key in it; the rule for "the key in it" is ``course.lib.redaction``);
+  * the endpoint: ``Endpoint`` (one request = one total deadline and one size cap,
+    ``response_cap``), ``parse_chat_completion`` (a 200 answer's shape checked here, not by the
+    SDK), the retry policy (``is_retryable``, ``parse_retry_after``, ``retry_delay``) and
+    ``sample_item`` (one item's completions, the key redacted from them, raising
+    ``SamplingStopped`` when it cannot);
+  * the output file: ``check_out_path``, resume (``inspect_existing`` -> ``ExistingOutput``, each
+    line checked against its dataset item's ``item_fingerprint``), ``written_by_this_tool`` and
+    ``LineAppender`` (whole lines only, fsync'd, one writer).
 
 No argparse and no printing: progress goes through a ``log`` callback the caller passes in.
 The tool's docstring explains the decisions (retries, resume, ``--force``) to a user.
@@ -27,6 +30,7 @@ import json
 import os
 import re
 import stat
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -34,7 +38,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line, iter_objects
+from course.lib.jsonl import dumps_line, iter_objects, line_ends, open_input
+from course.lib.redaction import MIN_SECRET_CHARS, redact, redactable
+from course.lib.temporaries import atomic_file
 from course.lib.visible import visible
 
 DEFAULT_BASE_URL = "https://api.groq.com/openai/v1"
@@ -51,6 +57,12 @@ MAX_WAIT_SECONDS = 120.0
 # Anything a server says is shown cut to this many characters (escaped): a 5 MB error page
 # is one readable line on the terminal, never megabytes.
 EXCERPT_CHARS = 200
+# The most bytes one answer may have: a floor for an answer's metadata and error pages, plus
+# 1 KiB per requested token (n x max_tokens). No tokenizer's token is anywhere near 1 KiB of
+# JSON, even escaped, so a bigger answer is not a completion of the request; it is refused
+# before it is in memory, and never written.
+RESPONSE_FLOOR_BYTES = 8 << 20
+RESPONSE_BYTES_PER_TOKEN = 1 << 10
 
 
 # ---------------------------------------------------------------------------
@@ -134,7 +146,21 @@ def request_plan(n: int, seed: int, n_strategy: str = "separate") -> list[dict[s
     return [{"n": 1, "seed": seed + i} for i in range(n)]
 
 
-def rollout_record(item_id: str, completions: Sequence[str], policy: str, sampling: Mapping[str, Any]) -> dict[str, Any]:
+def item_fingerprint(item_id: str, prompt: str, expected_answer: Any) -> str:
+    """sha256 of one dataset item (id, prompt, expected_answer as one canonical JSON line).
+
+    Written on every rollout line as ``item_sha256``, so that resuming can tell a completion of
+    this very prompt from a completion of a prompt the dataset has since changed.
+
+    >>> item_fingerprint("dev-0001", "What is 2 + 3?", 5)[:16]
+    '9b9a92fd338d94d3'
+    """
+    line = dumps_line({"expected_answer": expected_answer, "id": item_id, "prompt": prompt})
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()
+
+
+def rollout_record(item_id: str, completions: Sequence[str], policy: str, sampling: Mapping[str, Any],
+                   item_sha256: str | None = None) -> dict[str, Any]:
     """One output line: frozen-rollouts shape for one sample, selection-pack shape for several.
 
     >>> rollout_record("dev-0001", ["Final: 3"], "m@h", {"seed": 1})
@@ -149,7 +175,18 @@ def rollout_record(item_id: str, completions: Sequence[str], policy: str, sampli
         record["samples"] = [{"sample_index": i, "completion": c} for i, c in enumerate(completions)]
     record["policy"] = policy
     record["sampling"] = dict(sampling)
+    if item_sha256 is not None:
+        record["item_sha256"] = item_sha256
     return record
+
+
+def response_cap(n: int, max_tokens: int) -> int:
+    """The most bytes an answer to a request for ``n`` choices of ``max_tokens`` tokens may have.
+
+    >>> response_cap(1, 64)
+    8454144
+    """
+    return RESPONSE_FLOOR_BYTES + RESPONSE_BYTES_PER_TOKEN * int(n) * int(max_tokens)
 
 
 def is_retryable(status: int | None) -> bool:
@@ -213,28 +250,37 @@ def retry_delay(attempt: int, backoff: float, retry_after: float | None) -> floa
     return float(backoff) * (2 ** attempt)
 
 
-def redact(text: str, secret: str | None) -> str:
-    """Replace every occurrence of the key (a server may echo it back in an error).
-
-    >>> redact("bad key gsk_abc123 given", "gsk_abc123")
-    'bad key [redacted] given'
-    """
-    if secret and secret != PLACEHOLDER_KEY:
-        text = text.replace(secret, "[redacted]")
-    return text
-
-
 def server_excerpt(text: str, secret: str | None, limit: int = EXCERPT_CHARS) -> str:
     """What a server said, safe to print: key redacted FIRST (so a cut cannot leave part of it),
     then cut to ``limit`` characters and escaped with ``course.lib.visible`` (no raw ESC, RLO or NUL
-    reaches the terminal).
+    reaches the terminal). The key is looked for (``course.lib.redaction``: any case, split by
+    whitespace, half of it or more) in the part that can be shown, plus ample room for a key
+    that straddles the cut, never in megabytes that are only counted.
 
     >>> server_excerpt("\\x1b[31mred\\u202e", None)
     '⟨U+001B⟩[31mred⟨U+202E⟩'
     >>> server_excerpt("x" * 5_000_000, None).endswith("… [4999800 more characters]")
     True
+    >>> server_excerpt("key GSK_ABCDEFGH12345678 refused", "gsk_abcdefgh12345678")
+    'key [redacted] refused'
     """
-    return visible(redact(text, secret), limit=limit)
+    if redactable(secret) and secret != PLACEHOLDER_KEY:
+        head = text[: 64 * limit + 4 * len(secret)]  # type: ignore[arg-type]
+        text = redact(head, secret) + text[len(head):]
+    return visible(text, limit=limit)
+
+
+def redact_key(text: str, secret: str | None) -> str:
+    """``text`` without the key (``course.lib.redaction.redact``); the placeholder key is no secret."""
+    return text if secret == PLACEHOLDER_KEY else redact(text, secret)
+
+
+def short_key_warning(key: str, source: str) -> str | None:
+    """The warning for a key too short to redact by substring (None: it is redacted normally)."""
+    if key == PLACEHOLDER_KEY or redactable(key):
+        return None
+    return (f"warning: the API key ({source}) has {len(key)} character(s), fewer than {MIN_SECRET_CHARS}: it is not "
+            f"redacted from what the server says (that would blank out ordinary text); a real provider key is longer")
 
 
 def check_api_key(key: str, source: str) -> None:
@@ -296,19 +342,21 @@ class ExistingOutput:
 
 
 def inspect_existing(
-    path: Path, dataset_ids: Sequence[str], policy: str, sampling: Mapping[str, Any], n: int
+    path: Path, dataset_ids: Sequence[str], policy: str, sampling: Mapping[str, Any], n: int,
+    fingerprints: Sequence[str] | None = None,
 ) -> ExistingOutput:
     """Read ``path`` (which exists) and decide whether this run may append to it.
 
     A malformed complete line is a ``CourseError`` (``path:line: ...``): that is not
     an interruption but a damaged or foreign file, and guessing would risk the data.
     A different policy, sampling, shape or id order is returned as ``mismatch``
-    (the caller refuses unless ``--force``).
+    (the caller refuses unless ``--force``); so is a line whose ``item_sha256`` is not its
+    dataset item's ``item_fingerprint`` (``fingerprints``, in dataset order): the item's
+    prompt or expected answer changed since the line was written, and keeping it would
+    keep a completion of the old prompt.
     """
-    data = path.read_bytes()
-    cut = data.rfind(b"\n") + 1          # 0 when there is no complete line at all
-    torn = cut < len(data)
-    complete_lines = data.count(b"\n", 0, cut)
+    complete_lines, cut, size = line_ends(path)  # cut is 0 when there is no complete line at all
+    torn = cut < size
     done: list[str] = []
     mismatch: str | None = None
     if complete_lines == 0:
@@ -322,6 +370,8 @@ def inspect_existing(
             elif problem is None and record["id"] != dataset_ids[lineno - 1]:
                 problem = (f"id {record['id']!r} where the dataset has {dataset_ids[lineno - 1]!r}: "
                            f"the file is not this dataset's items in order")
+            elif problem is None and fingerprints is not None:
+                problem = _fingerprint_problem(record, fingerprints[lineno - 1])
             if problem is not None:
                 mismatch = f"{path}:{lineno}: {problem}"
                 break
@@ -333,6 +383,18 @@ def inspect_existing(
     finally:
         lines.close()
     return ExistingOutput(tuple(done), cut, torn, mismatch)
+
+
+def _fingerprint_problem(record: Mapping[str, Any], expected: str) -> str | None:
+    """Why ``record`` is not a completion of its item as the dataset holds it now (None: it is)."""
+    recorded = record.get("item_sha256")
+    if recorded is None:
+        return (f"no item_sha256 on the line of {record['id']!r}: written before each line recorded which prompt it "
+                f"answers, so whether the dataset changed since cannot be checked")
+    if recorded != expected:
+        return (f"item {record['id']!r} was sampled for another prompt or expected_answer than the dataset holds "
+                f"now (item_sha256 differs): the dataset changed since this file was written")
+    return None
 
 
 def _record_problem(record: Mapping[str, Any], policy: str, sampling: Mapping[str, Any], n: int) -> str | None:
@@ -484,6 +546,97 @@ def _error_text(response: Any) -> str:
     return message if isinstance(message, str) and message else raw.strip()
 
 
+# ---------------------------------------------------------------------------
+# One request: a total deadline and a size cap, whatever HTTP library the SDK uses.
+# ---------------------------------------------------------------------------
+class DeadlineExceeded(Exception):
+    """No complete answer within the total deadline of one request."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no complete answer within {seconds:g} s (the whole request: connect, send, wait, read)")
+
+
+class AnswerTooLarge(Exception):
+    """An answer larger than ``response_cap`` allows for the request (refused before it is all read)."""
+
+    def __init__(self, status: int, cap: int, n: int, max_tokens: int) -> None:
+        super().__init__(f"the endpoint's answer (HTTP {status}) is larger than {cap:,} bytes, the most a reply to "
+                         f"n={n}, max_tokens={max_tokens} can need; not read further")
+
+
+class Endpoint:
+    """The SDK client of one ``--base-url``; ``request`` sends one chat request and returns ``(status, body)``.
+
+    Two bounds the SDK does not give:
+
+      * a total deadline. The SDK's ``timeout`` is httpx's, which applies per phase and per
+        read: a server that trickles one byte every half second never trips a 2 s timeout, and
+        one request can take minutes. Here each request runs in a worker thread and the caller
+        waits for it at most ``timeout`` seconds, start to last byte. Past that the client is
+        closed (its connections with it, which ends the worker's reads) and replaced, and
+        ``DeadlineExceeded`` is raised: a timeout, retried like one. This holds whatever HTTP
+        library the installed SDK is built on (httpx or its successor), because it uses only
+        the SDK's public API.
+      * a size cap. The answer is read as a stream (the SDK's ``with_streaming_response``) and
+        refused with ``AnswerTooLarge`` as soon as it passes ``response_cap`` (or at once when
+        its Content-Length says it will), so a 300 MB answer is neither held in memory nor
+        written. An error answer (4xx, 5xx) is read whole by the SDK before it raises; the
+        deadline bounds it.
+    """
+
+    def __init__(self, openai: Any, *, api_key: str, base_url: str, timeout: float) -> None:
+        self._openai = openai
+        self._options = {"api_key": api_key, "base_url": base_url, "timeout": timeout}
+        self.timeout = timeout
+        self._client = self._new_client()
+
+    def _new_client(self) -> Any:
+        # max_retries=0: the SDK would otherwise retry silently; our policy (sample_item) is logged.
+        return self._openai.OpenAI(max_retries=0, **self._options)
+
+    def request(self, body: Mapping[str, Any]) -> tuple[int, bytes]:
+        """``(HTTP status, raw body)`` of one chat request, or the SDK's exception for an error answer."""
+        client, outcome, finished = self._client, {}, threading.Event()
+        cap_args = (int(body.get("n", 1)), int(body.get("max_tokens", 0)))
+
+        def work() -> None:
+            try:
+                outcome["answer"] = _read_capped(client, body, *cap_args)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread as is
+                outcome["error"] = exc
+            finally:
+                finished.set()
+
+        threading.Thread(target=work, name="chat-request", daemon=True).start()
+        if not finished.wait(self.timeout):
+            self._client = self._new_client()  # the old one is abandoned with its request
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001 - closing under a running request may complain; it is gone anyway
+                pass
+            raise DeadlineExceeded(self.timeout)
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["answer"]
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _read_capped(client: Any, body: Mapping[str, Any], n: int, max_tokens: int) -> tuple[int, bytes]:
+    cap = response_cap(n, max_tokens)
+    with client.chat.completions.with_streaming_response.create(**body) as response:
+        declared = str(response.headers.get("content-length", "")).strip()
+        if declared.isdigit() and int(declared) > cap:
+            raise AnswerTooLarge(response.status_code, cap, n, max_tokens)
+        data = bytearray()
+        for chunk in response.iter_bytes():
+            data += chunk
+            if len(data) > cap:
+                raise AnswerTooLarge(response.status_code, cap, n, max_tokens)
+        return response.status_code, bytes(data)
+
+
 def _describe_failure(exc: BaseException, openai: Any, key: str) -> tuple[int | None, float | None, str]:
     """``(http_status or None, retry_after_seconds, printable text)`` for an exception from the SDK.
 
@@ -492,6 +645,10 @@ def _describe_failure(exc: BaseException, openai: Any, key: str) -> tuple[int | 
     problem (classified by status); no answer at all is weather (None: retried); any
     other ``openai`` error is reported as itself. Other exceptions are bugs and surface.
     """
+    if isinstance(exc, DeadlineExceeded):
+        return None, None, f"timed out: {exc}"
+    if isinstance(exc, AnswerTooLarge):
+        return 0, None, str(exc)
     if isinstance(exc, openai.APIStatusError):
         headers = getattr(exc.response, "headers", {}) or {}
         said = server_excerpt(_error_text(exc.response), key)
@@ -507,7 +664,7 @@ def _describe_failure(exc: BaseException, openai: Any, key: str) -> tuple[int | 
 
 
 def sample_item(
-    create: Callable[..., Any],
+    send: Callable[[Mapping[str, Any]], tuple[int, bytes]],
     openai: Any,
     *,
     item_id: str,
@@ -521,9 +678,12 @@ def sample_item(
 ) -> tuple[list[str], int]:
     """All completions for one item and the number of HTTP requests it took.
 
-    ``create`` is ``client.chat.completions.with_raw_response.create``: it raises the SDK's
-    exceptions for failed requests and returns the raw answer, parsed here by
-    ``parse_chat_completion``. ``sleep`` is injectable so tests never wait.
+    ``send`` is ``Endpoint.request``: it returns ``(status, body)`` or raises the SDK's exceptions
+    for failed requests (and ``DeadlineExceeded``, ``AnswerTooLarge``); the body is parsed here by
+    ``parse_chat_completion``. A completion that gives the key away (a server or a model echoing
+    it) has it replaced by ``[redacted]`` before it is returned, and the log says so: the key
+    never reaches the rollouts, nor the results, summaries and report made from them.
+    ``sleep`` is injectable so tests never wait.
     """
     completions: list[str] = []
     requests = 0
@@ -536,7 +696,7 @@ def sample_item(
         while True:
             requests += 1
             try:
-                raw = create(**base_request, **step)
+                status, body = send({**base_request, **step})
                 break
             except Exception as exc:  # noqa: BLE001 - classified in _describe_failure; unknown kinds re-raise
                 status, retry_after, text = _describe_failure(exc, openai, key)
@@ -558,23 +718,23 @@ def sample_item(
                 log(f"  {shown}: {text}; retry {attempt + 1}/{max_retries} in {delay:.2f} s ({why})")
                 sleep(delay)
                 attempt += 1
-        http = getattr(raw, "http_response", raw)
         try:
-            body = http.content
-        except Exception as exc:  # noqa: BLE001 - the body broke off while being read (the SDK reads it first; a guard)
-            raise SamplingStopped(f"{shown}: the answer broke off ({type(exc).__name__}); run the same command again "
-                                  f"to resume", 1) from None
-        try:
-            completions.extend(parse_chat_completion(body, n))
+            texts = parse_chat_completion(body, n)
         except WrongChoiceCount as bad:
             hint = ": this server does not honour n > 1, use --n-strategy separate (the default)" if n > 1 else ""
             raise SamplingStopped(f"{shown}: {bad}{hint}", 2) from None
         except MalformedResponse as bad:
             excerpt = server_excerpt(body.decode("utf-8", errors="replace"), key, limit=EXCERPT_CHARS)
             raise SamplingStopped(
-                f"{shown}: the endpoint's answer (HTTP {getattr(http, 'status_code', '?')}, {len(body)} bytes) is not a "
+                f"{shown}: the endpoint's answer (HTTP {status}, {len(body)} bytes) is not a "
                 f"chat completion: {bad}; it begins: {excerpt or '(nothing)'}", 2
             ) from None
+        for text in texts:
+            clean = redact_key(text, key)
+            if clean != text:
+                log(f"  {shown}: the answer gave the API key away (in any case or split); it is written as "
+                    f"[redacted] in its place")
+            completions.append(clean)
     return completions, requests
 
 
@@ -631,7 +791,7 @@ def written_by_this_tool(path: Path) -> bool:
 
     Only line 1 is read (at most 1 MB). An empty file and a torn first line of ours count as ours.
     """
-    with open(path, "rb") as f:
+    with open_input(path, "a rollouts file") as f:  # the one opener: never blocks on a FIFO
         first = f.readline(1 << 20)
     if not first:
         return True
@@ -643,28 +803,6 @@ def written_by_this_tool(path: Path) -> bool:
         return False
     return (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("policy"), str)
             and isinstance(record.get("sampling"), dict) and ("completion" in record or "samples" in record))
-
-
-def remove_stale_temporaries(path: Path) -> list[Path]:
-    """Delete ``.NAME.tmp-PID`` files a killed ``--force`` run left beside ``path`` (its PID is gone)."""
-    removed = []
-    for tmp in path.parent.glob(f".{path.name}.tmp-*"):
-        pid = tmp.name.rsplit("-", 1)[1]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # that run is alive: its file is not ours to remove
-        except ProcessLookupError:
-            pass
-        except (PermissionError, OverflowError, ValueError):
-            continue
-        try:
-            tmp.unlink()
-            removed.append(tmp)
-        except OSError:
-            pass
-    return removed
 
 
 @dataclass(frozen=True)
@@ -680,12 +818,13 @@ class OutputPlan:
 
 def plan_output(
     out: Path, dataset_path: str | os.PathLike[str], dataset_ids: Sequence[str], policy: str,
-    sampling: Mapping[str, Any], n: int, *, force: bool,
+    sampling: Mapping[str, Any], n: int, *, force: bool, fingerprints: Sequence[str] | None = None,
 ) -> OutputPlan:
     """Check ``--out`` and decide between resuming and starting over (``CourseError`` when neither is safe).
 
-    Resume is checked against the whole dataset's ids, so a run with a smaller ``--limit`` can
-    still see a longer file. ``force`` starts over only a file whose first line this tool wrote.
+    Resume is checked against the whole dataset's ids (and each item's fingerprint), so a run
+    with a smaller ``--limit`` can still see a longer file. ``force`` starts over only a file
+    whose first line this tool wrote.
     """
     exists = check_out_path(out)
     if exists and os.path.samefile(out, dataset_path):
@@ -695,7 +834,7 @@ def plan_output(
                           f"of {out} is not one; move it away or choose another --out")
     if not exists or force:
         return OutputPlan(exists, (), 0, True, 0)
-    existing = inspect_existing(out, dataset_ids, policy, sampling, n)
+    existing = inspect_existing(out, dataset_ids, policy, sampling, n, fingerprints)
     if existing.mismatch is not None:
         raise CourseError(  # visible(): the file may be hand-edited (no raw RLO/ESC on the terminal)
             f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, choose another --out, "
@@ -731,20 +870,19 @@ class LineAppender:
 
     def _open_with(self, data: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(self.path)
         if self.start_over:
-            tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+            # The new file is written as .NAME.tmp/NAME, a temporary marked as this project's before
+            # anything else (course.lib.temporaries: only such folders are ever cleaned, here by the
+            # next writer after a kill), then renamed into place.
+            fd: int | None = None
             try:
-                self._lock(fd)  # the lock follows the inode through the rename
-                self._write(fd, data)
-                os.replace(tmp, self.path)
+                with atomic_file(self.path) as tmp:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+                    self._lock(fd)  # the lock follows the inode through the rename
+                    self._write(fd, data)
             except BaseException:
-                os.close(fd)
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+                if fd is not None:
+                    os.close(fd)
                 raise
             self.fd = fd
             return

@@ -28,6 +28,8 @@ from typing import Any, Mapping, Sequence
 
 import course
 from course.instrument.rubrics import Rubric, get_rubric
+from course.lib.jsonl import open_input
+from course.lib.visible import markdown_value, terminal_line
 
 _CHUNK = 1 << 20
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -40,7 +42,7 @@ MARKER = "rl-foundations-llm"
 def sha256_file(path: str | os.PathLike[str]) -> str:
     """Hex sha256 of a file's bytes, read in 1 MiB chunks (memory does not grow with size)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_input(path, "a regular file") as f:  # the one opener: a FIFO or a device is refused, never waited on
         for block in iter(lambda: f.read(_CHUNK), b""):
             h.update(block)
     return h.hexdigest()
@@ -112,7 +114,7 @@ def template_note(manifest: Mapping[str, Any]) -> str:
     template = manifest.get("prompt_template")
     if not isinstance(template, Mapping):
         return ""
-    return f", prompt template `{template.get('name')}` (sha256 {str(template.get('sha256'))[:12]}…)"
+    return f", prompt template {markdown_value(str(template.get('name')))} (sha256 {terminal_line(str(template.get('sha256'))[:12])}…)"
 
 
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:

@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from course.errors import CourseError
+from course.errors import CourseError, foreign_reader
 from course.lib.formats import read_dataset
-from course.lib.jsonl import dumps_line, iter_objects, read_json
+from course.lib.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
+from course.lib.redaction import is_credential_arg, without_url_credentials
+from course.lib.visible import dumps_safe, visible
+
+
+LOG_LIMIT = 2 << 30  # bytes: an inspect log (a zip of JSON) larger than this is not read
 
 
 @dataclass(frozen=True)
@@ -49,13 +55,11 @@ def parse_sampling(text: str) -> dict[str, Any]:
     >>> parse_sampling('{"temperature": 0.7, "max_tokens": 32}')
     {'temperature': 0.7, 'max_tokens': 32}
     """
-    try:
-        value = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-    except ValueError as exc:
-        raise CourseError(f"--sampling: not valid JSON ({exc})") from None
-    if not isinstance(value, dict):
+    if not text.lstrip().startswith("{"):
         raise CourseError("--sampling: must be a JSON object, e.g. '{\"temperature\": 0.7, \"max_tokens\": 32}'")
-    return value
+    # The reader's own rules (course.lib.jsonl): no NaN/Infinity/1e999, at most MAX_DEPTH levels,
+    # no lone surrogate, no repeated key; so what is written is what every reader accepts.
+    return loads_document(text, "--sampling", "sampling")
 
 
 def _finite(value: Any) -> Any:
@@ -160,9 +164,7 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
         config = res.get("config")
         if not isinstance(config, dict) or "model" not in config:
             raise CourseError(f"{results}: no 'config.model' (not an lm-eval results_*.json)")
-        model_args = config.get("model_args")
-        if isinstance(model_args, dict):
-            model_args = ",".join(f"{k}={v}" for k, v in sorted(model_args.items()))
+        model_args = public_model_args(config.get("model_args"))
         recorded_policy = f"lm-eval:{config['model']}" + (f":{model_args}" if model_args else "")
         for key in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed"):
             if key in config:
@@ -176,15 +178,56 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
     return Imported(tuple(rows), chosen, sampling)
 
 
+def public_model_args(model_args: Any) -> str:
+    """lm-eval's ``model_args`` for a policy name, without the credentials they may carry.
+
+    lm-eval records the arguments as given, ``"pretrained=org/m,token=hf_..."`` or a dict, and its
+    API models take ``api_key``/``token``: a credential is not part of which model answered, and
+    the policy name is written on every line and printed. An argument that is a credential
+    (``course.lib.redaction.is_credential_arg``: its name says so and its value is not a flag or a
+    number) is left out; a password in a URL (``base_url=http://user:pw@host``) is taken out of it.
+    The string form keeps its order (the policy names of logs without credentials do not change);
+    a dict is sorted.
+
+    >>> public_model_args("pretrained=org/m,token=hf_SeCrEt,add_bos_token=True")
+    'pretrained=org/m,add_bos_token=True'
+    >>> public_model_args({"api_key": "sk-x", "model": "m", "base_url": "http://u:pw@h:8000/v1"})
+    'base_url=http://h:8000/v1,model=m'
+    """
+    if isinstance(model_args, dict):
+        pairs = [(str(k), v) for k, v in sorted(model_args.items(), key=lambda kv: str(kv[0]))]
+    elif isinstance(model_args, str):
+        pairs = [tuple(part.split("=", 1)) if "=" in part else (part, _BARE) for part in model_args.split(",")]
+    else:
+        return "" if not model_args else without_url_credentials(str(model_args))
+    kept = [name if value is _BARE else f"{name}={_public_value(value)}" for name, value in pairs
+            if value is _BARE or not is_credential_arg(name, value)]
+    return without_url_credentials(",".join(kept))
+
+
+_BARE: Any = object()  # a model_args entry without '=' (a flag)
+
+
+def _public_value(value: Any) -> Any:
+    """A nested argument (``headers={...}``) without its credential entries."""
+    if isinstance(value, dict):
+        return {k: _public_value(v) for k, v in value.items() if not is_credential_arg(k, v)}
+    return value
+
+
 def _inspect_log_path(path: str) -> Path:
     p = Path(path)
     if p.is_dir():
         logs = sorted(q for q in p.iterdir() if q.suffix in (".eval", ".json") and not q.name.startswith("."))
         if len(logs) != 1:
             raise CourseError(f"{path}: expected exactly one inspect log (.eval or .json) in the directory, found {len(logs)}")
-        return logs[0]
-    if not p.is_file():
+        p = logs[0]
+    elif not os.path.lexists(p):
         raise CourseError(f"{path}: no such file or directory")
+    # inspect_ai opens the path itself: the one opener's rule is applied first (a FIFO named x.eval
+    # would make it wait forever; a device would never end), and its size cap.
+    with open_input(p, "an inspect eval log", limit=LOG_LIMIT):
+        pass
     return p
 
 
@@ -194,10 +237,8 @@ def read_inspect(path: str, policy: str | None) -> Imported:
     except ImportError:
         raise CourseError("--format inspect needs the inspect extra: pip install -e '.[inspect]'") from None
     log_path = _inspect_log_path(path)
-    try:
+    with foreign_reader(log_path, "inspect eval log"):  # inspect raises several types for a file that is not a log
         log = read_eval_log(str(log_path))
-    except Exception as exc:  # inspect raises several types for a file that is not a log
-        raise CourseError(f"{log_path}: not a readable inspect eval log ({type(exc).__name__}: {exc})") from None
     if log.status != "success":
         raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({log.error.message if log.error else 'no error message'})")
     if not log.samples:
@@ -267,9 +308,9 @@ def import_completions(fmt: str, source: str, *, policy: str | None, sampling: s
 def import_summary(n_rows: int, out: Path, imported: Imported) -> str:
     """The three lines ``python -m course.import_completions`` prints after writing."""
     return "\n".join([
-        f"imported {n_rows} completions -> {out}",
-        f"policy: {imported.policy}",
-        f"sampling: {json.dumps(imported.sampling, sort_keys=True, ensure_ascii=False)}",
+        f"imported {n_rows} completions -> {visible(str(out))}",
+        f"policy: {visible(imported.policy)}",
+        f"sampling: {dumps_safe(imported.sampling, sort_keys=True)}",
     ])
 
 

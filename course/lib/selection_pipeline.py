@@ -33,8 +33,10 @@ from course.lib.best_of_n import GAIN_LABEL, Picker, SelectionTally, item_result
 from course.lib.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
 from course.lib.formats import iter_samples, read_dataset
 from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
+from course.lib.inspection import inspect_failures_command
 from course.lib.manifest import environment, input_fingerprint, locked_room, shown_here, template_note
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
+from course.lib.visible import command, markdown_value, terminal_line, visible
 
 TOOL = "course.selection_demo"
 BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
@@ -246,7 +248,7 @@ def failing_lines(summary: dict[str, Any]) -> list[str]:
             f"; sample {later} of the pack passes, beyond N" if later is not None
             else "; no sample in the whole pack passes"
         )
-        lines.append(f"  {ex['id']} (expected {ex['expected']}): {', '.join(ex['codes'])}{hint}")
+        lines.append(f"  {visible(str(ex['id']))} (expected {ex['expected']}): {', '.join(ex['codes'])}{hint}")
     return lines
 
 
@@ -255,10 +257,10 @@ def render_markdown(summary: dict[str, Any], tally: SelectionTally, manifest: di
     n = summary["N"]
     selection = manifest["selection"]
     context = [
-        f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
+        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split {terminal_line(manifest['split'] or 'unknown')}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
-        f"Selection pack: `{manifest['samples']['path']}` (policy `{manifest['policy']}`, "
-        f"{manifest['samples_per_item']} samples per item, sampling `{dumps_line(manifest['sampling'])}`"
+        f"Selection pack: {markdown_value(manifest['samples']['path'])} (policy {markdown_value(manifest['policy'])}, "
+        f"{manifest['samples_per_item']} samples per item, sampling {markdown_value(dumps_line(manifest['sampling']))}"
         f"{template_note(manifest)})",
         f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
         f"Selection: best of the first {n} samples by `{selection['picker']}` ({selection['rule']})",
@@ -280,9 +282,9 @@ def report_lines(run_dir: Path, manifest: dict[str, Any], summary: dict[str, Any
     n = summary["N"]
     selection = manifest["selection"]
     out = [
-        f"Selection best-of-{n} on {summary['n_items']} items: {shown_here(manifest['dataset']['path'])} "
-        f"(split {manifest['split'] or 'unknown'}) x {shown_here(manifest['samples']['path'])} "
-        f"(policy {manifest['policy']}, {manifest['samples_per_item']} samples per item)",
+        f"Selection best-of-{n} on {summary['n_items']} items: {visible(shown_here(manifest['dataset']['path']))} "
+        f"(split {visible(manifest['split'] or 'unknown')}) x {visible(shown_here(manifest['samples']['path']))} "
+        f"(policy {visible(manifest['policy'])}, {manifest['samples_per_item']} samples per item)",
         f"Scorer {manifest['scorer_version']} (fingerprint {manifest['scorer_fingerprint'][:12]}); "
         f"picker {selection['picker']}: {selection['rule']}",
         "",
@@ -301,10 +303,10 @@ def report_lines(run_dir: Path, manifest: dict[str, Any], summary: dict[str, Any
         out += codes
     out += [
         "",
-        f"Wrote {run_dir}/ (manifest.json, results.jsonl, summary.json, summary.md)",
-        f"Inspect failures: python -m course.inspect_run --run {run_dir} --only-fails --top-k 5 --show 2",
-        f"Compare with another run: python -m course.gate --baseline RUN --candidate {run_dir} --min-delta 0 "
-        "(a different N is a change of selection compute: the Locked Room rejects it)",
+        f"Wrote {visible(str(run_dir))}/ (manifest.json, results.jsonl, summary.json, summary.md)",
+        f"Inspect failures: {inspect_failures_command(run_dir)}",
+        "Compare with another run (a different N is a change of selection compute: the Locked Room rejects it): "
+        + command(["python", "-m", "course.gate", "--baseline", "RUN", "--candidate", run_dir, "--min-delta", "0"]),
     ]
     return out
 

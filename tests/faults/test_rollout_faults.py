@@ -322,7 +322,7 @@ def test_force_replaces_its_own_file_by_a_rename_and_leaves_no_temporary_file(la
     assert rs.main(argv(lab, "--limit", "2")) == 0
     assert rs.main(argv(lab, "--temperature", "0.1", "--force")) == 0
     assert {json.loads(x)["sampling"]["temperature"] for x in Path("out.jsonl").read_text().splitlines()} == {0.1}
-    assert [p.name for p in Path(".").iterdir() if ".tmp-" in p.name] == []
+    assert [p.name for p in Path(".").iterdir() if p.name.startswith(".out.jsonl.")] == []
 
 
 def test_force_keeps_the_old_file_whole_when_the_first_new_item_fails(lab, capsys):
@@ -331,7 +331,7 @@ def test_force_keeps_the_old_file_whole_when_the_first_new_item_fails(lab, capsy
     lab.raw(len(lab.requests) + 1, b"<html>")
     assert rs.main(argv(lab, "--temperature", "0.1", "--force")) == 2
     assert Path("out.jsonl").read_bytes() == old
-    assert [p.name for p in Path(".").iterdir() if ".tmp-" in p.name] == []
+    assert [p.name for p in Path(".").iterdir() if p.name.startswith(".out.jsonl.")] == []
 
 
 # ---------------------------------------------------------------------------
@@ -435,10 +435,180 @@ def test_a_hand_edited_sampling_with_terminal_controls_is_reported_escaped(lab, 
     assert "written with sampling" in assert_one_error_line(capsys.readouterr().err)
 
 
-def test_a_temporary_file_left_by_a_killed_force_run_is_removed_by_the_next_run(lab):
+def test_a_temporary_left_by_a_killed_force_run_is_removed_by_the_next_run(lab):
+    # What a run killed while starting --out over leaves: the marked temporary .out.jsonl.tmp/ holding
+    # a torn first line (course.lib.temporaries); the next run in the folder removes it.
+    code = ("import os, sys; from pathlib import Path; from course.lib import temporaries\n"
+            "folder = temporaries.make(Path('out.jsonl'))\n"
+            "(folder / 'out.jsonl').write_text('{\"id\": \"f-0001\"')\n"
+            "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert Path(".out.jsonl.tmp/out.jsonl").exists()
+    assert rs.main(argv(lab)) == 0
+    assert not Path(".out.jsonl.tmp").exists()
+
+
+def test_a_users_file_named_like_an_old_temporary_is_never_removed(lab):
+    # Before issue 23, any .out.jsonl.tmp-PID whose PID was gone was deleted: a user's file too.
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # a PID that no longer runs
-    stale = Path(f".out.jsonl.tmp-{dead.pid}")
-    stale.write_text('{"id": "f-0001"')
+    mine = Path(f".out.jsonl.tmp-{dead.pid}")
+    mine.write_text("my notes\n")
     assert rs.main(argv(lab)) == 0
-    assert not stale.exists()
+    assert mine.read_text() == "my notes\n"
+
+
+# ---------------------------------------------------------------------------
+# Issue #23, class 7: nothing hangs, nothing huge is written, no success after a broken pipe,
+# no completion of an old prompt kept, no key leaked.
+# ---------------------------------------------------------------------------
+def test_a_server_trickling_its_answer_cannot_outlast_the_total_timeout(lab, capsys):
+    # One byte every 20 ms: each read takes far less than --timeout, so a per-read timeout never trips
+    # and the ~300-byte answer would take over 6 s; the deadline covers the whole request.
+    expected = reference(lab)
+    lab.trickle(3, 0.02)
+    assert rs.main(argv(lab, "--timeout", "0.5", "--max-retries", "0")) == 1
+    line = assert_one_error_line(capsys.readouterr().err, contains=f"stopped at {BAD_ITEM}: timed out")
+    assert "no complete answer within 0.5 s" in line
+    lab.wait_answered(3)
+    assert lab.trickled[3] < 150  # the client left long before the answer's end
+    lab._trickle.clear()
+    assert_whole_lines_then_resume(lab, expected, kept=2)
+
+
+def test_a_trickled_answer_is_retried_on_a_fresh_connection_like_any_timeout(lab, capsys):
+    lab.trickle(1, 0.02)
+    assert rs.main(argv(lab, "--timeout", "0.5", "--limit", "1")) == 0
+    err = capsys.readouterr().err
+    assert "f-0001: timed out: no complete answer within 0.5 s" in err and "; retry 1/5" in err
+    assert len(lab.requests) == 2
+
+
+@pytest.mark.parametrize("declare_length", [True, False], ids=["content_length", "streamed"])
+def test_an_answer_larger_than_any_completion_is_refused_before_it_is_read_and_never_written(lab, capsys, declare_length):
+    # --max-tokens 1: the cap is 8 MiB + 1 KiB; the server offers 64 MB of well-formed completion.
+    expected = reference(lab, "--max-tokens", "1")
+    lab.huge(3, 64 << 20, declare_length=declare_length)
+    assert rs.main(argv(lab, "--max-tokens", "1")) == 2
+    line = assert_one_error_line(capsys.readouterr().err, contains=f"stopped at {BAD_ITEM}: ")
+    assert "is larger than 8,389,632 bytes" in line and "max_tokens=1" in line
+    assert Path("out.jsonl").stat().st_size < 10_000
+    lab.wait_answered(3)
+    assert lab.huge_sent[3] < (32 << 20)  # not read to the end
+    assert_whole_lines_then_resume(lab, expected, 2, "--max-tokens", "1")
+
+
+def test_a_closed_output_pipe_stops_the_run_without_reporting_success_and_the_rerun_resumes(lab, tmp_path):
+    # `rollout_sample ... 2>&1 | head -2`: the reader leaves after two lines of progress.
+    expected = reference(lab)
+    release = lab.hold(3)  # the third request waits until the pipe is closed, so the race is decided
+    env = {**os.environ, "GROQ_API_KEY": KEY, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "course.rollout_sample", *argv(lab)], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(2):
+            assert proc.stdout.readline()
+        proc.stdout.close()  # head -2 exits
+        release.set()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == rs.EXIT_PIPE_CLOSED  # 141, as a shell reports SIGPIPE; never 0
+    data = Path("out.jsonl").read_bytes()
+    assert data.endswith(b"\n") and 1 <= data.count(b"\n") < 4  # stopped early, whole lines only
+    assert_whole_lines_then_resume(lab, expected, kept=data.count(b"\n"))
+
+
+def _rewrite_dataset(change):
+    rows = [json.loads(x) for x in Path("data.jsonl").read_text().splitlines()]
+    change(rows)
+    Path("data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("what", ["prompt", "expected_answer"])
+def test_resume_refuses_a_file_whose_items_changed_in_the_dataset_since_and_force_starts_over(lab, capsys, what):
+    assert rs.main(argv(lab, "--limit", "2")) == 0
+    old = Path("out.jsonl").read_bytes()
+
+    def change(rows):
+        rows[0]["prompt" if what == "prompt" else "expected_answer"] = "What is 3 + 3?" if what == "prompt" else 6
+    _rewrite_dataset(change)
+    assert rs.main(argv(lab)) == 2
+    line = assert_one_error_line(capsys.readouterr().err, contains="out.jsonl:1: item 'f-0001' was sampled for another")
+    assert "--force" in line
+    assert Path("out.jsonl").read_bytes() == old
+    assert rs.main(argv(lab, "--force")) == 0
+    first = json.loads(Path("out.jsonl").read_text().splitlines()[0])
+    if what == "prompt":
+        assert first["completion"] == fake.fake_completion("What is 3 + 3?", 1234)
+    assert first["item_sha256"] != json.loads(old.splitlines()[0])["item_sha256"]
+
+
+def test_resume_refuses_a_line_that_does_not_record_which_prompt_it_answers(lab, capsys):
+    assert rs.main(argv(lab, "--limit", "2")) == 0
+    lines = [json.loads(x) for x in Path("out.jsonl").read_text().splitlines()]
+    for record in lines:
+        del record["item_sha256"]  # as written before items were fingerprinted
+    Path("out.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines))
+    assert rs.main(argv(lab)) == 2
+    assert "no item_sha256" in assert_one_error_line(capsys.readouterr().err, contains="out.jsonl:1:")
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+KEY_ECHOES = {
+    "upper_cased": lambda key: f"Invalid API key {key.upper()}",
+    "split_by_a_newline": lambda key: f"Invalid API key {key[:10]}\n{key[10:]}",
+    "spaced_out": lambda key: "Invalid API key " + " ".join(key),
+    "zero_width_inside": lambda key: f"Invalid API key {key[:5]}\u200b{key[5:]}",
+    "split_in_two_halves": lambda key: f"first half {key[:len(key) // 2]} ... second half {key[len(key) // 2:]}",
+    "upper_cased_halves_over_lines": lambda key: "\n".join(_pieces(key.upper(), len(key) // 2 + 1)),
+}
+
+
+def _assert_no_piece_of_the_key(text: str) -> None:
+    folded = "".join(text.split()).lower().replace("\u200b", "")
+    for i in range(len(KEY) - 7):
+        assert KEY[i:i + 8].lower() not in folded, text[-500:]
+
+
+@pytest.mark.parametrize("name", sorted(KEY_ECHOES))
+def test_an_error_that_echoes_the_key_in_another_form_is_redacted(lab, capsys, name):
+    lab.echo_key(1, KEY_ECHOES[name], status=401)
+    assert rs.main(argv(lab)) == 2
+    err = capsys.readouterr().err
+    assert_one_error_line(err, contains="rejected the API key")
+    assert "[redacted]" in err
+    _assert_no_piece_of_the_key(err)
+
+
+@pytest.mark.parametrize("name", sorted(KEY_ECHOES))
+def test_a_reply_that_echoes_the_key_reaches_no_rollout_result_or_summary(lab, capsys, name):
+    lab.echo_key(2, lambda key: "Final: 42\n" + KEY_ECHOES[name](key))
+    assert rs.main(argv(lab)) == 0
+    rollouts = Path("out.jsonl").read_text(encoding="utf-8")
+    _assert_no_piece_of_the_key(rollouts)
+    assert "[redacted]" in json.loads(rollouts.splitlines()[1])["completion"]
+    assert "f-0002: the answer gave the API key away" in capsys.readouterr().err
+    from course.eval import main as eval_main
+
+    assert eval_main(["--dataset", "data.jsonl", "--completions", "out.jsonl", "--outdir", "runs/echo"]) == 0
+    for written in Path("runs/echo").rglob("*"):
+        if written.is_file():
+            _assert_no_piece_of_the_key(written.read_text(encoding="utf-8", errors="replace"))
+
+
+def test_a_very_short_key_does_not_blank_out_ordinary_text_and_is_said_to_be_unredacted(lab, capsys, monkeypatch):
+    monkeypatch.setenv("GROQ_API_KEY", "o")
+    lab.raw(1, json.dumps({"error": {"message": "model not found"}}).encode(), status=404)
+    assert rs.main(argv(lab)) == 2
+    err = capsys.readouterr().err
+    assert "HTTP 404: model not found" in assert_one_error_line(err)
+    assert "has 1 character(s), fewer than 8: it is not redacted" in err
+    monkeypatch.setenv("GROQ_API_KEY", "ollama")  # a local server's placeholder key: completions stay as they are
+    assert rs.main(argv(lab, "--limit", "1", out="short.jsonl")) == 0
+    assert json.loads(Path("short.jsonl").read_text())["completion"] == fake.fake_completion(PROMPTS[0][1], 1234)
