@@ -3,7 +3,11 @@
 Exit codes are the same everywhere:
   0  ok / ACCEPT
   1  REJECT, or a check that failed
-  2  usage or input error (argparse errors, ``CourseError`` and operating-system errors)
+  2  usage or input error (argparse errors, ``CourseError``, operating-system errors and an
+     installed extra that cannot be imported)
+  141  the output's reader went away (``| head -2`` closed stdout or stderr): the tool stopped
+     there, as SIGPIPE stops any Unix tool, and never reports success for work it did not finish;
+     every output is written whole or not at all (``course.lib.runs``, ``course.lib.temporaries``)
 
 One ``main`` style for every tool: a module-level ``_main(argv)`` that parses and works, and::
 
@@ -29,11 +33,13 @@ import sys
 from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
-from course.lib.visible import command, terminal_line
+from course.lib.visible import command, terminal_line, visible
 
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
+# 128 + SIGPIPE: what a shell reports for any Unix tool whose output's reader went away (`| head -2`).
+EXIT_PIPE_CLOSED = 141
 # The largest count any flag takes unless its tool bounds it tighter (--steps 10**100 is a typo, not a plan).
 MAX_COUNT = 10**9
 MAX_SEED = 2**63 - 1  # torch.manual_seed and numpy take 64-bit seeds; JSON readers take int64
@@ -189,23 +195,36 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
         machine = "--json" in (sys.argv[1:] if argv is None else argv)  # stdout is one JSON document then
         if new_runs and not held_before and not machine:  # the outermost tool: name the page that shows its run
             _print_report_hint(new_runs[-1])
+        _flush_stdout()  # a reader gone away or a full disk shows here, not in the interpreter's last flush
         return code
     except CourseError as exc:
-        print(f"error: {terminal_line(str(exc))}", file=sys.stderr)  # one line, whatever path or value it quotes
+        _say(f"error: {terminal_line(str(exc))}")  # one line, whatever path or value it quotes
         return EXIT_USAGE
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
-            return _broken_pipe()
+            written = committed()[runs_before:]
+            done = f"; {visible(str(written[-1]))} was written whole before" if written else " (nothing is left half-written)"
+            return output_closed(f"interrupted: the output pipe closed{done}")
         # Read-only directory, disk full, name too long, a file where a directory should be:
         # the user's environment, not a bug of the tool. One line naming the path and the cause,
         # the user's path: a temporary of this process is named by what it stands for.
         from course.lib.temporaries import user_path
 
         where = f"{user_path(exc.filename)}: " if exc.filename is not None else ""
-        print(f"error: {terminal_line(f'{where}{exc.strerror or exc}')}", file=sys.stderr)
+        _say(f"error: {terminal_line(f'{where}{exc.strerror or exc}')}")
+        return EXIT_USAGE
+    except ImportError as exc:
+        # An extra that find_spec sees but that cannot be imported (a dependency of it missing):
+        # one line like a missing extra (course.lib.extras). The project's own imports stay tracebacks.
+        from course.lib.extras import broken
+
+        problem = broken(exc)
+        if problem is None:
+            raise
+        _say(f"error: {terminal_line(problem)}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted: nothing was written", file=sys.stderr)
+        _say("interrupted: nothing was written")
         return 130
     finally:
         # A run name this call reserved but never used: remove its temporary directory.
@@ -243,12 +262,48 @@ def _print_report_hint(run_dir: Any) -> None:
         print(f"View it: {command(['python', '-m', 'course.report', run_dir])}", flush=True)
 
 
-def _broken_pipe() -> int:
-    # `python -m course.X | head` closed our stdout early: not an error of the tool.
-    # Point stdout at devnull so the interpreter's final flush does not raise again.
+def _flush_stdout() -> None:
+    """Flush what the tool printed while its failure can still be reported: a closed pipe is
+    ``output_closed``'s; any other error (stdout on a full disk, ``> /dev/full``) is named ``<stdout>``,
+    since the system gives it no path."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, "<stdout>") from None
+
+
+def _say(line: str) -> None:
+    """The last line of a tool on stderr; stderr may itself be a pipe whose reader left (``2>&1 | head``)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        _go_quiet()
+
+
+def output_closed(message: str) -> int:
+    """A closed output pipe (``python -m course.X 2>&1 | head -2``): the one rule of every tool.
+
+    The tool stops where the write failed, as SIGPIPE stops any Unix tool: the exception has
+    already unwound every temporary (a run or file being written is removed, never left half
+    written), and the exit code is ``EXIT_PIPE_CLOSED``, never 0, since the work was cut short.
+    ``message`` goes to stderr where it can still be read; then both streams point at devnull so
+    the interpreter's final flush does not raise again.
+    """
+    _say(message)
+    _go_quiet()
+    return EXIT_PIPE_CLOSED
+
+
+def _go_quiet() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_OK
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)
 
 
 def stdin_text() -> str:

@@ -120,7 +120,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, MAX_SEED, float_in, info, int_in, make_parser, positive_int, run
+from course.cli import (EXIT_FAIL, EXIT_OK, EXIT_PIPE_CLOSED, EXIT_USAGE, MAX_SEED, float_in, info, int_in, make_parser,
+                        output_closed, positive_int, run)
 from course.errors import CourseError
 from course.lib.chat_sampling import (
     DEFAULT_BASE_URL,
@@ -275,8 +276,8 @@ def _main(args_in: Sequence[str] | None) -> int:
         # Whoever read our output went away (`2>&1 | head -2`): like SIGPIPE for any Unix tool, the run
         # stops -- it must not carry on unseen, nor end with 0 as if every item were sampled. The file
         # keeps its whole lines; the same command resumes.
-        return _output_closed(f"interrupted: the output pipe closed; {visible(str(out))} keeps {len(done) + written} finished "
-                              f"item(s); run the same command again to resume")
+        return output_closed(f"interrupted: the output pipe closed; {visible(str(out))} keeps {len(done) + written} finished "
+                             f"item(s); run the same command again to resume")
     except OSError as exc:
         # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
         kept = written + (0 if start_over else len(done))
@@ -300,26 +301,6 @@ def _main(args_in: Sequence[str] | None) -> int:
     print("next: " + command(["python", "-m", "course.eval", "--dataset", args.dataset, "--completions", out] if args.n == 1 else
                              ["python", "-m", "course.selection_demo", "--dataset", args.dataset, "--samples", out, "--n", str(args.n)]))
     return EXIT_OK
-
-
-EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool its pipe's reader left behind
-
-
-def _output_closed(message: str) -> int:
-    """Say why we stop where it can still be read (stderr may be the closed pipe), then go quiet."""
-    try:
-        print(message, file=sys.stderr, flush=True)
-    except OSError:
-        pass
-    # Point stdout and stderr at devnull so the interpreter's final flush does not raise again.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            os.dup2(devnull, stream.fileno())
-        except (OSError, ValueError):
-            pass
-    os.close(devnull)
-    return EXIT_PIPE_CLOSED
 
 
 if __name__ == "__main__":

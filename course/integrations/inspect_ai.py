@@ -52,13 +52,15 @@ def build_parser():  # type: ignore[no-untyped-def]
     return p
 
 
-def _without_the_extra(argv: Sequence[str] | None) -> int:
-    """``python -m`` without inspect_ai: ``--help`` still prints; anything else is the extras rule's one line."""
+def _without_the_extra(argv: Sequence[str] | None, failure: ImportError) -> int:
+    """``python -m`` when inspect_ai did not import: ``--help`` still prints; anything else is one line,
+    exit 2 -- the extras rule's when inspect_ai is absent, or ``failure`` itself when inspect_ai is
+    installed but one of its own dependencies is not (never a silent exit 0 with no eval run)."""
     from course.lib.extras import require
 
     build_parser().parse_args(argv)
     require("inspect", "python -m course.integrations.inspect_ai")
-    return 0  # pragma: no cover - only reached if inspect_ai appeared after the import failed
+    raise failure  # course.cli.run words it (course.lib.extras.broken)
 
 
 try:
@@ -68,7 +70,7 @@ try:
     from inspect_ai.solver import TaskState, generate
 except ImportError as exc:  # ImportError still (so importers can tell "extra missing"), with the fix in it
     if __name__ == "__main__":  # the decorators below need inspect_ai: stop here, as a tool does
-        raise SystemExit(run(_without_the_extra))
+        raise SystemExit(run(lambda argv: _without_the_extra(argv, exc)))
     raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
 
 from course.lib.manifest import PROJECT_ROOT, sha256_file
@@ -101,15 +103,14 @@ def expected_answers(metadata: Any, target: Target) -> list[int]:
     ``match()`` reads them; ``Target.text`` would glue them into one number). Each is read by
     ``course.integrations.expected``. A target that is not an integer raises ``ValueError``:
     inspect records it as that sample's error (the eval stops, by default) instead of a
-    ``bad_example`` 0 for every sample, which would read as a model that never answers.
+    ``bad_example`` 0 for every sample, which would read as a model that never answers. A sample
+    with both, whose integer target is not its metadata's answer, raises too (which is meant is a guess).
 
     >>> expected_answers({}, Target("323")), expected_answers({"expected_answer": 7}, Target("7"))
     ([323], [7])
     """
-    if isinstance(metadata, dict) and "expected_answer" in metadata:
-        raw: list[Any] = [metadata["expected_answer"]]
-    else:
-        raw = list(target)
+    from_metadata = isinstance(metadata, dict) and "expected_answer" in metadata
+    raw: list[Any] = [metadata["expected_answer"]] if from_metadata else list(target)
     if not raw:
         raise ValueError("course_strict: the sample has no target and no metadata expected_answer to score against")
     answers: list[int] = []
@@ -120,6 +121,11 @@ def expected_answers(metadata: Any, target: Target) -> list[int]:
                              f"(Target(\"323\") or metadata expected_answer)")
         if answer not in answers:
             answers.append(answer)
+    if from_metadata:  # the metadata's answer: the target, when it is an integer, must agree
+        said = [answer for answer, problem in map(library_answer, target) if problem is None]
+        if said and answers[0] not in said:
+            raise ValueError(f"course_strict: the sample's metadata expected_answer {answers[0]} and its target "
+                             f"{list(target)!r} disagree; scoring against either one would be a guess")
     return answers
 
 

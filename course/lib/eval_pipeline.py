@@ -46,6 +46,7 @@ from course.lib.formats import PROMPT_TEMPLATE, NotAligned, iter_aligned, iter_c
 from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
 from course.lib.manifest import display_path, environment, input_fingerprint, locked_room, template_note
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
+from course.lib.visible import markdown_value, terminal_line
 
 TOOL = "course.eval"
 BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
@@ -218,10 +219,10 @@ def rubric_line(manifest: dict[str, Any]) -> str | None:
 def _context_lines(manifest: dict[str, Any]) -> list[str]:
     rubric = rubric_line(manifest)
     return ([rubric] if rubric else []) + [
-        f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
+        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split {terminal_line(manifest['split'] or 'unknown')}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
-        f"Completions: `{manifest['completions']['path']}` (policy `{manifest['policy']}`, "
-        f"sampling `{dumps_line(manifest['sampling'])}`{template_note(manifest)})",
+        f"Completions: {markdown_value(manifest['completions']['path'])} (policy {markdown_value(manifest['policy'])}, "
+        f"sampling {markdown_value(dumps_line(manifest['sampling']))}{template_note(manifest)})",
         f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
         f"Missing completions scored as failures: {manifest['n_missing']}",
     ]

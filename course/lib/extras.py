@@ -79,6 +79,22 @@ def unavailable(extra: str, for_what: str) -> str | None:
     return f"{for_what} needs the {extra} extra ({', '.join(absent)} not installed): {EXTRAS[extra].install}"
 
 
+def broken(exc: ImportError) -> str | None:
+    """The one line for a package that is installed but cannot be imported, None for the project's own.
+
+    ``find_spec`` sees the extra, yet importing it fails: one of its own dependencies is missing or
+    the wrong version (a broken or half-finished install). That is the user's environment, not the
+    tool's bug, and is said in one line like a missing extra; an import of ``course`` itself
+    failing is a bug of the project, whose traceback is what helps.
+    """
+    name = exc.name or ""
+    if name.split(".")[0] in ("", "course"):
+        return None
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (f"the package {name!r} cannot be imported ({detail}): an extra this tool needs is installed "
+            "incompletely or is broken; reinstall it (the README lists each extra's install command)")
+
+
 def require(extra: str, for_what: str) -> None:
     """Rule 1: raise ``CourseError`` (exit 2, one line) when ``extra`` is not installed."""
     problem = unavailable(extra, for_what)

@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 import course
 from course.instrument.rubrics import Rubric, get_rubric
 from course.lib.jsonl import open_input
+from course.lib.visible import markdown_value, terminal_line
 
 _CHUNK = 1 << 20
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -113,7 +114,7 @@ def template_note(manifest: Mapping[str, Any]) -> str:
     template = manifest.get("prompt_template")
     if not isinstance(template, Mapping):
         return ""
-    return f", prompt template `{template.get('name')}` (sha256 {str(template.get('sha256'))[:12]}…)"
+    return f", prompt template {markdown_value(str(template.get('name')))} (sha256 {terminal_line(str(template.get('sha256'))[:12])}…)"
 
 
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:

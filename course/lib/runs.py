@@ -335,6 +335,8 @@ def atomic_run_dir(
     try:
         try:
             yield res.tmp
+        except BrokenPipeError:  # the output's reader left (`| head -2`): course.cli's rule, not a file error
+            raise
         except OSError as exc:
             raise _os_error(exc, final, "could not write the run (nothing was kept)") from None
         except CourseError as exc:  # a message naming a file of the run names it under the run's name

@@ -36,7 +36,7 @@ from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
 from course.lib.inspection import inspect_failures_command
 from course.lib.manifest import environment, input_fingerprint, locked_room, shown_here, template_note
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
-from course.lib.visible import command, visible
+from course.lib.visible import command, markdown_value, terminal_line, visible
 
 TOOL = "course.selection_demo"
 BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
@@ -257,10 +257,10 @@ def render_markdown(summary: dict[str, Any], tally: SelectionTally, manifest: di
     n = summary["N"]
     selection = manifest["selection"]
     context = [
-        f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
+        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split {terminal_line(manifest['split'] or 'unknown')}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
-        f"Selection pack: `{manifest['samples']['path']}` (policy `{manifest['policy']}`, "
-        f"{manifest['samples_per_item']} samples per item, sampling `{dumps_line(manifest['sampling'])}`"
+        f"Selection pack: {markdown_value(manifest['samples']['path'])} (policy {markdown_value(manifest['policy'])}, "
+        f"{manifest['samples_per_item']} samples per item, sampling {markdown_value(dumps_line(manifest['sampling']))}"
         f"{template_note(manifest)})",
         f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
         f"Selection: best of the first {n} samples by `{selection['picker']}` ({selection['rule']})",

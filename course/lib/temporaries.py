@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from course.errors import CourseError
-from course.lib.jsonl import dumps_pretty, encode_text, open_input, output_problem
+from course.lib.jsonl import dumps_pretty, encode_text, loads_document, open_input, output_problem
 from course.lib.manifest import MARKER, MARKER_FIELD
 
 OWNER_FILE = ".owner"
@@ -96,9 +96,9 @@ def read_owner(folder: str | os.PathLike[str]) -> Owner | None:
     except (OSError, CourseError, UnicodeDecodeError):
         return None
     if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError:
+        try:  # the project's one JSON reader: a marker nested 3,000 deep is refused, never a RecursionError
+            data = loads_document(text, path, "owner marker")
+        except CourseError:
             return None
         if not (isinstance(data, dict) and data.get(MARKER_FIELD) == MARKER and isinstance(data.get("host"), str)
                 and type(data.get("pid")) is int and isinstance(data.get("name"), str) and data.get("kind") in KINDS):
@@ -389,6 +389,8 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
             if problem is not None:
                 raise CourseError(f"{target}: {problem}")
             os.replace(tmp, target)
+        except BrokenPipeError:  # the output's reader left (`| head -2`): course.cli's rule, not a file error
+            raise
         except OSError as exc:
             raise os_error(exc, target, "cannot write it (nothing was changed)") from None
         except CourseError as exc:

@@ -38,7 +38,7 @@ sequence or a NUL that would rewrite the terminal. Two more, for whole lines:
 
 Used by ``course.inspect_run``, ``course.gate``, ``course.kata``,
 ``course.token_inspect``, ``course.report``, every tool's ``Wrote``/``next``
-lines and ``summary.md``; try it with::
+lines and ``summary.md`` (``markdown_value``: each value one escaped code span); try it with::
 
     python -c "from course.lib.visible import visible; print(visible('Final:\\u00a0\\u22127\\n'))"
 """
@@ -52,7 +52,7 @@ import shlex
 import unicodedata
 from typing import Any, Iterable
 
-__all__ = ["visible", "legend", "dumps_safe", "command", "terminal_line"]
+__all__ = ["visible", "legend", "dumps_safe", "command", "terminal_line", "code_span", "markdown_value"]
 
 _NAMED = {"\n": "⟨\\n⟩", "\r": "⟨\\r⟩", "\t": "⟨\\t⟩"}
 
@@ -198,6 +198,33 @@ def command(argv: Iterable[str | os.PathLike[str]]) -> str:
     python -m course.report 'runs/⟨U+001B⟩[2J⟨U+202E⟩'
     """
     return " ".join(shlex.quote(terminal_line(os.fspath(arg))) for arg in argv)
+
+
+def code_span(text: str) -> str:
+    """A Markdown code span holding ``text`` that a backtick inside it cannot close early.
+
+    >>> code_span("x"), code_span("a`b")
+    ('`x`', '`` a`b ``')
+    """
+    run, longest = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}" if longest else f"`{text}`"
+
+
+def markdown_value(text: str) -> str:
+    """A value read from a user's file or typed by the user (a path, a policy, a template name, an id),
+    as a file the project writes for humans shows it (``summary.md``): one code span, escaped as
+    ``terminal_line`` escapes it. A Markdown file is read by ``cat`` in a terminal as often as in a
+    viewer, so an ESC or U+202E in it is as live as on stdout; a newline would forge a line, a
+    backtick would end the span and let the rest be read as Markdown.
+
+    >>> markdown_value("runs/caf\u00e9 \x1b[2J`x`\u202e")
+    '`` runs/café ⟨U+001B⟩[2J`x`⟨U+202E⟩ ``'
+    """
+    return code_span(terminal_line(text))
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -246,7 +246,6 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     digest = save_checkpoint(model, out)
     dev = measure_dev(model, s["eval_samples"])
-    info(f"dev pass@1 {dev['pass_at_1']:.3f} over {dev['samples']} samples; right number anywhere {dev['number_right_share']:.3f}")
     manifest = {
         "what": "tiny LM reference policy pi0 (supervised on a seeded format mixture)",
         "weights": out.name,
@@ -272,6 +271,9 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     }
     written = manifest_path(out)
     write_json_atomic(written, manifest)
+    # Printed only now: a closed output pipe stops the tool at its next line, and the weights must
+    # never be left without their manifest (or beside an older one that --force was replacing).
+    info(f"dev pass@1 {dev['pass_at_1']:.3f} over {dev['samples']} samples; right number anywhere {dev['number_right_share']:.3f}")
     return {"sha256": digest, "manifest_path": str(written)}
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -182,8 +183,9 @@ def test_a_gsm8k_solution_with_two_answer_marks_is_refused_with_file_and_line(tm
 # ---------------------------------------------------------------------------
 # --help without the extras
 # ---------------------------------------------------------------------------
-_HIDE_EXTRAS = r"""
-import importlib.abc, io, json, runpy, sys, contextlib
+# A fresh interpreter in which the top-level packages named in argv[1] (comma-separated) cannot be imported.
+_HIDE = r"""
+import importlib.abc, runpy, sys
 HIDDEN = set(sys.argv[1].split(","))
 
 class Hidden(importlib.abc.MetaPathFinder):
@@ -193,6 +195,9 @@ class Hidden(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, Hidden())
+"""
+_HIDE_EXTRAS = _HIDE + r"""
+import io, json, contextlib
 results = {}
 for module in sys.argv[2:]:
     out, err = io.StringIO(), io.StringIO()
@@ -222,3 +227,52 @@ def test_every_tool_answers_help_when_no_extra_is_installed():
     broken = {m: err.strip().splitlines()[-1:] for m, (code, out, err) in results.items()
               if code != 0 or "Traceback" in err or "example:" not in out}
     assert broken == {}
+
+
+# ---------------------------------------------------------------------------
+# Real work (not --help) without an extra, or with an extra whose import is broken
+# ---------------------------------------------------------------------------
+_HIDE_AND_RUN = _HIDE + r"""
+sys.argv = sys.argv[2:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+def run_hiding(hidden: str, module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` in a fresh interpreter where the packages ``hidden`` cannot be imported."""
+    return subprocess.run([sys.executable, "-c", _HIDE_AND_RUN, hidden, module, *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+INSPECT_RUN = ("course.integrations.inspect_ai", "--completions", str(ROOT / "data/rollouts/frozen_rollouts_dev.jsonl"),
+               "--dataset", str(ROOT / "data/datasets/math_dev.jsonl"), "--log-dir", "logs", "--limit", "2")
+
+
+def test_the_inspect_bridge_run_without_its_extra_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    proc = run_hiding("inspect_ai", *INSPECT_RUN, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == ["error: python -m course.integrations.inspect_ai needs the inspect extra "
+                                        "(inspect_ai not installed): pip install -e '.[inspect]'"]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="needs the inspect extra")
+def test_the_inspect_bridge_with_a_broken_inspect_install_never_reports_success(tmp_path: Path) -> None:
+    # inspect_ai is there but one of its own dependencies is not: before the fix the tool printed
+    # nothing, wrote nothing and exited 0.
+    proc = run_hiding("openai", *INSPECT_RUN, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("error: the package 'openai' cannot be imported") and "reinstall" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lm extra")
+def test_a_tool_whose_extra_is_installed_but_broken_says_so_in_one_line(tmp_path: Path) -> None:
+    # torch is found but cannot be imported (its own dependency sympy is gone): one line, not a traceback.
+    proc = run_hiding("sympy", "course.tinylm.sample", "--checkpoint", str(ROOT / "data/tinylm/pi0.pt"),
+                      "--dataset", str(ROOT / "data/datasets/math_dev.jsonl"), "--out", "s.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("error: the package 'sympy' cannot be imported") and "reinstall" in line
+    assert list(tmp_path.iterdir()) == []

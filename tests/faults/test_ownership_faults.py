@@ -216,6 +216,38 @@ def test_a_marker_naming_another_folder_is_not_trusted(tmp_path: Path) -> None:
     assert (folder / "data.txt").read_text() == "kept\n"
 
 
+# Markers that are not this project's: what a user (or a disk error) could leave in a `.owner`.
+GARBAGE_MARKERS = {
+    "invalid UTF-8": b"\xff\xfe\x80 rl-foundations-llm host 1\n",
+    "JSON nested 3,000 deep": b'{"written_by": ' + b"[" * 3000,
+    "a JSON array": b'["rl-foundations-llm", "host", 1]\n',
+    "NUL bytes": b"\x00" * 64,
+    "the old form, pid not digits": b"rl-foundations-llm host 12a\n",
+    "longer than a marker": b"rl-foundations-llm " + b"x" * 10_000 + b" 1\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(GARBAGE_MARKERS))
+def test_a_garbage_marker_is_not_ours_and_never_raises(tmp_path: Path, kind: str) -> None:
+    folder = tmp_path / ".r.tmp"
+    folder.mkdir()
+    (folder / ".owner").write_bytes(GARBAGE_MARKERS[kind])
+    (folder / "data.txt").write_text("kept\n")
+    assert temporaries.read_owner(folder) is None and temporaries.owned(folder) is None
+    assert temporaries.clean_stale(tmp_path) == []
+    assert (folder / "data.txt").read_text() == "kept\n"
+
+
+def test_a_run_whose_name_a_garbage_marked_folder_holds_stops_in_one_line(cli, tmp_path: Path) -> None:
+    folder = tmp_path / "out" / ".r.tmp"
+    folder.mkdir(parents=True)
+    (folder / ".owner").write_bytes(GARBAGE_MARKERS["JSON nested 3,000 deep"])
+    proc = cli("course.toy_mdp", "--steps", "3", "--outdir", "out/r", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "not this project's" in one_error_line(proc)
+    assert sorted(p.name for p in folder.iterdir()) == [".owner"]
+
+
 def test_a_dead_processs_marked_temporary_is_cleaned_and_a_live_ones_is_not(tmp_path: Path) -> None:
     code = "import sys; from pathlib import Path; from course.lib import temporaries; temporaries.make(Path(sys.argv[1]))"
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "gone")], env=ENV, check=True)

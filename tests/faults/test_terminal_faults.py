@@ -29,7 +29,7 @@ import pytest
 
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import PROJECT_ROOT
-from course.lib.visible import terminal_line, visible
+from course.lib.visible import markdown_value, terminal_line, visible
 
 DEV = PROJECT_ROOT / "data/datasets/math_dev.jsonl"
 PACK = PROJECT_ROOT / "data/rollouts/selection_pack_dev.jsonl"
@@ -111,6 +111,38 @@ def test_selection_demo_prints_the_paths_and_the_policy_escaped_and_commands_tha
     assert code == 0, text
     commands = check_terminal(text, name, [run])
     assert ["python", "-m", "course.report", terminal_line(str(run))] in commands
+
+
+# summary.md is a file, but one a user `cat`s in a terminal and a Markdown viewer renders: the same
+# values (paths, policy, sampling, prompt template, ids) are escaped there as on the terminal, and each
+# sits in a code span a backtick cannot close early, so no line is forged and no Markdown is injected.
+HOSTILE_ID_TAIL = " \x1b[2J\u202e`|"  # a Markdown code span, a table cell and a terminal, all at once
+
+
+def _hostile_template_and_ids(root: Path) -> dict[str, str]:
+    template = {"name": "tpl " + NAMES["hostile"] + " `", "sha256": "0" * 64}
+    for name in ("data.jsonl", "rollouts.jsonl", "pack.jsonl"):
+        rows = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
+        rows = [{**r, "id": r["id"] + HOSTILE_ID_TAIL, **({} if name == "data.jsonl" else {"prompt_template": template})}
+                for r in rows]
+        (root / name).write_text("".join(dumps_line(r) + "\n" for r in rows), encoding="utf-8")
+    return template
+
+
+@pytest.mark.parametrize("module", ["course.eval", "course.selection_demo"])
+def test_summary_md_shows_paths_policy_template_and_ids_escaped(lab, capsys, module):
+    name, root = lab
+    template = _hostile_template_and_ids(root)
+    run = root / "run"
+    inputs = (["--completions", str(root / "rollouts.jsonl")] if module == "course.eval" else
+              ["--samples", str(root / "pack.jsonl"), "--n", "2"])
+    code, text = run_tool(capsys, module, "--dataset", str(root / "data.jsonl"), *inputs, "--outdir", str(run))
+    assert code == 0, text
+    md = (run / "summary.md").read_text(encoding="utf-8")
+    assert unsafe_characters(md) == [], f"raw terminal control in summary.md: {md!r}"
+    assert not any(line.startswith(FORGED) for line in md.splitlines()), "a forged line in summary.md"
+    for value in (str(root / "data.jsonl"), "policy " + NAMES["hostile"], template["name"], "dev-0002" + HOSTILE_ID_TAIL):
+        assert markdown_value(value) in md, value  # escaped, in a code span no backtick inside can close
 
 
 @pytest.mark.parametrize("module", ["course.bandit_train", "course.toy_mdp", "course.kl_tradeoff_demo"])
