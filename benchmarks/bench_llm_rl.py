@@ -35,11 +35,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import Recorder, add_arguments  # noqa: E402
 
-# The recipe (docs/llm_rl.md says why each setting): the fixed environment is the template.
+# The recipe (docs/llm.md, "The recipe and its result", says why each setting; they are course.llm.rl's defaults): the fixed environment is the template.
 RECIPE = [
     "--template", "fewshot",
     "--warm-start", "rft", "--rft-problems", "256", "--rft-samples", "8",
-    "--steps", "30", "--prompts-per-step", "8", "--group-size", "8",
+    "--steps", "20", "--prompts-per-step", "8", "--group-size", "8",
     "--lr", "5e-4", "--beta", "0.05", "--max-tokens", "16",
     "--eval-every", "10", "--slice-items", "48", "--eval-samples", "2",
 ]

@@ -70,7 +70,7 @@ NOT_RUN_HERE: tuple[tuple[str, str], ...] = (
 # Evaluating a file that only the skipped network sampler would have written.
 DEPENDS_ON_NOT_RUN = (
     "runs/groq_dev.jsonl", "runs/groq_pack_dev.jsonl", "runs/local_dev.jsonl",  # network sampling
-    "runs/rl_strict/", "runs/m6_rl_strict/",  # the output of a training run
+    "runs/rl_strict/", "runs/m6_rl_strict/", "runs/llm_rl_fewshot/",  # the output of a training run
 )
 
 # Commands of the optional tiny language model, and those reading its outputs: run only when

@@ -26,7 +26,8 @@ never to be compared with plain), or give the policy something to reinforce
 The run directory is the tiny LM's layout: rl_log.jsonl, curves.csv/png, final.safetensors
 (the adapters; + checkpoints/), holdout_*.jsonl, eval_pi0_holdout/, eval_final_holdout/,
 gate.txt, summary.json, manifest.json (what was loaded: the model's provenance, the
-template, the seeds, the command, wall time and peak RSS).
+template, the seeds, the command, wall time and peak RSS); with --warm-start rft also
+rft_pool.jsonl (the kept best-of-N samples), rft_log.jsonl and warm_start.safetensors.
 """
 
 from __future__ import annotations
@@ -57,16 +58,16 @@ MAX_TOKENS_LIMIT = 256
 
 DEFAULTS: dict[str, Any] = {
     "beta": 0.05,
-    "steps": 40,
+    "steps": 20,
     "prompts_per_step": 8,
     "group_size": 8,
-    "lr": 2e-4,
+    "lr": 5e-4,
     "grad_clip": 1.0,
     "temperature": 1.0,
-    "max_tokens": 24,
+    "max_tokens": 16,
     "eval_every": 10,
     "eval_samples": 2,
-    "slice_items": 50,
+    "slice_items": 48,
     "holdout_samples": 8,
     "eval_seed": 0,
     "save_every": 20,
@@ -78,7 +79,7 @@ DEFAULTS: dict[str, Any] = {
 
 # The warm start's recipe (--warm-start rft): best-of-N on fresh problems, then a few supervised passes.
 RFT_DEFAULTS: dict[str, Any] = {
-    "rft_problems": 128,
+    "rft_problems": 256,
     "rft_samples": 8,
     "rft_epochs": 2,
     "rft_batch": 16,
@@ -181,6 +182,7 @@ def warm_start(args: Any, policy: "LLMPolicy", run_dir: Path) -> dict[str, Any]:
             w.write({"prompt": k.prompt, "expected_answer": k.answer, "completion": k.completion, "sample_index": k.sample_index,
                      "sampler_template": s.sampler})
     records: list[dict[str, Any]] = []
+    sha = ""
     if not pool:
         info("RFT: not one sample passed, so there is nothing to clone (the same wall RL meets); the policy is unchanged")
     else:
@@ -190,10 +192,12 @@ def warm_start(args: Any, policy: "LLMPolicy", run_dir: Path) -> dict[str, Any]:
         with JsonlWriter(run_dir / "rft_log.jsonl") as w:
             for r in records:
                 w.write(r)
+        sha = policy.save(run_dir / "warm_start.safetensors")  # the RFT policy alone: compare it with the final one
+        info(f"RFT policy: {policy.trained_name(sha)} (warm_start.safetensors)")
     seconds = time.time() - t0
     last = [r["nll_per_token"] for r in records if r["epoch"] == s.epochs]
     info(f"RFT done in {seconds:.0f}s" + (f": NLL/token of the kept samples, last epoch {sum(last) / len(last):.3f}" if last else ""))
-    return {"method": "rft", **stats, "epochs": s.epochs, "batch_size": s.batch_size, "lr": s.lr,
+    return {"method": "rft", **stats, "policy": policy.trained_name(sha) if records else None, "epochs": s.epochs, "batch_size": s.batch_size, "lr": s.lr,
             "first_nll_per_token": records[0]["nll_per_token"] if records else None,
             "last_epoch_nll_per_token": round(sum(last) / len(last), 6) if last else None, "seconds": round(seconds, 1)}
 
