@@ -22,7 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from course.bandit_train import DEFAULT_ACTIONS, EXAMPLE, reinforce, score_actions
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a clone without installing
+from record import Recorder, add_arguments  # noqa: E402
+
+from course.bandit_train import DEFAULT_ACTIONS, EXAMPLE, reinforce, score_actions  # noqa: E402
 
 DEMOS: list[tuple[str, list[str]]] = [
     ("bandit demo (30 steps --slow)", ["course.bandit_train", "--steps", "30", "--seed", "0", "--lr", "0.5", "--baseline", "--slow"]),
@@ -59,14 +63,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="Time the bandit loop and each Loop C demo.")
     parser.add_argument("--repeat", type=int, default=3, help="runs of the in-process loop; the best is reported")
     parser.add_argument("--steps", type=int, default=10_000, help="bandit steps for the loop benchmark")
+    add_arguments(parser)
     args = parser.parse_args()
+    rec = Recorder.from_args("bench_bandit", args)
 
     t = bench_loop(args.steps, args.repeat)
     print(f"{'REINFORCE loop, ' + format(args.steps, ',') + ' steps (in-process, best of ' + str(args.repeat) + ')':<72} {t:7.3f} s   ({t / args.steps * 1e6:.1f} us/step; target < 1 s)")
+    rec.figure("loop_seconds", t, "s", f"REINFORCE loop, {args.steps:,} steps in process (best of {args.repeat}; target under 1 s)", digits=3)
     with tempfile.TemporaryDirectory() as tmp:
         for i, (label, module_args) in enumerate(DEMOS):
             t = bench_demo(module_args, Path(tmp) / f"run_{i}")
             print(f"{label + ' (python -m, wall)':<72} {t:7.3f} s")
+            rec.figure(f"demo_{i}_seconds", t, "s", f"{label}: `python -m {' '.join(module_args)}`, wall", digits=2)
+    rec.save()
     return 0
 
 

@@ -38,6 +38,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import Recorder, add_arguments  # noqa: E402
+
 TARGET_RATIO = 1.3  # course.eval within 1.3x of the minimal read-parse-score-write loop (issue #11)
 SAMPLING = {"max_tokens": 32, "seed": 0, "temperature": 0.8, "top_p": 0.95}
 
@@ -155,7 +158,9 @@ def main() -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--decoders", nargs="*", choices=["msgspec", "orjson"], default=["msgspec", "orjson"],
                     help="also time the minimal loop with these decoders, when installed (for the record)")
+    add_arguments(ap)
     args = ap.parse_args()
+    rec = Recorder.from_args("bench_eval", args)
     decoders = [d for d in args.decoders if _available(d)]
 
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f} at start; "
@@ -172,16 +177,26 @@ def main() -> int:
             print(_row("course.eval", n, r, f"   (inputs {size_mb:.0f} MB, pass rate {r['passed'] / n:.1%})"))
             m = measure(dataset, completions, Path(tmp) / f"minimal_{n}", "minimal")
             print(_row("minimal json", n, m, "   (read + json.loads + score + dumps_line; completions only)"))
+            rec.figure(f"eval_{n}_seconds", r["seconds"], "s", f"`course.eval`, {n:,} lines: wall time", digits=2)
+            rec.figure(f"eval_{n}_lines_per_s", round(n / r["seconds"], -2), "lines/s", f"`course.eval`, {n:,} lines: throughput (wall)")
+            rec.figure(f"eval_{n}_peak_rss_mb", r["peak_rss_kib"] / 1024, "MB", f"`course.eval`, {n:,} lines: peak memory", digits=1)
             for decoder in decoders:
                 d = measure(dataset, completions, Path(tmp) / f"minimal_{decoder}_{n}", f"minimal-{decoder}")
                 print(_row(f"minimal {decoder}", n, d, "   (the same loop, for the record)"))
+                rec.figure(f"minimal_{decoder}_{n}_lines_per_s", round(n / d["seconds"], -2), "lines/s",
+                           f"the minimal loop with {decoder}, {n:,} lines (for the record)")
             ratio, ratio_cpu = r["seconds"] / m["seconds"], r["cpu_seconds"] / m["cpu_seconds"]
             verdict = (f"course.eval / minimal loop at {n:,} lines: {ratio:.2f}x wall, {ratio_cpu:.2f}x cpu "
                        f"(target <= {TARGET_RATIO}x): {'met' if ratio_cpu <= TARGET_RATIO else 'NOT met'}")
             print(verdict)
+            rec.figure(f"ratio_{n}_wall", ratio, "×", f"`course.eval` / minimal loop, {n:,} lines: wall time", digits=2)
+            rec.figure(f"ratio_{n}_cpu", ratio_cpu, "×", f"`course.eval` / minimal loop, {n:,} lines: CPU time", digits=2)
+    if verdict:
+        rec.remark(f"Target: `course.eval` within {TARGET_RATIO}x of the minimal loop's CPU time. {verdict}.")
     print(f"load average {os.getloadavg()[0]:.2f} at end. Memory grows only by the duplicate-id check "
           "(an 8-byte digest per dataset id, 16-32 bytes per id with the table's free slots); "
           "the rest of the pipeline holds one line at a time.")
+    rec.save()
     return 0
 
 

@@ -187,7 +187,12 @@ def main() -> int:
     ap.add_argument("--prompts", type=int, default=4, help="P, prompts per step")
     ap.add_argument("--group", type=int, default=8, help="G, samples per prompt")
     ap.add_argument("--json", action="store_true")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from record import Recorder, add_arguments
+
+    add_arguments(ap)
     a = ap.parse_args()
+    rec = Recorder.from_args("bench_grpo", a)
     load = os.getloadavg()
     sys.path.insert(0, str(ROOT))
     from course.tinylm import PI0_PATH
@@ -213,6 +218,20 @@ def main() -> int:
             "process_wall_s": round(r["process_wall_s"], 1),
             "loadavg_1min_before_after": r["loadavg_1min_before_after"],
         }
+    shape = f"{a.steps} steps x {a.prompts} prompts x {a.group} samples"
+    rec.figure("pi0_slice_pass", pi0_pass, "", "pi0 before training: strict pass rate on the dev slice", digits=3)
+    for side, label in (("course", "course `tinylm.rl` loop"), ("trl", "TRL `GRPOTrainer` (HF twin)")):
+        s = summary[side]
+        rec.figure(f"{side}_s_per_step", s["s_per_step"], "s", f"{label}: seconds per step ({shape})", digits=2)
+        rec.figure(f"{side}_peak_rss_mb", s["peak_rss_mb"], "MB", f"{label}: peak memory", digits=0)
+        rec.figure(f"{side}_reward_last5", s["train_reward_last5"], "", f"{label}: training reward, last 5 steps", digits=3)
+        rec.figure(f"{side}_slice_pass", s["slice_pass_after"], "", f"{label}: dev slice strict pass rate after training", digits=3)
+    rec.figure("trl_over_course_s_per_step", summary["trl"]["s_per_step"] / summary["course"]["s_per_step"], "×",
+               "TRL's seconds per step / the course loop's", digits=2)
+    rec.remark(f"trl {trl.__version__}, transformers {transformers.__version__}; 1-minute load average before/after each "
+               f"side: course {summary['course']['loadavg_1min_before_after']}, trl {summary['trl']['loadavg_1min_before_after']} "
+               "(the two sides ran one after the other: their per-step times compare only at similar load).")
+    rec.save()
     if a.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
         return 0

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_eval import make_files  # noqa: E402  (the same synthetic data as the eval benchmark)
+from record import Recorder, add_arguments  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -91,7 +92,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 100_000])
     parser.add_argument("--no-browser", action="store_true")
+    add_arguments(parser)
     args = parser.parse_args()
+    rec = Recorder.from_args("bench_report", args)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         empty = tmp / "empty.html"
@@ -100,8 +103,10 @@ def main() -> int:
         if CHROMIUM and not args.no_browser:
             base, _ = _browser(empty.as_uri(), tmp, [f"--screenshot={tmp / 'empty.png'}"])
             print(f"chromium, empty page to screenshot: {base:.2f} s (start-up cost included below)")
+            rec.figure("chromium_empty_s", base, "s", "Chromium, an empty page to a screenshot (its own start-up)", digits=2)
         elif not args.no_browser:
             print("chromium not found: browser figures skipped (apt-get install chromium)")
+            rec.remark("Chromium was not installed: no browser figures.")
         for n in args.sizes:
             work = tmp / f"n{n}"
             work.mkdir()
@@ -112,20 +117,27 @@ def main() -> int:
             size = page.stat().st_size
             print(f"{n:>9,} items: course.report {wall:6.2f} s wall (child process, incl. start-up), peak RSS {rss:6.1f} MB, "
                   f"report.html {size / 1e6:7.2f} MB ({size / n:,.0f} bytes/item)")
+            rec.figure(f"n{n}_write_s", wall, "s", f"{n:,} items: `python -m course.report` wall time (child process, start-up included)", digits=2)
+            rec.figure(f"n{n}_peak_rss_mb", rss, "MB", f"{n:,} items: its peak memory", digits=1)
+            rec.figure(f"n{n}_page_mb", size / 1e6, "MB", f"{n:,} items: size of report.html", digits=2)
             if base is not None:
                 shot, _ = _browser(page.as_uri(), tmp, [f"--screenshot={work / 'shot.png'}"])
                 dom_t, dom = _browser(page.as_uri(), tmp, ["--dump-dom"])
                 ready = 'data-ready="1"' in dom
                 print(f"{'':>9}         chromium load-to-screenshot {shot:6.2f} s ({shot - base:+.2f} s over an empty page); "
                       f"--dump-dom {dom_t:6.2f} s, table script ran: {'yes' if ready else 'NO'}")
+                rec.figure(f"n{n}_chromium_s", shot, "s", f"{n:,} items: Chromium, load to screenshot", digits=2)
                 _, probed = _browser(_probe_page(page, work / "probe.html").as_uri(), tmp, ["--dump-dom"])
                 found = probed.split("<title>PROBE ", 1)[1].split("</title>", 1)[0].split(" ", 3) if "<title>PROBE " in probed else None
                 if found:
                     print(f"{'':>9}         in the page: filter 'wrong' {found[0]} ms, sort by reason {found[1]} ms, "
                           f"next page {found[2]} ms ({found[3]})")
+                    rec.figure(f"n{n}_filter_ms", float(found[0]), "ms", f"{n:,} items: in the page, filter every row for 'wrong'")
+                    rec.figure(f"n{n}_sort_ms", float(found[1]), "ms", f"{n:,} items: in the page, sort by the reason column")
                 else:
                     print(f"{'':>9}         in the page: the timing probe did not run")
     print("(one machine, one run each: read the ratios, not the absolute seconds)")
+    rec.save()
     return 0
 
 

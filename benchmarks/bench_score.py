@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import Recorder, add_arguments  # noqa: E402
 
 from course.instrument.rubrics import scorer_fingerprint  # noqa: E402
 from course.instrument.spec_v1 import SCORER_VERSION, score  # noqa: E402
@@ -112,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=200, help="calls per completion (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the mix (default 0)")
     parser.add_argument("--quick", action="store_true", help="n=300, repeat=100, big inputs of 1 MB")
+    add_arguments(parser)
     args = parser.parse_args(argv)
+    rec = Recorder.from_args("bench_score", args, argv)
     n, repeat, big = (300, 100, 1_000_000) if args.quick else (args.n, args.repeat, 10_000_000)
 
     print(f"scorer {SCORER_VERSION} ({scorer_fingerprint()[:12]}), Python {platform.python_version()} "
@@ -125,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nRealistic mix: {n} completions (seed {args.seed}), {repeat} calls each")
     print(f"  median {statistics.median(everything):.2f} us/call   p90 {p90(everything):.2f} us/call   "
           f"mean {statistics.fmean(everything):.2f} us/call   (target: median <= 2 us)")
+    mix = f"realistic mix of {n:,} completions"
+    rec.figure("median_us", statistics.median(everything), "µs", f"median time per call, {mix}", digits=2)
+    rec.figure("p90_us", p90(everything), "µs", f"90th percentile per call, {mix}", digits=2)
     print(f"\n  {'category':<22} {'share':>6} {'median us':>10} {'p90 us':>8}")
     for name, _, _ in CATEGORIES:
         ts = times.get(name, [])
@@ -132,14 +139,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<22} {len(ts) / n:>6.0%} {statistics.median(ts):>10.2f} {p90(ts):>8.2f}")
 
     print(f"\nBig completions ({big / 1e6:g} M characters unless named; best of 3; target well under 0.5 s)")
+    slowest = (0.0, "")
     for shape, completion in big_shapes(big).items():
         seconds, code = time_once(completion)
         print(f"  {shape:<40} {len(completion):>10,} chars {seconds:>8.3f} s   {code}")
+        slowest = max(slowest, (seconds, shape))
+    rec.figure("big_slowest_s", slowest[0], "s",
+               f"slowest of the big completions ({big / 1e6:g} M characters; the slowest shape: {slowest[1]})", digits=3)
 
     print("\nLinearity: non-ASCII text, time per million characters")
     for size in (big // 8, big // 4, big // 2, big):
         seconds, _ = time_once("\u00e9" * size)
         print(f"  {size:>10,} chars {seconds:>8.3f} s   {seconds / size * 1e6 * 1e3:>6.1f} ms per M chars")
+        rec.figure(f"non_ascii_{size}_ms_per_m", seconds / size * 1e9, "ms per M characters",
+                   f"non-ASCII text of {size:,} characters", digits=1)
+    rec.save()
     return 0
 
 

@@ -28,6 +28,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import Recorder, add_arguments  # noqa: E402
+
 SAMPLING = {"max_tokens": 32, "seed": 0, "temperature": 0.8, "top_p": 0.95}
 SLIPS = ("Final: {a}.", "Final:{a}", "final: {a}", "The answer is {a}", "Reasoning first.\nFinal: {a}", "Final: 0{a}", "")
 
@@ -63,7 +66,9 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000], help="items per run")
     parser.add_argument("--samples", type=int, default=8, help="samples per item in the pack")
     parser.add_argument("--n", type=int, default=4, help="best-of-N")
+    add_arguments(parser)
     args = parser.parse_args()
+    rec = Recorder.from_args("bench_selection", args)
     print(f"course.selection_demo, best-of-{args.n} from packs of {args.samples} samples per item "
           f"(python {sys.version.split()[0]}, one process)")
     print(f"{'items':>9} {'samples':>10} {'dataset MB':>10} {'pack MB':>8} {'seconds':>8} "
@@ -87,6 +92,12 @@ def main() -> int:
             print(f"{size:>9,} {size * args.samples:>10,} {dataset.stat().st_size / 1e6:>10.1f} "
                   f"{pack.stat().st_size / 1e6:>8.1f} {seconds:>8.2f} {size / seconds:>9,.0f} "
                   f"{size * args.samples / seconds:>10,.0f} {rss_kb / 1024:>11.1f}")
+            what = f"{size:,} items x {args.samples} samples, best-of-{args.n}"
+            rec.figure(f"items_{size}_seconds", seconds, "s", f"{what}: wall time", digits=2)
+            rec.figure(f"items_{size}_samples_per_s", round(size * args.samples / seconds, -2), "samples/s", f"{what}: samples scored per second")
+            rec.figure(f"items_{size}_peak_rss_mb", rss_kb / 1024, "MB",
+                       f"{what}: peak memory (dataset {dataset.stat().st_size / 1e6:.1f} MB, pack {pack.stat().st_size / 1e6:.1f} MB on disk)", digits=1)
+    rec.save()
     return 0
 
 

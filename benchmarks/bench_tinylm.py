@@ -47,6 +47,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import Recorder, add_arguments  # noqa: E402
+
 # The tree before issue 26 (sampling under inference_mode, preallocated masks, cached rotary tables).
 BASELINE = "c47afda"
 PHASES = ("generate", "logp policy", "logp pi0", "loss+backward", "clip+adam")
@@ -168,7 +171,7 @@ def _same(a: list[Any], b: list[Any]) -> bool:
     return all(torch.equal(x, y) if isinstance(x, torch.Tensor) else x == y for x, y in zip(a, b))
 
 
-def step_benchmark(baseline: str, pairs: int, threads: int, seed: int) -> None:
+def step_benchmark(baseline: str, pairs: int, threads: int, seed: int, rec: Any) -> None:
     """Print the RL step's phases for this tree and for ``baseline``, interleaved, medians and ratios."""
     import torch
 
@@ -209,9 +212,14 @@ def step_benchmark(baseline: str, pairs: int, threads: int, seed: int) -> None:
             old, new = col("baseline"), col("this tree")
             ratio = statistics.median(o / n for o, n in zip(old, new))  # per pair, then the median
             row.append(f"{1000 * statistics.median(old):9.1f} {1000 * statistics.median(new):9.1f} {ratio:5.2f}x")
+            key, clock_name = phase.replace(" ", "_").replace("+", "_"), ("wall", "cpu")[clock]
+            what = f"RL step ({P}x{G}, {threads} threads), {phase}, {clock_name} time"
+            rec.figure(f"step_{key}_{clock_name}_ms", 1000 * statistics.median(new), "ms", f"{what}: this tree (median)", digits=1)
+            rec.figure(f"step_{key}_{clock_name}_ratio", ratio, "×", f"{what}: baseline {baseline} / this tree (median of pairs)", digits=2)
         print(f"  {phase:14s}      {row[0]}        {row[1]}")
-    print(f"  samples, log-probs, pi0 log-probs and gradient norms at every step: "
-          f"{'IDENTICAL on both sides' if identical else 'DIFFERENT (a speed-up changed the arithmetic)'}")
+    verdict = 'IDENTICAL on both sides' if identical else 'DIFFERENT (a speed-up changed the arithmetic)'
+    print(f"  samples, log-probs, pi0 log-probs and gradient norms at every step: {verdict}")
+    rec.remark(f"RL step against {baseline}, {pairs} interleaved pairs: samples, log-probs and gradient norms {verdict}.")
 
 
 def main() -> int:
@@ -223,12 +231,15 @@ def main() -> int:
     ap.add_argument("--baseline", default=BASELINE, help=f"git revision of the other side of the step comparison (default {BASELINE})")
     ap.add_argument("--pairs", type=int, default=12, help="interleaved step pairs to time (default 12)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads for the step comparison (default 2, as rl)")
+    add_arguments(ap)
     args, extra = ap.parse_known_args()
+    rec = Recorder.from_args("bench_tinylm", args)
 
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} CPUs, load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if args.step_only:
-        step_benchmark(args.baseline, args.pairs, args.threads, args.seed)
+        step_benchmark(args.baseline, args.pairs, args.threads, args.seed, rec)
+        rec.save()
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         outdir = Path(args.keep) if args.keep else Path(tmp) / "rl_bench"
@@ -237,11 +248,18 @@ def main() -> int:
         h = summary["holdout"]
         print(f"rl --rubric strict --seed {args.seed} (defaults): wall {wall:.1f}s (training {summary['train_seconds']:.1f}s), "
               f"peak RSS {rss_mb:.0f} MB")
+        run = f"`course.tinylm.rl --rubric strict --seed {args.seed}`"
+        rec.figure("wall_seconds", wall, "s", f"{run}: wall time of the whole run (training, holdout sampling, eval, gate)", digits=1)
+        rec.figure("train_seconds", summary["train_seconds"], "s", f"{run}: of which training", digits=1)
+        rec.figure("peak_rss_mb", rss_mb, "MB", f"{run}: peak memory", digits=0)
         for tag in ("pi0", "final"):
             x = h[tag]
             print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.3f} (Wilson 95% {x['pass_at_1_wilson95'][0]:.3f}-"
                   f"{x['pass_at_1_wilson95'][1]:.3f}, {x['samples']} samples); course.eval {x['eval_passed']}/{x['eval_n']}")
         lo, hi = h["lift_paired_bootstrap95"]
+        rec.remark(f"Holdout strict pass@1 (8 samples per item): pi0 {100 * h['pi0']['pass_at_1']:.1f}% → final "
+                   f"{100 * h['final']['pass_at_1']:.1f}%, lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% "
+                   f"{100 * lo:+.1f} to {100 * hi:+.1f}); gate {h['gate'].get('verdict')}.")
         print(f"  lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); "
               f"gate {h['gate'].get('verdict')}")
         t = summary["final_train"]
@@ -256,8 +274,11 @@ def main() -> int:
             same_w = (outdir / "final.pt").read_bytes() == (outdir2 / "final.pt").read_bytes()
             print(f"  rerun with the same seed: rl_log.jsonl {'IDENTICAL' if same else 'DIFFERENT'}, "
                   f"final.pt {'IDENTICAL' if same_w else 'DIFFERENT'}")
-    print(f"pi0 sampling throughput: {sampling_throughput():.0f} completions/s (math_dev, n=8, 2 threads)")
-    step_benchmark(args.baseline, args.pairs, args.threads, args.seed)
+    throughput = sampling_throughput()
+    print(f"pi0 sampling throughput: {throughput:.0f} completions/s (math_dev, n=8, 2 threads)")
+    rec.figure("pi0_completions_per_s", throughput, "completions/s", "pi0 sampling throughput (math_dev, 8 per prompt, 2 threads)", digits=0)
+    step_benchmark(args.baseline, args.pairs, args.threads, args.seed, rec)
+    rec.save()
     return 0
 
 

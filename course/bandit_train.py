@@ -40,7 +40,7 @@ import random
 import sys
 from typing import Any, Sequence
 
-from course.cli import float_in, info, make_parser, non_negative_int, positive_int, run
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
@@ -61,14 +61,16 @@ from course.lib.bandit import (  # the bandit, REINFORCE on it and the ablation'
     run_ablation,
     score_actions,
 )
-from course.lib.extras import require
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
 from course.lib.narration import arrow, quote, wrap
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.visible import visible
 
 # Learning rates beyond +-100 teach nothing the demo needs and let logits grow without bound.
 LR_RANGE = float_in(-100.0, 100.0)
+# Every step is kept for the story and the curve (~2 KB each, measured): 100,000 steps is ~230 MB.
+STEPS_RANGE = int_in(1, 100_000)
 
 
 def ALPHA_RANGE(text: str) -> float:  # noqa: N802 (an argparse type, named like the others)
@@ -425,8 +427,8 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.bandit_train --steps 30 --baseline ema --alpha 0.1\n"
         "  python -m course.bandit_train --ablation --seeds 200 --steps 100",
     )
-    parser.add_argument("--steps", type=positive_int, default=100, help="number of updates (default 100)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the sampler; same seed, same run (default 0)")
+    parser.add_argument("--steps", type=STEPS_RANGE, default=100, help="number of updates, at most 100,000 (default 100)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the sampler; same seed, same run (default 0)")
     parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100]; negative = the unlearning demo (default 0.5)")
     parser.add_argument(
         "--baseline",
@@ -467,8 +469,8 @@ def build_parser():  # type: ignore[no-untyped-def]
         help="a candidate completion (repeat for each); replaces the default actions",
     )
     parser.add_argument("--ablation", action="store_true", help="run many seeds with and without the baseline")
-    parser.add_argument("--seeds", type=positive_int, default=200, help="ablation: number of seeds, from --seed upward (default 200)")
-    parser.add_argument("--plot", action="store_true", help="also write a PNG (needs matplotlib)")
+    parser.add_argument("--seeds", type=int_in(1, 10_000), default=200, help="ablation: number of seeds, from --seed upward, at most 10,000 (default 200)")
+    parser.add_argument("--plot", action="store_true", help="also write a PNG (the plot extra; without it the run is written, without the picture)")
     parser.add_argument("--outdir", help="run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     return parser
@@ -515,8 +517,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     _check_args(args)
-    if args.plot:
-        require("plot", "--plot")  # before any work: nothing is written without the extra
+    if args.plot:  # a missing plot extra leaves out the picture only (rule 2 of course.lib.extras)
+        args.plot = optional_view("plot", "--plot", "writing the run without the picture")
     if args.predict:
         if args.ablation:
             raise CourseError("--predict asks about single updates; it does not go with --ablation")
@@ -602,7 +604,7 @@ def _main(argv: Sequence[str] | None) -> int:
     print("\n".join(tail))
     if args.predict:
         print(f"prediction score: {score[0]}/{score[1]} right" + (f" ({100 * score[0] / score[1]:.0f}%)" if score[1] else ""))
-    print(f"wrote {final}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
+    print(f"wrote {visible(str(final))}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
           + (", learning_curve.png" if args.plot else "") + ")")
     return 0
 
@@ -655,7 +657,7 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
         )
     print("\n".join(table))
     print(
-        f"wrote {final}/ (manifest.json, ablation.json, ablation.txt"
+        f"wrote {visible(str(final))}/ (manifest.json, ablation.json, ablation.txt"
         + (", ablation.png" if args.plot else "")
         + ")"
     )

@@ -3,7 +3,11 @@
 Exit codes are the same everywhere:
   0  ok / ACCEPT
   1  REJECT, or a check that failed
-  2  usage or input error (argparse errors, ``CourseError`` and operating-system errors)
+  2  usage or input error (argparse errors, ``CourseError``, operating-system errors and an
+     installed extra that cannot be imported)
+  141  the output's reader went away (``| head -2`` closed stdout or stderr): the tool stopped
+     there, as SIGPIPE stops any Unix tool, and never reports success for work it did not finish;
+     every output is written whole or not at all (``course.lib.runs``, ``course.lib.temporaries``)
 
 One ``main`` style for every tool: a module-level ``_main(argv)`` that parses and works, and::
 
@@ -11,24 +15,34 @@ One ``main`` style for every tool: a module-level ``_main(argv)`` that parses an
         return run(_main, argv)
 
 Numeric flags use the shared argument types below (``positive_int``, ``finite_float``,
-``probability``, ...), so NaN, infinity and out-of-range values are refused by argparse,
-with one line and exit 2, before any work starts.
+``probability``, ``seed``, ...), so NaN, infinity and out-of-range values are refused by argparse,
+with one line and exit 2, before any work starts. Every numeric flag has an upper bound too:
+a count is at most ``MAX_COUNT`` unless its tool sets a tighter bound where memory or disk grows
+with it (``int_in``), and a seed fits the 64-bit integer every RNG takes (``seed``).
+Arguments that are not UTF-8 text are refused the same way (``run``).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 from fractions import Fraction
 import os
 import sys
 from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
+from course.lib.visible import command, terminal_line, visible
 
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
+# 128 + SIGPIPE: what a shell reports for any Unix tool whose output's reader went away (`| head -2`).
+EXIT_PIPE_CLOSED = 141
+# The largest count any flag takes unless its tool bounds it tighter (--steps 10**100 is a typo, not a plan).
+MAX_COUNT = 10**9
+MAX_SEED = 2**63 - 1  # torch.manual_seed and numpy take 64-bit seeds; JSON readers take int64
 
 
 def make_parser(prog: str, description: str, example: str) -> argparse.ArgumentParser:
@@ -49,36 +63,53 @@ def make_parser(prog: str, description: str, example: str) -> argparse.ArgumentP
 # ===========================================================================
 # Shared argument types: a bad number is a usage error before any work starts
 # ===========================================================================
+def _shown(text: str) -> str:
+    """An argument as an error message shows it: quoted, and cut if long (a 5,000-digit number)."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
 def _int(text: str) -> int:
     try:
         return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    except ValueError:  # also an integer beyond Python's digit limit: not a count or a seed of the course
+        raise argparse.ArgumentTypeError(f"not an integer: {_shown(text)}") from None
 
 
 def _finite(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {_shown(text)}") from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {_shown(text)}")
     return value
 
 
 def positive_int(text: str) -> int:
-    """An integer >= 1 (steps, samples, threads)."""
+    """An integer in [1, MAX_COUNT] (steps, samples, items)."""
     value = _int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_COUNT:,}, got {_shown(text)}")
     return value
 
 
 def non_negative_int(text: str) -> int:
-    """An integer >= 0 (seeds, 'every K' with 0 = off)."""
+    """An integer in [0, MAX_COUNT] ('every K' with 0 = off, how many to show)."""
     value = _int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_COUNT:,}, got {_shown(text)}")
+    return value
+
+
+def seed(text: str) -> int:
+    """A seed: an integer in [0, 2**63 - 1], what every random generator of the course accepts."""
+    value = _int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a seed is an integer between 0 and {MAX_SEED}, got {_shown(text)}")
     return value
 
 
@@ -91,7 +122,7 @@ def positive_float(text: str) -> float:
     """A finite float > 0."""
     value = _finite(text)
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be > 0, got {_shown(text)}")
     return value
 
 
@@ -99,7 +130,7 @@ def non_negative_float(text: str) -> float:
     """A finite float >= 0 (temperatures, seconds)."""
     value = _finite(text)
     if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {_shown(text)}")
     return value
 
 
@@ -115,7 +146,7 @@ def float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[st
         value = _finite(text)
         if not (low < value if low_open else low <= value) or not value <= high:
             shown = f"in ({low:g}, {high:g}]" if low_open else f"between {low:g} and {high:g}"
-            raise argparse.ArgumentTypeError(f"must be {shown}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"must be {shown}, got {_shown(text)}")
         return value
 
     parse.__name__ = f"float in {'(' if low_open else '['}{low:g}, {high:g}]"
@@ -124,12 +155,17 @@ def float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[st
 
 def rate_difference(text: str) -> Fraction:
     """An exact pass-rate difference in [-1, 1] (``0.05`` is 5 points), kept as a Fraction."""
+    exponent = re.search(r"[eE]([+-]?[0-9]+)\s*$", text)
+    # Fraction("1e-10000000") builds a 10-million-digit integer (seconds of CPU); no pass-rate
+    # difference needs an exponent beyond +-100, so such a text is refused before Fraction sees it.
+    if len(text) > 100 or (exponent is not None and len(exponent.group(1).lstrip("+-").lstrip("0")) > 2):
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {_shown(text)}")
     try:
         value = Fraction(text.strip())
     except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.05, got {_shown(text)}") from None
     if not -1 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"a pass-rate difference lies between -1 and 1, got {text}")
+        raise argparse.ArgumentTypeError(f"a pass-rate difference lies between -1 and 1, got {_shown(text)}")
     return value
 
 
@@ -139,7 +175,7 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         value = _int(text)
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
+            raise argparse.ArgumentTypeError(f"must be between {low:,} and {high:,}, got {_shown(text)}")
         return value
 
     parse.__name__ = f"integer in [{low}, {high}]"
@@ -153,29 +189,68 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
     held_before = pending()
     runs_before = len(committed())
     try:
+        _refuse_undecodable(sys.argv[1:] if argv is None else argv)
         code = main(argv)
         new_runs = committed()[runs_before:]
         machine = "--json" in (sys.argv[1:] if argv is None else argv)  # stdout is one JSON document then
         if new_runs and not held_before and not machine:  # the outermost tool: name the page that shows its run
             _print_report_hint(new_runs[-1])
+        _flush_stdout()  # a reader gone away or a full disk shows here, not in the interpreter's last flush
         return code
     except CourseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {terminal_line(str(exc))}")  # one line, whatever path or value it quotes
         return EXIT_USAGE
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
-            return _broken_pipe()
+            written = committed()[runs_before:]
+            done = f"; {visible(str(written[-1]))} was written whole before" if written else " (nothing is left half-written)"
+            return output_closed(f"interrupted: the output pipe closed{done}")
         # Read-only directory, disk full, name too long, a file where a directory should be:
-        # the user's environment, not a bug of the tool. One line naming the path and the cause.
-        where = f"{exc.filename}: " if exc.filename is not None else ""
-        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        # the user's environment, not a bug of the tool. One line naming the path and the cause,
+        # the user's path: a temporary of this process is named by what it stands for.
+        from course.lib.temporaries import user_path
+
+        where = f"{user_path(exc.filename)}: " if exc.filename is not None else ""
+        _say(f"error: {terminal_line(f'{where}{exc.strerror or exc}')}")
+        return EXIT_USAGE
+    except ImportError as exc:
+        # An extra that find_spec sees but that cannot be imported (a dependency of it missing):
+        # one line like a missing extra (course.lib.extras). The project's own imports stay tracebacks.
+        from course.lib.extras import broken
+
+        problem = broken(exc)
+        if problem is None:
+            raise
+        _say(f"error: {terminal_line(problem)}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted: nothing was written", file=sys.stderr)
+        _say("interrupted: nothing was written")
         return 130
     finally:
         # A run name this call reserved but never used: remove its temporary directory.
         release_pending(keep=held_before)
+
+
+def _refuse_undecodable(args: Sequence[str]) -> None:
+    """Every argument must be UTF-8 text: paths, names and prompts are recorded in UTF-8 files
+    (manifests, rollouts), and bytes that are not UTF-8 (Python keeps them as lone surrogates)
+    could only fail later, mid-run, as a traceback. One line, exit 2, before any work."""
+    for i, arg in enumerate(args):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            option, _, value = arg.partition("=") if arg.startswith("--") and "=" in arg else ("", "", arg)
+            if not option and i > 0 and args[i - 1].startswith("-"):
+                option = args[i - 1]
+            try:
+                shown = repr(os.fsencode(value))
+            except UnicodeEncodeError:  # a surrogate no byte decodes to (a caller passed str directly)
+                shown = ascii(value)
+            where = f"{ascii(option)[1:-1]} " if option else ""
+            raise CourseError(
+                f"{where}{shown}: the argument holds bytes that are not UTF-8; the course records its "
+                "arguments in UTF-8 files, so give names and text as UTF-8"
+            )
 
 
 def _print_report_hint(run_dir: Any) -> None:
@@ -184,20 +259,85 @@ def _print_report_hint(run_dir: Any) -> None:
     from course.lib.runs import run_tool
 
     if run_tool(run_dir) in REPORTABLE_TOOLS:
-        print(f"View it: python -m course.report {run_dir}", flush=True)
+        print(f"View it: {command(['python', '-m', 'course.report', run_dir])}", flush=True)
 
 
-def _broken_pipe() -> int:
-    # `python -m course.X | head` closed our stdout early: not an error of the tool.
-    # Point stdout at devnull so the interpreter's final flush does not raise again.
+def _flush_stdout() -> None:
+    """Flush what the tool printed while its failure can still be reported: a closed pipe is
+    ``output_closed``'s; any other error (stdout on a full disk, ``> /dev/full``) is named ``<stdout>``,
+    since the system gives it no path."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, "<stdout>") from None
+
+
+def _say(line: str) -> None:
+    """The last line of a tool on stderr; stderr may itself be a pipe whose reader left (``2>&1 | head``)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        _go_quiet()
+
+
+def output_closed(message: str) -> int:
+    """A closed output pipe (``python -m course.X 2>&1 | head -2``): the one rule of every tool.
+
+    The tool stops where the write failed, as SIGPIPE stops any Unix tool: the exception has
+    already unwound every temporary (a run or file being written is removed, never left half
+    written), and the exit code is ``EXIT_PIPE_CLOSED``, never 0, since the work was cut short.
+    ``message`` goes to stderr where it can still be read; then both streams point at devnull so
+    the interpreter's final flush does not raise again.
+    """
+    _say(message)
+    _go_quiet()
+    return EXIT_PIPE_CLOSED
+
+
+def _go_quiet() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_OK
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)
+
+
+def stdin_text() -> str:
+    """Standard input as UTF-8 text (a completion given as ``-``), read through the one capped reader.
+
+    Bytes, not text mode: text mode would turn ``\\r\\n`` into ``\\n`` before scoring. At most
+    ``course.lib.jsonl.MAX_READ`` bytes: ``/dev/zero`` on stdin stops there with one line, exit 2.
+    """
+    from course.lib.jsonl import read_stream
+
+    try:
+        return read_stream(sys.stdin.buffer, "<stdin>", "completion").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CourseError(f"<stdin>: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
 def info(message: str) -> None:
-    """Progress and diagnostics go to stderr so stdout stays for results."""
-    print(message, file=sys.stderr, flush=True)
+    """Progress and diagnostics go to stderr so stdout stays for results (one line each: ``terminal_line``)."""
+    print(terminal_line(message), file=sys.stderr, flush=True)
+
+
+def optional_view(extra: str, for_what: str, instead: str) -> bool:
+    """Rule 2 of ``course.lib.extras``: may the tool draw a view that needs ``extra``?
+
+    True when the extra is installed. Otherwise one line on stderr says what needs it, how to
+    install it and what the tool does ``instead``, and the answer is False: the tool carries on
+    without that view (the data it writes does not depend on it) and exits as usual.
+    """
+    from course.lib.extras import unavailable
+
+    problem = unavailable(extra, for_what)
+    if problem is not None:
+        info(f"{problem}; {instead}")
+    return problem is None
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

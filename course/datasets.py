@@ -30,7 +30,6 @@ parses the options, writes the file and prints. Run it::
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Sequence
@@ -40,8 +39,10 @@ from course.errors import CourseError
 from course.lib.dataset_readers import (
     INSTRUCTION, convert, hf_rows, import_report, import_summary, jsonl_rows, render, skipped_notes,
 )
-from course.lib.jsonl import refuse_existing, write_text_atomic
+from course.lib.jsonl import refuse_existing
+from course.lib.temporaries import write_text_atomic
 from course.lib.manifest import sha256_file
+from course.lib.visible import dumps_safe
 
 
 # ---------------------------------------------------------------------------
@@ -98,8 +99,7 @@ def _main(argv: Sequence[str] | None) -> int:
     write_text_atomic(out, render(result.items))  # everything was checked first: no half-written file
     fingerprint = sha256_file(out)
     if args.json:
-        print(json.dumps(import_report(source, args.format, out, result, fingerprint),
-                         ensure_ascii=False, sort_keys=True, indent=2))
+        print(dumps_safe(import_report(source, args.format, out, result, fingerprint), sort_keys=True, indent=2))
         return EXIT_OK
     for note in skipped_notes(result.skipped):
         info(note)

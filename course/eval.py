@@ -13,7 +13,6 @@ The pipeline (reading, scoring, the run directory and its files) is
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -24,7 +23,9 @@ from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
 from course.lib.eval_pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, rubric_line
 from course.lib.evaluation import breakdown_lines, pass_rate_line
+from course.lib.inspection import inspect_failures_command
 from course.lib.manifest import PROJECT_ROOT, shown_here
+from course.lib.visible import dumps_safe, visible
 
 def _progress_printer() -> Progress | None:
     """A self-overwriting progress line on stderr, only when stderr is a terminal."""
@@ -99,11 +100,12 @@ def _main(args_in: Sequence[str] | None) -> int:
     if manifest["split"] is None:
         info("note: split unknown (not in the dataset file name); pass --split to record it")
     if args.json:
-        print(json.dumps({"run_dir": str(run_dir), "summary": summary}, ensure_ascii=False, sort_keys=True, indent=2))
+        print(dumps_safe({"run_dir": str(run_dir), "summary": summary}, sort_keys=True, indent=2))
         return EXIT_OK
     print(
-        f"Evaluated {summary['n']} items: {shown_here(manifest['dataset']['path'])} (split {manifest['split'] or 'unknown'}) "
-        f"x {shown_here(manifest['completions']['path'])} (policy {manifest['policy']})"
+        f"Evaluated {summary['n']} items: {visible(shown_here(manifest['dataset']['path']))} "
+        f"(split {visible(manifest['split'] or 'unknown')}) "
+        f"x {visible(shown_here(manifest['completions']['path']))} (policy {visible(manifest['policy'])})"
     )
     print(f"Scorer {manifest['scorer_version']} (fingerprint {manifest['scorer_fingerprint'][:12]})")
     rubric = rubric_line(manifest)
@@ -117,8 +119,8 @@ def _main(args_in: Sequence[str] | None) -> int:
         print("\n".join(lines))
     if summary["n_missing"]:
         print(f"Missing completions scored as failures: {summary['n_missing']}")
-    print(f"Wrote {run_dir}/ (manifest.json, results.jsonl, summary.json, summary.md)")
-    print(f"Inspect failures: python -m course.inspect_run --run {run_dir} --only-fails --top-k 5 --show 2")
+    print(f"Wrote {visible(str(run_dir))}/ (manifest.json, results.jsonl, summary.json, summary.md)")
+    print(f"Inspect failures: {inspect_failures_command(run_dir)}")
     return EXIT_OK
 
 

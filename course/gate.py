@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from course.cli import EXIT_FAIL, EXIT_OK, info, make_parser, rate_difference, run
-from course.lib.visible import dumps_safe
+from course.lib.visible import dumps_safe, visible
 from course.lib.locked_room import (
     SIGNIFICANCE,
     decide,
@@ -65,7 +65,7 @@ def _main(args_in: Sequence[str] | None) -> int:
 
         page = report_html.render_report([report_html.load_run(args.baseline), report_html.load_run(args.candidate)],
                                          [gate_view(result, base, cand)])
-        info(f"wrote {report_html.write_report(args.html, page, force=args.force)}")
+        info(f"wrote {visible(str(report_html.write_report(args.html, page, force=args.force)))}")
     if args.json:
         print(dumps_safe(result, sort_keys=True, indent=2))
     else:

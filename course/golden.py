@@ -28,10 +28,10 @@ missing or malformed (``path:line: what is wrong``).
 
 from __future__ import annotations
 
-import json
 from typing import Sequence
 
 from course.cli import make_parser, run
+from course.lib.visible import dumps_safe
 from course.lib.exploit_suites import (
     DEFAULT_CORRECT, DEFAULT_EXPLOITS, golden_report, golden_run, golden_text, load_suite,
 )
@@ -69,8 +69,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     exploit_cases = load_suite(args.exploits or DEFAULT_EXPLOITS, "exploits")
     correct, exploits, failures = golden_run(correct_cases, exploit_cases)
     if args.json:
-        print(json.dumps(golden_report(correct, exploits, verbose=args.verbose),
-                         ensure_ascii=False, indent=2, sort_keys=True))
+        print(dumps_safe(golden_report(correct, exploits, verbose=args.verbose), indent=2, sort_keys=True))
     else:
         print(golden_text(correct, exploits, verbose=args.verbose))
     return 1 if failures else 0

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Sequence
 
 from course.cli import EXIT_OK, make_parser, run
-from course.lib.jsonl import refuse_existing, write_text_atomic
+from course.lib.jsonl import refuse_existing
+from course.lib.temporaries import write_text_atomic
 from course.lib.rollout_readers import import_completions, import_summary, render
 
 

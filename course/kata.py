@@ -11,7 +11,7 @@ Run it::
 
     python -m course.kata                          # show every example with its score details
     python -m course.kata --template > my_labels.json
-    python -m course.kata --check my_labels.json   # N/10; exit 0 only if all ten are right
+    python -m course.kata --check my_labels.json   # N/10; exit 0 only if all ten are right and justified
     python -m course.kata --reveal                 # (teacher) the key: label, why and fix per example
 
 Milestones 4-5 repeat the kata with a harder pack: ``--pack hard`` with any of
@@ -27,7 +27,9 @@ justification and a proposed fix per example, lives apart from the pack in
 
 ``--check`` marks each label right, wrong or blank and never shows the key: a
 wrong label is only said to be wrong, so the student goes back to the details
-and the spec instead of copying an answer. Showing the key (alone, or beside a
+and the spec instead of copying an answer. A labelled example whose justification
+is shorter than a sentence (fewer than 6 words, or no closing . ! ?) is flagged, and
+full marks (exit 0) need every label right *and* justified. Showing the key (alone, or beside a
 student's file with ``--check FILE --reveal``) is the teacher's explicit action.
 Every text read from the pack or a label file is printed through
 ``course.lib.visible``, so a hand-edited file cannot put control characters on the
@@ -36,15 +38,15 @@ terminal.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
 from course.cli import info, make_parser, run
 from course.lib.kata_labels import (
-    PACKS, check, format_check, format_key, format_listing, load_examples, load_key, load_labels, rescore_pack,
-    template,
+    PACKS, check, format_check, format_key, format_listing, load_examples, load_key, load_labels, passed,
+    rescore_pack, template,
 )
+from course.lib.visible import dumps_safe, visible
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,7 +60,7 @@ def _main(args_in: Sequence[str] | None) -> int:
         "(model_failure, verifier_bug, spec_ambiguity, reward_hack), then check your labels.",
         "  python -m course.kata                              # read the ten examples\n"
         "  python -m course.kata --template > my_labels.json  # blank label file\n"
-        "  python -m course.kata --check my_labels.json       # Score: N/10 (exit 0 only at 10/10)\n"
+        "  python -m course.kata --check my_labels.json       # Score: N/10 (exit 0: 10/10, each justified)\n"
         "  python -m course.kata --pack hard                  # the harder pack (Milestones 4-5)\n"
         "  python -m course.kata --reveal                     # (teacher) print the key, why and fix",
     )
@@ -91,22 +93,23 @@ def _main(args_in: Sequence[str] | None) -> int:
     examples = load_examples(args.examples)
     ids = [ex.id for ex in examples]
     if args.template:
-        print(json.dumps(template(examples, args.pack), ensure_ascii=False, indent=2))
+        print(dumps_safe(template(examples, args.pack), indent=2))
         return 0
     if args.rescore:
         path = Path(args.examples)
         changed = rescore_pack(path, examples)
         if not changed:
-            print(f"{path}: all {len(examples)} recorded verdicts reproduce; nothing written")
+            print(f"{visible(str(path))}: all {len(examples)} recorded verdicts reproduce; nothing written")
             return 0
-        info(f"re-scored {', '.join(changed)}: check that each label in the answer key still holds")
-        print(f"{path}: rewrote {len(changed)} verdict(s): {', '.join(changed)}")
+        shown = ", ".join(visible(ident) for ident in changed)
+        info(f"re-scored {shown}: check that each label in the answer key still holds")
+        print(f"{visible(str(path))}: rewrote {len(changed)} verdict(s): {shown}")
         return 0
     if args.check:
         labels = load_labels(args.check, ids)
         results = check(labels, load_key(args.key), ids)
         print(format_check(results, reveal=args.reveal))
-        return 0 if all(r.right for r in results) else 1
+        return 0 if passed(results) else 1
     if args.reveal:
         print(format_key(load_key(args.key), ids))
         return 0

@@ -40,18 +40,18 @@ from typing import Any, Sequence
 
 from course.lib import policy_gradient as pg
 from course.lib.bandit import DEFAULT_ACTIONS, EXAMPLE, score_actions
-from course.cli import float_in, make_parser, run
+from course.cli import float_in, make_parser, optional_view, run
 
 # beta in [1e-3, 1e3]: r/beta stays below 1e3 (rewards are 0/1), far from exp/float overflow;
 # 1e-320 made r/beta infinite and the whole CSV NaN.
 BETA_RANGE = float_in(1e-3, 1e3)
 from course.errors import CourseError
-from course.lib.extras import require
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.manifest import environment
 from course.lib.narration import quote
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.visible import visible
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
 # the right number most of the time but rarely in the exact format the verifier accepts.
@@ -255,7 +255,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     parser.add_argument(
         "--betas", type=BETA_RANGE, nargs="+", metavar="BETA", help="penalty strengths in [1e-3, 1e3] (default " + " ".join(f"{b:g}" for b in DEFAULT_BETAS) + ")"
     )
-    parser.add_argument("--plot", action="store_true", help="also write kl_tradeoff.png (needs matplotlib)")
+    parser.add_argument("--plot", action="store_true", help="also write kl_tradeoff.png (the plot extra; without it the run is written, without the picture)")
     parser.add_argument("--outdir", help="run directory (default runs/kl_tradeoff_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     return parser
@@ -267,8 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    if args.plot:
-        require("plot", "--plot")  # before any work: nothing is written without the extra
+    if args.plot:  # a missing plot extra leaves out the picture only (rule 2 of course.lib.extras)
+        args.plot = optional_view("plot", "--plot", "writing the run without the picture")
     betas = list(DEFAULT_BETAS if args.betas is None else args.betas)
     for b in betas:
         if not (b > 0 and math.isfinite(b)):
@@ -312,7 +312,7 @@ def _main(argv: Sequence[str] | None) -> int:
         }
         write_json(tmp / "manifest.json", manifest)
     print("\n".join(lines))
-    print(f"wrote {final}/ (manifest.json, kl_tradeoff.csv" + (", kl_tradeoff.png" if args.plot else "") + ")")
+    print(f"wrote {visible(str(final))}/ (manifest.json, kl_tradeoff.csv" + (", kl_tradeoff.png" if args.plot else "") + ")")
     return 0
 
 

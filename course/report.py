@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from course.lib import locked_room
-from course.cli import EXIT_OK, info, make_parser, rate_difference, run
+from course.cli import EXIT_OK, make_parser, rate_difference, run
 from course.errors import CourseError
 from course.lib import report_html
+from course.lib.visible import visible
 
 EXAMPLE = """\
   python -m course.report runs/demo_eval_clean
@@ -87,10 +88,9 @@ def _main(args_in: Sequence[str] | None) -> int:
     parser.add_argument("--require-significance", action="store_true", help="as in course.gate")
     args = parser.parse_args(args_in)
     out = Path(args.out) if args.out else report_html.default_output(args.runs)
-    info(f"reading {len(args.runs)} run director{'y' if len(args.runs) == 1 else 'ies'} ...")
     page = build(args.runs, args.min_delta, args.require_significance)
     written = report_html.write_report(out, page, force=args.force)
-    print(f"Wrote {written} ({len(page.encode('utf-8')):,} bytes); open it in a browser.")
+    print(f"Wrote {visible(str(written))} ({len(page.encode('utf-8')):,} bytes); open it in a browser.")
     return EXIT_OK
 
 

@@ -120,7 +120,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import EXIT_FAIL, EXIT_OK, EXIT_USAGE, float_in, info, make_parser, non_negative_float, non_negative_int, positive_int, run
+from course.cli import (EXIT_FAIL, EXIT_OK, EXIT_PIPE_CLOSED, EXIT_USAGE, MAX_SEED, float_in, info, int_in, make_parser,
+                        output_closed, positive_int, run)
 from course.errors import CourseError
 from course.lib.chat_sampling import (
     DEFAULT_BASE_URL,
@@ -143,7 +144,7 @@ from course.lib.chat_sampling import (
 )
 from course.lib.formats import read_dataset
 from course.lib.jsonl import dumps_line
-from course.lib.visible import visible
+from course.lib.visible import command, dumps_safe, terminal_line, visible
 
 
 # ---------------------------------------------------------------------------
@@ -174,11 +175,12 @@ def _build_parser() -> Any:
     p.add_argument("--dataset", required=True, metavar="FILE", help="dataset JSONL: {id, prompt, expected_answer} per line")
     p.add_argument("--model", required=True, metavar="NAME", help="model name as the endpoint knows it")
     p.add_argument("--out", required=True, metavar="FILE", help="output JSONL; an existing file with the same settings is resumed")
-    p.add_argument("--n", type=positive_int, default=1, help="samples per prompt (default 1: frozen-rollouts shape)")
-    p.add_argument("--temperature", type=non_negative_float, default=0.8, metavar="T", help="sampling temperature (default 0.8)")
+    p.add_argument("--n", type=int_in(1, 128), default=1, help="samples per prompt, at most 128 (default 1: frozen-rollouts shape)")
+    p.add_argument("--temperature", type=float_in(0.0, 100.0), default=0.8, metavar="T", help="sampling temperature (default 0.8)")
     p.add_argument("--top-p", type=float_in(0.0, 1.0, low_open=True), default=1.0, metavar="P", help="nucleus mass, in (0, 1] (default 1.0)")
-    p.add_argument("--max-tokens", type=positive_int, default=64, metavar="K", help="completion budget per sample (default 64)")
-    p.add_argument("--seed", type=int, default=1234, metavar="S", help="request seed; sample i of --n uses seed+i (default 1234)")
+    p.add_argument("--max-tokens", type=int_in(1, 1_000_000), default=64, metavar="K", help="completion budget per sample (default 64)")
+    p.add_argument("--seed", type=int_in(-MAX_SEED - 1, MAX_SEED - 128), default=1234, metavar="S",
+                   help="request seed, a 64-bit integer; sample i of --n uses seed+i (default 1234)")
     p.add_argument("--n-strategy", choices=("separate", "native"), default="separate",
                    help="n > 1 as n requests with seeds seed+i (default; works everywhere, Groq included) "
                         "or one request with n (vLLM, OpenAI)")
@@ -189,11 +191,11 @@ def _build_parser() -> Any:
                         f"NONE sends a placeholder key to local servers that need none")
     p.add_argument("--policy", default=None, metavar="LABEL", help="label recorded as policy (default MODEL@HOST[:PORT])")
     p.add_argument("--limit", type=positive_int, default=None, metavar="K", help="only the first K dataset items")
-    p.add_argument("--max-retries", type=non_negative_int, default=5, metavar="R",
+    p.add_argument("--max-retries", type=int_in(0, 100), default=5, metavar="R",
                    help="retries per request on 408/409/429/5xx/connection errors (default 5)")
-    p.add_argument("--backoff", type=non_negative_float, default=1.0, metavar="SEC",
+    p.add_argument("--backoff", type=float_in(0.0, 3600.0), default=1.0, metavar="SEC",
                    help="first retry wait in seconds, doubled each retry, unless Retry-After says otherwise (default 1.0)")
-    p.add_argument("--timeout", type=non_negative_float, default=60.0, metavar="SEC",
+    p.add_argument("--timeout", type=float_in(0.0, 86400.0), default=60.0, metavar="SEC",
                    help="total seconds per HTTP request, from connecting to the answer's last byte (default 60)")
     p.add_argument("--force", action="store_true", help="start --out over even if it holds other settings")
     return p
@@ -224,12 +226,12 @@ def _main(args_in: Sequence[str] | None) -> int:
     resume = plan_output(out, args.dataset, [ex.id for ex in all_examples], policy, sampling, args.n, force=args.force,
                          fingerprints=[fingerprints[ex.id] for ex in all_examples])
     exists, done, keep_bytes, start_over = resume.exists, set(resume.done_ids), resume.keep_bytes, resume.start_over
-    notes = [f"{out}: the last line ({resume.torn_bytes} bytes without a newline) was cut off by an "
+    notes = [f"{visible(str(out))}: the last line ({resume.torn_bytes} bytes without a newline) was cut off by an "
              f"interruption; it will be dropped and item {len(done) + 1} sampled again"] if resume.torn_bytes else []
     todo = [ex for ex in examples if ex.id not in done]
     already = len(examples) - len(todo)  # of this run's items (a longer file may hold more)
     if not todo:
-        print(f"{out}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
+        print(f"{visible(str(out))}: nothing to do, all {len(examples)} items are already there ({visible(policy)})")
         return EXIT_OK
 
     try:
@@ -246,7 +248,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     try:  # from the first line of progress on: a closed pipe here is an interruption, never a success
         for note in notes:
             info(note)
-        info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {out}) "
+        info(f"sampling {len(todo)} of {len(examples)} items ({already} already in {visible(str(out))}) "
              f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
         for k, ex in enumerate(todo, start=1):
             started = time.monotonic()
@@ -267,57 +269,38 @@ def _main(args_in: Sequence[str] | None) -> int:
                  f"{requests} request(s), {time.monotonic() - started:.1f} s")
     except SamplingStopped as stop:
         kept = len(done) + written
-        where = f"{out} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
-        print(f"error: stopped at {stop}. {where}", file=sys.stderr)
+        where = f"{visible(str(out))} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
+        print(f"error: {terminal_line(f'stopped at {stop}. {where}')}", file=sys.stderr)
         return EXIT_USAGE if stop.exit_code == 2 else EXIT_FAIL
     except BrokenPipeError:
         # Whoever read our output went away (`2>&1 | head -2`): like SIGPIPE for any Unix tool, the run
         # stops -- it must not carry on unseen, nor end with 0 as if every item were sampled. The file
         # keeps its whole lines; the same command resumes.
-        return _output_closed(f"interrupted: the output pipe closed; {out} keeps {len(done) + written} finished "
-                              f"item(s); run the same command again to resume")
+        return output_closed(f"interrupted: the output pipe closed; {visible(str(out))} keeps {len(done) + written} finished "
+                             f"item(s); run the same command again to resume")
     except OSError as exc:
         # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
         kept = written + (0 if start_over else len(done))
-        where = (f"{out} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
-                 f"again to resume" if kept else f"{out} was not changed" if exists else "nothing was written")
-        name = exc.filename if exc.filename is not None else out
+        shown = visible(str(out))
+        where = (f"{shown} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
+                 f"again to resume" if kept else f"{shown} was not changed" if exists else "nothing was written")
+        name = visible(str(exc.filename if exc.filename is not None else out))
         print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print(f"interrupted: {out} keeps {len(done) + written} finished item(s); run the same command again to resume",
+        print(f"interrupted: {visible(str(out))} keeps {len(done) + written} finished item(s); run the same command again to resume",
               file=sys.stderr)
         return 130
     finally:
         appender.close()
         endpoint.close()
 
-    print(f"wrote {out}: {already + written} items ({written} sampled now, {already} kept from before)")
+    print(f"wrote {visible(str(out))}: {already + written} items ({written} sampled now, {already} kept from before)")
     print(f"policy: {visible(policy)}")
-    print(f"sampling: {dumps_line(sampling)}")
-    print(f"next: python -m course.eval --dataset {args.dataset} --completions {out}" if args.n == 1 else
-          f"next: python -m course.selection_demo --dataset {args.dataset} --samples {out} --n {args.n}")
+    print(f"sampling: {dumps_safe(sampling, sort_keys=True)}")  # dumps_line's bytes, terminal-safe (--system-prompt is in it)
+    print("next: " + command(["python", "-m", "course.eval", "--dataset", args.dataset, "--completions", out] if args.n == 1 else
+                             ["python", "-m", "course.selection_demo", "--dataset", args.dataset, "--samples", out, "--n", str(args.n)]))
     return EXIT_OK
-
-
-EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool its pipe's reader left behind
-
-
-def _output_closed(message: str) -> int:
-    """Say why we stop where it can still be read (stderr may be the closed pipe), then go quiet."""
-    try:
-        print(message, file=sys.stderr, flush=True)
-    except OSError:
-        pass
-    # Point stdout and stderr at devnull so the interpreter's final flush does not raise again.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            os.dup2(devnull, stream.fileno())
-        except (OSError, ValueError):
-            pass
-    os.close(devnull)
-    return EXIT_PIPE_CLOSED
 
 
 if __name__ == "__main__":

@@ -10,14 +10,13 @@ arguments and prints what the registry returns.
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Sequence
 
-from course.cli import make_parser, run
+from course.cli import make_parser, run, stdin_text
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS, get_rubric
 from course.instrument.spec_v1 import score as strict_score
+from course.lib.visible import dumps_safe
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -41,10 +40,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.rubric is None or args.completion is None or args.expected is None:
         raise CourseError("scoring needs --rubric NAME, --expected N and a completion")
     rubric = get_rubric(args.rubric)
-    completion = sys.stdin.read() if args.completion == "-" else args.completion
+    completion = stdin_text() if args.completion == "-" else args.completion
     example = {"expected_answer": args.expected}
     result = {args.rubric: rubric.score(example, completion), "strict": strict_score(example, completion)}
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    print(dumps_safe(result, indent=2))  # the completion is data: nothing a terminal acts on is printed raw
     return 0
 
 

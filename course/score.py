@@ -11,13 +11,12 @@ The rules themselves live in ``course/instrument/spec_v1.py`` (reward spec v1,
 from __future__ import annotations
 
 import json
-import sys
 from typing import Sequence
 
-from course.cli import make_parser, run
-from course.errors import CourseError
+from course.cli import make_parser, run, stdin_text
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
+from course.lib.visible import dumps_safe
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -33,17 +32,10 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("completion", help="the completion text, or - to read it (as UTF-8) from stdin")
     parser.add_argument("--version", action="version", version=f"{SCORER_VERSION} {scorer_fingerprint()[:12]}")
     args = parser.parse_args(argv)
-    if args.completion == "-":
-        # Bytes, not text mode: text mode would turn '\r\n' into '\n' before scoring.
-        try:
-            completion = sys.stdin.buffer.read().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise CourseError(f"<stdin>: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    else:
-        completion = args.completion
+    completion = stdin_text() if args.completion == "-" else args.completion
     result = score({"expected_answer": args.expected}, completion)
     try:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(dumps_safe(result, indent=2))  # the completion is data: nothing a terminal acts on is printed raw
     except UnicodeEncodeError:  # a terminal that cannot show the characters: escape them
         print(json.dumps(result, ensure_ascii=True, indent=2))
     return 0 if result["reward"] == 1.0 else 1

@@ -34,7 +34,6 @@ This module parses the command line and prints.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
@@ -42,6 +41,7 @@ from course.cli import EXIT_OK, info, make_parser, positive_int, run
 from course.errors import CourseError
 from course.lib.manifest import PROJECT_ROOT
 from course.lib.selection_pipeline import BUNDLED_DATASET, BUNDLED_SAMPLES, report_lines, select
+from course.lib.visible import dumps_safe
 
 
 EXAMPLE = """\
@@ -93,7 +93,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     if manifest["split"] is None:
         info("note: split unknown (not in the dataset file name); pass --split to record it")
     if args.json:
-        print(json.dumps({"run_dir": str(run_dir), "summary": summary}, ensure_ascii=False, sort_keys=True, indent=2))
+        print(dumps_safe({"run_dir": str(run_dir), "summary": summary}, sort_keys=True, indent=2))
         return EXIT_OK
     print("\n".join(report_lines(run_dir, manifest, summary)))
     return EXIT_OK

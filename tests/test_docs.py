@@ -1,5 +1,9 @@
-"""The documentation is executable: every command in README.md, docs/guide.md, Introduction.md and
-the teacher's documents (instructor guide, first-meeting slides, checklists) runs here.
+"""The documentation is executable: every command in every Markdown document of the project runs here.
+
+The documents are found, not listed: README.md, Introduction.md, MEASUREMENT_RULES.md, every page
+under docs/ and teacher/, and every README under course/ (``DOCUMENTS``); a new page is covered the
+day it is added, and a test fails if a Markdown file anywhere else in the repository is not.
+Every relative link of those documents must resolve (to a file, and to a heading when it names one).
 
 Each document's fenced ``bash``/``sh`` blocks are run in order, one command at a time, with
 ``bash -c`` (a plain ``python -m course.X ARGS`` runs the module the same way inside the test process,
@@ -23,6 +27,7 @@ import importlib.util
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -32,15 +37,17 @@ from typing import Any, Callable
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-DOCUMENTS = (
-    "README.md",
-    "docs/guide.md",
-    "Introduction.md",
-    "teacher/instructor_guide.md",
-    "teacher/first_meeting/slides.md",
-    "teacher/milestone_checklists.md",
-    "teacher/invariant_checklist.md",
-)
+TOP_DOCUMENTS = ("README.md", "Introduction.md", "MEASUREMENT_RULES.md")
+
+
+def _documents() -> tuple[str, ...]:
+    """Every Markdown document a reader meets, as repository-relative paths (top ones first, then by path)."""
+    found = {p.relative_to(REPO).as_posix() for folder in ("docs", "teacher", "notes") for p in (REPO / folder).rglob("*.md")}
+    found |= {p.relative_to(REPO).as_posix() for p in (REPO / "course").rglob("README.md")}
+    return TOP_DOCUMENTS + tuple(sorted(found))
+
+
+DOCUMENTS = _documents()
 # scripts/ for the teacher's `python scripts/make_data.py --check` (the bundled data is intact).
 LINKED = ("data", "teacher", "notes", "tests", "scripts", "pyproject.toml", "MEASUREMENT_RULES.md")
 
@@ -70,13 +77,20 @@ NEEDS_TORCH = ("course.tinylm", "runs/pi0_dev", "runs/m6_pi0")
 # find_spec, not an import: importing torch costs seconds, and every pytest-xdist worker collects this file.
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
-# Commands of the optional bridges (README "Bridges"), by marker: run only when the extra's module
-# is installed (CI installs every extra).
-NEEDS_EXTRA = (("course.token_inspect", "tiktoken"), ("course.integrations.inspect_ai", "inspect_ai"), ("--format inspect", "inspect_ai"), ("runs/inspect_", "inspect_ai"))
+# Commands of the optional bridges (docs/bridges.md), by marker: run only when the extra's module
+# is installed (CI installs every extra). token_inspect is not here: without its extra it shows the
+# tiny LM's view and exits 0, so it runs everywhere, as a student from `.[dev]` runs it.
+NEEDS_EXTRA = (("course.integrations.inspect_ai", "inspect_ai"), ("--format inspect", "inspect_ai"), ("runs/inspect_", "inspect_ai"))
+# Commands that call a program outside Python, by the word they start with: run only where it is
+# installed (.ci/run installs each with apt, so CI runs them; test_ci_installs_every_program_the_docs_use).
+NEEDS_PROGRAM = ("jq",)
 
 
 def _extra_missing(command_text: str) -> bool:
-    return any(marker in command_text and importlib.util.find_spec(module) is None for marker, module in NEEDS_EXTRA)
+    if any(marker in command_text and importlib.util.find_spec(module) is None for marker, module in NEEDS_EXTRA):
+        return True
+    words = re.findall(r"(?:^|[|;&]\s*)(\w+)", command_text)
+    return any(program in words and shutil.which(program) is None for program in NEEDS_PROGRAM)
 
 
 _EXIT = re.compile(r"#.*\bexit (\d+)\s*$")
@@ -187,10 +201,14 @@ def _needs_torch(command: Command) -> bool:
     return any(marker in command.text for marker in NEEDS_TORCH)
 
 
-def _run_document(document: str, tmp_path: Path, run_in_process: Callable[..., Any], *, with_torch: bool) -> None:
+def _run_document(
+    document: str, tmp_path: Path, run_in_process: Callable[..., Any], *, with_torch: bool, text: str | None = None
+) -> None:
     workdir = _workdir(tmp_path)
     env = _env()
-    for command in extract_commands(document, (REPO / document).read_text(encoding="utf-8")):
+    if text is None:
+        text = (REPO / document).read_text(encoding="utf-8")
+    for command in extract_commands(document, text):
         if reason_not_run(command):
             continue
         if not with_torch and _needs_torch(command):
@@ -289,3 +307,138 @@ def test_command_extraction_joins_continuations_and_reads_exit_comments() -> Non
         ("python -m d", 0, 6),
     ]
     assert shlex.split("python -m d") == ["python", "-m", "d"]
+
+
+def test_the_guides_pytest_command_prints_its_pass_count(tmp_path: Path) -> None:
+    # `python -m pytest tests/test_rubric.py -q` (the guide's Milestone 4 command) must end with
+    # "N passed": a -q in pyproject's addopts plus the guide's own -q made it -qq, which prints none.
+    # -n 0 only spares two worker processes; the verbosity is the same with or without xdist.
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/test_rubric.py", "-q", "-n", "0", "-p", "no:cacheprovider"],
+        cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert re.search(r"^\d+ passed", proc.stdout, re.MULTILINE), proc.stdout[-2000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Coverage: every document is found, and the runner really fails on a broken command.
+# ---------------------------------------------------------------------------------------------
+_NOT_DOCUMENTS = {".venv", "runs", ".git", ".pytest_cache", ".hypothesis", "node_modules"}
+
+
+def test_every_markdown_file_of_the_repository_is_a_covered_document() -> None:
+    # tests/data holds fixtures, not documentation.
+    found = {
+        p.relative_to(REPO).as_posix()
+        for p in REPO.rglob("*.md")
+        if not (_NOT_DOCUMENTS & set(p.relative_to(REPO).parts)) and p.relative_to(REPO).parts[:2] != ("tests", "data")
+    }
+    assert found <= set(DOCUMENTS), f"not covered by tests/test_docs.py: {sorted(found - set(DOCUMENTS))}"
+    assert {"README.md", "docs/guide.md", "docs/loops.md", "teacher/instructor_guide.md"} <= set(DOCUMENTS)
+
+
+def test_a_command_that_breaks_fails_the_document(tmp_path: Path, run_in_process) -> None:
+    # The runner must not swallow a failure: a documented command that exits 2 where the page
+    # promises 0 (here, a flag that does not exist) fails the document's test.
+    page = "```bash\npython -m course.score --expected 323 \"Final: 323\"\npython -m course.score --no-such-flag\n```\n"
+    with pytest.raises(AssertionError, match=r"x\.md:3: python -m course.score --no-such-flag\n\s*expected exit 0, got 2"):
+        _run_document("x.md", tmp_path, run_in_process, with_torch=False, text=page)
+
+
+def test_a_command_whose_stated_exit_code_is_wrong_fails_the_document(tmp_path: Path, run_in_process) -> None:
+    page = "```bash\npython -m course.score --expected 323 \"Final: 323\"   # exit 1\n```\n"
+    with pytest.raises(AssertionError, match="expected exit 1, got 0"):
+        _run_document("x.md", tmp_path, run_in_process, with_torch=False, text=page)
+
+
+def test_a_shell_command_that_breaks_fails_the_document(tmp_path: Path, run_in_process) -> None:
+    page = "```sh\ncat runs/no_such_run/manifest.json\n```\n"
+    with pytest.raises(AssertionError, match="expected exit 0, got 1"):
+        _run_document("x.md", tmp_path, run_in_process, with_torch=False, text=page)
+
+
+def test_ci_installs_every_program_the_docs_use() -> None:
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    install = next(line for line in ci.splitlines() if line.startswith("apt-get install"))
+    for program in NEEDS_PROGRAM:
+        assert f" {program}" in install, f".ci/run does not install {program}, so CI would skip the commands that use it"
+
+
+# ---------------------------------------------------------------------------------------------
+# Links: every relative link of every document resolves.
+# ---------------------------------------------------------------------------------------------
+_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+# Pages another branch adds (the lead merges them); a link to one is allowed until it exists, and
+# the test below fails as soon as it does, so the entry is removed then.
+PENDING_PAGES = {"docs/llm.md": "the real pretrained LLM's page, added with the llm extra"}
+
+
+def _anchor(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to hyphens.
+
+    >>> _anchor("Loop A — measurement"), _anchor("A missing extra"), _anchor("`course.eval` and the gate")
+    ('loop-a--measurement', 'a-missing-extra', 'courseeval-and-the-gate')
+    """
+    text = heading.strip().lower().replace("`", "")
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    anchors: set[str] = set()
+    in_fence = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and (m := re.match(r"#{1,6}\s+(.*)", line)):
+            base = _anchor(m.group(1))
+            anchor, k = base, 1
+            while anchor in anchors:  # GitHub numbers repeated headings
+                anchor, k = f"{base}-{k}", k + 1
+            anchors.add(anchor)
+    return anchors
+
+
+def _links(text: str) -> list[tuple[int, str]]:
+    out = []
+    in_fence = False
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+            continue
+        if not in_fence:
+            out += [(lineno, target) for target in _LINK.findall(line)]
+    return out
+
+
+def test_every_relative_link_in_the_documents_resolves() -> None:
+    broken = []
+    for doc in DOCUMENTS:
+        source = REPO / doc
+        for lineno, target in _links(source.read_text(encoding="utf-8")):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto: ...
+                continue
+            path_part, _, anchor = target.partition("#")
+            resolved = (source.parent / path_part).resolve() if path_part else source
+            relative = resolved.relative_to(REPO).as_posix() if resolved.is_relative_to(REPO) else str(resolved)
+            if relative in PENDING_PAGES:
+                continue
+            if not resolved.exists():
+                broken.append(f"{doc}:{lineno}: {target} (no such file)")
+            elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+                broken.append(f"{doc}:{lineno}: {target} (no heading #{anchor} in {relative})")
+    assert not broken, "broken links:\n" + "\n".join(broken)
+
+
+def test_a_pending_page_is_removed_from_the_list_once_it_exists() -> None:
+    arrived = [page for page in PENDING_PAGES if (REPO / page).exists()]
+    assert not arrived, f"{arrived} now exist: remove them from PENDING_PAGES so their links are checked"
+
+
+def test_the_link_check_sees_a_broken_link_and_a_broken_anchor(tmp_path: Path) -> None:
+    text = "See [the guide](docs/guide.md), [nothing](docs/nope.md) and [a heading](docs/loops.md#no-such-heading).\n"
+    links = [target for _, target in _links(text)]
+    assert links == ["docs/guide.md", "docs/nope.md", "docs/loops.md#no-such-heading"]
+    assert not (REPO / "docs/nope.md").exists() and "no-such-heading" not in _anchors(REPO / "docs" / "loops.md")
+    assert "loop-a--measurement" in _anchors(REPO / "docs" / "loops.md")

@@ -105,6 +105,17 @@ def test_summary_counts_shares_and_interval(files, tmp_path: Path) -> None:
     assert summary["pass_rate_ci95"]["low"] < 0.4 < summary["pass_rate_ci95"]["high"]
 
 
+def test_summary_json_opens_with_the_pass_rate_then_its_interval_and_counts(files, tmp_path: Path) -> None:
+    # A reader who opens summary.json sees the headline first, not the breakdown (sorted keys put
+    # "breakdown" first); the rest follows by name, so the bytes still depend on the content only.
+    run_eval(*files, "--outdir", "runs/a")
+    text = (tmp_path / "runs/a/summary.json").read_text(encoding="utf-8")
+    keys = list(json.loads(text))
+    assert keys[:6] == ["pass_rate", "pass_rate_ci95", "passed", "failed", "n", "n_missing"]
+    assert keys[keys.index("scorer_version") + 1:] == sorted(keys[keys.index("scorer_version") + 1:])
+    assert text.splitlines()[1] == '  "pass_rate": 0.4,'
+
+
 def test_manifest_records_inputs_instrument_policy_and_results_hash(files, tmp_path: Path) -> None:
     dataset, completions = files
     run_eval(dataset, completions, "--outdir", "runs/a")

@@ -231,7 +231,8 @@ def test_a_different_rule_counts_once_there_is_a_choice_to_make(lab, capsys) -> 
 
 def test_the_locked_fields_table_names_the_keys_the_gate_compares() -> None:
     assert [f.key for f in locked_room.LOCKED_FIELDS] == [
-        "dataset_fingerprint", "split", "rubric", "rubric_version", "scorer_version", "scorer_fingerprint", "sampling", "selection.n", "selection.rule",
+        "dataset_fingerprint", "split", "rubric", "rubric_version", "scorer_version", "scorer_fingerprint", "sampling",
+        "prompt_template", "selection.n", "selection.rule",
         "selection.picker_sha256",
     ]
 

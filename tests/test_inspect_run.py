@@ -240,7 +240,7 @@ def test_a_tinylm_rl_run_points_at_its_holdout_evaluations(tmp_path: Path, capsy
                     subs=(("eval_final_holdout", "course.eval"), ("eval_pi0_holdout", "course.eval")))
     err = inspect_error(capsys, rl)
     assert "a course.tinylm.rl run (a tiny LM trained by RL)" in err
-    assert f"python -m course.inspect_run --run {rl / 'eval_final_holdout'} (also {rl / 'eval_pi0_holdout'})" in err
+    assert f"(also {rl / 'eval_pi0_holdout'}): python -m course.inspect_run --run {rl / 'eval_final_holdout'};" in err
 
 
 def test_a_bandit_run_names_its_kind_and_its_files(tmp_path: Path, capsys) -> None:

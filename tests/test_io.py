@@ -425,9 +425,18 @@ def test_without_a_shared_tail_a_line_ending_in_nul_instead_of_a_brace_is_invali
 
 
 def test_aligned_records_equal_what_json_loads_reads(tmp_path: Path) -> None:
-    dataset, completions = aligned_files(tmp_path, 4, [("rollouts", 1, "tail, head repeats sampling")], None)
+    dataset, completions = aligned_files(tmp_path, 4, [], None)
     pairs = list(cio.iter_aligned(dataset, completions))
+    assert len(pairs) == 4
     for (example, record), d_line, c_line in zip(pairs, dataset.read_text().splitlines(), completions.read_text().splitlines()):
         assert repr(example) == repr(json.loads(d_line))
         assert repr(record) == repr(json.loads(c_line))
-    assert pairs[1][1]["sampling"] == SAMPLING  # the repeated key: the last value wins, as in json.loads
+
+
+def test_a_key_repeated_in_one_line_is_refused_where_json_loads_keeps_the_last(tmp_path: Path) -> None:
+    # json.loads silently keeps the last "sampling"; two readers could disagree on the item (issue 23 item 9).
+    dataset, completions = aligned_files(tmp_path, 4, [("rollouts", 1, "tail, head repeats sampling")], None)
+    assert outcome(cio.iter_aligned, dataset, completions) == (
+        f"error: {completions}:2: invalid JSON: the key 'sampling' appears twice in one object "
+        "(which value is meant is ambiguous)"
+    )

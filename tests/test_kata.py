@@ -102,9 +102,16 @@ def test_draft_scorer_survives_a_huge_integer():
 # ---------------------------------------------------------------------------
 # The CLI.
 # ---------------------------------------------------------------------------
-def _labels_file(tmp_path, labels: dict) -> str:
+WHY = "The details show which rule fired, and the spec says whether it should have."  # a sentence
+
+
+def _labels_file(tmp_path, labels: dict, *, short_form: bool = False) -> str:
+    """A label file; a bare label becomes a full entry justified by WHY, unless ``short_form``."""
+    items = labels if short_form else {
+        i: v if isinstance(v, dict) else {"label": v, "justification": WHY, "fix": ""} for i, v in labels.items()
+    }
     path = tmp_path / "labels.json"
-    path.write_text(json.dumps({"items": labels}), encoding="utf-8")
+    path.write_text(json.dumps({"items": items}), encoding="utf-8")
     return str(path)
 
 
@@ -139,14 +146,54 @@ def test_blank_template_checks_as_zero_of_ten_with_exit_1(tmp_path, capsys):
 
 
 def test_check_with_the_keys_labels_scores_ten_of_ten_and_exits_0(tmp_path, capsys):
-    labels = {i: {"label": KEY[i].label, "justification": "", "fix": ""} for i in IDS}
+    labels = {i: {"label": KEY[i].label, "justification": WHY, "fix": ""} for i in IDS}
     assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 0
     out = capsys.readouterr().out
-    assert "Score: 10/10" in out and "WRONG" not in out
+    assert "Score: 10/10" in out and "WRONG" not in out and "shorter than a sentence" not in out
+
+
+def test_a_right_label_with_a_one_character_justification_is_flagged_and_is_not_full_marks(tmp_path, capsys):
+    labels = {i: {"label": KEY[i].label, "justification": WHY, "fix": ""} for i in IDS}
+    labels[IDS[1]]["justification"] = "x"
+    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1
+    out = capsys.readouterr().out
+    assert f"{IDS[1]}  right  (justification shorter than a sentence)" in out
+    assert "Score: 10/10 (0 wrong, 0 blank)" in out  # the labels are still all right ...
+    assert f"Justification shorter than a sentence (at least 6 words, ending with . ! or ?) for 1: {IDS[1]}." in out
+
+
+def test_the_short_form_without_justifications_flags_every_labelled_example(tmp_path, capsys):
+    labels = {i: KEY[i].label for i in IDS}  # id -> label, no justification at all
+    assert kata.main(["--check", _labels_file(tmp_path, labels, short_form=True)]) == 1
+    assert "for 10: " in capsys.readouterr().out
+
+
+def test_a_blank_label_is_counted_blank_not_flagged_for_its_justification(tmp_path, capsys):
+    path = tmp_path / "blank.json"
+    path.write_text(json.dumps(kata_labels.template(EXAMPLES)), encoding="utf-8")
+    assert kata.main(["--check", str(path)]) == 1
+    assert "shorter than a sentence" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "text, sentence",
+    [
+        ("", False),
+        ("x", False),
+        ("Verifier bug.", False),  # a label restated is not a reason
+        ("The draft scorer drops the minus sign", False),  # six words, no full stop
+        ("The draft scorer drops the minus sign.", True),
+        ("  Is the expected answer itself right here?  ", True),
+        ("It pays any text ending in the number (see last_number).", True),
+        ("... --- ... --- ... --- .", False),  # no letters or digits: no words
+    ],
+)
+def test_a_sentence_is_six_words_ending_with_a_full_stop_or_question_mark(text, sentence):
+    assert kata_labels.is_a_sentence(text) is sentence
 
 
 def test_check_marks_a_miss_wrong_without_the_key_and_exits_1(tmp_path, capsys):
-    labels = {i: KEY[i].label for i in IDS}  # the short form: id -> label
+    labels = {i: KEY[i].label for i in IDS}
     wrong_id = BY_LABEL["verifier_bug"][0].id
     labels[wrong_id] = "model_failure"
     assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1

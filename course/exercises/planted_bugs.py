@@ -43,7 +43,7 @@ import random
 from collections import defaultdict
 from typing import Any, Sequence
 
-from course.cli import float_in, make_parser, non_negative_int, positive_int
+from course.cli import float_in, int_in, make_parser, positive_int, seed
 from course.cli import run as run_cli
 from course.lib.policy_gradient import (
     exact_gradient,
@@ -255,8 +255,8 @@ def _main(args_in: Sequence[str] | None) -> int:
     )
     parser.add_argument("--bug", required=True, choices=BUGS, help="which exercise")
     parser.add_argument("--fixed", action="store_true", help="run the corrected loop instead (spoiler)")
-    parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default per exercise)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed (advantage exercise)")
+    parser.add_argument("--steps", type=int_in(1, 100_000), default=None, help="training steps, at most 100,000 (default per exercise)")
+    parser.add_argument("--seed", type=seed, default=0, help="sampling seed (advantage exercise)")
     parser.add_argument("--log-every", type=positive_int, default=5, help="log every K updates (x_axis exercise)")
     parser.add_argument("--beta", type=float_in(1e-3, 1e3), default=0.2, help="KL weight in [1e-3, 1e3] (kl exercise)")
     parser.add_argument("--json", action="store_true", help="print the log rows as JSON lines")

@@ -32,21 +32,53 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from course.cli import make_parser, positive_int, run
+
+DEFAULT_DATASET = "data/datasets/math_dev.jsonl"
+
+
+def build_parser():  # type: ignore[no-untyped-def]
+    """The command line of ``main``; built before inspect_ai is imported, so ``--help`` works without the extra."""
+    p = make_parser(
+        "python -m course.integrations.inspect_ai",
+        "Run the course_math inspect task offline: inspect's eval() with mockllm/model replaying a completions file.",
+        "  python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl --log-dir runs/inspect_logs\n"
+        "  python -m course.import_completions --format inspect runs/inspect_logs --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl",
+    )
+    p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"course dataset (default {DEFAULT_DATASET})")
+    p.add_argument("--completions", required=True, help="frozen rollouts whose completions the mock model replays")
+    p.add_argument("--log-dir", required=True, help="where inspect writes its log")
+    p.add_argument("--limit", type=positive_int, default=None, help="first N items only")
+    return p
+
+
+def _without_the_extra(argv: Sequence[str] | None, failure: ImportError) -> int:
+    """``python -m`` when inspect_ai did not import: ``--help`` still prints; anything else is one line,
+    exit 2 -- the extras rule's when inspect_ai is absent, or ``failure`` itself when inspect_ai is
+    installed but one of its own dependencies is not (never a silent exit 0 with no eval run)."""
+    from course.lib.extras import require
+
+    build_parser().parse_args(argv)
+    require("inspect", "python -m course.integrations.inspect_ai")
+    raise failure  # course.cli.run words it (course.lib.extras.broken)
+
+
 try:
     from inspect_ai import Task, task
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
     from inspect_ai.solver import TaskState, generate
 except ImportError as exc:  # ImportError still (so importers can tell "extra missing"), with the fix in it
+    if __name__ == "__main__":  # the decorators below need inspect_ai: stop here, as a tool does
+        raise SystemExit(run(lambda argv: _without_the_extra(argv, exc)))
     raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
 
-from course.cli import make_parser, run
 from course.lib.manifest import PROJECT_ROOT, sha256_file
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.integrations.expected import library_answer
+from course.lib.visible import visible
 
-DEFAULT_DATASET = "data/datasets/math_dev.jsonl"
 TASK_NAME = "course_math"
 
 
@@ -71,15 +103,14 @@ def expected_answers(metadata: Any, target: Target) -> list[int]:
     ``match()`` reads them; ``Target.text`` would glue them into one number). Each is read by
     ``course.integrations.expected``. A target that is not an integer raises ``ValueError``:
     inspect records it as that sample's error (the eval stops, by default) instead of a
-    ``bad_example`` 0 for every sample, which would read as a model that never answers.
+    ``bad_example`` 0 for every sample, which would read as a model that never answers. A sample
+    with both, whose integer target is not its metadata's answer, raises too (which is meant is a guess).
 
     >>> expected_answers({}, Target("323")), expected_answers({"expected_answer": 7}, Target("7"))
     ([323], [7])
     """
-    if isinstance(metadata, dict) and "expected_answer" in metadata:
-        raw: list[Any] = [metadata["expected_answer"]]
-    else:
-        raw = list(target)
+    from_metadata = isinstance(metadata, dict) and "expected_answer" in metadata
+    raw: list[Any] = [metadata["expected_answer"]] if from_metadata else list(target)
     if not raw:
         raise ValueError("course_strict: the sample has no target and no metadata expected_answer to score against")
     answers: list[int] = []
@@ -90,6 +121,11 @@ def expected_answers(metadata: Any, target: Target) -> list[int]:
                              f"(Target(\"323\") or metadata expected_answer)")
         if answer not in answers:
             answers.append(answer)
+    if from_metadata:  # the metadata's answer: the target, when it is an integer, must agree
+        said = [answer for answer, problem in map(library_answer, target) if problem is None]
+        if said and answers[0] not in said:
+            raise ValueError(f"course_strict: the sample's metadata expected_answer {answers[0]} and its target "
+                             f"{list(target)!r} disagree; scoring against either one would be a guess")
     return answers
 
 
@@ -176,17 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     import inspect_ai
 
-    p = make_parser(
-        "python -m course.integrations.inspect_ai",
-        "Run the course_math inspect task offline: inspect's eval() with mockllm/model replaying a completions file.",
-        "  python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl --log-dir runs/inspect_logs\n"
-        "  python -m course.import_completions --format inspect runs/inspect_logs --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl",
-    )
-    p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"course dataset (default {DEFAULT_DATASET})")
-    p.add_argument("--completions", required=True, help="frozen rollouts whose completions the mock model replays")
-    p.add_argument("--log-dir", required=True, help="where inspect writes its log")
-    p.add_argument("--limit", type=int, default=None, help="first N items only")
-    args = p.parse_args(argv)
+    args = build_parser().parse_args(argv)
     logs = inspect_ai.eval(
         course_math(args.dataset), model="mockllm/model",
         model_args={"custom_outputs": replay_outputs(args.dataset, args.completions)},
@@ -198,7 +224,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         raise CourseError(f"inspect eval ended with status {log.status}: {log.error.message if log.error else ''}")
     acc = log.results.scores[0].metrics["accuracy"].value if log.results else float("nan")
-    print(f"inspect log: {log.location}")
+    print(f"inspect log: {visible(str(log.location))}")
     print(f"course_strict accuracy: {acc:.3f} over {log.eval.dataset.samples if args.limit is None else args.limit} samples")
     return 0
 

@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line, iter_objects
+from course.lib.jsonl import dumps_line, iter_objects, line_ends, open_input
 from course.lib.redaction import MIN_SECRET_CHARS, redact, redactable
+from course.lib.temporaries import atomic_file
 from course.lib.visible import visible
 
 DEFAULT_BASE_URL = "https://api.groq.com/openai/v1"
@@ -354,10 +355,8 @@ def inspect_existing(
     prompt or expected answer changed since the line was written, and keeping it would
     keep a completion of the old prompt.
     """
-    data = path.read_bytes()
-    cut = data.rfind(b"\n") + 1          # 0 when there is no complete line at all
-    torn = cut < len(data)
-    complete_lines = data.count(b"\n", 0, cut)
+    complete_lines, cut, size = line_ends(path)  # cut is 0 when there is no complete line at all
+    torn = cut < size
     done: list[str] = []
     mismatch: str | None = None
     if complete_lines == 0:
@@ -792,7 +791,7 @@ def written_by_this_tool(path: Path) -> bool:
 
     Only line 1 is read (at most 1 MB). An empty file and a torn first line of ours count as ours.
     """
-    with open(path, "rb") as f:
+    with open_input(path, "a rollouts file") as f:  # the one opener: never blocks on a FIFO
         first = f.readline(1 << 20)
     if not first:
         return True
@@ -804,28 +803,6 @@ def written_by_this_tool(path: Path) -> bool:
         return False
     return (isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("policy"), str)
             and isinstance(record.get("sampling"), dict) and ("completion" in record or "samples" in record))
-
-
-def remove_stale_temporaries(path: Path) -> list[Path]:
-    """Delete ``.NAME.tmp-PID`` files a killed ``--force`` run left beside ``path`` (its PID is gone)."""
-    removed = []
-    for tmp in path.parent.glob(f".{path.name}.tmp-*"):
-        pid = tmp.name.rsplit("-", 1)[1]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # that run is alive: its file is not ours to remove
-        except ProcessLookupError:
-            pass
-        except (PermissionError, OverflowError, ValueError):
-            continue
-        try:
-            tmp.unlink()
-            removed.append(tmp)
-        except OSError:
-            pass
-    return removed
 
 
 @dataclass(frozen=True)
@@ -893,20 +870,19 @@ class LineAppender:
 
     def _open_with(self, data: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(self.path)
         if self.start_over:
-            tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+            # The new file is written as .NAME.tmp/NAME, a temporary marked as this project's before
+            # anything else (course.lib.temporaries: only such folders are ever cleaned, here by the
+            # next writer after a kill), then renamed into place.
+            fd: int | None = None
             try:
-                self._lock(fd)  # the lock follows the inode through the rename
-                self._write(fd, data)
-                os.replace(tmp, self.path)
+                with atomic_file(self.path) as tmp:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+                    self._lock(fd)  # the lock follows the inode through the rename
+                    self._write(fd, data)
             except BaseException:
-                os.close(fd)
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+                if fd is not None:
+                    os.close(fd)
                 raise
             self.fd = fd
             return

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from course.errors import CourseError
+from course.errors import CourseError, foreign_reader
+from course.instrument.spec_v1 import MAX_DIGITS
 from course.lib.jsonl import dumps_line, iter_objects
+from course.lib.visible import visible
 
 INSTRUCTION = "Output exactly one line: Final: <int>"
 GSM8K_MARK = "####"
@@ -45,8 +47,13 @@ class Imported:
 # ---------------------------------------------------------------------------
 # Pure pieces: answers and ids
 # ---------------------------------------------------------------------------
-def parse_integer(text: str) -> int | None:
+def parse_integer(text: str, where: str = "answer") -> int | None:
     """The integer a dataset's answer text states, or None when it is not an integer.
+
+    An integer with more than reward spec v1's ``MAX_DIGITS`` digits is an error
+    (``CourseError`` at ``where``), not a non-integer: the scorer could not score it,
+    the course's JSON reader would refuse the file, and ``int()`` itself refuses
+    such a string. The digits are counted before ``int()`` ever sees them.
 
     >>> parse_integer("1,234"), parse_integer(" -7 "), parse_integer("3.5"), parse_integer("1,23")
     (1234, -7, None, None)
@@ -54,18 +61,34 @@ def parse_integer(text: str) -> int | None:
     text = text.strip()
     if not _INTEGER.fullmatch(text):
         return None
-    return int(text.replace(",", ""))
+    sign = "-" if text.startswith("-") else ""
+    digits = text.lstrip("+-").replace(",", "").lstrip("0") or "0"
+    if len(digits) > MAX_DIGITS:
+        raise CourseError(
+            f"{where}: the answer is an integer of {len(digits):,} digits; reward spec v1 scores integers "
+            f"of at most {MAX_DIGITS} digits (MAX_DIGITS)"
+        )
+    return int(sign + digits)
 
 
 def gsm8k_answer_text(answer: str, where: str) -> str:
-    """The text after the last ``####`` of a GSM8K solution (an error if there is none).
+    """The text after the one ``####`` of a GSM8K solution (an error if there is none, or more than one).
+
+    Two marks mean an edited or concatenated solution: which one is the answer is a guess,
+    and the importer does not guess.
 
     >>> gsm8k_answer_text("3 + 4 = <<3+4=7>>7\\n#### 7", "x:1")
     '7'
     """
-    if GSM8K_MARK not in answer:
+    marks = answer.count(GSM8K_MARK)
+    if marks == 0:
         raise CourseError(f"{where}: the answer has no '{GSM8K_MARK} <n>' line (not the GSM8K release format)")
-    return answer.rsplit(GSM8K_MARK, 1)[1].strip()
+    if marks > 1:
+        raise CourseError(
+            f"{where}: the answer has {marks} '{GSM8K_MARK}' marks; a GSM8K solution ends with exactly one "
+            f"'{GSM8K_MARK} <n>' line (which one is the answer would be a guess)"
+        )
+    return answer.split(GSM8K_MARK, 1)[1].strip()
 
 
 def item_id(source: str, row: int) -> str:
@@ -119,7 +142,7 @@ def convert(
             shown = repr(answer)
         else:
             shown = gsm8k_answer_text(answer, where) if answer_style == "gsm8k" else answer.strip()
-            value = parse_integer(shown)
+            value = parse_integer(shown, where)
         if value is None:
             if not skip_non_integer:
                 raise CourseError(
@@ -152,10 +175,8 @@ def hf_rows(path: str | os.PathLike[str], split: str | None) -> Iterator[tuple[s
             import datasets
         except ImportError:
             raise CourseError("reading a saved Hugging Face dataset needs the hf extra: pip install -e '.[hf]'") from None
-        try:
+        with foreign_reader(path, "dataset saved with save_to_disk"):
             loaded = datasets.load_from_disk(str(p))
-        except (FileNotFoundError, ValueError) as exc:
-            raise CourseError(f"{path}: not a dataset saved with save_to_disk ({exc})") from None
         if isinstance(loaded, datasets.DatasetDict):
             names = sorted(loaded)
             if split is None:
@@ -165,19 +186,19 @@ def hf_rows(path: str | os.PathLike[str], split: str | None) -> Iterator[tuple[s
             loaded = loaded[split]
         elif split is not None:
             raise CourseError(f"{path}: a single dataset has no splits; leave out --split")
-        for i, row in enumerate(loaded, start=1):
-            yield f"{path}:{i}", dict(row)
+        with foreign_reader(path, "dataset saved with save_to_disk"):  # Arrow reads its rows lazily
+            rows = [dict(row) for row in loaded]
+        for i, row in enumerate(rows, start=1):
+            yield f"{path}:{i}", row
         return
     if p.suffix == ".parquet":
         try:
             import pyarrow.parquet as pq
         except ImportError:
             raise CourseError("reading parquet needs the hf extra: pip install -e '.[hf]'") from None
-        try:
-            table = pq.read_table(p)
-        except OSError as exc:
-            raise CourseError(f"{path}: not a readable parquet file ({exc})") from None
-        for i, row in enumerate(table.to_pylist(), start=1):
+        with foreign_reader(path, "parquet file"):
+            rows = pq.read_table(p).to_pylist()
+        for i, row in enumerate(rows, start=1):
             yield f"{path}:{i}", row
         return
     if p.suffix in (".jsonl", ".json") and p.is_file():
@@ -203,7 +224,7 @@ def import_report(source: Path, fmt: str, out: Path, result: Imported, fingerpri
 
 def skipped_notes(skipped: Sequence[Skipped], shown: int = 10) -> list[str]:
     """Progress lines naming the first ``shown`` skipped items (and how many more)."""
-    notes = [f"skipped (answer not an integer): {s.where}: {s.answer!r}" for s in skipped[:shown]]
+    notes = [f"skipped (answer not an integer): {visible(s.where)}: {visible(repr(s.answer))}" for s in skipped[:shown]]
     if len(skipped) > shown:
         notes.append(f"... and {len(skipped) - shown} more skipped")
     return notes
@@ -212,7 +233,7 @@ def skipped_notes(skipped: Sequence[Skipped], shown: int = 10) -> list[str]:
 def import_summary(result: Imported, source: Path, out: Path, fingerprint: str) -> str:
     """The three lines the tool prints after writing the dataset."""
     return "\n".join([
-        f"imported {len(result.items)} items from {source} -> {out}",
+        f"imported {len(result.items)} items from {visible(str(source))} -> {visible(str(out))}",
         f"skipped (answer not an integer): {len(result.skipped)}",
         f"dataset_fingerprint: {fingerprint}",
     ])

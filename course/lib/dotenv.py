@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Mapping
 
 from course.errors import CourseError
+from course.lib.jsonl import read_input
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -77,8 +78,8 @@ def read_dotenv(path: str | os.PathLike[str] = ".env") -> dict[str, str]:
     p = Path(path)
     if not p.is_file():
         return {}
-    try:
-        text = p.read_text(encoding="utf-8")
+    try:  # the one opener (regular file, capped): a .env swapped for a FIFO is refused, never waited on
+        text = read_input(p, "a .env file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CourseError(f"{path}: not UTF-8 text ({exc.reason})") from None
     return parse_dotenv(text, str(path))

@@ -42,10 +42,11 @@ from typing import Any, Callable, Sequence
 from course.errors import CourseError
 from course.instrument.rubrics import Rubric, ScoreFn, get_rubric
 from course.lib.evaluation import Tally, missing_result, render_summary_md, split_from_path
-from course.lib.formats import NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects
+from course.lib.formats import PROMPT_TEMPLATE, NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects
 from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
-from course.lib.manifest import display_path, environment, input_fingerprint, locked_room
+from course.lib.manifest import display_path, environment, input_fingerprint, locked_room, template_note
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
+from course.lib.visible import markdown_value, terminal_line
 
 TOOL = "course.eval"
 BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
@@ -66,6 +67,7 @@ class Scored:
     policy: str
     sampling: dict[str, Any]
     in_dataset_order: bool
+    prompt_template: dict[str, Any] | None = None  # line 1's, if the file records one
 
 
 Progress = Callable[[int], None]
@@ -115,7 +117,7 @@ def _score_aligned(
                 progress(tally.n)
         sha = out.sha256
     assert first is not None  # an empty dataset file is rejected by the reader
-    return Scored(tally, sha, 0, first["policy"], first["sampling"], True)
+    return Scored(tally, sha, 0, first["policy"], first["sampling"], True, first.get(PROMPT_TEMPLATE))
 
 
 def _score_indexed(
@@ -173,7 +175,7 @@ def _score_indexed(
             if progress is not None and tally.n % PROGRESS_EVERY == 0:
                 progress(tally.n)
         sha = out.sha256
-    return Scored(tally, sha, len(missing), first["policy"], first["sampling"], False)
+    return Scored(tally, sha, len(missing), first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
 
 
 # ===========================================================================
@@ -193,7 +195,7 @@ def build_manifest(
     """manifest.json: the Locked Room fields first (the rubric among them), then provenance."""
     return {
         **environment(TOOL, argv),
-        **locked_room(dataset, split, scored.policy, scored.sampling, rubric),
+        **locked_room(dataset, split, scored.policy, scored.sampling, rubric, prompt_template=scored.prompt_template),
         "completions": completions,
         "n_items": scored.tally.n,
         "n_missing": scored.n_missing,
@@ -217,10 +219,10 @@ def rubric_line(manifest: dict[str, Any]) -> str | None:
 def _context_lines(manifest: dict[str, Any]) -> list[str]:
     rubric = rubric_line(manifest)
     return ([rubric] if rubric else []) + [
-        f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
+        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split {terminal_line(manifest['split'] or 'unknown')}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
-        f"Completions: `{manifest['completions']['path']}` (policy `{manifest['policy']}`, "
-        f"sampling `{dumps_line(manifest['sampling'])}`)",
+        f"Completions: {markdown_value(manifest['completions']['path'])} (policy {markdown_value(manifest['policy'])}, "
+        f"sampling {markdown_value(dumps_line(manifest['sampling']))}{template_note(manifest)})",
         f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
         f"Missing completions scored as failures: {manifest['n_missing']}",
     ]

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping
 
 from course.instrument.spec_v1 import ERROR_CODES, SCORER_VERSION
 from course.lib.stats import wilson_interval
-from course.lib.visible import visible
+from course.lib.visible import code_span, markdown_value, visible
 
 PASS_REWARD = 1.0
 EXAMPLES_PER_CODE = 3
@@ -229,16 +229,6 @@ def breakdown_lines(summary: Mapping[str, Any], *, include_ok: bool = False) -> 
     ]
 
 
-def _code_span(text: str) -> str:
-    """A Markdown code span that survives backticks inside the text."""
-    run, longest = 0, 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * (longest + 1)
-    return f"{fence} {text} {fence}" if longest else f"`{text}`"
-
-
 def render_summary_md(
     summary: Mapping[str, Any],
     examples: Mapping[str, list[Mapping[str, Any]]],
@@ -279,8 +269,8 @@ def render_summary_md(
             out.append("")
             for ex in examples.get(row["code"], []):
                 extracted = "nothing" if ex["extracted"] is None else ex["extracted"]
-                out.append(f"- `{ex['id']}`: expected {ex['expected']}, extracted {extracted}. {ex['reason']}")
-                out.append(f"  completion: {_code_span(visible(ex['completion'], limit=200))}")
+                out.append(f"- {markdown_value(str(ex['id']))}: expected {ex['expected']}, extracted {extracted}. {ex['reason']}")
+                out.append(f"  completion: {code_span(visible(ex['completion'], limit=200))}")
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 

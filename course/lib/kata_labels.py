@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
-from course.lib.jsonl import dumps_line, iter_objects, read_json, write_text_atomic
+from course.lib.jsonl import dumps_line, iter_objects, read_json
+from course.lib.temporaries import write_text_atomic
 from course.lib.kata_drafts import draft_score, draft_v1_score
 from course.lib.visible import visible
 
@@ -152,8 +154,43 @@ def load_key(path: str | Path = KEY_PATH) -> dict[str, KeyEntry]:
     return key
 
 
-def load_labels(path: str | Path, ids: list[str]) -> dict[str, str]:
-    """A student's label file: id -> label ('' = not answered yet). Every id must be present."""
+@dataclass(frozen=True)
+class Answer:
+    """A student's answer for one example: the label ('' = not answered yet) and its justification."""
+
+    label: str
+    justification: str = ""
+
+
+# The kata asks for 2-3 sentences of justification per example. The check cannot judge an
+# argument, but it can refuse a placeholder: a justification counts as (at least) a sentence when
+# it has at least MIN_JUSTIFICATION_WORDS words and ends with a full stop, "!" or "?" (closing
+# quotes or brackets after it allowed). A word is a run of non-space characters with a letter or
+# digit in it, so "-" or "..." is not one.
+MIN_JUSTIFICATION_WORDS = 6
+SENTENCE_RULE = f"at least {MIN_JUSTIFICATION_WORDS} words, ending with . ! or ?"
+_WORD = re.compile(r"\S*[^\W_]\S*")
+_SENTENCE_END = re.compile(r"[.!?][\"'»”’)\]]*$")
+
+
+def is_a_sentence(text: str) -> bool:
+    """True when ``text`` is at least one sentence by the kata's rule (``SENTENCE_RULE``).
+
+    >>> is_a_sentence("x"), is_a_sentence("The scorer is wrong."), is_a_sentence("The draft scorer drops the minus sign.")
+    (False, False, True)
+    >>> is_a_sentence("The draft scorer drops the minus sign, see details"), is_a_sentence("- - - - - - .")
+    (False, False)
+    """
+    stripped = text.strip()
+    return len(_WORD.findall(stripped)) >= MIN_JUSTIFICATION_WORDS and _SENTENCE_END.search(stripped) is not None
+
+
+def load_labels(path: str | Path, ids: list[str]) -> dict[str, Answer]:
+    """A student's label file: id -> its answer (label '' = not answered yet). Every id must be present.
+
+    An entry is ``{"label", "justification", "fix"}`` (what ``--template`` writes) or, in the
+    short form, just the label string (then it has no justification).
+    """
     path = Path(path)
     items = read_json(path, "label file").get("items")
     if not isinstance(items, dict):
@@ -173,7 +210,10 @@ def load_labels(path: str | Path, ids: list[str]) -> dict[str, str]:
         label = label.strip()
         if label and label not in LABELS:
             raise CourseError(f"{where}: label {_quoted(label, 40)} is not one of {', '.join(LABELS)}")
-        labels[kid] = label
+        justification = entry.get("justification", "") if isinstance(entry, dict) else ""
+        if not isinstance(justification, str):
+            raise CourseError(f"{where}: the justification must be a string (2-3 sentences)")
+        labels[kid] = Answer(label, justification)
     missing = [kid for kid in ids if kid not in labels]
     if missing:
         raise CourseError(f"{path}: items has no entry for {', '.join(missing)} (--template lists every id)")
@@ -193,12 +233,21 @@ def _pack_flag(pack: str) -> str:
     return "" if pack == "basic" else f" --pack {pack}"
 
 
+def label_file_name(pack: str) -> str:
+    """The label file the tool suggests: one per pack, so the hard pack's never overwrites the first.
+
+    >>> label_file_name("basic"), label_file_name("hard")
+    ('my_labels.json', 'my_hard_labels.json')
+    """
+    return "my_labels.json" if pack == "basic" else f"my_{pack}_labels.json"
+
+
 def template(examples: list[KataExample], pack: str = "basic") -> dict[str, Any]:
     """A blank label file: every id with an empty label, justification and fix."""
     return {
         "choices": dict(LABELS),
         "how_to": "Set each label to one of the choices; write 2-3 sentences of justification and one "
-        f"concrete fix. Check with: python -m course.kata{_pack_flag(pack)} --check my_labels.json",
+        f"concrete fix. Check with: python -m course.kata{_pack_flag(pack)} --check {label_file_name(pack)}",
         "items": {ex.id: {"label": "", "justification": "", "fix": ""} for ex in examples},
     }
 
@@ -209,18 +258,33 @@ class CheckResult:
     given: str
     correct: str
     entry: KeyEntry
+    justified: bool = True  # the student's justification is at least a sentence (is_a_sentence)
 
     @property
     def right(self) -> bool:
         return self.given == self.correct
 
+    @property
+    def short_justification(self) -> bool:
+        """Labelled, but justified with less than a sentence (a blank label is counted as blank instead)."""
+        return bool(self.given) and not self.justified
 
-def check(labels: Mapping[str, str], key: Mapping[str, KeyEntry], ids: list[str]) -> list[CheckResult]:
-    """Compare labels with the key, in pack order."""
+
+def check(labels: Mapping[str, Answer], key: Mapping[str, KeyEntry], ids: list[str]) -> list[CheckResult]:
+    """Compare labels with the key, in pack order, and mark justifications shorter than a sentence."""
     missing = [kid for kid in ids if kid not in key]
     if missing:
         raise CourseError(f"the answer key has no entry for {', '.join(missing)}")
-    return [CheckResult(kid, labels.get(kid, ""), key[kid].label, key[kid]) for kid in ids]
+    out = []
+    for kid in ids:
+        answer = labels.get(kid, Answer(""))
+        out.append(CheckResult(kid, answer.label, key[kid].label, key[kid], is_a_sentence(answer.justification)))
+    return out
+
+
+def passed(results: list[CheckResult]) -> bool:
+    """Full marks: every label right and every justification at least a sentence (exit 0 of --check)."""
+    return all(r.right and not r.short_justification for r in results)
 
 
 # ---------------------------------------------------------------------------
@@ -261,7 +325,7 @@ def format_example(ex: KataExample) -> str:
 
 
 def format_check(results: list[CheckResult], *, reveal: bool = False) -> str:
-    """Right, wrong or blank per example, and the score.
+    """Right, wrong or blank per example, a justification shorter than a sentence flagged, and the score.
 
     Without ``reveal`` nothing of the key is printed: not the right label, not
     its why, not its fix (a wrong label is only said to be wrong; the student's
@@ -270,13 +334,14 @@ def format_check(results: list[CheckResult], *, reveal: bool = False) -> str:
     """
     lines = []
     for r in results:
+        short = "  (justification shorter than a sentence)" if r.short_justification else ""
         if r.right:
-            lines.append(f"{visible(r.id)}  right")
+            lines.append(f"{visible(r.id)}  right{short}")
             continue
         if not r.given:
             lines.append(f"{visible(r.id)}  blank  (no label yet)")
         else:
-            lines.append(f"{visible(r.id)}  WRONG  you: {r.given}")
+            lines.append(f"{visible(r.id)}  WRONG  you: {r.given}{short}")
         if reveal:
             lines.append(f"        key: {r.correct}")
             lines.append(f"        why: {visible(r.entry.justification)}")
@@ -286,6 +351,11 @@ def format_check(results: list[CheckResult], *, reveal: bool = False) -> str:
     lines.append("")
     lines.append(f"Score: {n_right}/{len(results)}"
                  f" ({len(results) - n_right - n_blank} wrong, {n_blank} blank)")
+    short = [r.id for r in results if r.short_justification]
+    if short:
+        lines.append(f"Justification shorter than a sentence ({SENTENCE_RULE}) for {len(short)}: "
+                     f"{', '.join(visible(kid) for kid in short)}. Each label needs 2-3 sentences saying why; "
+                     "full marks need them.")
     if n_right < len(results) and not reveal:
         lines.append("For each wrong or blank one, read its details against the spec again "
                      "(python -m course.kata) and check again.")
@@ -349,8 +419,9 @@ def format_listing(examples: list[KataExample], pack: str = "basic") -> str:
     where = f"; {where} in {DRAFTS_SOURCE}" if drafts else ""
     lines.append(f"Compare the details with the spec (docs/reward_spec_v1.md){where}. Then:")
     flag = _pack_flag(pack)
-    lines.append(f"  python -m course.kata{flag} --template > my_labels.json   # fill in label, justification, fix")
-    lines.append(f"  python -m course.kata{flag} --check my_labels.json")
+    name = label_file_name(pack)
+    lines.append(f"  python -m course.kata{flag} --template > {name}   # fill in label, justification, fix")
+    lines.append(f"  python -m course.kata{flag} --check {name}")
     return "\n".join(lines)
 
 

@@ -11,7 +11,7 @@ Three questions, in this order:
 1. **Locked Room.** Were both runs measured under the same conditions? Every
    manifest key listed in ``LOCKED_FIELDS`` must be equal (the dataset's sha256,
    the split, the rubric's name and version, the scorer version and source fingerprint, the sampling settings,
-   and for selection runs the selection compute), compared by type as well as
+   the prompt template, and for selection runs the selection compute), compared by type as well as
    value (``same_value``: a seed of ``true`` is not a seed of ``1``). If any differs the gate
    REJECTs and lists each differing field with both values: the numbers are not
    comparable, so no delta is computed. The completions (the policy) are the one
@@ -77,6 +77,10 @@ class LockedField:
 # (see _value, the same mechanism as the implicit selection.n of 1). An old strict
 # run therefore stays comparable with a new strict run, and neither with a
 # contains_answer run.
+# The prompt template (course.llm.templates; issue 24) is locked the same way: rollouts that record
+# none gave their policy the dataset prompt as it is, which is the `plain` template, so for a scoring
+# tool an absent prompt_template counts as plain's record. A sim-policy or tiny-LM run stays comparable
+# with a real LLM prompted plainly; a few-shot run is comparable with neither (an environment change).
 LOCKED_FIELDS: tuple[LockedField, ...] = (
     LockedField("dataset_fingerprint", "dataset", "sha256 of the dataset file: the items and their expected answers"),
     LockedField("split", "dataset", "which split was measured (dev, holdout)"),
@@ -85,6 +89,8 @@ LOCKED_FIELDS: tuple[LockedField, ...] = (
     LockedField("scorer_version", "instrument", "the reward spec the scorer implements"),
     LockedField("scorer_fingerprint", "instrument", "sha256 of the scorer's source code"),
     LockedField("sampling", "sampling", "how the completions were sampled (temperature, top_p, max_tokens, seed)"),
+    LockedField("prompt_template", "environment",
+                "how each item was put to the policy: the prompt template's name and sha256 (absent: the dataset prompt as-is)"),
     LockedField("selection.n", "selection compute", "samples per item the chosen output was picked from"),
     LockedField("selection.rule", "selection compute", "how the chosen sample was picked (compared when both n > 1)"),
     LockedField("selection.picker_sha256", "selection compute",
@@ -99,6 +105,10 @@ KIND_EXPLANATION = {
     ),
     "instrument": "the runs used different scorers: different instruments, different units",
     "sampling": "the completions were sampled differently, so the policy's outputs are not the same experiment",
+    "environment": (
+        "the policy was shown the items differently (another prompt template: a system prompt, worked examples): "
+        "that changes the environment, not the policy, so a higher pass rate here is not learning"
+    ),
     "selection compute": (
         "the runs spent different SELECTION compute (best-of-N over more samples) or chose among the samples "
         "differently (another rule or picker code): a higher pass rate here comes from choosing among "
@@ -173,6 +183,7 @@ def _lookup(manifest: dict[str, Any], key: str) -> Any:
 
 _IMPLICIT_ONE = "1 (implicit: course.eval scores one completion per item)"
 _IMPLICIT_RUBRIC = " (implicit: written before runs recorded their rubric; all such runs were scored strictly)"
+_IMPLICIT_TEMPLATE = " (implicit: the rollouts record no template; their policy was given the dataset prompt as-is)"
 
 
 def _value(manifest: dict[str, Any], key: str) -> Any:
@@ -186,6 +197,11 @@ def _value(manifest: dict[str, Any], key: str) -> Any:
         return "strict"
     if key == "rubric_version" and manifest.get("tool") in GATEABLE_TOOLS and _lookup(manifest, "rubric") is _ABSENT:
         return _lookup(manifest, "scorer_version")
+    # Rollouts without a prompt template: the dataset prompt as-is, i.e. the plain template.
+    if key == "prompt_template" and manifest.get("tool") in GATEABLE_TOOLS:
+        from course.llm.templates import IMPLICIT  # standard library only
+
+        return IMPLICIT.record()
     return value
 
 
@@ -196,6 +212,8 @@ def _show(manifest: dict[str, Any], key: str, value: Any) -> str:
         return _IMPLICIT_ONE
     if key in ("rubric", "rubric_version") and _lookup(manifest, key) is _ABSENT:
         return dumps_line(value) + _IMPLICIT_RUBRIC
+    if key == "prompt_template" and _lookup(manifest, key) is _ABSENT:
+        return dumps_line(value) + _IMPLICIT_TEMPLATE
     return dumps_line(value)
 
 

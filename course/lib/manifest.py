@@ -28,6 +28,8 @@ from typing import Any, Mapping, Sequence
 
 import course
 from course.instrument.rubrics import Rubric, get_rubric
+from course.lib.jsonl import open_input
+from course.lib.visible import markdown_value, terminal_line
 
 _CHUNK = 1 << 20
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -40,7 +42,7 @@ MARKER = "rl-foundations-llm"
 def sha256_file(path: str | os.PathLike[str]) -> str:
     """Hex sha256 of a file's bytes, read in 1 MiB chunks (memory does not grow with size)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_input(path, "a regular file") as f:  # the one opener: a FIFO or a device is refused, never waited on
         for block in iter(lambda: f.read(_CHUNK), b""):
             h.update(block)
     return h.hexdigest()
@@ -74,6 +76,8 @@ def locked_room(
     policy: str,
     sampling: Mapping[str, Any],
     rubric: Rubric | None = None,
+    *,
+    prompt_template: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest fields of a scoring run that ``course.gate`` compares (its LOCKED_FIELDS,
     except the selection block, which only ``course.selection_demo`` writes).
@@ -82,10 +86,13 @@ def locked_room(
     conditions the same way: the dataset (and its sha256 as ``dataset_fingerprint``),
     the split, the rubric that scored the completions (name and version; default the
     strict verifier, reward spec v1), the scorer's version and source fingerprint (those
-    of that rubric: for strict, ``spec_v1.py``), the policy and its sampling.
+    of that rubric: for strict, ``spec_v1.py``), the policy and its sampling, and the
+    prompt template the rollouts record (``course.llm.templates``). A file without one
+    gave its policy the dataset prompt as it is, and its manifest has no such key, as
+    before the field existed (the gate reads the absence as the ``plain`` template).
     """
     rubric = get_rubric("strict") if rubric is None else rubric
-    return {
+    fields = {
         "dataset": dict(dataset),
         "dataset_fingerprint": dataset["sha256"],
         "split": split,
@@ -96,6 +103,18 @@ def locked_room(
         "policy": policy,
         "sampling": dict(sampling),
     }
+    if prompt_template is not None:
+        fields["prompt_template"] = dict(prompt_template)
+    return fields
+
+
+def template_note(manifest: Mapping[str, Any]) -> str:
+    """``, prompt template `fewshot` (sha256 1a2b…)`` for a summary line, or "" when the rollouts recorded none
+    (so the summaries of older files read exactly as they always did)."""
+    template = manifest.get("prompt_template")
+    if not isinstance(template, Mapping):
+        return ""
+    return f", prompt template {markdown_value(str(template.get('name')))} (sha256 {terminal_line(str(template.get('sha256'))[:12])}…)"
 
 
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:

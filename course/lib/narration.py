@@ -10,6 +10,8 @@ is in ``course.lib.policy_gradient``.
 
 >>> quote('Final: 323\\n')
 '"Final: 323\\\\n"'
+>>> print(quote('Final:\\u00a0\\u2212323\\x1b[2J'))
+"Final:⟨U+00A0⟩⟨U+2212⟩323⟨U+001B⟩[2J"
 >>> arrow(0.02), arrow(-1e-15), arrow(-0.3)
 ('up', 'same', 'down')
 >>> vector([0.5, -0.25])
@@ -21,6 +23,8 @@ from __future__ import annotations
 import textwrap
 from typing import Sequence
 
+from course.lib.visible import visible
+
 WIDTH = 100  # the width prose is wrapped to: a terminal, and a page of the run's story file
 
 # Below this a probability "did not move": softmax arithmetic leaves ~1e-17 crumbs.
@@ -28,8 +32,11 @@ SAME = 1e-12
 
 
 def quote(text: str) -> str:
-    """A completion shown unambiguously: in double quotes, with backslash, newline, tab and quote escaped."""
-    return '"' + text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t").replace('"', '\\"') + '"'
+    """A completion shown unambiguously: in double quotes, with backslash, newline, tab and quote escaped,
+    and every other character outside printable ASCII (a look-alike, an ESC, a bidi override) written as
+    ``course.lib.visible`` writes it: ``--action`` texts are the user's, and they reach the terminal."""
+    escaped = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t").replace('"', '\\"')
+    return '"' + visible(escaped) + '"'
 
 
 def arrow(delta: float) -> str:

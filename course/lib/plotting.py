@@ -1,9 +1,9 @@
 """The one place the course touches matplotlib: lazy import, headless backend, one save rule.
 
 Plots are optional (``pip install -e '.[plot]'``). A tool that offers ``--plot``
-first calls ``course.lib.extras.require("plot", "--plot")`` right after parsing
-(without matplotlib: one line, exit 2, nothing written), then draws through this
-module, so that no tool ever opens a window: the ``Agg`` backend is forced before
+first asks ``course.cli.optional_view("plot", "--plot", ...)`` right after parsing
+(without matplotlib: one line on stderr, and the run is written without the
+picture: rule 2 of ``course.lib.extras``), then draws through this module, so that no tool ever opens a window: the ``Agg`` backend is forced before
 ``pyplot`` is imported, which also makes plotting work over SSH and in CI. The
 figures themselves (titles, units, legends) live in ``course.lib.demo_plots``.
 
@@ -16,7 +16,7 @@ Usage inside a tool::
         ax.plot(xs, ys)
         return fig
 
-    plot_to(run_dir / "curve.png", draw)   # True once written (False only if require() was skipped)
+    plot_to(run_dir / "curve.png", draw)   # True once written
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
 def plot_to(path: str | os.PathLike[str], draw: Callable[[Any], Any]) -> bool:
     """Call ``draw(pyplot) -> figure`` and save it to ``path``; return True once written.
 
-    The tool has already called ``require("plot", ...)``; matplotlib missing here anyway (a tool
-    that forgot) is the same one-line error, never a file named that was not written.
+    The tool has already asked ``optional_view("plot", ...)``; matplotlib missing here anyway (a
+    tool that forgot to ask) is a one-line error, never a file named that was not written.
     """
     plt = load_pyplot()
     if plt is None:

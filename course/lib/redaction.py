@@ -153,15 +153,30 @@ def is_credential_arg(name: Any, value: Any) -> bool:
 
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
+# A URL up to whitespace or a comma (lm-eval's model_args are comma-separated name=value pairs).
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s,]*")
+
+
+def _url_without_credentials(url: str) -> str:
+    url = _URL_USERINFO.sub(r"\1", url)
+    base, mark, query = url.partition("?")
+    if not mark:
+        return url
+    query, hash_mark, fragment = query.partition("#")
+    kept = [p for p in query.split("&") if not (("=" in p) and is_credential_arg(*p.split("=", 1)))]
+    return base + ("?" + "&".join(kept) if kept else "") + hash_mark + fragment
 
 
 def without_url_credentials(text: str) -> str:
-    """``scheme://user:password@host`` -> ``scheme://host`` wherever a URL appears in ``text``.
+    """Every URL in ``text`` without its credentials: ``scheme://user:password@host`` -> ``scheme://host``,
+    and a query parameter that is one (``?api-key=...``, Azure's way; judged by ``is_credential_arg``) left out.
 
     >>> without_url_credentials("base_url=http://me:s3cret@127.0.0.1:8000/v1")
     'base_url=http://127.0.0.1:8000/v1'
+    >>> without_url_credentials("base_url=https://h/v1?api-key=sk-abc&api-version=2024-06-01")
+    'base_url=https://h/v1?api-version=2024-06-01'
     """
-    return _URL_USERINFO.sub(r"\1", text)
+    return _URL.sub(lambda m: _url_without_credentials(m.group()), text)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

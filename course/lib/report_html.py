@@ -46,9 +46,14 @@ from typing import Any, Iterable, Mapping, Sequence
 from course.errors import CourseError
 from course.lib.evaluation import PASS_REWARD, ordered_codes, pass_rate_line, percent
 from course.instrument.spec_v1 import ERROR_CODES
-from course.lib.formats import iter_results
-from course.lib.jsonl import iter_objects, read_json
+from course.lib.formats import (
+    BANDIT_MANIFEST, EVAL_SUMMARY, KL_MANIFEST, RL_MANIFEST, RL_RECORD, RL_SUMMARY, SELECTION_SUMMARY, TOY_MDP_EPISODE,
+    TOY_MDP_MANIFEST, iter_results, read_bandit_log, read_checked_json, read_kl_table, read_log,
+)
+from course.lib.jsonl import open_input, output_problem, read_json
+from course.lib.shapes import check
 from course.lib.svg import Mark, Series, line_chart
+from course.lib.temporaries import write_text_atomic
 from course.lib.manifest import sha256_file
 from course.lib.stats import wilson_interval
 from course.lib.visible import legend, visible
@@ -69,7 +74,7 @@ MAX_CHART_POINTS = 600  # longer logs are thinned evenly for drawing (the last p
 # The manifest keys shown in the header: course.gate's Locked Room (LOCKED_FIELDS; a test checks
 # they agree) plus what else fixes a measurement (the policy, the rubric, the selection picker).
 HEADER_KEYS: tuple[str, ...] = (
-    "dataset_fingerprint", "split", "scorer_version", "scorer_fingerprint", "sampling",
+    "dataset_fingerprint", "split", "scorer_version", "scorer_fingerprint", "sampling", "prompt_template",
     "selection.n", "selection.rule", "selection.picker_sha256", "rubric", "rubric_version", "policy",
 )
 SCORING_TOOLS = ("course.eval", "course.selection_demo")
@@ -153,13 +158,29 @@ def _example(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _read_text(path: Path, limit: int = 200_000) -> str:
-    with open(path, "rb") as f:
+    with open_input(path, "a text file") as f:  # the one opener: a FIFO or a device is refused, never waited on
         data = f.read(limit + 1)
     text = data[:limit].decode("utf-8", errors="replace")
     return text + (f"\n… [file cut at {limit} bytes]" if len(data) > limit else "")
 
 
-def _load_scoring(run: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+# What each kind's manifest must hold where a view draws from it (course.lib.formats declares them).
+_MANIFEST_SHAPES = {"bandit": BANDIT_MANIFEST, "toy_mdp": TOY_MDP_MANIFEST, "kl": KL_MANIFEST, "tinylm_rl": RL_MANIFEST}
+# The sha256 a manifest records of a file of its run: a file that no longer matches was edited after the run.
+RECORDED_HASHES = (("results_sha256", "results.jsonl"), ("summary_sha256", "summary.json"), ("rl_log_sha256", "rl_log.jsonl"))
+
+
+def _edited_after_the_run(run: Path, manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    """A warning for each file whose sha256 differs from the one manifest.json recorded (files already read)."""
+    warnings = []
+    for key, name in RECORDED_HASHES:
+        recorded = manifest.get(key)
+        if recorded is not None and (run / name).is_file() and sha256_file(run / name) != recorded:
+            warnings.append(f"{name} does not match the sha256 recorded in manifest.json: it was changed after the run")
+    return tuple(warnings)
+
+
+def _load_scoring(run: Path, kind: str) -> dict[str, Any]:
     rows: list[list[Any]] = []
     examples: dict[str, list[dict[str, Any]]] = {}
     for result in iter_results(run / "results.jsonl"):
@@ -168,16 +189,17 @@ def _load_scoring(run: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         bucket = examples.setdefault(row[3], [])
         if len(bucket) < EXAMPLES_PER_CODE:
             bucket.append(_example(result))
-    warnings = []
-    recorded = manifest.get("results_sha256")
-    if recorded is not None and sha256_file(run / "results.jsonl") != recorded:
-        warnings.append("results.jsonl does not match the sha256 recorded in manifest.json: it was changed after the run")
-    return {"rows": tuple(rows), "examples": examples, "summary": read_json(run / "summary.json", "summary"),
-            "warnings": tuple(warnings)}
+    summary = read_checked_json(run / "summary.json", EVAL_SUMMARY if kind == "eval" else SELECTION_SUMMARY, "summary")
+    return {"rows": tuple(rows), "examples": examples, "summary": summary}
 
 
 def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> RunData:
-    """Read a run directory written by any course tool; ``CourseError`` if it is not one."""
+    """Read a run directory written by any course tool; ``CourseError`` if it is not one.
+
+    Every file goes through ``course.lib.formats`` with the shape its view relies on, so
+    a hand-edited or damaged file is refused here (``path: field ...``), never met by a
+    view as a KeyError or a division by zero; recorded sha256s are checked (a warning).
+    """
     run = Path(path)
     if not run.is_dir():
         raise CourseError(f"{run}: no such run directory")
@@ -185,23 +207,25 @@ def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> Run
         raise CourseError(f"{run}/manifest.json: no such file; {run} is not a finished run directory")
     manifest = read_json(run / "manifest.json", "manifest")
     kind = _kind(manifest)
+    if kind in _MANIFEST_SHAPES:
+        check(manifest, _MANIFEST_SHAPES[kind], f"{run}/manifest.json")
     files = tuple(sorted(p.name + ("/" if p.is_dir() else "") for p in run.iterdir() if not p.name.startswith(".")))
     data: dict[str, Any] = {"path": display if display is not None else run.as_posix(), "kind": kind,
                             "manifest": manifest, "files": files}
     if kind in ("eval", "selection"):
-        data.update(_load_scoring(run, manifest))
+        data.update(_load_scoring(run, kind))
     elif kind == "bandit":
-        data["records"] = tuple(obj for _, obj in iter_objects(run / "bandit_log.jsonl"))
+        actions = manifest.get("actions")
+        data["records"] = read_bandit_log(run / "bandit_log.jsonl", None if actions is None else len(actions))
     elif kind == "ablation":
         data["texts"] = {"ablation.txt": _read_text(run / "ablation.txt")}
     elif kind == "toy_mdp":
-        data["records"] = tuple(obj for _, obj in iter_objects(run / "toy_mdp_log.jsonl"))
+        data["records"] = read_log(run / "toy_mdp_log.jsonl", TOY_MDP_EPISODE)
     elif kind == "kl":
-        with open(run / "kl_tradeoff.csv", newline="", encoding="utf-8") as f:
-            data["table"] = tuple(dict(row) for row in csv.DictReader(f))
+        data["table"] = read_kl_table(run / "kl_tradeoff.csv")
     elif kind == "tinylm_rl":
-        data["summary"] = read_json(run / "summary.json", "summary")
-        data["records"] = tuple(obj for _, obj in iter_objects(run / "rl_log.jsonl"))
+        data["summary"] = read_checked_json(run / "summary.json", RL_SUMMARY, "summary")
+        data["records"] = read_log(run / "rl_log.jsonl", RL_RECORD)
         data["texts"] = {name: _read_text(run / name) for name in ("shift.md", "gate.txt") if (run / name).is_file()}
         subs = []
         for name in ("eval_pi0_holdout", "eval_final_holdout"):
@@ -210,6 +234,7 @@ def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> Run
         data["sub_runs"] = tuple(subs)
     elif (run / "summary.json").is_file():
         data["summary"] = read_json(run / "summary.json", "summary")
+    data["warnings"] = _edited_after_the_run(run, manifest)
     return RunData(**data)
 
 
@@ -684,9 +709,14 @@ def _run_body(run: RunData, prefix: str) -> str:
     return "<p>No view for this kind of run yet; its manifest is above.</p>"
 
 
+def _scoring_summary(run: RunData) -> Mapping[str, Any]:
+    """The summary of a scoring run (its shape checked by course.lib.formats); ``{}`` for any other kind."""
+    return (run.summary or {}) if run.kind in ("eval", "selection") else {}
+
+
 def _headline(run: RunData) -> str:
-    s = run.summary or {}
-    if run.kind in ("eval", "selection") and s.get("n"):
+    s = _scoring_summary(run)
+    if s.get("n"):
         return pass_rate_line(s["passed"], s["n"])
     return ""
 
@@ -715,12 +745,12 @@ def render_comparison(runs: Sequence[RunData]) -> str:
     rows.append(("pass rate", [e(_headline(r) or "–") for r in runs]))
     codes: dict[str, int] = {}
     for r in runs:
-        for c, n in ((r.summary or {}).get("counts") or {}).items():
+        for c, n in (_scoring_summary(r).get("counts") or {}).items():
             codes[c] = codes.get(c, 0) + n
     for c in ordered_codes(codes):
         cells = []
         for r in runs:
-            s = r.summary or {}
+            s = _scoring_summary(r)
             n = (s.get("counts") or {}).get(c)
             cells.append("–" if n is None else f"{n:,} ({e(percent(n / s['n']))})" if s.get("n") else str(n))
         rows.append((c, cells))
@@ -922,9 +952,9 @@ def default_output(run_paths: Sequence[str | os.PathLike[str]]) -> Path:
 def is_report_file(path: str | os.PathLike[str]) -> bool:
     """True when the file at ``path`` was written by this tool (its generator tag is in the first 2 KB)."""
     try:
-        with open(path, "rb") as f:
+        with open_input(path, "a report") as f:  # never blocks: a FIFO is not a report
             head = f.read(2048)
-    except OSError:
+    except (OSError, CourseError):
         return False
     return f'<meta name="generator" content="{GENERATOR}">'.encode() in head
 
@@ -932,21 +962,16 @@ def is_report_file(path: str | os.PathLike[str]) -> bool:
 def write_report(path: str | os.PathLike[str], html: str, *, force: bool = False) -> Path:
     """Write atomically (temp file, then rename). A file this tool wrote is replaced; any other needs ``force``."""
     out = Path(path)
-    if out.exists():
-        if out.is_dir():
-            raise CourseError(f"{out}: is a directory; give a file name such as {out / REPORT_NAME}")
-        if not force and not is_report_file(out):
-            raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
+    if out.is_dir():
+        raise CourseError(f"{out}: is a directory; give a file name such as {out / REPORT_NAME}")
+    problem = output_problem(out)  # a FIFO or a device is never written into, even with --force
+    if problem is not None:
+        raise CourseError(f"{out}: {problem}")
+    if os.path.lexists(out) and not force and not is_report_file(out):
+        raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
     if not out.parent.is_dir():
         raise CourseError(f"{out.parent}: no such directory")
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(html)
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_text_atomic(out, html)  # marked temporary, then one rename (course.lib.temporaries)
     return out
 
 

@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from course.errors import CourseError
+from course.errors import CourseError, foreign_reader
 from course.lib.formats import read_dataset
-from course.lib.jsonl import dumps_line, iter_objects, read_json
+from course.lib.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
 from course.lib.redaction import is_credential_arg, without_url_credentials
+from course.lib.visible import dumps_safe, visible
+
+
+LOG_LIMIT = 2 << 30  # bytes: an inspect log (a zip of JSON) larger than this is not read
 
 
 @dataclass(frozen=True)
@@ -50,13 +55,11 @@ def parse_sampling(text: str) -> dict[str, Any]:
     >>> parse_sampling('{"temperature": 0.7, "max_tokens": 32}')
     {'temperature': 0.7, 'max_tokens': 32}
     """
-    try:
-        value = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-    except ValueError as exc:
-        raise CourseError(f"--sampling: not valid JSON ({exc})") from None
-    if not isinstance(value, dict):
+    if not text.lstrip().startswith("{"):
         raise CourseError("--sampling: must be a JSON object, e.g. '{\"temperature\": 0.7, \"max_tokens\": 32}'")
-    return value
+    # The reader's own rules (course.lib.jsonl): no NaN/Infinity/1e999, at most MAX_DEPTH levels,
+    # no lone surrogate, no repeated key; so what is written is what every reader accepts.
+    return loads_document(text, "--sampling", "sampling")
 
 
 def _finite(value: Any) -> Any:
@@ -218,9 +221,13 @@ def _inspect_log_path(path: str) -> Path:
         logs = sorted(q for q in p.iterdir() if q.suffix in (".eval", ".json") and not q.name.startswith("."))
         if len(logs) != 1:
             raise CourseError(f"{path}: expected exactly one inspect log (.eval or .json) in the directory, found {len(logs)}")
-        return logs[0]
-    if not p.is_file():
+        p = logs[0]
+    elif not os.path.lexists(p):
         raise CourseError(f"{path}: no such file or directory")
+    # inspect_ai opens the path itself: the one opener's rule is applied first (a FIFO named x.eval
+    # would make it wait forever; a device would never end), and its size cap.
+    with open_input(p, "an inspect eval log", limit=LOG_LIMIT):
+        pass
     return p
 
 
@@ -230,10 +237,8 @@ def read_inspect(path: str, policy: str | None) -> Imported:
     except ImportError:
         raise CourseError("--format inspect needs the inspect extra: pip install -e '.[inspect]'") from None
     log_path = _inspect_log_path(path)
-    try:
+    with foreign_reader(log_path, "inspect eval log"):  # inspect raises several types for a file that is not a log
         log = read_eval_log(str(log_path))
-    except Exception as exc:  # inspect raises several types for a file that is not a log
-        raise CourseError(f"{log_path}: not a readable inspect eval log ({type(exc).__name__}: {exc})") from None
     if log.status != "success":
         raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({log.error.message if log.error else 'no error message'})")
     if not log.samples:
@@ -303,9 +308,9 @@ def import_completions(fmt: str, source: str, *, policy: str | None, sampling: s
 def import_summary(n_rows: int, out: Path, imported: Imported) -> str:
     """The three lines ``python -m course.import_completions`` prints after writing."""
     return "\n".join([
-        f"imported {n_rows} completions -> {out}",
-        f"policy: {imported.policy}",
-        f"sampling: {json.dumps(imported.sampling, sort_keys=True, ensure_ascii=False)}",
+        f"imported {n_rows} completions -> {visible(str(out))}",
+        f"policy: {visible(imported.policy)}",
+        f"sampling: {dumps_safe(imported.sampling, sort_keys=True)}",
     ])
 
 

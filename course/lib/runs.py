@@ -6,7 +6,8 @@ never replace something the user owns. This module guarantees it for every tool:
 
 * **Reservation at the start.** ``resolve_outdir`` (or ``atomic_run_dir``) reserves
   the destination with an exclusive ``mkdir`` of a hidden temporary sibling
-  ``.NAME.tmp`` holding an owner file (``.owner``: this project's marker and the pid).
+  ``.NAME.tmp`` whose first content is its ownership marker (``.owner``: this project,
+  the host, the pid, NAME; ``course.lib.temporaries`` owns the rule).
   Default names (``runs/<prefix>_NNN``) skip every name that exists *or* is reserved,
   so concurrent runs without ``--outdir`` get distinct names; a second run aimed at
   the same ``--outdir`` fails at once instead of after its work.
@@ -16,17 +17,21 @@ never replace something the user owns. This module guarantees it for every tool:
   Ctrl-C, SIGTERM, SIGHUP, ``sys.exit``) removes the temporary directory: while a
   reservation is held, SIGTERM/SIGHUP raise ``SystemExit(128 + signal)`` so the
   context managers unwind. A process killed with SIGKILL cannot clean up; the next
-  run in the same parent directory removes temporary directories whose owner
-  process is dead (and restores an old run a killed ``--force`` had moved aside).
+  run in the same parent directory removes temporary directories whose marker is
+  this project's and whose owner process is dead (and restores an old run a killed
+  ``--force`` had moved aside). A folder without the marker is never touched, whatever
+  its name (``.config.old``, ``.cache.tmp``): a run that needs its name says so and stops.
 * **--force replaces only runs.** ``is_project_run`` decides: the directory holds a
   ``manifest.json`` written by this project. Anything else (a user's folder with
   notes) is refused with one line, untouched. The old run is replaced only after
   the new one is complete; if the swap fails the old run is put back.
 * **OS errors carry their path.** A failure of the file system (read-only, disk
   full, name too long, a file where a directory should be) becomes one
-  ``CourseError`` line naming the path and the cause; nothing partial is left.
-* **No NaN in a run.** ``write_json`` refuses NaN and infinity (``allow_nan=False``),
-  the last line of defence behind the CLI's argument types.
+  ``CourseError`` line naming the user's path (never the temporary's) and the cause;
+  nothing partial is left.
+* **No NaN in a run.** ``write_json`` writes through ``course.lib.jsonl.dumps_pretty``, which
+  refuses NaN, infinity and anything else the reader would refuse, the last line of
+  defence behind the CLI's argument types.
 
 Usage inside a tool::
 
@@ -41,28 +46,19 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import json
 import os
-import re
-import shutil
-import signal
-import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from course.errors import CourseError
+from course.lib import temporaries
+from course.lib.jsonl import dumps_pretty, encode_text, read_json
 from course.lib.manifest import MARKER, MARKER_FIELD
+from course.lib.temporaries import OWNER_FILE, clean_stale
 
 RUNS_ROOT = Path("runs")
-OWNER_FILE = ".owner"
-# Hidden siblings this module creates: .NAME.tmp (the run being written) and .NAME.old (the run
-# a --force is replacing). Earlier versions used .NAME.tmp-PID / .NAME.old-PID: cleaned the same way.
-_HIDDEN = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old)(?:-(?P<pid>\d+))?$")
-# A reservation without an owner file (the process died between mkdir and writing it) is stale
-# once older than this many seconds.
-_ORPHAN_GRACE_S = 60.0
 
 
 # ===========================================================================
@@ -91,101 +87,13 @@ def is_project_run(path: str | os.PathLike[str]) -> bool:
     if manifest.is_symlink() or not manifest.is_file():
         return False
     try:
-        if manifest.stat().st_size > 64 << 20:
-            return False
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    if not isinstance(data, dict):
+        data = read_json(manifest, "manifest")  # the one reader: regular file, capped, every JSON rule
+    except (OSError, CourseError):
         return False
     if data.get(MARKER_FIELD) == MARKER:
         return True
     tool, version = data.get("tool"), data.get("course_version")
     return isinstance(tool, str) and tool.startswith("course.") and isinstance(version, str)
-
-
-# ===========================================================================
-# Stale temporary directories of dead processes
-# ===========================================================================
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def _owner_pid(entry: Path) -> int | None:
-    """The pid recorded in a reservation's owner file (None if absent or unreadable)."""
-    try:
-        text = (entry / OWNER_FILE).read_text(encoding="utf-8")
-    except OSError:
-        return None
-    fields = text.split()
-    if len(fields) >= 3 and fields[0] == MARKER and fields[1] == socket.gethostname():
-        try:
-            return int(fields[2])
-        except ValueError:
-            return None
-    return None
-
-
-def _is_stale(entry: Path, legacy_pid: str | None) -> bool:
-    import time
-
-    if legacy_pid is not None:
-        return not _pid_alive(int(legacy_pid))
-    pid = _owner_pid(entry)
-    if pid is not None:
-        return not _pid_alive(pid)
-    if (entry / OWNER_FILE).exists():  # another host's or unreadable: not ours to judge
-        return False
-    try:
-        return time.time() - entry.lstat().st_mtime > _ORPHAN_GRACE_S
-    except OSError:
-        return False
-
-
-def clean_stale(parent: str | os.PathLike[str]) -> list[Path]:
-    """Remove the temporary directories left in ``parent`` by runs whose process is dead.
-
-    A ``.NAME.old`` whose ``NAME`` no longer exists is a run a killed ``--force`` had moved
-    aside: it is renamed back instead of removed. Returns the entries removed or restored.
-    Never raises: cleaning is a courtesy, not part of the run.
-    """
-    done: list[Path] = []
-    try:
-        entries = sorted(Path(parent).iterdir())
-    except OSError:
-        return done
-    for entry in entries:
-        m = _HIDDEN.match(entry.name)
-        if not m or entry.is_symlink() or not entry.is_dir():
-            continue
-        try:
-            if not _is_stale(entry, m.group("pid")):
-                continue
-            home = entry.parent / m.group("name")
-            if m.group("kind") == "old" and not os.path.lexists(home):
-                if m.group("pid") is not None:  # earlier versions moved the run itself aside
-                    os.rename(entry, home)
-                elif (entry / "run").is_dir():
-                    os.rename(entry / "run", home)
-                    shutil.rmtree(entry)
-                else:
-                    shutil.rmtree(entry)
-            else:
-                shutil.rmtree(entry)
-            done.append(entry)
-        except OSError:
-            continue
-    return done
 
 
 # ===========================================================================
@@ -199,70 +107,44 @@ class _Reservation:
 
 
 _PENDING: dict[str, _Reservation] = {}
-_SAVED_HANDLERS: dict[int, Any] = {}
-_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
-
-
-def _raise_exit(signum: int, frame: Any) -> None:
-    # Unwind through every `with` and `finally` (which remove the temporary directory),
-    # then exit with the conventional 128 + signal number.
-    raise SystemExit(128 + signum)
-
-
-def _install_handlers() -> None:
-    if _SAVED_HANDLERS:
-        return
-    for sig in _SIGNALS:
-        try:
-            _SAVED_HANDLERS[sig] = signal.signal(sig, _raise_exit)
-        except (ValueError, OSError):  # not the main thread: exceptions still clean up
-            pass
-
-
-def _restore_handlers() -> None:
-    for sig, handler in list(_SAVED_HANDLERS.items()):
-        try:
-            signal.signal(sig, handler)
-        except (ValueError, OSError, TypeError):
-            pass
-    _SAVED_HANDLERS.clear()
 
 
 def _key(path: Path) -> str:
     return os.path.abspath(path)
 
 
-def _os_error(exc: OSError, path: Path, doing: str) -> CourseError:
-    cause = exc.strerror or str(exc)
-    named = exc.filename if exc.filename is not None else path
-    return CourseError(f"{named}: {doing}: {cause}")
+_os_error = temporaries.os_error
+
+
+def _in_the_way(final: Path, folder: Path, kind: str) -> CourseError:
+    """The refusal when a name this run needs is taken by a live run or by something not this project's."""
+    who = temporaries.holder(folder)
+    if who.startswith("process"):
+        doing = "is writing this directory now" if kind == "tmp" else "is replacing this run now"
+        return CourseError(f"{final}: another run ({who}) {doing}; wait for it or choose another --outdir")
+    return CourseError(
+        f"{final}: the folder {folder} is in the way and is {who}, so it was left untouched; "
+        "move it away or choose another --outdir"
+    )
 
 
 def _reserve(final: Path, *, exclusive_name: bool) -> Path | None:
-    """mkdir the hidden temporary sibling of ``final`` and record our pid in it.
+    """Make the hidden temporary sibling of ``final``, its ownership marker written first.
 
-    Returns the temporary path, or None if another live run holds it (when
-    ``exclusive_name`` the caller tries the next name; otherwise it is an error).
+    Returns the temporary path, or None if the name is taken (when ``exclusive_name`` the
+    caller tries the next name; otherwise it is an error naming what holds it).
     """
     tmp = final.parent / f".{final.name}.tmp"
     try:
-        tmp.mkdir()
+        return temporaries.make(final)
     except FileExistsError:
         if clean_stale(final.parent) and not os.path.lexists(tmp):
             return _reserve(final, exclusive_name=exclusive_name)
         if exclusive_name:
             return None
-        pid = _owner_pid(tmp)
-        who = f"process {pid}" if pid is not None else "another process"
-        raise CourseError(f"{final}: another run ({who}) is writing this directory now; wait for it or choose another --outdir")
+        raise _in_the_way(final, tmp, "tmp") from None
     except OSError as exc:
         raise CourseError(f"{final.parent}: cannot create the run directory {final.name} here: {exc.strerror or exc}") from None
-    try:
-        (tmp / OWNER_FILE).write_text(f"{MARKER} {socket.gethostname()} {os.getpid()}\n", encoding="utf-8")
-    except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise _os_error(exc, tmp, "cannot write in the run's temporary directory") from None
-    return tmp
 
 
 def _check_destination(path: Path, *, force: bool) -> None:
@@ -286,6 +168,9 @@ def _check_destination(path: Path, *, force: bool) -> None:
             f"{path}: exists and is not a run of this project (no manifest.json written by course.*); "
             "--force replaces only runs, so it was left untouched"
         )
+    old = path.parent / f".{name}.old"  # where the old run will be set aside: refused now, not after the work
+    if os.path.lexists(old) and not (clean_stale(path.parent) and not os.path.lexists(old)):
+        raise _in_the_way(path, old, "old")
 
 
 def _make_parent(parent: Path) -> None:
@@ -326,7 +211,7 @@ def resolve_outdir(outdir: str | os.PathLike[str] | None, *, force: bool, prefix
             if tmp is None:
                 continue
             if os.path.lexists(final):  # created between our check and our mkdir
-                shutil.rmtree(tmp, ignore_errors=True)
+                temporaries.remove(tmp)
                 continue
             _hold(_Reservation(final, tmp, force))
             return final
@@ -346,14 +231,12 @@ def resolve_outdir(outdir: str | os.PathLike[str] | None, *, force: bool, prefix
 
 def _hold(res: _Reservation) -> None:
     _PENDING[_key(res.final)] = res
-    _install_handlers()
+    temporaries.hold(res.tmp)
 
 
 def _release(res: _Reservation) -> None:
-    shutil.rmtree(res.tmp, ignore_errors=True)
+    temporaries.release(res.tmp)
     _PENDING.pop(_key(res.final), None)
-    if not _PENDING:
-        _restore_handlers()
 
 
 def pending() -> frozenset[str]:
@@ -378,8 +261,8 @@ _COMMITTED: list[Path] = []  # runs this process made appear, in order (the oute
 def run_tool(run_dir: str | os.PathLike[str]) -> str | None:
     """The ``tool`` its manifest names (``course.eval``, ...), or None if it has no readable one."""
     try:
-        manifest = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_json(Path(run_dir) / "manifest.json", "manifest")
+    except (OSError, CourseError):
         return None
     tool = manifest.get("tool") if isinstance(manifest, dict) else None
     return tool if isinstance(tool, str) else None
@@ -411,25 +294,28 @@ def _finish(res: _Reservation) -> None:
         raise CourseError(f"{final}: was replaced during the run by something that is not a run; left untouched")
     old = final.parent / f".{final.name}.old"
     try:
-        old.mkdir()  # exclusive: a concurrent --force on the same name is refused, not interleaved
+        # Exclusive, marked first: a concurrent --force on the same name is refused, not interleaved,
+        # and a kill from here on leaves a folder the next run recognises as this project's.
+        temporaries.make(final, "old")
+    except FileExistsError:
+        raise _in_the_way(final, old, "old") from None
     except OSError as exc:
-        raise _os_error(exc, old, "cannot set the old run aside") from None
+        raise CourseError(f"{final}: cannot set the old run aside: {exc.strerror or exc}") from None
+    aside = old / "run"
     try:
-        (old / OWNER_FILE).write_text(f"{MARKER} {socket.gethostname()} {os.getpid()}\n", encoding="utf-8")
-        aside = old / "run"
         os.rename(final, aside)
     except OSError as exc:
-        shutil.rmtree(old, ignore_errors=True)
-        raise _os_error(exc, final, "cannot set the old run aside") from None
+        temporaries.remove(old)
+        raise CourseError(f"{final}: cannot set the old run aside: {exc.strerror or exc}") from None
     try:
         os.rename(tmp, final)
     except OSError as exc:
         try:
             os.rename(aside, final)  # put the old run back: it must survive any failure
         finally:
-            shutil.rmtree(old, ignore_errors=True)
-        raise _os_error(exc, final, "cannot move the finished run into place (the old run was kept)") from None
-    shutil.rmtree(old, ignore_errors=True)
+            temporaries.remove(old)
+        raise CourseError(f"{final}: cannot move the finished run into place (the old run was kept): {exc.strerror or exc}") from None
+    temporaries.remove(old)
 
 
 @contextmanager
@@ -449,8 +335,12 @@ def atomic_run_dir(
     try:
         try:
             yield res.tmp
+        except BrokenPipeError:  # the output's reader left (`| head -2`): course.cli's rule, not a file error
+            raise
         except OSError as exc:
             raise _os_error(exc, final, "could not write the run (nothing was kept)") from None
+        except CourseError as exc:  # a message naming a file of the run names it under the run's name
+            raise temporaries.in_user_terms(exc) from None
         _commit(res)
     finally:
         _release(res)
@@ -459,36 +349,52 @@ def atomic_run_dir(
 # ===========================================================================
 # Writing the standard files
 # ===========================================================================
-def dumps_json(obj: Any) -> str:
-    """Pretty, canonical JSON with a final newline; NaN and infinity are refused (ValueError)."""
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False) + "\n"
+def dumps_json(obj: Any, first: Sequence[str] = ()) -> str:
+    """Pretty, canonical JSON with a final newline (``course.lib.jsonl.dumps_pretty``, the one JSON
+    writer: NaN, infinity and anything else its reader would refuse are a ``CourseError``).
+
+    Keys are sorted at every level, except that the top-level keys named in ``first`` come
+    first, in that order (the headline a reader looks for); the bytes still depend only on
+    the content, never on the order in which a dict was built.
+
+    >>> dumps_json({"b": 1, "a": {"y": 2, "x": 3}, "c": 4}, first=("c",)).split()
+    ['{', '"c":', '4,', '"a":', '{', '"x":', '3,', '"y":', '2', '},', '"b":', '1', '}']
+    """
+    return dumps_pretty(obj, first)
 
 
-def write_json(path: str | os.PathLike[str], obj: Any) -> str:
-    """Write ``dumps_json(obj)``; return the sha256 of the bytes written.
+def write_json(path: str | os.PathLike[str], obj: Any, first: Sequence[str] = ()) -> str:
+    """Write ``dumps_json(obj, first)``; return the sha256 of the bytes written.
 
-    A NaN or infinity anywhere in ``obj`` is a ``CourseError`` naming the file: a run
-    never records a number that is not one.
+    A NaN or infinity anywhere in ``obj`` (or anything else the reader would refuse) is a
+    ``CourseError`` naming the file: a run never records a number that is not one.
     """
     try:
-        text = dumps_json(obj)
-    except ValueError as exc:
-        raise CourseError(f"{Path(path).name}: refusing to write a non-finite number ({exc})") from None
-    data = text.encode("utf-8")
-    Path(path).write_bytes(data)
-    return hashlib.sha256(data).hexdigest()
+        text = dumps_json(obj, first)
+    except CourseError as exc:
+        raise CourseError(f"{Path(path).name}: {exc}") from None
+    return write_text(path, text)
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> str:
     """Write UTF-8 text; return the sha256 of the bytes written."""
-    data = text.encode("utf-8")
+    data = encode_text(text, Path(path).name)
     Path(path).write_bytes(data)
     return hashlib.sha256(data).hexdigest()
 
 
+# summary.json opens with its headline, in this order (the keys a run has); the breakdown and the
+# rest follow by name. A reader who opens the file sees the pass rate first, not 100 lines of codes.
+SUMMARY_HEADLINE = (
+    "pass_rate", "pass_rate_ci95", "passed", "failed", "n", "n_missing", "mean_reward", "split", "scorer_version",
+    "kind", "N", "pass_at_1", "selection_gain",
+)
+
+
 def write_summary(run_dir: str | os.PathLike[str], summary: Any, markdown: str | None = None) -> str:
-    """``summary.json`` (and ``summary.md`` if given) in ``run_dir``; returns summary.json's sha256."""
-    sha = write_json(Path(run_dir) / "summary.json", summary)
+    """``summary.json`` (headline first, see ``SUMMARY_HEADLINE``) and ``summary.md`` if given, in
+    ``run_dir``; returns summary.json's sha256."""
+    sha = write_json(Path(run_dir) / "summary.json", summary, SUMMARY_HEADLINE)
     if markdown is not None:
         write_text(Path(run_dir) / "summary.md", markdown)
     return sha

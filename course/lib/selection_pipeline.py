@@ -33,8 +33,10 @@ from course.lib.best_of_n import GAIN_LABEL, Picker, SelectionTally, item_result
 from course.lib.evaluation import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
 from course.lib.formats import iter_samples, read_dataset
 from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
-from course.lib.manifest import environment, input_fingerprint, locked_room, shown_here
+from course.lib.inspection import inspect_failures_command
+from course.lib.manifest import environment, input_fingerprint, locked_room, shown_here, template_note
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
+from course.lib.visible import command, markdown_value, terminal_line, visible
 
 TOOL = "course.selection_demo"
 BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
@@ -50,6 +52,7 @@ class Selected:
     results_sha256: str
     policy: str
     sampling: dict[str, Any]
+    prompt_template: dict[str, Any] | None = None  # the pack's, if it records one
 
 
 def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, picker: Picker) -> Selected:
@@ -68,6 +71,7 @@ def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, pi
     turn = 0  # the next dataset position to write
     policy: str | None = None
     sampling: dict[str, Any] = {}
+    template: dict[str, Any] | None = None
     with JsonlWriter(results_path) as out:
         for pack in iter_samples(samples):
             i = position.get(pack.id)
@@ -85,7 +89,7 @@ def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, pi
                     f"{'s' if len(pack.samples) != 1 else ''}; --n {n} needs at least {n} (the first {n} in stored order)"
                 )
             if policy is None:
-                policy, sampling = pack.policy, pack.sampling
+                policy, sampling, template = pack.policy, pack.sampling, pack.prompt_template
             early[i] = item_result(examples[i].as_dict(), pack, n, picker)
             while turn in early:  # write every result whose turn has come, in dataset order
                 result = early.pop(turn)
@@ -101,7 +105,7 @@ def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, pi
             )
         sha = out.sha256
     assert policy is not None  # an empty pack file is rejected by the reader
-    return Selected(tally, sha, policy, sampling)
+    return Selected(tally, sha, policy, sampling, template)
 
 
 # ===========================================================================
@@ -120,7 +124,7 @@ def build_manifest(
     """manifest.json: course.eval's Locked Room fields, the pack, and the selection instrument."""
     return {
         **environment(TOOL, argv),
-        **locked_room(dataset, split, selected.policy, selected.sampling),
+        **locked_room(dataset, split, selected.policy, selected.sampling, prompt_template=selected.prompt_template),
         "samples": samples,
         "samples_fingerprint": samples["sha256"],
         "n_items": selected.tally.chosen.n,
@@ -244,7 +248,7 @@ def failing_lines(summary: dict[str, Any]) -> list[str]:
             f"; sample {later} of the pack passes, beyond N" if later is not None
             else "; no sample in the whole pack passes"
         )
-        lines.append(f"  {ex['id']} (expected {ex['expected']}): {', '.join(ex['codes'])}{hint}")
+        lines.append(f"  {visible(str(ex['id']))} (expected {ex['expected']}): {', '.join(ex['codes'])}{hint}")
     return lines
 
 
@@ -253,10 +257,11 @@ def render_markdown(summary: dict[str, Any], tally: SelectionTally, manifest: di
     n = summary["N"]
     selection = manifest["selection"]
     context = [
-        f"Dataset: `{manifest['dataset']['path']}` (split {manifest['split'] or 'unknown'}, "
+        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split {terminal_line(manifest['split'] or 'unknown')}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
-        f"Selection pack: `{manifest['samples']['path']}` (policy `{manifest['policy']}`, "
-        f"{manifest['samples_per_item']} samples per item, sampling `{dumps_line(manifest['sampling'])}`)",
+        f"Selection pack: {markdown_value(manifest['samples']['path'])} (policy {markdown_value(manifest['policy'])}, "
+        f"{manifest['samples_per_item']} samples per item, sampling {markdown_value(dumps_line(manifest['sampling']))}"
+        f"{template_note(manifest)})",
         f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
         f"Selection: best of the first {n} samples by `{selection['picker']}` ({selection['rule']})",
         f"**This is selection, not learning**: {summary['note']}. The rows below describe the CHOSEN sample of each item.",
@@ -277,9 +282,9 @@ def report_lines(run_dir: Path, manifest: dict[str, Any], summary: dict[str, Any
     n = summary["N"]
     selection = manifest["selection"]
     out = [
-        f"Selection best-of-{n} on {summary['n_items']} items: {shown_here(manifest['dataset']['path'])} "
-        f"(split {manifest['split'] or 'unknown'}) x {shown_here(manifest['samples']['path'])} "
-        f"(policy {manifest['policy']}, {manifest['samples_per_item']} samples per item)",
+        f"Selection best-of-{n} on {summary['n_items']} items: {visible(shown_here(manifest['dataset']['path']))} "
+        f"(split {visible(manifest['split'] or 'unknown')}) x {visible(shown_here(manifest['samples']['path']))} "
+        f"(policy {visible(manifest['policy'])}, {manifest['samples_per_item']} samples per item)",
         f"Scorer {manifest['scorer_version']} (fingerprint {manifest['scorer_fingerprint'][:12]}); "
         f"picker {selection['picker']}: {selection['rule']}",
         "",
@@ -298,10 +303,10 @@ def report_lines(run_dir: Path, manifest: dict[str, Any], summary: dict[str, Any
         out += codes
     out += [
         "",
-        f"Wrote {run_dir}/ (manifest.json, results.jsonl, summary.json, summary.md)",
-        f"Inspect failures: python -m course.inspect_run --run {run_dir} --only-fails --top-k 5 --show 2",
-        f"Compare with another run: python -m course.gate --baseline RUN --candidate {run_dir} --min-delta 0 "
-        "(a different N is a change of selection compute: the Locked Room rejects it)",
+        f"Wrote {visible(str(run_dir))}/ (manifest.json, results.jsonl, summary.json, summary.md)",
+        f"Inspect failures: {inspect_failures_command(run_dir)}",
+        "Compare with another run (a different N is a change of selection compute: the Locked Room rejects it): "
+        + command(["python", "-m", "course.gate", "--baseline", "RUN", "--candidate", run_dir, "--min-delta", "0"]),
     ]
     return out
 

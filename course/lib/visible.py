@@ -22,10 +22,23 @@ could not encode at all (a lone surrogate) written as a ``\\uXXXX`` escape, so
 printing it never reorders, hides or crashes; a machine decodes the same value.
 
 Every tool prints what it read from a hand-editable file (a manifest's split,
-policy or seeds, a result id, a label) through one of these two, never raw:
-the file may hold an RLO, an ESC sequence or a NUL that would rewrite the
-terminal. Used by ``course.inspect_run``, ``course.gate``, ``course.kata``,
-``course.token_inspect`` and ``summary.md``; try it with::
+policy or seeds, a result id, a label) and every path or name the user typed
+through ``visible``, never raw: the file or the name may hold an RLO, an ESC
+sequence or a NUL that would rewrite the terminal. Two more, for whole lines:
+
+  * ``command(argv)`` is a follow-up command a tool suggests (``View it: ...``,
+    ``next: ...``): each argument shell-quoted (``shlex``) so that pasting the
+    line runs exactly that command; readable characters stay as they are
+    (a path with an é still pastes), and an argument holding a character a
+    terminal would act on is shown in this notation (it could not be pasted
+    anyway, and must not reach the terminal raw);
+  * ``terminal_line(message)`` is the last guard ``course.cli`` puts on every
+    ``error:`` and progress line: a line break or a character a terminal would
+    act on becomes an escape, so a message is one line whatever it quotes.
+
+Used by ``course.inspect_run``, ``course.gate``, ``course.kata``,
+``course.token_inspect``, ``course.report``, every tool's ``Wrote``/``next``
+lines and ``summary.md`` (``markdown_value``: each value one escaped code span); try it with::
 
     python -c "from course.lib.visible import visible; print(visible('Final:\\u00a0\\u22127\\n'))"
 """
@@ -33,11 +46,13 @@ terminal. Used by ``course.inspect_run``, ``course.gate``, ``course.kata``,
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import unicodedata
-from typing import Any
+from typing import Any, Iterable
 
-__all__ = ["visible", "legend", "dumps_safe"]
+__all__ = ["visible", "legend", "dumps_safe", "command", "terminal_line", "code_span", "markdown_value"]
 
 _NAMED = {"\n": "⟨\\n⟩", "\r": "⟨\\r⟩", "\t": "⟨\\t⟩"}
 
@@ -146,6 +161,70 @@ def dumps_safe(obj: Any, **kwargs: Any) -> str:
     True
     """
     return _NOT_ASCII_OR_DEL.sub(_json_escape, json.dumps(obj, ensure_ascii=False, **kwargs))
+
+
+_TERMINAL_ACTS_ON = re.compile("[^\x20-\x7e]")  # candidates: every character outside printable ASCII
+
+
+def _unsafe_to_escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _escape(ch) if unicodedata.category(ch) in _UNSAFE_CATEGORIES else ch
+
+
+def terminal_line(message: str) -> str:
+    """``message`` safe to print as ONE line: line breaks, controls, bidi overrides and other
+    characters a terminal acts on (``_UNSAFE_CATEGORIES``) in ``visible``'s notation; readable
+    text (é, −, …, and escapes ``visible`` already wrote) unchanged.
+
+    >>> terminal_line("runs/x\\x1b[31m\\nred\\u202e: no such file; caf\\u00e9 \\u2026")
+    'runs/x⟨U+001B⟩[31m⟨\\\\n⟩red⟨U+202E⟩: no such file; café …'
+    """
+    return _TERMINAL_ACTS_ON.sub(_unsafe_to_escape, message)
+
+
+def command(argv: Iterable[str | os.PathLike[str]]) -> str:
+    """A command a tool suggests, shell-quoted so that pasting it runs exactly ``argv``.
+
+    Each argument goes through ``shlex.quote`` (spaces, quotes, ``$`` and ``;`` are
+    harmless); readable non-ASCII stays readable. An argument holding a character a
+    terminal would act on cannot be pasted at all; it is shown escaped as
+    ``terminal_line`` shows it, so the line still splits into the same arguments.
+
+    >>> print(command(["python", "-m", "course.report", "runs/my run's \\"best\\""]))
+    python -m course.report 'runs/my run'"'"'s "best"'
+    >>> print(command(["python", "-m", "course.report", "runs/caf\\u00e9"]))
+    python -m course.report 'runs/café'
+    >>> print(command(["python", "-m", "course.report", "runs/\\x1b[2J\\u202e"]))
+    python -m course.report 'runs/⟨U+001B⟩[2J⟨U+202E⟩'
+    """
+    return " ".join(shlex.quote(terminal_line(os.fspath(arg))) for arg in argv)
+
+
+def code_span(text: str) -> str:
+    """A Markdown code span holding ``text`` that a backtick inside it cannot close early.
+
+    >>> code_span("x"), code_span("a`b")
+    ('`x`', '`` a`b ``')
+    """
+    run, longest = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}" if longest else f"`{text}`"
+
+
+def markdown_value(text: str) -> str:
+    """A value read from a user's file or typed by the user (a path, a policy, a template name, an id),
+    as a file the project writes for humans shows it (``summary.md``): one code span, escaped as
+    ``terminal_line`` escapes it. A Markdown file is read by ``cat`` in a terminal as often as in a
+    viewer, so an ESC or U+202E in it is as live as on stdout; a newline would forge a line, a
+    backtick would end the span and let the rest be read as Markdown.
+
+    >>> markdown_value("runs/caf\u00e9 \x1b[2J`x`\u202e")
+    '`` runs/café ⟨U+001B⟩[2J`x`⟨U+202E⟩ ``'
+    """
+    return code_span(terminal_line(text))
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -1,5 +1,21 @@
 """`python -m course.tinylm`: list the tools, grouped by loop, one line each."""
 
+from __future__ import annotations
+
+from typing import Sequence
+
+from course.cli import run
 from course.lib.toolbox import listing
 
-print(listing("course.tinylm."))
+
+def _main(argv: Sequence[str] | None) -> int:
+    print(listing("course.tinylm."))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)  # the tools' rules, a closed output pipe included (`python -m course.tinylm | head -3`)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -23,6 +23,7 @@ from typing import Any
 from course.errors import CourseError
 from course.instrument.spec_v1 import score
 from course.lib.formats import iter_completions
+from course.lib.visible import visible
 from course.tinylm import FROZEN_PI0_DEV
 from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
 
@@ -74,7 +75,7 @@ def shift_report(model: Any, policy_name: str, frozen: Path = FROZEN_PI0_DEV,
     lines = [
         "# Distribution shift: frozen pi0 rollouts vs fresh samples of the trained policy",
         "",
-        f"Items: {len(rollouts)} from math_dev. Left: `{Path(frozen).name}` (policy `{frozen_policy}`). "
+        f"Items: {len(rollouts)} from math_dev. Left: `{visible(Path(frozen).name)}` (policy `{visible(frozen_policy)}`). "
         f"Right: `{policy_name}`, sampled now with temperature {sampling['temperature']}, max_tokens {sampling['max_tokens']}, seed {use_seed}.",
         "Both scored by the strict verifier (course.score).",
         "",

@@ -42,7 +42,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from course.errors import CourseError
+from course.lib.jsonl import open_input
 from course.lib.manifest import sha256_file
+from course.lib.temporaries import write_bytes_atomic
 from course.tinylm.vocab import VOCAB
 
 KVCache = list[tuple[torch.Tensor, torch.Tensor]]  # per layer: keys, values, each (B, H, S, D)
@@ -262,6 +264,7 @@ def positions(valid: torch.Tensor) -> torch.Tensor:
 # plus the config as a small integer tensor, so one file is self-describing.
 # ---------------------------------------------------------------------------
 _CONFIG_KEY = "_config"
+CHECKPOINT_LIMIT = 1 << 30  # bytes; the shipped pi0 is under 5 MB, and --n-embd is capped far below this
 _CONFIG_FIELDS = ("vocab_size", "block_size", "n_layer", "n_head", "n_embd")
 
 
@@ -274,9 +277,7 @@ def save_checkpoint(model: GPT, path: str | os.PathLike[str]) -> str:
     # and as final.pt would give different bytes (and different policy names).
     buf = io.BytesIO()
     torch.save(dict(sorted(state.items())), buf)
-    with open(path, "wb") as f:
-        f.write(buf.getvalue())
-    return sha256_file(path)
+    return write_bytes_atomic(path, buf.getvalue())  # marked temporary, one rename (course.lib.temporaries)
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
@@ -286,17 +287,26 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
     """
     if not os.path.exists(path):
         raise CourseError(f"{path}: no such checkpoint")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # a truncated or foreign file: one clear line, not a traceback
-        raise CourseError(f"{path}: not a tiny LM checkpoint ({type(exc).__name__}: {exc})") from None
+    # The one opener (course.lib.jsonl.open_input): a FIFO or a device is refused before torch reads a
+    # byte (torch.load would wait on a FIFO forever), and a file larger than any tiny LM is not read.
+    with open_input(path, "a tiny LM checkpoint", limit=CHECKPOINT_LIMIT) as f:
+        try:
+            state = torch.load(f, map_location="cpu", weights_only=True)
+        except Exception as exc:  # a truncated or foreign file: one clear line, not a traceback
+            raise CourseError(f"{path}: not a tiny LM checkpoint ({type(exc).__name__}: {exc})") from None
     if not isinstance(state, dict) or _CONFIG_KEY not in state:
         raise CourseError(f"{path}: not a tiny LM checkpoint (no {_CONFIG_KEY} entry)")
-    values = [int(v) for v in state.pop(_CONFIG_KEY).tolist()]
-    cfg = GPTConfig(**dict(zip(_CONFIG_FIELDS, values)))
+    config = state.pop(_CONFIG_KEY)
+    if not (isinstance(config, torch.Tensor) and config.dtype == torch.int64 and tuple(config.shape) == (len(_CONFIG_FIELDS),)):
+        raise CourseError(f"{path}: not a tiny LM checkpoint ({_CONFIG_KEY} is not {len(_CONFIG_FIELDS)} integers: "
+                          f"{', '.join(_CONFIG_FIELDS)})")
+    cfg = GPTConfig(**dict(zip(_CONFIG_FIELDS, (int(v) for v in config.tolist()))))
     if cfg.vocab_size != VOCAB.size:
         raise CourseError(f"{path}: vocabulary size {cfg.vocab_size} does not match this code's {VOCAB.size}")
-    model = GPT(cfg)
+    problem = _misfit(cfg, state)
+    if problem is not None:
+        raise CourseError(f"{path}: weights do not fit the config: {problem}")
+    model = GPT(cfg)  # no larger than the tensors the file itself holds: _misfit compared every shape
     state["lm_head.weight"] = state["wte.weight"]
     try:
         model.load_state_dict(state)
@@ -312,6 +322,30 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
         "n_params": model.n_params(),
     }
     return model, info
+
+
+def _misfit(cfg: GPTConfig, state: dict[str, Any]) -> str | None:
+    """Why the tensors of a checkpoint are not the network its config describes, or None.
+
+    The config is the file's word, so it is checked before anything is allocated: the network is
+    built on PyTorch's "meta" device (shapes only, no memory), and every weight it needs must be in
+    the file with that shape. A config asking for 10**7 channels is refused here, not by an
+    allocator failing on 10**15 bytes.
+    """
+    if min(cfg.block_size, cfg.n_layer, cfg.n_head, cfg.n_embd) < 1:
+        return f"every size must be at least 1, got {asdict(cfg)}"
+    if cfg.n_embd % cfg.n_head or (cfg.n_embd // cfg.n_head) % 2:
+        return f"n_embd {cfg.n_embd} must split into {cfg.n_head} heads of an even width"
+    with torch.device("meta"):
+        needed = {k: tuple(v.shape) for k, v in GPT(cfg).state_dict().items() if k != "lm_head.weight"}
+    for name, shape in needed.items():
+        held = state.get(name)
+        if not isinstance(held, torch.Tensor):
+            return f"no tensor {name!r} (shape {shape})"
+        if tuple(held.shape) != shape:
+            return f"{name!r} has shape {tuple(held.shape)}, the config needs {shape}"
+    extra = sorted(k for k in state if k not in needed)
+    return f"unexpected entries {extra[:3]}" if extra else None
 
 
 def policy_name(sha256_hex: str) -> str:

@@ -24,6 +24,8 @@ import sys
 import time
 from typing import TextIO
 
+from course.lib.visible import terminal_line
+
 ERASE = "\r\033[K"  # carriage return, then erase to the end of the line
 MIN_INTERVAL_S = 0.5
 
@@ -64,7 +66,7 @@ class ProgressLine:
     def info(self, message: str) -> None:
         """A diagnostic line that stays: the progress line is erased first, redrawn at the next update."""
         self.clear()
-        print(message, file=self.stream, flush=True)
+        print(terminal_line(message), file=self.stream, flush=True)  # one line, as course.cli.info prints
         self.last = float("-inf")
 
 

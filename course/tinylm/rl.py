@@ -43,7 +43,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, run
+from course.cli import float_in, info, int_in, make_parser, positive_int, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import get_rubric
 from course.instrument.spec_v1 import score as strict_score
@@ -53,6 +53,7 @@ from course.lib.jsonl import JsonlWriter, dumps_line
 from course.lib.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.manifest import environment, input_fingerprint
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_json, write_manifest, write_text
+from course.lib.visible import visible
 from course.lib.stats import paired_bootstrap, wilson_interval
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
@@ -65,6 +66,12 @@ from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
 THREADS = int_in(1, 64)
+# Bounds where memory or disk grows with a flag: one step samples P x G rows at once (each row holds a
+# KV cache of the whole context), an evaluation batches its samples per item, every save is a checkpoint.
+STEPS = int_in(1, 100_000)
+MAX_ROWS = 4096  # P x G, the rows sampled and back-propagated together in one step
+SAMPLES = int_in(1, 1024)
+MAX_CHECKPOINTS = 1000  # steps / save-every (each ~5 MB)
 
 DEFAULTS: dict[str, Any] = {
     "beta": 0.05,
@@ -99,25 +106,25 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.gate --baseline runs/rl_strict/eval_pi0_holdout --candidate runs/rl_strict/eval_final_holdout",
     )
     p.add_argument("--rubric", default="strict", help="training reward: strict, or a hackable one from course.rubrics (default strict)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the training prompts and samples (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the training prompts and samples (default 0)")
     p.add_argument("--outdir", default=None, help="run directory (default: the next free runs/rl_NNN)")
     p.add_argument("--force", action="store_true", help="overwrite an existing run directory")
     p.add_argument("--pi0", default=None, help="reference policy checkpoint (default: the shipped data/tinylm/pi0.pt)")
     p.add_argument("--init", default=None, help="start from this checkpoint instead of pi0 (the KL reference stays pi0)")
     p.add_argument("--no-holdout", action="store_true", help="skip the final holdout evaluation and gate (used by the beta sweep)")
     p.add_argument("--beta", type=float_in(0.0, 100.0), default=DEFAULTS["beta"], help=f"KL penalty weight (default {DEFAULTS['beta']})")
-    p.add_argument("--steps", type=positive_int, default=DEFAULTS["steps"], help=f"policy updates (default {DEFAULTS['steps']})")
-    p.add_argument("--prompts-per-step", type=positive_int, default=DEFAULTS["prompts_per_step"], help=f"P, problems per step (default {DEFAULTS['prompts_per_step']})")
-    p.add_argument("--group-size", type=positive_int, default=DEFAULTS["group_size"], help=f"G, samples per problem (default {DEFAULTS['group_size']})")
+    p.add_argument("--steps", type=STEPS, default=DEFAULTS["steps"], help=f"policy updates (default {DEFAULTS['steps']})")
+    p.add_argument("--prompts-per-step", type=int_in(1, MAX_ROWS), default=DEFAULTS["prompts_per_step"], help=f"P, problems per step (default {DEFAULTS['prompts_per_step']})")
+    p.add_argument("--group-size", type=int_in(1, MAX_ROWS), default=DEFAULTS["group_size"], help=f"G, samples per problem (default {DEFAULTS['group_size']})")
     p.add_argument("--lr", type=float_in(1e-8, 1.0), default=DEFAULTS["lr"], help=f"Adam learning rate (default {DEFAULTS['lr']})")
     p.add_argument("--grad-clip", type=float_in(1e-6, 1e6), default=DEFAULTS["grad_clip"], help=f"gradient norm clip (default {DEFAULTS['grad_clip']})")
     p.add_argument("--temperature", type=float_in(1e-3, 100.0), default=DEFAULTS["temperature"], help="sampling temperature for training AND evaluation (default 1.0: the policy itself)")
     p.add_argument("--max-tokens", type=positive_int, default=DEFAULTS["max_tokens"], help=f"completion length limit (default {DEFAULTS['max_tokens']})")
     p.add_argument("--eval-every", type=positive_int, default=DEFAULTS["eval_every"], help=f"steps between fixed-slice evaluations (default {DEFAULTS['eval_every']})")
-    p.add_argument("--eval-samples", type=positive_int, default=DEFAULTS["eval_samples"], help=f"samples per math_dev item in the fixed slice (default {DEFAULTS['eval_samples']})")
+    p.add_argument("--eval-samples", type=SAMPLES, default=DEFAULTS["eval_samples"], help=f"samples per math_dev item in the fixed slice (default {DEFAULTS['eval_samples']})")
     p.add_argument("--slice-items", type=positive_int, default=DEFAULTS["slice_items"], help="first N math_dev items form the fixed slice (default 100 = all)")
-    p.add_argument("--holdout-samples", type=positive_int, default=DEFAULTS["holdout_samples"], help=f"samples per holdout item for pass@1 (default {DEFAULTS['holdout_samples']})")
-    p.add_argument("--eval-seed", type=non_negative_int, default=DEFAULTS["eval_seed"], help="sampling seed of every evaluation (default 0: the same draws for every run)")
+    p.add_argument("--holdout-samples", type=SAMPLES, default=DEFAULTS["holdout_samples"], help=f"samples per holdout item for pass@1 (default {DEFAULTS['holdout_samples']})")
+    p.add_argument("--eval-seed", type=seed, default=DEFAULTS["eval_seed"], help="sampling seed of every evaluation (default 0: the same draws for every run)")
     p.add_argument("--save-every", type=positive_int, default=DEFAULTS["save_every"], help=f"checkpoint interval in steps (default {DEFAULTS['save_every']})")
     p.add_argument("--threads", type=THREADS, default=DEFAULTS["threads"], help="PyTorch threads (default 2; part of reproducibility)")
     p.add_argument("--gate-min-delta", type=float_in(-1.0, 1.0), default=DEFAULTS["gate_min_delta"],
@@ -138,6 +145,14 @@ def check_args(args: Any) -> None:
         raise CourseError("--temperature must be > 0 for on-policy training (greedy decoding has no log-probabilities to learn from)")
     if not 1 <= args.max_tokens <= MAX_TOKENS_LIMIT:
         raise CourseError(f"--max-tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {args.max_tokens}")
+    if args.prompts_per_step * args.group_size > MAX_ROWS:
+        raise CourseError(
+            f"--prompts-per-step x --group-size is {args.prompts_per_step * args.group_size:,} rows per step; at most "
+            f"{MAX_ROWS:,} are sampled and trained together (memory grows with them)"
+        )
+    if args.steps // args.save_every > MAX_CHECKPOINTS:
+        raise CourseError(f"--steps / --save-every would write {args.steps // args.save_every:,} checkpoints; at most "
+                          f"{MAX_CHECKPOINTS:,} (raise --save-every)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -151,7 +166,7 @@ def _main(argv: Sequence[str] | None) -> int:
     get_rubric(args.rubric)  # unknown name: exit 2 before any work
     t_start = time.time()
     final = resolve_outdir(args.outdir, force=args.force, prefix="rl")
-    info(f"run directory: {final}")
+    info(f"run directory: {visible(str(final))}")
     with atomic_run_dir(final, force=args.force, prefix="rl") as tmp:
         trained = train(args, tmp)
         summary, _ = write_run(args, tmp, final, trained, argv, t_start)

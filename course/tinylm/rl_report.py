@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from course.lib.plotting import plot_to
+from course.lib.visible import visible
 
 # Codes shown as curves (strict scorer, share of training samples); the rest are summed as "other".
 CURVE_CODES = ("ok", "wrong_answer", "trailing_text", "multiple_lines", "missing_prefix", "prefix_spacing", "prefix_case")
@@ -200,7 +201,7 @@ def holdout_lines(h: dict[str, Any]) -> list[str]:
 
 def report_lines(summary: dict[str, Any], run_dir: Path | str) -> list[str]:
     """The lines of the stdout summary (pure: a test reads them without a run)."""
-    lines = [f"Run {run_dir}: rubric {summary['rubric']}, beta {summary['beta']}, seed {summary['seed']}, {summary['steps']} steps"]
+    lines = [f"Run {visible(str(run_dir))}: rubric {summary['rubric']}, beta {summary['beta']}, seed {summary['seed']}, {summary['steps']} steps"]
     lines += same_prompts_lines(summary["first_eval"], summary["last_eval"], summary["rubric"])
     t = summary["final_train"]
     lines.append(f"Training samples, last {t['over_last_steps']} steps: {summary['rubric']} reward {t['reward']:.3f}, "

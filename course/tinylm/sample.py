@@ -26,13 +26,15 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, probability, run
+from course.cli import float_in, info, int_in, make_parser, positive_int, probability, run, seed
 from course.errors import CourseError
 from course.lib.extras import require
 from course.lib.formats import read_dataset
-from course.lib.jsonl import dumps_line, write_text_atomic
+from course.lib.jsonl import dumps_line, refuse_existing
+from course.lib.temporaries import write_text_atomic
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
+from course.lib.visible import visible
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
 THREADS = int_in(1, 64)
@@ -49,10 +51,10 @@ def build_parser():  # type: ignore[no-untyped-def]
     )
     p.add_argument("--dataset", required=True, help="dataset JSONL (id, prompt, expected_answer)")
     p.add_argument("--out", required=True, help="output JSONL file")
-    p.add_argument("--n", type=positive_int, default=1, help="samples per item: 1 = frozen rollouts, >1 = selection pack (default 1)")
+    p.add_argument("--n", type=int_in(1, 1024), default=1, help="samples per item, at most 1024 (sampled together): 1 = frozen rollouts, >1 = selection pack (default 1)")
     p.add_argument("--temperature", type=float_in(0.0, 100.0), default=1.0, help="softmax temperature in [0, 100]; 0 = greedy (default 1.0)")
     p.add_argument("--top-p", type=probability, default=1.0, help="nucleus sampling mass, 1.0 = off (default 1.0)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed, recorded in every line (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="sampling seed, recorded in every line (default 0)")
     p.add_argument("--max-tokens", type=positive_int, default=32, help="completion length limit in tokens = characters (default 32)")
     p.add_argument("--checkpoint", default=None, help="weights file (default: the shipped pi0, data/tinylm/pi0.pt)")
     p.add_argument("--threads", type=THREADS, default=2, help="PyTorch intra-op threads (default 2; part of reproducibility)")
@@ -76,10 +78,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if not 1 <= args.max_tokens <= MAX_TOKENS_LIMIT:
         raise CourseError(f"--max-tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {args.max_tokens}")
     out = Path(args.out)
-    if out.exists() and not args.force:
-        raise CourseError(f"{out}: exists; pass --force to overwrite it")
-    if out.is_dir():
-        raise CourseError(f"{out}: is a directory; --out names a JSONL file")
+    refuse_existing(out, args.force)  # a FIFO, a device or a directory is refused here, before any sampling
     out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out fails here, before minutes of sampling
 
     items = read_dataset(args.dataset)  # validated: bad input stops here, before anything is written
@@ -115,7 +114,7 @@ def _main(argv: Sequence[str] | None) -> int:
         f"{ck['policy']}: {total} completions for {len(items)} items in {time.time() - t0:.1f}s "
         f"({threads} threads); {n_truncated} truncated at {args.max_tokens} tokens without <eos>"
     )
-    print(f"wrote {out} ({'frozen rollouts' if args.n == 1 else f'selection pack, n={args.n}'}, policy {ck['policy']})")
+    print(f"wrote {visible(str(out))} ({'frozen rollouts' if args.n == 1 else f'selection pack, n={args.n}'}, policy {ck['policy']})")
     return 0
 
 

@@ -18,7 +18,6 @@ thread count are fixed, so the same machine gives the same bytes.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import re
@@ -27,13 +26,15 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from course.cli import finite_float, info, int_in, make_parser, non_negative_int, positive_float, positive_int, run
+from course.cli import MAX_COUNT, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.jsonl import write_json
+from course.lib.jsonl import read_json, refuse_existing
+from course.lib.temporaries import write_json_atomic
 from course.lib.manifest import environment, file_fingerprint
 from course.tinylm import PI0_MANIFEST, PI0_PATH
 from course.tinylm.progress import ProgressLine
+from course.lib.visible import visible
 from course.tinylm.sft_data import DEFAULT_DATASETS, FORMAT_WEIGHTS, read_prompts, sft_stream
 from course.tinylm.vocab import VOCAB
 
@@ -58,15 +59,32 @@ DEFAULTS = {
 }
 
 
-def _arg_type(key: str, value: object):  # type: ignore[no-untyped-def]
-    """Every SFT hyperparameter is a finite number in its natural range (NaN refused up front)."""
-    if key in ("seed", "warmup", "eval_every"):  # 0 = none / off
-        return non_negative_int
-    if key == "threads":
-        return int_in(1, 64)
-    if isinstance(value, int):
-        return positive_int
-    return finite_float if key == "weight_decay" else positive_float
+# Every SFT hyperparameter is a finite number in a range a tiny LM can train with; NaN, infinity and
+# sizes whose memory would grow without bound (--batch-size 100000000) are refused up front (issue 23).
+ARG_TYPES = {
+    "seed": seed,
+    "steps": int_in(1, 1_000_000),
+    "batch_size": int_in(1, 512),  # activations grow with it: 512 rows of the default model is ~2 GB
+    "lr": float_in(1e-8, 1.0),  # Adam's step is about lr per weight: beyond 1 it only diverges
+    "min_lr": float_in(0.0, 1.0),  # and at most --lr (checked below)
+    "warmup": int_in(0, 1_000_000),
+    "weight_decay": float_in(0.0, 1.0),
+    "grad_clip": float_in(1e-6, 1e6),
+    "threads": int_in(1, 64),
+    "n_layer": int_in(1, 12),
+    "n_head": int_in(1, 16),
+    "n_embd": int_in(1, 512),  # and a multiple of --n-head (checked below)
+    "eval_samples": int_in(1, 1024),
+    "eval_every": int_in(0, MAX_COUNT),  # 0 = off
+}
+
+
+def check_settings(s: dict) -> None:
+    """Refuse settings no run can train with (CourseError: one line, exit 2), before any work."""
+    if s["min_lr"] > s["lr"]:
+        raise CourseError(f"--min-lr {s['min_lr']:g} is above --lr {s['lr']:g}: the cosine schedule decays from --lr down to --min-lr")
+    if s["n_embd"] % s["n_head"]:
+        raise CourseError(f"--n-embd {s['n_embd']} is not a multiple of --n-head {s['n_head']}: each head gets n_embd / n_head dimensions")
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -80,7 +98,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--force", action="store_true", help="overwrite an existing --out")
     p.add_argument("--check", action="store_true", help="retrain with the shipped manifest's settings into a temp dir and compare sha256")
     for key, value in DEFAULTS.items():
-        p.add_argument("--" + key.replace("_", "-"), type=_arg_type(key, value), default=value, help=f"(default {value})")
+        p.add_argument("--" + key.replace("_", "-"), type=ARG_TYPES[key], default=value, help=f"(default {value})")
     return p
 
 
@@ -95,7 +113,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.check:
         if not PI0_MANIFEST.exists():
             raise CourseError(f"{PI0_MANIFEST}: no manifest to check against")
-        manifest = json.loads(PI0_MANIFEST.read_text(encoding="utf-8"))
+        manifest = read_json(PI0_MANIFEST, "pi0 manifest")
         settings = manifest["settings"]
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / PI0_PATH.name
@@ -107,11 +125,12 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.out is None:
         raise CourseError("--out is required (or use --check)")
     out = Path(args.out)
-    if out.exists() and not args.force:
-        raise CourseError(f"{out}: exists; pass --force to overwrite it")
+    for path in (out, manifest_path(out)):  # both outputs checked before training, not after it
+        refuse_existing(path, args.force)
     settings = {k: getattr(args, k) for k in DEFAULTS}
+    check_settings(settings)
     result = train(settings, out, argv)
-    print(f"wrote {out} (sha256 {result['sha256'][:12]}) and {result['manifest_path']}")
+    print(f"wrote {visible(str(out))} (sha256 {result['sha256'][:12]}) and {visible(str(result['manifest_path']))}")
     return 0
 
 
@@ -198,13 +217,16 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
         loss_tok = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab_size), tokens[:, 1:].reshape(-1), reduction="none")
         mask = target_mask[:, 1:].reshape(-1).float()
         loss = (loss_tok * mask).sum() / mask.sum()
+        value = loss.item()
+        if not math.isfinite(value):
+            raise diverged(f"the loss is {value} at step {step}", s)
         for group in opt.param_groups:
             group["lr"] = lr_at(step)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), s["grad_clip"])
         opt.step()
-        losses.append(loss.item())
+        losses.append(value)
         if step % 200 == 0 or step == s["steps"] - 1:
             recent = sum(losses[-200:]) / len(losses[-200:])
             progress.info(f"step {step:5d}  loss {recent:.4f}  lr {lr_at(step):.2e}  {time.time() - t0:.0f}s")
@@ -218,11 +240,12 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     train_seconds = time.time() - t0
 
     # --- boilerplate: save, measure, record ------------------------------------
+    if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        raise diverged("a weight is not finite after the last step", s)
     model.eval()
     out.parent.mkdir(parents=True, exist_ok=True)
     digest = save_checkpoint(model, out)
     dev = measure_dev(model, s["eval_samples"])
-    info(f"dev pass@1 {dev['pass_at_1']:.3f} over {dev['samples']} samples; right number anywhere {dev['number_right_share']:.3f}")
     manifest = {
         "what": "tiny LM reference policy pi0 (supervised on a seeded format mixture)",
         "weights": out.name,
@@ -246,9 +269,26 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
         "dev_eval": dev,
         "provenance": environment("course.tinylm.sft", argv),
     }
-    manifest_path = out.with_name(out.stem + "_manifest.json")
-    write_json(manifest_path, manifest)
-    return {"sha256": digest, "manifest_path": str(manifest_path)}
+    written = manifest_path(out)
+    write_json_atomic(written, manifest)
+    # Printed only now: a closed output pipe stops the tool at its next line, and the weights must
+    # never be left without their manifest (or beside an older one that --force was replacing).
+    info(f"dev pass@1 {dev['pass_at_1']:.3f} over {dev['samples']} samples; right number anywhere {dev['number_right_share']:.3f}")
+    return {"sha256": digest, "manifest_path": str(written)}
+
+
+def manifest_path(out: Path) -> Path:
+    """Where the manifest of the weights ``out`` goes: ``<stem>_manifest.json`` beside it."""
+    return out.with_name(out.stem + "_manifest.json")
+
+
+def diverged(what: str, s: dict) -> CourseError:
+    """Training that diverged is refused, not recorded: weights holding NaN are no policy, and a
+    manifest must not carry NaN (its own reader refuses it). Nothing is written; exit 2."""
+    return CourseError(
+        f"training diverged: {what} (lr {s['lr']:g}, batch size {s['batch_size']}); nothing was written. "
+        f"Lower --lr (pi0 was trained with {DEFAULTS['lr']:g})"
+    )
 
 
 def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]

@@ -39,7 +39,7 @@ import random
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from course.cli import make_parser, non_negative_int, positive_int, run
+from course.cli import make_parser, positive_int, run, seed
 from course.lib.problems import Problem, make_problem
 
 # ---------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def _main(args_in: Sequence[str] | None) -> int:
         "  python -m course.tinylm.sft_data --n 20 --seed 0",
     )
     parser.add_argument("--n", type=positive_int, default=20, help="how many examples (default 20)")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="recipe seed (pi0 uses the one in its manifest)")
+    parser.add_argument("--seed", type=seed, default=0, help="recipe seed (pi0 uses the one in its manifest)")
     args = parser.parse_args(args_in)
     for p, text, fmt in sft_examples(args.seed, args.n, read_prompts(DEFAULT_DATASETS)):
         print(f"[{fmt}] {p.prompt}\n    -> {text!r}")

@@ -22,10 +22,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from course.cli import int_in, make_parser, non_negative_int, run
+from course.cli import int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.jsonl import write_text_atomic
+from course.lib.jsonl import refuse_existing
+from course.lib.temporaries import write_text_atomic
 from course.tinylm import FROZEN_PI0_DEV
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
@@ -47,7 +48,7 @@ def _main(argv: Sequence[str] | None) -> int:
     p.add_argument("--run", default=None, help="a course.tinylm.rl run directory (uses its final.pt)")
     p.add_argument("--checkpoint", default=None, help="a checkpoint to compare instead of --run")
     p.add_argument("--frozen", default=str(FROZEN_PI0_DEV), help="frozen pi0 rollouts (default: the shipped data/tinylm/frozen_pi0_dev.jsonl)")
-    p.add_argument("--seed", type=non_negative_int, default=None, help="sampling seed for the fresh samples (default: the frozen file's seed)")
+    p.add_argument("--seed", type=seed, default=None, help="sampling seed for the fresh samples (default: the frozen file's seed)")
     p.add_argument("--out", default=None, help="also write the markdown table to this file")
     p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
     args = p.parse_args(argv)
@@ -55,6 +56,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if (args.run is None) == (args.checkpoint is None):
         raise CourseError("pass exactly one of --run or --checkpoint")
     checkpoint = Path(args.checkpoint) if args.checkpoint else Path(args.run) / "final.pt"
+    if args.out:
+        refuse_existing(args.out, force=True)  # replaced if it is a file; a FIFO or a device is refused before sampling
     # torch-dependent imports stay here, not at the top: --help works without the lm extra
     from course.tinylm.distribution_shift import shift_report
     from course.tinylm.model import load_checkpoint

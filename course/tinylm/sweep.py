@@ -21,13 +21,14 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, run
+from course.cli import float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import get_rubric
 from course.lib.extras import require
 from course.lib.manifest import environment
 from course.lib.plotting import plot_to
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest
+from course.lib.visible import visible
 from course.tinylm import rl  # its training loop (rl.train) and run writer (rl.write_run), not its main
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
@@ -45,8 +46,8 @@ def _main(argv: Sequence[str] | None) -> int:
         "  python -m course.tinylm.sweep --betas 0 0.02 0.1 0.5 --steps 60 --seed 0 --outdir runs/beta_sweep",
     )
     p.add_argument("--betas", type=float_in(0.0, 100.0), nargs="+", default=[0.0, 0.02, 0.1, 0.5], help="KL weights to try (default 0 0.02 0.1 0.5)")
-    p.add_argument("--steps", type=positive_int, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed shared by every run (default 0)")
+    p.add_argument("--steps", type=rl.STEPS, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
+    p.add_argument("--seed", type=seed, default=0, help="seed shared by every run (default 0)")
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
     p.add_argument("--outdir", default=None, help="sweep directory (default: the next free runs/sweep_NNN)")
     p.add_argument("--force", action="store_true", help="overwrite an existing sweep directory")
@@ -95,7 +96,7 @@ def _main(argv: Sequence[str] | None) -> int:
             "runs": [r["run"] for r in rows],
         })
     print((final / "sweep.md").read_text(encoding="utf-8"), end="")
-    print(f"Wrote {final}/ ({', '.join(written)}, one rl run per beta)")  # only files that exist
+    print(f"Wrote {visible(str(final))}/ ({', '.join(written)}, one rl run per beta)")  # only files that exist
     return 0
 
 

@@ -166,6 +166,21 @@ def test_inspect_a_target_that_is_not_an_integer_is_the_samples_error_not_a_zero
     assert "Paris" in log.error.message and "is not an integer" in log.error.message
 
 
+def test_inspect_metadata_and_target_that_disagree_are_an_error_not_one_silently_chosen():
+    # metadata expected_answer 5, target "323": scoring against either one is a guess (found attacking #23 item 8).
+    if importlib.util.find_spec("inspect_ai") is None:
+        pytest.skip("the inspect extra (inspect_ai) is not installed")
+    from inspect_ai.scorer import Target
+
+    from course.integrations.inspect_ai import expected_answers
+
+    with pytest.raises(ValueError, match="disagree"):
+        expected_answers({"expected_answer": 5}, Target("323"))
+    assert expected_answers({"expected_answer": 323}, Target("323")) == [323]  # the course's own samples
+    assert expected_answers({"expected_answer": 323}, Target(["0323", "323"])) == [323]
+    assert expected_answers({"expected_answer": 7}, Target("")) == [7]  # no target: the metadata alone
+
+
 # ---------------------------------------------------------------------------
 # lm-eval logs in (course.import_completions): no credential copied into the policy name
 # ---------------------------------------------------------------------------
@@ -173,8 +188,9 @@ HF_TOKEN = "hf_TopSecretToken0123456789"
 API_KEY = "sk-proj-TopSecretKey0123456789"
 
 
-@pytest.mark.parametrize("form", ["string", "dict"])
-def test_lm_eval_model_args_credentials_are_not_copied_into_the_policy(tmp_path, capsys, form):
+def _policy_imported_with(tmp_path, capsys, model_args: dict, form: str) -> tuple[str, str]:
+    """import_completions --format lm-eval with these model_args (as lm-eval records them: a dict or
+    "k=v,k=v"); returns everything written or printed, and the policy name."""
     import json
     from pathlib import Path
 
@@ -182,16 +198,30 @@ def test_lm_eval_model_args_credentials_are_not_copied_into_the_policy(tmp_path,
 
     bridges = Path(__file__).resolve().parents[1] / "data" / "bridges"
     results = json.loads((bridges / "lmeval_results_course_math.json").read_text(encoding="utf-8"))
-    args = {"pretrained": "org/model", "token": HF_TOKEN, "api_key": API_KEY, "add_bos_token": "True",
-            "base_url": "http://me:pa55word@127.0.0.1:8000/v1"}
-    results["config"]["model_args"] = args if form == "dict" else ",".join(f"{k}={v}" for k, v in args.items())
+    results["config"]["model_args"] = model_args if form == "dict" else ",".join(f"{k}={v}" for k, v in model_args.items())
     (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
     out = tmp_path / "r.jsonl"
     assert main(["--format", "lm-eval", str(bridges / "lmeval_samples_course_math.jsonl"),
                  "--results", str(tmp_path / "results.json"), "--out", str(out)]) == 0
     written = out.read_text(encoding="utf-8") + capsys.readouterr().out
+    return written, json.loads(written.splitlines()[0])["policy"]
+
+
+@pytest.mark.parametrize("form", ["string", "dict"])
+def test_lm_eval_model_args_credentials_are_not_copied_into_the_policy(tmp_path, capsys, form):
+    args = {"pretrained": "org/model", "token": HF_TOKEN, "api_key": API_KEY, "add_bos_token": "True",
+            "base_url": "http://me:pa55word@127.0.0.1:8000/v1"}
+    written, policy = _policy_imported_with(tmp_path, capsys, args, form)
     for secret in (HF_TOKEN, API_KEY, "pa55word"):
         assert secret not in written
-    policy = json.loads(written.splitlines()[0])["policy"]
     assert "pretrained=org/model" in policy and "add_bos_token=True" in policy
     assert "base_url=http://127.0.0.1:8000/v1" in policy
+
+
+@pytest.mark.parametrize("form", ["string", "dict"])
+def test_a_credential_in_a_model_urls_query_is_not_copied_into_the_policy(tmp_path, capsys, form):
+    # An Azure-style endpoint carries its key in the query (`?api-key=...`); the URL is kept, the key is not.
+    args = {"model": "gpt", "base_url": f"https://host.example/v1?api-key={API_KEY}&api-version=2024-06-01&token={HF_TOKEN}#top"}
+    written, policy = _policy_imported_with(tmp_path, capsys, args, form)
+    assert API_KEY not in written and HF_TOKEN not in written
+    assert "base_url=https://host.example/v1?api-version=2024-06-01#top" in policy, policy

@@ -226,7 +226,7 @@ CONTENT_FAULTS = {
 
 def _bad_copy(good: Path, tmp_path: Path, fault: str) -> Path:
     lines = good.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[0] = _inject(lines[0], "note", CONTENT_FAULTS[fault][0])
+    lines[0] = _inject(lines[0], "injected", CONTENT_FAULTS[fault][0])  # a key no file has: one fault per line
     bad = tmp_path / f"bad_{good.name}"
     bad.write_text("".join(lines), encoding="utf-8")
     return bad

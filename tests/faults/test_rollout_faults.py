@@ -322,7 +322,7 @@ def test_force_replaces_its_own_file_by_a_rename_and_leaves_no_temporary_file(la
     assert rs.main(argv(lab, "--limit", "2")) == 0
     assert rs.main(argv(lab, "--temperature", "0.1", "--force")) == 0
     assert {json.loads(x)["sampling"]["temperature"] for x in Path("out.jsonl").read_text().splitlines()} == {0.1}
-    assert [p.name for p in Path(".").iterdir() if ".tmp-" in p.name] == []
+    assert [p.name for p in Path(".").iterdir() if p.name.startswith(".out.jsonl.")] == []
 
 
 def test_force_keeps_the_old_file_whole_when_the_first_new_item_fails(lab, capsys):
@@ -331,7 +331,7 @@ def test_force_keeps_the_old_file_whole_when_the_first_new_item_fails(lab, capsy
     lab.raw(len(lab.requests) + 1, b"<html>")
     assert rs.main(argv(lab, "--temperature", "0.1", "--force")) == 2
     assert Path("out.jsonl").read_bytes() == old
-    assert [p.name for p in Path(".").iterdir() if ".tmp-" in p.name] == []
+    assert [p.name for p in Path(".").iterdir() if p.name.startswith(".out.jsonl.")] == []
 
 
 # ---------------------------------------------------------------------------
@@ -435,13 +435,27 @@ def test_a_hand_edited_sampling_with_terminal_controls_is_reported_escaped(lab, 
     assert "written with sampling" in assert_one_error_line(capsys.readouterr().err)
 
 
-def test_a_temporary_file_left_by_a_killed_force_run_is_removed_by_the_next_run(lab):
+def test_a_temporary_left_by_a_killed_force_run_is_removed_by_the_next_run(lab):
+    # What a run killed while starting --out over leaves: the marked temporary .out.jsonl.tmp/ holding
+    # a torn first line (course.lib.temporaries); the next run in the folder removes it.
+    code = ("import os, sys; from pathlib import Path; from course.lib import temporaries\n"
+            "folder = temporaries.make(Path('out.jsonl'))\n"
+            "(folder / 'out.jsonl').write_text('{\"id\": \"f-0001\"')\n"
+            "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert Path(".out.jsonl.tmp/out.jsonl").exists()
+    assert rs.main(argv(lab)) == 0
+    assert not Path(".out.jsonl.tmp").exists()
+
+
+def test_a_users_file_named_like_an_old_temporary_is_never_removed(lab):
+    # Before issue 23, any .out.jsonl.tmp-PID whose PID was gone was deleted: a user's file too.
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # a PID that no longer runs
-    stale = Path(f".out.jsonl.tmp-{dead.pid}")
-    stale.write_text('{"id": "f-0001"')
+    mine = Path(f".out.jsonl.tmp-{dead.pid}")
+    mine.write_text("my notes\n")
     assert rs.main(argv(lab)) == 0
-    assert not stale.exists()
+    assert mine.read_text() == "my notes\n"
 
 
 # ---------------------------------------------------------------------------

