@@ -121,20 +121,6 @@ def test_pi0_sampled_with_seed_0_reproduces_the_shipped_frozen_rollouts_byte_for
     assert out.read_bytes() == FROZEN_PI0_DEV.read_bytes()
 
 
-def test_sampling_and_log_probs_leave_the_deterministic_memory_fill_setting_as_they_found_it(tiny):
-    # The sampler and the log-prob pass turn the NaN fill of fresh tensors off for themselves only.
-    fill = torch.utils.deterministic
-    try:
-        torch.use_deterministic_algorithms(True)
-        fill.fill_uninitialized_memory = True
-        ro = generate(tiny["model"], [ITEMS[0]["prompt"]], ["a", "b"], group=2, max_tokens=4)
-        assert fill.fill_uninitialized_memory is True
-        completion_logprobs(tiny["model"], ro)
-        assert fill.fill_uninitialized_memory is True
-    finally:
-        torch.use_deterministic_algorithms(False)
-
-
 def test_attention_gives_the_same_bits_for_a_bool_mask_and_its_additive_float_form():
     # The sampler hands attention a float mask it updates in place; GPT.forward converts bool masks once.
     # Both rest on scaled_dot_product_attention treating True/False exactly as 0.0/-inf.

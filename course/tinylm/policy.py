@@ -25,9 +25,8 @@ Not a CLI; see ``python -m course.tinylm.sample --help``.
 from __future__ import annotations
 
 import random
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -49,25 +48,6 @@ def set_threads(n: int) -> int:
     """Fix the intra-op thread count (float sums are grouped per thread; a fixed count keeps runs bitwise stable)."""
     torch.set_num_threads(n)
     return torch.get_num_threads()
-
-
-@contextmanager
-def _memory_not_prefilled() -> Iterator[None]:
-    """Inside: fresh tensors are not first filled with NaN, even under ``use_deterministic_algorithms``.
-
-    That fill (``torch.utils.deterministic.fill_uninitialized_memory``) makes a read
-    of memory nobody wrote reproducible. The sampler and the log-prob pass write
-    every element before reading it, so for them it is pure cost (a pass over every
-    new buffer, the 28 MB key/value cache among them), and every output stays bit
-    for bit the same (benchmarks/bench_tinylm.py checks). Restored on the way out.
-    """
-    det = torch.utils.deterministic
-    before = det.fill_uninitialized_memory
-    det.fill_uninitialized_memory = False
-    try:
-        yield
-    finally:
-        det.fill_uninitialized_memory = before
 
 
 def policy_logits(logits: torch.Tensor) -> torch.Tensor:
@@ -195,7 +175,6 @@ def generate(
 
 
 @torch.inference_mode()  # no autograd bookkeeping at all (no_grad still tracked versions and views)
-@_memory_not_prefilled()
 def _sample_tokens(model: GPT, prompt: torch.Tensor, prompt_valid: torch.Tensor, rngs: list[random.Random],
                    group: int, temperature: float, top_p: float, max_tokens: int) -> torch.Tensor:
     """The decode loop: (P, Lp) prompts -> (B, K) chosen tokens, ``<pad>`` after each row's ``<eos>``."""
@@ -242,7 +221,6 @@ def _sample_tokens(model: GPT, prompt: torch.Tensor, prompt_valid: torch.Tensor,
     return out
 
 
-@_memory_not_prefilled()
 def completion_logprobs(model: GPT, ro: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
     """log pi(chosen token | prompt, earlier tokens) and the entropy there, for every completion slot.
 
