@@ -21,6 +21,9 @@
    de-quantised weights are cached in ONE temporary directory shared by the session's workers
    (never the user's cache), built under a file lock: the first worker pays the ~20 s GGUF load,
    the others read the cache in ~1 s. Tests using it are marked slow.
+8. ``json_reader``: a module-scoped fixture with two values, ``"json"`` (the standard library only)
+   and ``"orjson"`` (the fast path, skipped where orjson is not installed); a reader test module
+   that uses it (``pytestmark = pytest.mark.usefixtures("json_reader")``) runs every test with each.
 """
 
 from __future__ import annotations
@@ -181,3 +184,20 @@ def real_llm(llm_cache_dir: Path):  # type: ignore[no-untyped-def]
             return load_llm(cache_dir=llm_cache_dir)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+# ---------------------------------------------------------------------------------------------
+# item 8: the reader's two paths
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module", params=["json", "orjson"])
+def json_reader(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Every test of the module with the standard library's reading alone, then with orjson first."""
+    import importlib.util
+
+    from course.lib import jsonl
+
+    if request.param == "orjson" and importlib.util.find_spec("orjson") is None:
+        pytest.skip("orjson is not installed (the fast extra)")
+    jsonl.use_fast_decoder(request.param == "orjson")
+    yield request.param
+    jsonl.use_fast_decoder(True)  # the default: orjson whenever it is installed

@@ -166,6 +166,24 @@ def test_two_runs_give_byte_identical_results_and_summary(files, tmp_path: Path)
         assert (tmp_path / "runs/a" / name).read_bytes() == (tmp_path / "runs/b" / name).read_bytes()
 
 
+def test_the_bundled_run_is_byte_identical_with_orjson_reading_and_without(tmp_path: Path) -> None:
+    import importlib.util
+
+    from course.lib import jsonl
+
+    if importlib.util.find_spec("orjson") is None:
+        pytest.skip("orjson is not installed (the fast extra)")
+    dataset, completions = PROJECT_ROOT / eval_pipeline.BUNDLED_DATASET, PROJECT_ROOT / eval_pipeline.BUNDLED_COMPLETIONS
+    try:
+        for name, fast in (("fast", True), ("stdlib", False)):
+            jsonl.use_fast_decoder(fast)
+            assert run_eval(dataset, completions, "--outdir", str(tmp_path / name)) == 0
+    finally:
+        jsonl.use_fast_decoder(True)
+    for name in ("results.jsonl", "summary.json", "summary.md"):
+        assert (tmp_path / "fast" / name).read_bytes() == (tmp_path / "stdlib" / name).read_bytes()
+
+
 def test_shuffled_completions_give_the_same_bytes_in_dataset_order(files, tmp_path: Path) -> None:
     dataset, completions = files
     shuffled = list(ITEMS)
