@@ -34,8 +34,10 @@ summary.json are compared byte for byte. Before that, the reader alone, in
 process: microseconds per line of ``parse_line`` on both paths, of
 ``orjson.loads`` by itself, and of the fast path's exact repeated-key check.
 
-Shuffled completions (``--shuffled``, on by default) switch course.eval to its
-indexed mode (ids matched in memory); its time and peak memory are printed too.
+Shuffled completions (skipped with ``--no-shuffled``) switch course.eval to its
+indexed mode; its time and peak memory are printed, beside the same run with
+the items held in memory as before issue #26 (the indexed mode's exact fallback,
+forced), and its outputs are compared with the aligned run's.
 """
 
 from __future__ import annotations
@@ -137,6 +139,11 @@ else:
     from course.lib import jsonl
     from course.lib.eval_pipeline import evaluate
     jsonl.use_fast_decoder(mode != "eval-stdlib")  # "eval": orjson first when installed
+    if mode == "eval-in-memory":  # the indexed mode as it was before #26: every item held in memory
+        from course.lib import eval_pipeline
+        def _collide(*args):
+            raise eval_pipeline._DigestsCollide
+        eval_pipeline._score_by_offsets = _collide
     run_dir, manifest, summary = evaluate(Path(sys.argv[1]), Path(sys.argv[2]), outdir=sys.argv[3], argv=[])
     n, passed = summary["n"], summary["passed"]
 print(json.dumps({"n": n, "passed": passed, "seconds": time.perf_counter() - t0,
@@ -301,8 +308,15 @@ def main() -> int:
             if not args.no_shuffled:
                 shuffled = Path(tmp) / "shuffled.jsonl"
                 _shuffle(completions, shuffled)
+                old = measure(dataset, shuffled, Path(tmp) / f"run_{n}_shuffled_old", "eval-in-memory")
                 x = measure(dataset, shuffled, Path(tmp) / f"run_{n}_shuffled", "eval")
-                print(_row("eval, shuffled", n, x, "   (completions in another order: the indexed mode)"))
+                same = all((Path(tmp) / f"run_{n}_shuffled" / name).read_bytes() == (Path(tmp) / f"run_{n}" / name).read_bytes()
+                           for name in ("results.jsonl", "summary.json"))
+                print(_row("eval, shuffled", n, x, f"   (completions in another order: the indexed mode; outputs "
+                                                    f"{'byte-identical to the aligned run' if same else 'DIFFERENT'})"))
+                print(_row("  before #26", n, old, "   (the same, every item held in memory, as before issue #26)"))
+                rec.figure(f"eval_{n}_shuffled_in_memory_peak_rss_mb", old["peak_rss_kib"] / 1024, "MB",
+                           f"`course.eval`, {n:,} lines, shuffled, items held in memory (before #26): peak memory", digits=1)
                 rec.figure(f"eval_{n}_shuffled_peak_rss_mb", x["peak_rss_kib"] / 1024, "MB", f"`course.eval`, {n:,} lines, shuffled completions: peak memory", digits=1)
                 rec.figure(f"eval_{n}_shuffled_seconds", x["seconds"], "s", f"`course.eval`, {n:,} lines, shuffled completions: wall time", digits=2)
                 shuffled.unlink()
