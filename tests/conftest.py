@@ -20,7 +20,10 @@
 7. ``real_llm``: the packaged SmolLM2 GGUF, loaded once per worker (``course.llm.load``). The
    de-quantised weights are cached in ONE temporary directory shared by the session's workers
    (never the user's cache), built under a file lock: the first worker pays the ~20 s GGUF load,
-   the others read the cache in ~1 s. Tests using it are marked slow.
+   the others read the cache in ~1 s. Tests using it are marked slow. ``tiny_llm_dir``: a Hugging
+   Face model directory in the same shape (a 2-layer Llama with random weights, a character
+   tokenizer, a ChatML chat template), built in a fraction of a second: the code paths of
+   course.llm (local-path loading, sampling, the CLIs) run on it in the default suite.
 8. ``json_reader``: a module-scoped fixture with two values, ``"json"`` (the standard library only)
    and ``"orjson"`` (the fast path, skipped where orjson is not installed); a reader test module
    that uses it (``pytestmark = pytest.mark.usefixtures("json_reader")``) runs every test with each.
@@ -184,6 +187,41 @@ def real_llm(llm_cache_dir: Path):  # type: ignore[no-untyped-def]
             return load_llm(cache_dir=llm_cache_dir)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def tiny_llm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny causal LM saved as a Hugging Face directory: ``course.llm.load.load_llm(str(path))`` loads it."""
+    import importlib.util
+    import string
+
+    if any(importlib.util.find_spec(m) is None for m in ("torch", "transformers", "tokenizers")):
+        pytest.skip("the llm extra is not installed")
+    import torch
+    from tokenizers import AddedToken, Tokenizer, decoders, models
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]  # ids 0, 1, 2 as in SmolLM2
+    chars = sorted(set(string.printable) - set("\x0b\x0c\r"))
+    vocab = {token: i for i, token in enumerate(special + chars)}
+    bpe = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<|endoftext|>"))  # no merges: one token per character
+    bpe.decoder = decoders.Fuse()
+    bpe.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|im_end|>",
+                                        unk_token="<|endoftext|>")
+    tokenizer.chat_template = (
+        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>'"
+        " + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+    )
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
+                         bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True)
+    torch.manual_seed(0)  # the fixture's random weights, reproducible (the course's own code never seeds globally)
+    model = LlamaForCausalLM(config)
+    path = tmp_path_factory.mktemp("tiny-llm")
+    model.save_pretrained(str(path))
+    tokenizer.save_pretrained(str(path))
+    return path
 
 
 # ---------------------------------------------------------------------------------------------

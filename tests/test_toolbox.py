@@ -44,7 +44,7 @@ def test_python_dash_m_course_prints_every_tool_grouped_by_loop():
     assert out.index("Loop A - evaluation:") < out.index("Loop B - selection:") < out.index("Loop C - learning:")
 
 
-@pytest.mark.parametrize("package", ["course.tinylm", "course.exercises"])
+@pytest.mark.parametrize("package", ["course.tinylm", "course.llm", "course.exercises"])
 def test_subpackage_listing_shows_only_its_own_tools(package):
     out = subprocess.run([sys.executable, "-m", package], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.strip() == listing(package + ".").strip()

@@ -1,8 +1,10 @@
 """Tokens beside the verdict: how a completion becomes token ids, and what the strict scorer says.
 
-This module owns what ``python -m course.token_inspect`` shows: the two vocabularies,
+This module owns what ``python -m course.token_inspect`` shows: the vocabularies,
 each optional and loaded lazily (``load_cl100k``: cl100k_base from the offline tiktoken
-package, ``load_tiny_vocab``: the tiny LM's characters), token texts made visible
+package, ``load_tiny_vocab``: the tiny LM's characters; the real LLM's own tokenizer,
+SmolLM2's byte-level BPE, is loaded by ``course.llm.load.load_tokenizer`` and read here by
+``hf_tokens``), token texts made visible
 (``show_token``, ``show_token_bytes``: ``␠`` for a space, ``course.lib.visible`` escapes for
 the rest), one JSON-ready record per text (``inspect_text``, ``inspect_texts``), the table
 (``render``, a list of lines) and the ``--escapes`` reader (``unescape``). Nothing here
@@ -92,6 +94,48 @@ def bpe_tokens(encoding: Any, text: str) -> dict[str, Any]:
     }
 
 
+def _byte_level_alphabet() -> dict[str, int]:
+    """GPT-2's byte-level BPE alphabet, inverted: the printable stand-in character of each byte -> the byte.
+
+    Byte-level tokenizers (GPT-2, SmolLM2) first map every byte to a printable character (a space
+    becomes ``Ġ``, a newline ``Ċ``) and learn merges over those; this undoes the mapping.
+    """
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars = list(keep)
+    extra = 0
+    for b in range(256):
+        if b not in keep:
+            keep.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {chr(c): b for b, c in zip(keep, chars)}
+
+
+_BYTE_LEVEL = _byte_level_alphabet()
+
+
+def byte_level_bytes(token: str) -> bytes:
+    r"""The bytes a byte-level BPE token stands for (a token outside that alphabet: its UTF-8).
+
+    >>> byte_level_bytes("Ġ323"), byte_level_bytes("ĠâĪĴ"), byte_level_bytes("Ċ")
+    (b' 323', b' \xe2\x88\x92', b'\n')
+    """
+    if all(ch in _BYTE_LEVEL for ch in token):
+        return bytes(_BYTE_LEVEL[ch] for ch in token)
+    return token.encode("utf-8")
+
+
+def hf_tokens(tokenizer: Any, text: str, vocabulary: str) -> dict[str, Any]:
+    """A Hugging Face tokenizer's view of ``text`` (no special tokens added), each token as its bytes."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    return {
+        "available": True,
+        "vocabulary": vocabulary,
+        "ids": ids,
+        "tokens": [show_token_bytes(byte_level_bytes(t)) for t in tokenizer.convert_ids_to_tokens(ids)],
+    }
+
+
 def char_tokens(vocab: Any, text: str) -> dict[str, Any]:
     ids = vocab.encode(text)
     return {
@@ -147,8 +191,10 @@ def render(records: Sequence[dict[str, Any]]) -> list[str]:
             f"    scorer {s['scorer_version']}, expected {s['expected']}: reward {s['reward']:.1f}  "
             f"{visible(s['error_code'])}  ({visible(s['reason'])})"
         )
-        if "cl100k_base" in r:  # absent under --vocab tiny
+        if "cl100k_base" in r:  # absent under --vocab tiny and --vocab smollm2
             lines += token_rows("cl100k_base", r["cl100k_base"])
+        if "smollm2" in r:  # --vocab smollm2 / all: the real LLM's own tokenizer
+            lines += token_rows(r["smollm2"].get("vocabulary", "SmolLM2"), r["smollm2"])
         lines += token_rows("tiny-LM characters", r["tiny_lm"])
         lines.append("")
     lines += [
@@ -193,12 +239,18 @@ def unescape(text: str) -> str:
 
 
 def inspect_texts(texts: Sequence[str], expected: int, encoding: Any | None, vocab: Any, *,
-                  with_bpe: bool = True) -> list[dict[str, Any]]:
-    """One record per text (``inspect_text``); without ``with_bpe`` the cl100k_base entry is left out."""
+                  with_bpe: bool = True, llm_tokenizer: tuple[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One record per text (``inspect_text``); without ``with_bpe`` the cl100k_base entry is left out.
+
+    ``llm_tokenizer`` = (vocabulary name, Hugging Face tokenizer) adds the ``smollm2`` entry: the real LLM's own tokens.
+    """
     records = [inspect_text(t, expected, encoding, None, vocab) for t in texts]
-    if not with_bpe:
-        for record in records:
+    for record in records:
+        if not with_bpe:
             del record["cl100k_base"]
+        if llm_tokenizer is not None:
+            name, tokenizer = llm_tokenizer
+            record["smollm2"] = hf_tokens(tokenizer, record["text"], name)
     return records
 
 

