@@ -186,7 +186,6 @@ def _score_by_offsets(
     rubric: Rubric,
 ) -> Scored:
     """Index the dataset's ids, find each completion's item and line offset, then score in dataset order."""
-    score: ScoreFn = rubric.score
     # 1. the dataset (every check of its reader): id digest -> position
     index = _IdIndex(line_ends(dataset)[0] + 1)
     n = 0
@@ -248,11 +247,18 @@ def _score_by_offsets(
             f"({n_missing} of {n} items have none); pass --allow-missing to score them as failures"
         )
     # 3. the dataset again, in order, each completion read back from its line
+    items = ((example, record is not None, record and record["completion"]) for _, example, record in pairs())
+    tally, sha = _write_in_dataset_order(results_path, items, rubric, progress)
+    return Scored(tally, sha, n_missing, first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
+
+
+def _write_in_dataset_order(results_path: Path, items: Any, rubric: Rubric, progress: Progress | None) -> tuple[Tally, str]:
+    """results.jsonl from ``(example, has a completion, its text)`` in dataset order: the Tally and the file's sha256."""
+    score: ScoreFn = rubric.score
     tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
     with JsonlWriter(results_path) as out:
-        for _, example, record in pairs():
-            if record is not None:
-                text = record["completion"]
+        for example, present, text in items:
+            if present:
                 scored = score(example, text)
                 result = {
                     "id": example["id"],
@@ -268,7 +274,7 @@ def _score_by_offsets(
             if progress is not None and tally.n % PROGRESS_EVERY == 0:
                 progress(tally.n)
         sha = out.sha256
-    return Scored(tally, sha, n_missing, first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
+    return tally, sha
 
 
 def _score_in_memory(
@@ -277,7 +283,6 @@ def _score_in_memory(
 ) -> Scored:
     """Any order: hold the dataset and completions in memory, check every id, score in dataset order
     (exact whatever the digests: the fallback when two ids share one)."""
-    score: ScoreFn = rubric.score
     examples: list[dict[str, Any]] = []
     lines: list[int] = []
     for lineno, example in iter_dataset_objects(dataset):
@@ -308,25 +313,8 @@ def _score_in_memory(
             f"({len(missing)} of {len(examples)} items have none); pass --allow-missing to score them as failures"
         )
     assert first is not None
-    tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
-    with JsonlWriter(results_path) as out:
-        for i, example in enumerate(examples):
-            if seen_on[i]:
-                scored = score(example, texts[i])
-                result = {
-                    "id": example["id"],
-                    "completion": texts[i],
-                    "expected": example["expected_answer"],
-                    "reward": scored["reward"],
-                    "details": scored["details"],
-                }
-            else:
-                result = missing_result(example, scorer_version=rubric.version)
-            out.write(result)
-            tally.add(result)
-            if progress is not None and tally.n % PROGRESS_EVERY == 0:
-                progress(tally.n)
-        sha = out.sha256
+    items = ((example, bool(seen_on[i]), texts[i]) for i, example in enumerate(examples))
+    tally, sha = _write_in_dataset_order(results_path, items, rubric, progress)
     return Scored(tally, sha, len(missing), first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
 
 
