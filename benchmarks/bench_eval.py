@@ -22,8 +22,22 @@ The reference is the *minimal* loop: read a completion line, ``json.loads``,
 target (issue #11) is course.eval within 1.3x of it; the line after each
 size says whether this run met it (CPU time, the fairer figure on a shared
 machine). The same minimal loop is also timed with msgspec (a typed Struct) and
-orjson when they are installed, for the record: the course reads with the
-standard library's ``json`` only (the core is standard library only).
+orjson when they are installed, for the record.
+
+The reader's two paths (issue #26). With orjson installed (the ``fast`` extra)
+``course.lib.jsonl`` reads each line with orjson first and keeps its answer only
+where it is certainly the standard library's (see ``_fast_object``); the core
+alone reads with the standard library's ``json``. When orjson is installed,
+``course.eval`` is therefore run both ways in interleaved pairs (``--pairs``,
+medians of the per-pair ratios), and the two runs' results.jsonl and
+summary.json are compared byte for byte. Before that, the reader alone, in
+process: microseconds per line of ``parse_line`` on both paths, of
+``orjson.loads`` by itself, and of the fast path's exact repeated-key check.
+
+Shuffled completions (skipped with ``--no-shuffled``) switch course.eval to its
+indexed mode; its time and peak memory are printed, beside the same run with
+the items held in memory as before issue #26 (the indexed mode's exact fallback,
+forced), and its outputs are compared with the aligned run's.
 """
 
 from __future__ import annotations
@@ -32,6 +46,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -121,7 +136,14 @@ if mode.startswith("minimal"):
                                   "reward": s["reward"], "details": s["details"]}) + "\n")
             n += 1
 else:
+    from course.lib import jsonl
     from course.lib.eval_pipeline import evaluate
+    jsonl.use_fast_decoder(mode != "eval-stdlib")  # "eval": orjson first when installed
+    if mode == "eval-in-memory":  # the indexed mode as it was before #26: every item held in memory
+        from course.lib import eval_pipeline
+        def _collide(*args):
+            raise eval_pipeline._DigestsCollide
+        eval_pipeline._score_by_offsets = _collide
     run_dir, manifest, summary = evaluate(Path(sys.argv[1]), Path(sys.argv[2]), outdir=sys.argv[3], argv=[])
     n, passed = summary["n"], summary["passed"]
 print(json.dumps({"n": n, "passed": passed, "seconds": time.perf_counter() - t0,
@@ -145,6 +167,82 @@ def _row(label: str, n: int, r: dict, note: str = "") -> str:
     )
 
 
+def reader_per_line(dataset: Path, completions: Path, limit: int = 200_000) -> dict[str, float]:
+    """Microseconds per line, in this process (best of 3 passes over the first ``limit`` lines of each
+    file): ``parse_line`` on the standard library's path and on the fast path, ``orjson.loads`` by itself,
+    and the fast path's repeated-key check (``dumps`` + two colon counts) by itself."""
+    import time
+
+    import orjson
+
+    from course.lib import jsonl
+
+    lines: list[bytes] = []
+    for path in (completions, dataset):
+        with open(path, "rb") as f:
+            lines += [line for _, line in zip(range(limit), f)]
+    values = [orjson.loads(line) for line in lines]
+    dumps = orjson.dumps
+
+    def best(loop) -> float:  # type: ignore[no-untyped-def]
+        times = []
+        for _ in range(3):
+            t0 = time.process_time()
+            loop()
+            times.append(time.process_time() - t0)
+        return 1e6 * min(times) / len(lines)
+
+    def parse_all() -> None:
+        for line in lines:
+            jsonl.parse_line(line, "x", 2)
+
+    out = {}
+    try:
+        jsonl.use_fast_decoder(False)
+        out["stdlib"] = best(parse_all)
+        jsonl.use_fast_decoder(True)
+        out["fast"] = best(parse_all)
+    finally:
+        jsonl.use_fast_decoder(True)
+    def loads_all() -> None:
+        loads = orjson.loads
+        for line in lines:
+            loads(line)
+
+    def check_all() -> None:
+        for line, value in zip(lines, values):
+            line.count(b":") != dumps(value).count(b":")  # noqa: B015 - timed, not used
+
+    out["loads"] = best(loads_all)
+    out["dup_check"] = best(check_all)
+    return out
+
+
+READER_CHILD = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from bench_eval import reader_per_line
+print(json.dumps(reader_per_line(Path(sys.argv[2]), Path(sys.argv[3]))))
+"""
+
+
+SHUFFLE_CHILD = """
+import random, sys
+with open(sys.argv[1], "rb") as f:
+    lines = f.readlines()
+random.Random(0).shuffle(lines)
+with open(sys.argv[2], "wb") as f:
+    f.writelines(lines)
+"""
+
+
+def _shuffle(src: Path, dst: Path) -> None:
+    """The same lines in a seeded random order. In a child process: on Linux a child starts with its
+    parent's peak memory as its own, so the benchmark itself must never hold a file."""
+    subprocess.run([sys.executable, "-c", SHUFFLE_CHILD, str(src), str(dst)], check=True)
+
+
 def _available(module: str) -> bool:
     try:
         __import__(module)
@@ -156,6 +254,8 @@ def _available(module: str) -> bool:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--pairs", type=int, default=2, help="interleaved pairs of course.eval with and without orjson (default 2)")
+    ap.add_argument("--no-shuffled", action="store_true", help="skip the shuffled-completions (indexed mode) run")
     ap.add_argument("--decoders", nargs="*", choices=["msgspec", "orjson"], default=["msgspec", "orjson"],
                     help="also time the minimal loop with these decoders, when installed (for the record)")
     add_arguments(ap)
@@ -168,13 +268,58 @@ def main() -> int:
     print("'wall' is elapsed time; 'cpu' is the process's own CPU time, the fairer figure on a busy machine.")
     print(f"{'lines':>10} {'pipeline':>16} {'wall s':>7} {'lines/s':>9} {'cpu s':>7} {'lines/s':>9} {'peak RSS':>10}")
     verdict = ""
+    fast = _available("orjson")
     with tempfile.TemporaryDirectory(prefix="bench_eval_") as tmp:
+        if fast:
+            dataset, completions = make_files(Path(tmp), 100_000)
+            # In a child process: the lines it holds must not count in the next children's peak memory.
+            r = json.loads(subprocess.run([sys.executable, "-c", READER_CHILD, str(Path(__file__).resolve().parent), str(dataset),
+                                           str(completions)], cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+            print(f"the reader per line (in process, CPU): standard library {r['stdlib']:.2f} us, fast path {r['fast']:.2f} us "
+                  f"({r['stdlib'] / r['fast']:.2f}x); orjson.loads alone {r['loads']:.2f} us, the repeated-key check "
+                  f"{r['dup_check']:.2f} us")
+            rec.figure("reader_stdlib_us_per_line", r["stdlib"], "µs", "`parse_line`, standard library only, per line (CPU)", digits=2)
+            rec.figure("reader_fast_us_per_line", r["fast"], "µs", "`parse_line`, orjson first (the fast extra), per line (CPU)", digits=2)
+            rec.figure("reader_dup_check_us_per_line", r["dup_check"], "µs", "of which the exact repeated-key check, per line (CPU)", digits=2)
         for n in args.sizes:
             dataset, completions = make_files(Path(tmp), n)
             size_mb = (dataset.stat().st_size + completions.stat().st_size) / 1e6
             r = measure(dataset, completions, Path(tmp) / f"run_{n}", "eval")
             assert r["n"] == n
-            print(_row("course.eval", n, r, f"   (inputs {size_mb:.0f} MB, pass rate {r['passed'] / n:.1%})"))
+            print(_row("course.eval", n, r, f"   (inputs {size_mb:.0f} MB, pass rate {r['passed'] / n:.1%}"
+                                           f"{', orjson first' if fast else ''})"))
+            if fast:
+                both = {"eval": [r], "eval-stdlib": []}
+                for k in range(args.pairs):
+                    for mode in (("eval-stdlib", "eval") if k % 2 == 0 else ("eval", "eval-stdlib")):
+                        if mode == "eval" and k == 0:
+                            continue  # the run above is pair 0's
+                        both[mode].append(measure(dataset, completions, Path(tmp) / f"run_{n}_{mode}_{k}", mode))
+                same = all((Path(tmp) / f"run_{n}" / name).read_bytes() == (Path(tmp) / f"run_{n}_eval-stdlib_0" / name).read_bytes()
+                           for name in ("results.jsonl", "summary.json"))
+                s = statistics.median(x["seconds"] for x in both["eval-stdlib"])
+                wall = statistics.median(a["seconds"] / b["seconds"] for a, b in zip(both["eval-stdlib"], both["eval"]))
+                cpu = statistics.median(a["cpu_seconds"] / b["cpu_seconds"] for a, b in zip(both["eval-stdlib"], both["eval"]))
+                print(_row("eval, json only", n, both["eval-stdlib"][0], f"   (standard library only: {wall:.2f}x wall, {cpu:.2f}x cpu "
+                           f"the fast path's time, median of {args.pairs} interleaved pairs; outputs "
+                           f"{'byte-identical' if same else 'DIFFERENT'})"))
+                rec.figure(f"eval_{n}_stdlib_over_fast_cpu", cpu, "×", f"`course.eval`, {n:,} lines: standard library only / orjson first (CPU)", digits=2)
+                rec.figure(f"eval_{n}_stdlib_seconds", s, "s", f"`course.eval`, {n:,} lines, standard library only: wall time", digits=2)
+            if not args.no_shuffled:
+                shuffled = Path(tmp) / "shuffled.jsonl"
+                _shuffle(completions, shuffled)
+                old = measure(dataset, shuffled, Path(tmp) / f"run_{n}_shuffled_old", "eval-in-memory")
+                x = measure(dataset, shuffled, Path(tmp) / f"run_{n}_shuffled", "eval")
+                same = all((Path(tmp) / f"run_{n}_shuffled" / name).read_bytes() == (Path(tmp) / f"run_{n}" / name).read_bytes()
+                           for name in ("results.jsonl", "summary.json"))
+                print(_row("eval, shuffled", n, x, f"   (completions in another order: the indexed mode; outputs "
+                                                    f"{'byte-identical to the aligned run' if same else 'DIFFERENT'})"))
+                print(_row("  before #26", n, old, "   (the same, every item held in memory, as before issue #26)"))
+                rec.figure(f"eval_{n}_shuffled_in_memory_peak_rss_mb", old["peak_rss_kib"] / 1024, "MB",
+                           f"`course.eval`, {n:,} lines, shuffled, items held in memory (before #26): peak memory", digits=1)
+                rec.figure(f"eval_{n}_shuffled_peak_rss_mb", x["peak_rss_kib"] / 1024, "MB", f"`course.eval`, {n:,} lines, shuffled completions: peak memory", digits=1)
+                rec.figure(f"eval_{n}_shuffled_seconds", x["seconds"], "s", f"`course.eval`, {n:,} lines, shuffled completions: wall time", digits=2)
+                shuffled.unlink()
             m = measure(dataset, completions, Path(tmp) / f"minimal_{n}", "minimal")
             print(_row("minimal json", n, m, "   (read + json.loads + score + dumps_line; completions only)"))
             rec.figure(f"eval_{n}_seconds", r["seconds"], "s", f"`course.eval`, {n:,} lines: wall time", digits=2)

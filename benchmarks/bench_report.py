@@ -1,8 +1,9 @@
 """Benchmark: how big is a ``course.report`` page, how long does it take to write, and to render in a browser?
 
-    python benchmarks/bench_report.py                   # 100 and 100,000 items
+    python benchmarks/bench_report.py                   # 100, 100,000 and 1,000,000 items
     python benchmarks/bench_report.py --sizes 100 10000 # quicker
     python benchmarks/bench_report.py --no-browser      # Python side only
+    python benchmarks/bench_report.py --baseline none   # without the pre-#26 report beside it
 
 For each size N it writes a synthetic dataset and rollouts (the generator of
 ``benchmarks/bench_eval.py``: a realistic mix of passes, slips and look-alike
@@ -11,6 +12,14 @@ measures:
 
   * ``python -m course.report RUN`` in a fresh child process: wall time (reading
     results.jsonl + rendering + writing), peak RSS, and the size of report.html;
+  * the reference, a *minimal* writer in a child process the same way: read
+    results.jsonl line by line with ``json.loads`` and stream one HTML-escaped
+    table row per item to a file (no checks, no page around it); and the same
+    ``course.report`` of ``--baseline`` (a git revision, default the one before
+    issue #26, unpacked with ``git archive``) on the same run directory. The three
+    run in interleaved rounds (``--pairs``, default 2); medians of the per-round
+    ratios to the minimal writer are printed (the target at 1,000,000 items:
+    course.report within 1.5x of it, and its peak memory flat in N);
   * headless Chromium (``/usr/bin/chromium``, when installed) loading the file
     and taking a screenshot: wall time from process start to the PNG, with
     ``--virtual-time-budget`` so the table script has run; and the same with
@@ -30,6 +39,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,21 +52,44 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_eval import make_files  # noqa: E402  (the same synthetic data as the eval benchmark)
 from record import Recorder, add_arguments  # noqa: E402
 
+TARGET_RATIO = 1.5  # course.report within 1.5x of the minimal writer's time at 1,000,000 items (issue #26)
+BASELINE = "c47afda"  # the tree before issue #26: every item embedded in the page
+MINIMAL_WRITER = r"""
+import html, json, sys
+esc = html.escape
+with open(sys.argv[1], "rb") as f, open(sys.argv[2], "w", encoding="utf-8") as out:
+    out.write("<!DOCTYPE html><meta charset=utf-8><table>\n")
+    for line in f:
+        r = json.loads(line)
+        d = r["details"]
+        cells = (r["id"], r.get("expected"), d.get("extracted"), d["error_code"], d.get("reason", ""), r.get("completion"))
+        out.write("<tr><td>" + "</td><td>".join(esc(str(c)) for c in cells) + "</td></tr>\n")
+    out.write("</table>\n")
+"""
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--virtual-time-budget=5000", "--window-size=1200,1600"]
 
 
-def _child(args: list[str], cwd: Path) -> tuple[float, float]:
-    """Run a Python child; return (wall seconds, peak RSS of the child in MB)."""
+def _child(args: list[str], cwd: Path, root: Path = ROOT) -> tuple[float, float]:
+    """Run a Python child (``-m`` module, or ``-c`` code when ``args[0]`` is ``-c``) with ``root`` first on
+    its path; return (wall seconds, peak RSS of the child in MB)."""
+    if args[0] == "-c":
+        code = (f"import resource, sys; sys.argv = ['-c'] + {args[2:]!r}\n{args[1]}\n"
+                "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr)")
+        return _run_child(code, cwd, root, args)
     code = ("import resource, runpy, sys; sys.argv = {argv!r}; "
             "rc = 0\ntry:\n    runpy.run_module({mod!r}, run_name='__main__')\nexcept SystemExit as e:\n    rc = e.code or 0\n"
             "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr)\nsys.exit(rc)")
     mod, rest = args[0], args[1:]
+    return _run_child(code.format(argv=[mod] + rest, mod=mod), cwd, root, args)
+
+
+def _run_child(code: str, cwd: Path, root: Path, args: list[str]) -> tuple[float, float]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code.format(argv=[mod] + rest, mod=mod)], cwd=cwd, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(root)})
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{proc.stderr}")
@@ -79,6 +112,18 @@ var t3=performance.now();document.title="PROBE "+(t1-t0).toFixed(1)+" "+(t2-t1).
 box.querySelector(".pageinfo").textContent;})();</script></body>"""
 
 
+def _unpack(rev: str, into: Path) -> Path | None:
+    """The course package as it was at git revision ``rev`` (``git archive``), or None if git cannot give it."""
+    into.mkdir()
+    try:
+        archive = subprocess.run(["git", "archive", rev, "course"], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        print(f"git could not give revision {rev}: no baseline figures")
+        return None
+    return into
+
+
 def _probe_page(page: Path, out: Path) -> Path:
     """A copy of the page that times the table script (benchmark only: the CSP would forbid the probe)."""
     html = page.read_text(encoding="utf-8")
@@ -90,8 +135,10 @@ def _probe_page(page: Path, out: Path) -> Path:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 100_000, 1_000_000])
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--pairs", type=int, default=2, help="interleaved rounds of report / baseline / minimal writer (default 2)")
+    parser.add_argument("--baseline", default=BASELINE, help=f"git revision of the report to compare with, or 'none' (default {BASELINE})")
     add_arguments(parser)
     args = parser.parse_args()
     rec = Recorder.from_args("bench_report", args)
@@ -107,16 +154,43 @@ def main() -> int:
         elif not args.no_browser:
             print("chromium not found: browser figures skipped (apt-get install chromium)")
             rec.remark("Chromium was not installed: no browser figures.")
+        old = _unpack(args.baseline, tmp / "baseline") if args.baseline != "none" else None
         for n in args.sizes:
             work = tmp / f"n{n}"
             work.mkdir()
             dataset, rollouts = make_files(work, n)
             _child(["course.eval", "--dataset", str(dataset), "--completions", str(rollouts), "--outdir", "run"], work)
-            wall, rss = _child(["course.report", "run"], work)
+            results = str(work / "run" / "results.jsonl")
+            rounds: dict[str, list[tuple[float, float]]] = {"report": [], "baseline": [], "minimal": []}
+            for k in range(args.pairs):
+                sides = ["report", "baseline", "minimal"] if old is not None else ["report", "minimal"]
+                for side in (sides if k % 2 == 0 else sides[::-1]):  # interleaved: neither side always first
+                    if side == "report":
+                        rounds[side].append(_child(["course.report", "run"], work))
+                    elif side == "baseline":
+                        rounds[side].append(_child(["course.report", "run", "--out", str(work / "baseline.html")], work, root=old))
+                    else:
+                        rounds[side].append(_child(["-c", MINIMAL_WRITER, results, str(work / "minimal.html")], work))
+            wall, rss = (statistics.median(x[i] for x in rounds["report"]) for i in (0, 1))
             page = work / "run" / "report.html"
             size = page.stat().st_size
             print(f"{n:>9,} items: course.report {wall:6.2f} s wall (child process, incl. start-up), peak RSS {rss:6.1f} MB, "
                   f"report.html {size / 1e6:7.2f} MB ({size / n:,.0f} bytes/item)")
+            m_wall, m_rss = (statistics.median(x[i] for x in rounds["minimal"]) for i in (0, 1))
+            ratio = statistics.median(r[0] / m[0] for r, m in zip(rounds["report"], rounds["minimal"]))
+            print(f"{'':>9}         minimal escaped-table writer {m_wall:6.2f} s, peak RSS {m_rss:6.1f} MB, "
+                  f"{(work / 'minimal.html').stat().st_size / 1e6:.1f} MB: course.report / minimal {ratio:.2f}x (median of "
+                  f"{args.pairs} interleaved rounds)" + (f"; target at 1,000,000 items <= {TARGET_RATIO}x: "
+                                                        f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}" if n == 1_000_000 else ""))
+            rec.figure(f"n{n}_minimal_writer_s", m_wall, "s", f"{n:,} items: the minimal escaped-table writer, wall time", digits=2)
+            rec.figure(f"n{n}_report_over_minimal", ratio, "×", f"{n:,} items: `course.report` / the minimal writer (wall)", digits=2)
+            if old is not None:
+                b_wall, b_rss = (statistics.median(x[i] for x in rounds["baseline"]) for i in (0, 1))
+                b_ratio = statistics.median(b[0] / m[0] for b, m in zip(rounds["baseline"], rounds["minimal"]))
+                print(f"{'':>9}         course.report at {args.baseline} (before #26): {b_wall:6.2f} s, peak RSS {b_rss:6.1f} MB, "
+                      f"{(work / 'baseline.html').stat().st_size / 1e6:.1f} MB page: {b_ratio:.2f}x the minimal writer")
+                rec.figure(f"n{n}_baseline_s", b_wall, "s", f"{n:,} items: `course.report` before #26 ({args.baseline}), wall time", digits=2)
+                rec.figure(f"n{n}_baseline_peak_rss_mb", b_rss, "MB", f"{n:,} items: `course.report` before #26, peak memory", digits=1)
             rec.figure(f"n{n}_write_s", wall, "s", f"{n:,} items: `python -m course.report` wall time (child process, start-up included)", digits=2)
             rec.figure(f"n{n}_peak_rss_mb", rss, "MB", f"{n:,} items: its peak memory", digits=1)
             rec.figure(f"n{n}_page_mb", size / 1e6, "MB", f"{n:,} items: size of report.html", digits=2)

@@ -3,6 +3,7 @@
     python benchmarks/bench_tinylm.py                       # the default strict run (seed 0)
     python benchmarks/bench_tinylm.py --seed 1 --keep runs/bench_rl_seed1
     python benchmarks/bench_tinylm.py --repeat              # also rerun and compare rl_log.jsonl bytes
+    python benchmarks/bench_tinylm.py --step-only           # only the RL step, phase by phase, this code vs the baseline
 
 What it does: runs ``python -m course.tinylm.rl --rubric strict --seed S --outdir DIR``
 with its defaults, in a fresh child process (so the child's own peak RSS is
@@ -15,6 +16,17 @@ summary.json and prints:
     and the lift with its paired-bootstrap interval; the course.eval single-sample rates; the gate verdict
   * sampling throughput of pi0 (completions per second on math_dev, n = 8)
 
+Then one RL step (P = 8 prompts x G = 8 samples, rl's defaults), phase by phase: sampling
+(``generate``), the policy's log-probs (with gradients), pi0's log-probs (without), loss and
+backward, clip and Adam. Two sides in one process, interleaved (A B, B A, A B, ...): this tree's
+``course/tinylm/{model,policy}.py`` and the same two files at ``--baseline`` (a git revision,
+default the commit before issue 26's changes, read with ``git show``). Both sides train their own
+copy of pi0 on the same problems and seeds, so the work per step is the same; the benchmark checks
+that the two sides produce the same samples, log-probs and gradients, bit for bit, at every step
+(the speed-ups must not change a single output). Medians per phase and the median of the per-pair
+ratios baseline / this tree are printed, for wall time and for the process's CPU time (with one
+thread, ``--threads 1``, CPU time is the steadier figure on a machine shared with other work).
+
 Targets (issue 7): lift >= 15 points, wall time < 5 minutes on 2 cores, peak RSS < 2 GB.
 The machine may be shared: the numbers are what this run saw, printed with the
 thread count and the load average at the start.
@@ -25,15 +37,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import Recorder, add_arguments  # noqa: E402
+
+# The tree before issue 26 (sampling under inference_mode, preallocated masks, cached rotary tables).
+BASELINE = "c47afda"
+PHASES = ("generate", "logp policy", "logp pi0", "loss+backward", "clip+adam")
 
 CHILD = """
 import resource, sys
@@ -73,17 +92,155 @@ def sampling_throughput() -> float:
     return float(out.stdout.strip())
 
 
+def _revision_modules(rev: str) -> tuple[Any, Any]:
+    """course/tinylm/model.py and policy.py as they were at git revision ``rev``, as fresh modules."""
+    def source(path: str) -> str:
+        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+    mods = []
+    for name, path, src in (("_baseline_tinylm_model", "course/tinylm/model.py", source("course/tinylm/model.py")),
+                            ("_baseline_tinylm_policy", "course/tinylm/policy.py", source("course/tinylm/policy.py"))):
+        src = src.replace("from course.tinylm.model import", "from _baseline_tinylm_model import")
+        mod = types.ModuleType(name)
+        sys.modules[name] = mod  # dataclasses look their module up while the class is built
+        exec(compile(src, f"{rev}:{path}", "exec"), mod.__dict__)
+        mods.append(mod)
+    return mods[0], mods[1]
+
+
+class StepSide:
+    """One side of the comparison: a model/policy implementation, its own policy copy and Adam."""
+
+    def __init__(self, model_mod: Any, policy_mod: Any) -> None:
+        import torch
+
+        from course.tinylm import PI0_PATH
+
+        self.policy_mod = policy_mod
+        self.ref, _ = model_mod.load_checkpoint(PI0_PATH)
+        for p in self.ref.parameters():
+            p.requires_grad_(False)
+        self.policy, _ = model_mod.load_checkpoint(PI0_PATH)
+        self.policy.train()
+        self.opt = torch.optim.Adam(self.policy.parameters(), lr=3e-4, betas=(0.9, 0.99))
+
+    def step(self, problems: list[Any], seeds: list[str], group: int) -> tuple[list[tuple[float, float]], list[Any]]:
+        """course.tinylm.rl.reinforce_step's work, timed phase by phase; returns ((wall, CPU) seconds per phase,
+        outputs to compare)."""
+        import torch
+
+        from course.instrument.spec_v1 import score
+        from course.tinylm.rl import policy_loss
+
+        pol, P = self.policy_mod, len(problems)
+        times: list[tuple[float, float]] = []
+        t, c = time.perf_counter(), time.process_time()
+
+        def lap() -> None:
+            nonlocal t, c
+            now, cpu = time.perf_counter(), time.process_time()
+            times.append((now - t, cpu - c))
+            t, c = now, cpu
+
+        self.policy.eval()
+        ro = pol.generate(self.policy, [b.prompt for b in problems], seeds, group=group, temperature=1.0, max_tokens=32)
+        self.policy.train()
+        lap()
+        rewards = torch.tensor([score({"expected_answer": problems[k // group].answer}, x)["reward"] for k, x in enumerate(ro.texts)])
+        r = rewards.view(P, group)
+        adv = (r - r.mean(dim=1, keepdim=True)).view(-1)
+        t, c = time.perf_counter(), time.process_time()  # scoring is the rubric's cost, not the model's: left out
+        logp, entropy = pol.completion_logprobs(self.policy, ro)
+        lap()
+        with torch.no_grad():
+            logp_ref, _ = pol.completion_logprobs(self.ref, ro)
+        lap()
+        loss, _ = policy_loss(logp, logp_ref, ro.mask, adv, 0.05)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        lap()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), 1.0)
+        self.opt.step()
+        lap()
+        return times, [ro.texts, ro.tokens, logp.detach(), entropy, logp_ref, grad_norm]
+
+
+def _same(a: list[Any], b: list[Any]) -> bool:
+    import torch
+
+    return all(torch.equal(x, y) if isinstance(x, torch.Tensor) else x == y for x, y in zip(a, b))
+
+
+def step_benchmark(baseline: str, pairs: int, threads: int, seed: int, rec: Any) -> None:
+    """Print the RL step's phases for this tree and for ``baseline``, interleaved, medians and ratios."""
+    import torch
+
+    from course.tinylm import model as model_now, policy as policy_now
+    from course.tinylm.policy import set_threads
+    from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
+
+    set_threads(threads)
+    torch.use_deterministic_algorithms(True)  # as course.tinylm.rl runs
+    model_old, policy_old = _revision_modules(baseline)
+    sides = {"baseline": StepSide(model_old, policy_old), "this tree": StepSide(model_now, policy_now)}
+    excluded = [it["prompt"] for path in DEFAULT_DATASETS for it in read_items(path)]
+    stream = problem_stream(f"rl-prompts:{seed}", excluded)
+    P = G = 8
+    warmup = 2
+    times: dict[str, list[list[tuple[float, float]]]] = {name: [] for name in sides}
+    identical = True
+    for step in range(1, warmup + pairs + 1):
+        problems = [next(stream) for _ in range(P)]
+        seeds = [f"rl:{seed}:{step}:{i}:{j}" for i in range(P) for j in range(G)]
+        order = list(sides) if step % 2 else list(sides)[::-1]  # A B, then B A: neither side always goes first
+        outputs = {}
+        for name in order:
+            phase_times, outputs[name] = sides[name].step(problems, seeds, G)
+            if step > warmup:
+                times[name].append(phase_times)
+        identical = identical and _same(outputs["baseline"], outputs["this tree"])
+    load = os.getloadavg()
+    print(f"RL step, {P} prompts x {G} samples, {threads} threads, {pairs} interleaved pairs after {warmup} warm-up "
+          f"steps (baseline = {baseline}); load average now {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"  {'median ms':14s} {'wall: baseline':>14s} {'this tree':>9s} {'ratio':>6s}   {'CPU: baseline':>13s} {'this tree':>9s} {'ratio':>6s}")
+    for k, phase in enumerate((*PHASES, "step")):
+        row = []
+        for clock in (0, 1):  # wall, then CPU time of the process (the steadier figure on a busy machine)
+            def col(name: str) -> list[float]:
+                return [sum(x[clock] for x in phases) if phase == "step" else phases[k][clock] for phases in times[name]]
+
+            old, new = col("baseline"), col("this tree")
+            ratio = statistics.median(o / n for o, n in zip(old, new))  # per pair, then the median
+            row.append(f"{1000 * statistics.median(old):9.1f} {1000 * statistics.median(new):9.1f} {ratio:5.2f}x")
+            key, clock_name = phase.replace(" ", "_").replace("+", "_"), ("wall", "cpu")[clock]
+            what = f"RL step ({P}x{G}, {threads} threads), {phase}, {clock_name} time"
+            rec.figure(f"step_{key}_{clock_name}_ms", 1000 * statistics.median(new), "ms", f"{what}: this tree (median)", digits=1)
+            rec.figure(f"step_{key}_{clock_name}_ratio", ratio, "×", f"{what}: baseline {baseline} / this tree (median of pairs)", digits=2)
+        print(f"  {phase:14s}      {row[0]}        {row[1]}")
+    verdict = 'IDENTICAL on both sides' if identical else 'DIFFERENT (a speed-up changed the arithmetic)'
+    print(f"  samples, log-probs, pi0 log-probs and gradient norms at every step: {verdict}")
+    rec.remark(f"RL step against {baseline}, {pairs} interleaved pairs: samples, log-probs and gradient norms {verdict}.")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", default=None, help="keep the run directory here (default: a temp dir, deleted)")
     ap.add_argument("--repeat", action="store_true", help="run twice and compare rl_log.jsonl bytes (reproducibility)")
+    ap.add_argument("--step-only", action="store_true", help="only the RL step's phases (this tree vs --baseline)")
+    ap.add_argument("--baseline", default=BASELINE, help=f"git revision of the other side of the step comparison (default {BASELINE})")
+    ap.add_argument("--pairs", type=int, default=12, help="interleaved step pairs to time (default 12)")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads for the step comparison (default 2, as rl)")
     add_arguments(ap)
     args, extra = ap.parse_known_args()
     rec = Recorder.from_args("bench_tinylm", args)
 
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} CPUs, load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if args.step_only:
+        step_benchmark(args.baseline, args.pairs, args.threads, args.seed, rec)
+        rec.save()
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         outdir = Path(args.keep) if args.keep else Path(tmp) / "rl_bench"
         wall, rss_mb, _ = run_rl(outdir, args.seed, extra)
@@ -120,6 +277,7 @@ def main() -> int:
     throughput = sampling_throughput()
     print(f"pi0 sampling throughput: {throughput:.0f} completions/s (math_dev, n=8, 2 threads)")
     rec.figure("pi0_completions_per_s", throughput, "completions/s", "pi0 sampling throughput (math_dev, 8 per prompt, 2 threads)", digits=0)
+    step_benchmark(args.baseline, args.pairs, args.threads, args.seed, rec)
     rec.save()
     return 0
 

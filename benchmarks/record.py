@@ -80,7 +80,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "bench_tinylm", "Loop C for real: the tiny LM's RL run",
         "`python -m course.tinylm.rl --rubric strict --seed 0` with its defaults in a child process: wall "
-        "time, peak memory, the holdout pass@1 before and after with the lift; and pi0's sampling throughput.",
+        "time, peak memory, the holdout pass@1 before and after with the lift; and pi0's sampling throughput. "
+        "Then one RL step (8 prompts x 8 samples) phase by phase (sampling, the two log-prob passes, backward, "
+        "Adam), this tree against the code before issue 26 in the same process, interleaved, with every "
+        "output checked bit for bit between the two.",
         needs="the lm extra (torch)",
     ),
     Benchmark(

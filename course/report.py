@@ -9,7 +9,9 @@ course.tinylm.rl (and shows the manifest of any other). The page opens offline
 in any browser: header with the Locked Room fields and provenance, the pass
 rate with its Wilson interval, the failure taxonomy whose bars open real
 examples (characters made visible as course.inspect_run shows them), a
-filterable, sortable, paged item table, and each kind's curves.
+filterable, sortable, paged item table (every item; above 50,000 items a sample
+spread over every outcome code, with the command that lists the rest), and each
+kind's curves.
 
 With several runs the first is the baseline: the page puts them side by side
 and renders course.gate's decision for every other scoring run against it

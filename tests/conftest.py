@@ -24,6 +24,9 @@
    Face model directory in the same shape (a 2-layer Llama with random weights, a character
    tokenizer, a ChatML chat template), built in a fraction of a second: the code paths of
    course.llm (local-path loading, sampling, the CLIs) run on it in the default suite.
+8. ``json_reader``: a module-scoped fixture with two values, ``"json"`` (the standard library only)
+   and ``"orjson"`` (the fast path, skipped where orjson is not installed); a reader test module
+   that uses it (``pytestmark = pytest.mark.usefixtures("json_reader")``) runs every test with each.
 """
 
 from __future__ import annotations
@@ -219,3 +222,20 @@ def tiny_llm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     model.save_pretrained(str(path))
     tokenizer.save_pretrained(str(path))
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# item 8: the reader's two paths
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module", params=["json", "orjson"])
+def json_reader(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Every test of the module with the standard library's reading alone, then with orjson first."""
+    import importlib.util
+
+    from course.lib import jsonl
+
+    if request.param == "orjson" and importlib.util.find_spec("orjson") is None:
+        pytest.skip("orjson is not installed (the fast extra)")
+    jsonl.use_fast_decoder(request.param == "orjson")
+    yield request.param
+    jsonl.use_fast_decoder(True)  # the default: orjson whenever it is installed

@@ -166,6 +166,24 @@ def test_two_runs_give_byte_identical_results_and_summary(files, tmp_path: Path)
         assert (tmp_path / "runs/a" / name).read_bytes() == (tmp_path / "runs/b" / name).read_bytes()
 
 
+def test_the_bundled_run_is_byte_identical_with_orjson_reading_and_without(tmp_path: Path) -> None:
+    import importlib.util
+
+    from course.lib import jsonl
+
+    if importlib.util.find_spec("orjson") is None:
+        pytest.skip("orjson is not installed (the fast extra)")
+    dataset, completions = PROJECT_ROOT / eval_pipeline.BUNDLED_DATASET, PROJECT_ROOT / eval_pipeline.BUNDLED_COMPLETIONS
+    try:
+        for name, fast in (("fast", True), ("stdlib", False)):
+            jsonl.use_fast_decoder(fast)
+            assert run_eval(dataset, completions, "--outdir", str(tmp_path / name)) == 0
+    finally:
+        jsonl.use_fast_decoder(True)
+    for name in ("results.jsonl", "summary.json", "summary.md"):
+        assert (tmp_path / "fast" / name).read_bytes() == (tmp_path / "stdlib" / name).read_bytes()
+
+
 def test_shuffled_completions_give_the_same_bytes_in_dataset_order(files, tmp_path: Path) -> None:
     dataset, completions = files
     shuffled = list(ITEMS)
@@ -260,6 +278,45 @@ def test_a_bad_input_exits_2_with_path_and_line_and_writes_nothing(files, tmp_pa
         assert err.startswith(f"error: {target}:{line}: ")
     assert fragment in err
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_a_bad_input_gets_the_same_message_when_ids_share_digests(files, tmp_path: Path, capsys, monkeypatch, name: str) -> None:
+    # The indexed mode finds items by a 64-bit digest of their id; when digests collide it must still say exactly
+    # what is wrong (here: t-1, t-3 and t-99 share one digest, so a lookup alone cannot tell them apart).
+    monkeypatch.setattr(eval_pipeline, "hash", lambda ident: 7 if ident in ("t-1", "t-3", "t-99") else hash(ident), raising=False)
+    dataset, completions = files
+    which, make, line, fragment = BAD_INPUTS[name]
+    (dataset if which == "dataset" else completions).write_bytes(make())
+    assert run_eval(dataset, completions, "--outdir", "runs/bad") == 2
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    (dataset if which == "dataset" else completions).write_bytes(make())
+    assert run_eval(dataset, completions, "--outdir", "runs/bad") == 2
+    assert err == capsys.readouterr().err
+
+
+@pytest.mark.parametrize("digest", ["all equal", "two equal"])
+def test_shuffled_completions_give_the_same_bytes_when_ids_share_digests(files, tmp_path: Path, monkeypatch, digest: str) -> None:
+    dataset, completions = files
+    shuffled = list(ITEMS)
+    random.Random(1).shuffle(shuffled)
+    write_completions(tmp_path / "shuffled.jsonl", shuffled)
+    run_eval(dataset, completions, "--outdir", "runs/a")
+    same = (lambda ident: 7) if digest == "all equal" else (lambda ident: 7 if ident in ("t-2", "t-4") else hash(ident))
+    monkeypatch.setattr(eval_pipeline, "hash", same, raising=False)
+    run_eval(dataset, tmp_path / "shuffled.jsonl", "--outdir", "runs/b")
+    for name in ("results.jsonl", "summary.json"):
+        assert (tmp_path / "runs/a" / name).read_bytes() == (tmp_path / "runs/b" / name).read_bytes()
+
+
+def test_a_completion_whose_unknown_id_shares_a_dataset_ids_digest_is_still_unknown(files, tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(eval_pipeline, "hash", lambda ident: 7 if ident in ("t-2", "t-99") else hash(ident), raising=False)
+    dataset, completions = files
+    lines = _completion_lines()
+    completions.write_bytes(_join([lines[0], lines[1].replace("t-2", "t-99")] + lines[2:]))  # t-2 missing, t-99 unknown
+    assert run_eval(dataset, completions, "--outdir", "runs/bad") == 2
+    assert f"{completions}:2: id 't-99' is not in the dataset" in capsys.readouterr().err
 
 
 def test_a_missing_input_file_exits_2(files, tmp_path: Path, capsys) -> None:

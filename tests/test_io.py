@@ -1,7 +1,10 @@
 """course.lib.jsonl / course.lib.formats: the one JSONL reader rejects every bad-input class
 with path:line, and streams.
 
-There is one decoder (the standard library's json), so every verdict is the same on every install.
+Every test here runs twice (the ``json_reader`` fixture): with the standard library's json alone,
+and with orjson reading first where it is installed (course.lib.jsonl's fast path). The verdicts,
+values and messages must be the same: the fast path only ever answers where its answer is the
+standard library's.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from course.lib.jsonl import JsonlWriter, dumps_line, iter_objects, read_json
 from course.lib.formats import iter_completions, iter_results, iter_samples, read_dataset
 
 import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
+
+pytestmark = pytest.mark.usefixtures("json_reader")
 
 SAMPLING = {"max_tokens": 32, "seed": 3, "temperature": 0.8, "top_p": 0.95}
 
@@ -440,3 +445,102 @@ def test_a_key_repeated_in_one_line_is_refused_where_json_loads_keeps_the_last(t
         f"error: {completions}:2: invalid JSON: the key 'sampling' appears twice in one object "
         "(which value is meant is ambiguous)"
     )
+
+
+# --- the fast path (orjson) against the standard library, line by line ------------------------
+# JSON text built by hand, so that an object may repeat a key at any depth, numbers may be beyond
+# 64 bits, strings may hold escapes (\\u among them) and colons, and spacing varies.
+_KEYS = st.sampled_from(["a", "b", "id", "a:b", "\\u0061", "\\ud800", 'x\\"y'])
+_LEAVES = st.one_of(
+    st.sampled_from(["null", "true", "false", "0", "-0", "1e999", "NaN", "1.5e-324", '"x:y"', '"\\udc00"', '"\\u003a"',
+                     '"\\ud83d\\ude00"', '"\\n:"']),
+    st.integers(-(2**70), 2**70).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    ht.text(max_size=6).map(lambda t: json.dumps(t, ensure_ascii=False)),
+)
+_SPACE = st.sampled_from(["", " ", "  "])
+
+
+def _object_text(draw_members: list) -> str:
+    return "{" + ",".join(f'{s1}"{k}"{s2}:{s3}{v}' for k, v, s1, s2, s3 in draw_members) + "}"
+
+
+_JSON_TEXT = st.recursive(
+    _LEAVES,
+    lambda inner: st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]")
+    | st.lists(st.tuples(_KEYS, inner, _SPACE, _SPACE, _SPACE), max_size=4).map(_object_text),
+    max_leaves=10,
+)
+
+
+def _line_verdict(raw: bytes) -> object:
+    from course.lib.jsonl import parse_line
+
+    try:
+        return repr(parse_line(raw, "x.jsonl", 3))  # repr: 1 and 1.0 and True differ, -0.0 and 0.0 differ
+    except CourseError as exc:
+        return f"error: {exc}"
+
+
+@given(st.lists(st.tuples(_KEYS, _JSON_TEXT, _SPACE, _SPACE, _SPACE), max_size=5), _SPACE, st.sampled_from(["\n", ""]))
+@settings(max_examples=300, deadline=None)
+def test_the_fast_path_and_the_standard_library_give_every_line_the_same_verdict(
+    json_reader: str, members: list, lead: str, end: str
+) -> None:
+    from course.lib import jsonl
+
+    if json_reader != "orjson":
+        pytest.skip("compares both paths itself: once is enough")
+    raw = (lead + _object_text(members) + end).encode("utf-8", "surrogatepass")
+    on = jsonl._fast_on
+    try:
+        jsonl.use_fast_decoder(True)
+        fast = _line_verdict(raw)
+        jsonl.use_fast_decoder(False)
+        assert fast == _line_verdict(raw)
+    finally:
+        jsonl.use_fast_decoder(on)
+
+
+def test_a_repeated_key_nested_in_a_value_is_refused_on_both_paths(tmp_path: Path) -> None:
+    line = '{"id": "a", "completion": "x", "policy": "p", "sampling": {"seed": 1, "seed": 2}}\n'
+    assert error_of(iter_objects, write_bytes(tmp_path, line.encode())) == (
+        f"{tmp_path / 'f.jsonl'}:1: invalid JSON: the key 'seed' appears twice in one object "
+        "(which value is meant is ambiguous)"
+    )
+
+
+def test_a_repeated_key_whose_strings_hold_colons_is_still_found(tmp_path: Path) -> None:
+    # The fast path counts colons outside strings; colons inside the dropped member's strings must not hide it.
+    line = '{"a:b": "c:d", "a:b": "e"}\n'
+    assert "the key 'a:b' appears twice" in error_of(iter_objects, write_bytes(tmp_path, line.encode()))
+
+
+def test_the_fast_path_reads_an_ordinary_line_when_orjson_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from course.lib import jsonl
+
+    if importlib.util.find_spec("orjson") is None or not jsonl._fast_on:
+        pytest.skip("orjson is not installed, or this run reads with the standard library")
+    jsonl.use_fast_decoder(True)
+    calls = []
+    loads = jsonl._orjson_loads
+    monkeypatch.setattr(jsonl, "_orjson_loads", lambda raw: calls.append(raw) or loads(raw))
+    assert jsonl.parse_line(completion_line("a").encode(), "x", 1)["id"] == "a"
+    assert calls, "the fast path never ran: course.eval would read at the standard library's speed"
+
+
+def test_without_orjson_the_reader_falls_back_to_the_standard_library(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import sys
+
+    from course.lib import jsonl
+
+    monkeypatch.setitem(sys.modules, "orjson", None)  # `import orjson` now raises ImportError, as on a core install
+    monkeypatch.setattr(jsonl, "_orjson_loads", None)
+    monkeypatch.setattr(jsonl, "_fast_on", True)  # as at start-up: not looked up yet
+    records = list(iter_completions(write_bytes(tmp_path, (completion_line("a") + completion_line("b")).encode())))
+    assert [r.id for r in records] == ["a", "b"]
+    assert jsonl._fast_on is False and jsonl.use_fast_decoder() is False
+    monkeypatch.undo()
+    jsonl.use_fast_decoder(True)

@@ -150,6 +150,51 @@ def test_item_table_has_a_static_first_page_and_the_whole_run_as_json(runs):
     assert table
 
 
+def test_a_run_larger_than_the_table_embeds_a_bounded_sample_and_says_how_to_see_every_item(runs, monkeypatch):
+    monkeypatch.setattr(report_html, "TABLE_ROWS", 40)  # the eval run has 100 items
+    html, page = page_of(runs["eval"])
+    rows = [json.loads(s) for a, s in page.scripts if a.get("type") == "application/json"][0]["rows"]
+    results = list(iter_results(runs["eval"] / "results.jsonl"))
+    order = [r["id"] for r in results]
+    assert len(rows) <= 40
+    assert [r[0] for r in rows] == sorted((r[0] for r in rows), key=order.index)  # dataset order
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r["details"]["error_code"]] = counts.get(r["details"]["error_code"], 0) + 1
+    kept = {code: sum(1 for r in rows if r[3] == code) for code in counts}
+    thinned = [c for c in counts if kept[c] < counts[c]]
+    assert thinned and all(kept[c] == counts[c] for c in counts if counts[c] <= min(kept[t] for t in thinned))
+    common = max(counts, key=counts.get)  # its kept items span the whole dataset, not just its start
+    assert order.index([r[0] for r in rows if r[3] == common][-1]) > len(order) // 2
+    note = page.text_of(page.find("p", class_="sample-note")[0])
+    assert f"{len(rows)} of the run's 100 items" in note
+    assert f"python -m course.inspect_run --run {runs['eval'].as_posix()} --code CODE" in note and "results.jsonl" in note
+    options = [page.text_of(o) for o in page.find("option") if o["attrs"].get("value") == common]
+    assert options == [f"{common} ({kept[common]} of {counts[common]})"]
+
+
+def test_a_run_within_the_table_size_embeds_every_item_and_no_sample_note(runs):
+    _, page = page_of(runs["eval"])
+    assert not page.find("p", class_="sample-note")
+
+
+@pytest.mark.parametrize("limit", [1, 7, 50])
+def test_the_item_sample_never_holds_more_than_its_limit_and_keeps_whole_strides(limit):
+    import random
+
+    rng = random.Random(limit)
+    sample = report_html._ItemSample(limit=limit)
+    codes = [rng.choice("aaaaaaaabbbbccd") for _ in range(500)]
+    for i, code in enumerate(codes):
+        sample.add({"id": f"x{i}", "reward": 0.0, "details": {"error_code": code, "reason": ""}, "completion": "c"})
+        assert sample._total == sum(map(len, sample._kept.values())) <= max(limit, len(sample.counts))
+    rows = sample.rows()
+    for code, stride in sample._stride.items():  # each code: exactly its items whose rank is a multiple of its stride
+        ranks = [k for k, c in enumerate(x for x in codes if x == code)]
+        ids = [f"x{i}" for i, c in enumerate(codes) if c == code]
+        assert [r[0] for r in rows if r[3] == code] == [ids[k] for k in ranks if k % stride == 0]
+
+
 def test_item_table_controls_are_hidden_until_the_script_runs(runs):
     _, page = page_of(runs["eval"])
     controls = page.find("div", class_="controls")

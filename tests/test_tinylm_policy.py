@@ -108,6 +108,46 @@ def test_same_seed_gives_byte_identical_rollouts_and_another_seed_does_not(tiny)
     assert a.read_bytes() != c.read_bytes()
 
 
+def test_pi0_sampled_with_seed_0_reproduces_the_shipped_frozen_rollouts_byte_for_byte(tmp_path):
+    # The guard on every speed-up of the sampler: it may change how the numbers are computed, never one of them.
+    from course.tinylm import FROZEN_PI0_DEV
+    from course.tinylm.sft_data import DEFAULT_DATASETS
+
+    out, threads = tmp_path / "pi0_dev.jsonl", torch.get_num_threads()
+    try:  # the shipped file was sampled with the CLI's defaults (2 threads)
+        assert sample.main(["--dataset", str(DEFAULT_DATASETS[0]), "--n", "1", "--seed", "0", "--out", str(out)]) == 0
+    finally:
+        set_threads(threads)
+    assert out.read_bytes() == FROZEN_PI0_DEV.read_bytes()
+
+
+def test_attention_gives_the_same_bits_for_a_bool_mask_and_its_additive_float_form():
+    # The sampler hands attention a float mask it updates in place; GPT.forward converts bool masks once.
+    # Both rest on scaled_dot_product_attention treating True/False exactly as 0.0/-inf.
+    from course.tinylm.model import additive_mask
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(3, 2, 5, 8, generator=g, requires_grad=True) for _ in range(3))
+    mask = torch.rand(3, 1, 5, 5, generator=g) > 0.3
+    mask |= torch.eye(5, dtype=torch.bool)  # no empty rows
+    grads = []
+    for m in (mask, additive_mask(mask)):
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)
+        grads.append((y, *torch.autograd.grad(y.square().sum(), (q, k, v))))
+    assert all(torch.equal(a, b) for a, b in zip(*grads))
+
+
+def test_the_rotary_table_read_by_position_equals_the_angles_computed_for_those_positions():
+    # The table replaced a per-call computation; the same float32 operations give the same bits.
+    from course.tinylm.model import rope_table
+
+    cos, sin = rope_table(96, 16)
+    pos = torch.tensor([[0, 1, 2, 95], [7, 7, 50, 3]])
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, 16, 2, dtype=torch.float32) / 16))
+    angles = pos.float()[:, None, :, None] * inv_freq  # (B, 1, T, D/2), as forward computed it before
+    assert torch.equal(cos[pos][:, None], angles.cos()) and torch.equal(sin[pos][:, None], angles.sin())
+
+
 def test_sample_refuses_to_overwrite_an_existing_file_without_force(tiny, capsys):
     out = tiny["root"] / "exists.jsonl"
     out.write_text("keep\n")

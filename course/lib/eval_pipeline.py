@@ -27,14 +27,19 @@ the dataset and the completions are streamed side by side, line by line
 failures are kept. This needs the completions in dataset order, which is how
 the bundled rollouts and every course tool write them. If the ids do not line
 up (another order, a missing or an unknown id), the run restarts in *indexed*
-mode: the dataset and the completions are held in memory, every id problem is
-reported precisely, and results are still written in dataset order. Either way
-the output bytes are identical.
+mode: the dataset is read once to index its ids (a 64-bit digest per id and its
+position, in flat arrays), the completions once to find each one's item and note
+where its line starts, then the dataset again, in order, each item's completion
+read back from its place in the file. Memory grows by about 60 bytes per item,
+not by the items themselves (holding them took ~0.6 KB per item; benchmarks/bench_eval.py). Every id
+problem is reported precisely, and results are still written in dataset order.
+Either way the output bytes are identical.
 """
 
 from __future__ import annotations
 
 import os
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -42,8 +47,10 @@ from typing import Any, Callable, Sequence
 from course.errors import CourseError
 from course.instrument.rubrics import Rubric, ScoreFn, get_rubric
 from course.lib.evaluation import Tally, missing_result, render_summary_md, split_from_path
-from course.lib.formats import PROMPT_TEMPLATE, NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects
-from course.lib.jsonl import JsonlWriter, dumps_line, input_problem
+from course.lib.formats import (
+    COMPLETION_FIELDS, PROMPT_TEMPLATE, NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects, line_check,
+)
+from course.lib.jsonl import MAX_READ, JsonlWriter, dumps_line, empty_file, input_lines, input_problem, line_ends, open_input, parse_line
 from course.lib.manifest import display_path, environment, input_fingerprint, locked_room, template_note
 from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 from course.lib.visible import markdown_value, terminal_line
@@ -120,12 +127,162 @@ def _score_aligned(
     return Scored(tally, sha, 0, first["policy"], first["sampling"], True, first.get(PROMPT_TEMPLATE))
 
 
+class _DigestsCollide(Exception):
+    """Two different ids share a 64-bit digest: the indexed path cannot tell them apart by digest."""
+
+
+class _IdIndex:
+    """Each dataset id's position, kept as the id's 64-bit digest (Python's ``hash``) in an open-addressing
+    table: linear probing over two flat ``array('q')`` (digests, positions), at most half full, so 32 to 64
+    bytes per id whatever the ids' length. A digest is not the id: whoever finds a position checks the id
+    itself later (``_score_indexed`` does), and two dataset ids with one digest raise ``_DigestsCollide``."""
+
+    def __init__(self, n: int) -> None:
+        size = 1024
+        while size < 2 * n:
+            size *= 2
+        self._digests, self._positions = array("q", bytes(8 * size)), array("q", bytes(8 * size))
+        self._mask = size - 1
+
+    def add(self, ident: str, position: int) -> None:
+        digest, digests, mask = hash(ident) or 1, self._digests, self._mask  # 0 marks a free slot
+        slot = digest & mask
+        while digests[slot]:
+            if digests[slot] == digest:
+                raise _DigestsCollide
+            slot = (slot + 1) & mask
+        digests[slot], self._positions[slot] = digest, position
+
+    def get(self, ident: str) -> int:
+        """The position of the dataset id with this id's digest, or -1: then the id is surely not in the dataset."""
+        digest, digests, mask = hash(ident) or 1, self._digests, self._mask
+        slot = digest & mask
+        while digests[slot]:
+            if digests[slot] == digest:
+                return self._positions[slot]
+            slot = (slot + 1) & mask
+        return -1
+
+
 def _score_indexed(
     dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None,
     rubric: Rubric,
 ) -> Scored:
-    """Any order: hold the dataset and completions in memory, check every id, score in dataset order."""
+    """Any order, in memory of a few dozen bytes per item (see the module docstring); the items held in
+    memory instead only if two ids share a digest (about once in 10**7 runs of a million items)."""
+    try:
+        return _score_by_offsets(dataset, completions, results_path, allow_missing, progress, rubric)
+    except _DigestsCollide:
+        return _score_in_memory(dataset, completions, results_path, allow_missing, progress, rubric)
+
+
+def _line_at(f: Any, offset: int) -> bytes:
+    f.seek(offset)
+    return f.readline(MAX_READ + 1)
+
+
+def _score_by_offsets(
+    dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None,
+    rubric: Rubric,
+) -> Scored:
+    """Index the dataset's ids, find each completion's item and line offset, then score in dataset order."""
+    # 1. the dataset (every check of its reader): id digest -> position
+    index = _IdIndex(line_ends(dataset)[0] + 1)
+    n = 0
+    for n, (_, example) in enumerate(iter_dataset_objects(dataset), 1):
+        index.add(example["id"], n - 1)
+    # 2. the completions (every check of their reader), in file order, so the first bad line is the one reported
+    seen_on = array("q", bytes(8 * n))  # completions line of each item, 0 = none yet
+    offsets = array("q", bytes(8 * n))  # where that line starts in the file
+    check = line_check(completions, COMPLETION_FIELDS, one_policy=True, unique=False)
+    first: dict[str, Any] | None = None
+    with open_input(completions) as f, open_input(completions) as again:
+        lineno = offset = 0
+        for raw in input_lines(f):
+            lineno += 1
+            record = parse_line(raw, completions, lineno)
+            check(record, completions, lineno)
+            i = index.get(record["id"])
+            if i < 0:
+                raise CourseError(f"{completions}:{lineno}: id {record['id']!r} is not in the dataset {dataset}")
+            if seen_on[i]:
+                if parse_line(_line_at(again, offsets[i]), completions, seen_on[i])["id"] != record["id"]:
+                    raise _DigestsCollide  # two different ids, one digest
+                raise CourseError(
+                    f"{completions}:{lineno}: duplicate id {record['id']!r} (first seen on line {seen_on[i]}); "
+                    "every id must be unique"
+                )
+            seen_on[i], offsets[i] = lineno, offset
+            offset += len(raw)
+            if first is None:
+                first = record
+    if first is None:
+        raise empty_file(completions)
+    n_missing = seen_on.count(0)
+
+    def pairs() -> Any:
+        """(dataset line, example, its completion record or None), in dataset order, each id checked."""
+        # Both files passed every check of their readers above; what is read again here is parsed, not re-checked.
+        with open_input(dataset) as d, open_input(completions) as f:
+            for i, raw in enumerate(input_lines(d)):
+                line = i + 1
+                example = parse_line(raw, dataset, line)
+                record = None
+                if seen_on[i]:
+                    record = parse_line(_line_at(f, offsets[i]), completions, seen_on[i])
+                    if record["id"] != example["id"]:
+                        raise _DigestsCollide  # a completion whose id is not the dataset's, with the same digest
+                yield line, example, record
+
+    if n_missing and not allow_missing:
+        # Every found id is checked against the dataset first: an unknown id hidden by a digest is the earlier error.
+        first_missing: tuple[int, str] | None = None
+        for line, example, record in pairs():
+            if record is None and first_missing is None:
+                first_missing = line, example["id"]
+        assert first_missing is not None
+        line, ident = first_missing
+        raise CourseError(
+            f"{dataset}:{line}: id {ident!r} has no completion in {completions} "
+            f"({n_missing} of {n} items have none); pass --allow-missing to score them as failures"
+        )
+    # 3. the dataset again, in order, each completion read back from its line
+    items = ((example, record is not None, record and record["completion"]) for _, example, record in pairs())
+    tally, sha = _write_in_dataset_order(results_path, items, rubric, progress)
+    return Scored(tally, sha, n_missing, first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
+
+
+def _write_in_dataset_order(results_path: Path, items: Any, rubric: Rubric, progress: Progress | None) -> tuple[Tally, str]:
+    """results.jsonl from ``(example, has a completion, its text)`` in dataset order: the Tally and the file's sha256."""
     score: ScoreFn = rubric.score
+    tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
+    with JsonlWriter(results_path) as out:
+        for example, present, text in items:
+            if present:
+                scored = score(example, text)
+                result = {
+                    "id": example["id"],
+                    "completion": text,
+                    "expected": example["expected_answer"],
+                    "reward": scored["reward"],
+                    "details": scored["details"],
+                }
+            else:
+                result = missing_result(example, scorer_version=rubric.version)
+            out.write(result)
+            tally.add(result)
+            if progress is not None and tally.n % PROGRESS_EVERY == 0:
+                progress(tally.n)
+        sha = out.sha256
+    return tally, sha
+
+
+def _score_in_memory(
+    dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None,
+    rubric: Rubric,
+) -> Scored:
+    """Any order: hold the dataset and completions in memory, check every id, score in dataset order
+    (exact whatever the digests: the fallback when two ids share one)."""
     examples: list[dict[str, Any]] = []
     lines: list[int] = []
     for lineno, example in iter_dataset_objects(dataset):
@@ -156,25 +313,8 @@ def _score_indexed(
             f"({len(missing)} of {len(examples)} items have none); pass --allow-missing to score them as failures"
         )
     assert first is not None
-    tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
-    with JsonlWriter(results_path) as out:
-        for i, example in enumerate(examples):
-            if seen_on[i]:
-                scored = score(example, texts[i])
-                result = {
-                    "id": example["id"],
-                    "completion": texts[i],
-                    "expected": example["expected_answer"],
-                    "reward": scored["reward"],
-                    "details": scored["details"],
-                }
-            else:
-                result = missing_result(example, scorer_version=rubric.version)
-            out.write(result)
-            tally.add(result)
-            if progress is not None and tally.n % PROGRESS_EVERY == 0:
-                progress(tally.n)
-        sha = out.sha256
+    items = ((example, bool(seen_on[i]), texts[i]) for i, example in enumerate(examples))
+    tally, sha = _write_in_dataset_order(results_path, items, rubric, progress)
     return Scored(tally, sha, len(missing), first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
 
 

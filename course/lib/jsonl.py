@@ -30,6 +30,18 @@ The JSONL rules (docs/formats.md) and why:
   * a line longer than ``MAX_READ`` bytes is rejected after reading at most that
     many bytes of it (memory stays bounded whatever the file holds).
 
+The fast path: when orjson is installed (the ``fast`` extra; the core needs nothing
+but the standard library) a line is first read by ``orjson.loads``, and accepted
+from it only where orjson's reading is certainly the standard library's: no ``\\u``
+escape, no run of 19 digits (orjson reads an integer beyond 64 bits as a float),
+no more than ``MAX_DEPTH`` brackets, a JSON object, and as many members as the
+line has colons outside strings (orjson keeps the last of a repeated key; see
+``_fast_object``). Anything else, every refusal among it, goes to the standard
+library's reading below, which decides with its own words. So both paths accept
+the same lines with the same values and refuse the same lines with the same
+message (tests/test_io.py runs the reader tests on both); only the speed differs
+(benchmarks/bench_eval.py measures it).
+
 ``read_json`` reads one JSON document (a manifest, a summary) and ``loads_document``
 one JSON text given on the command line (``--sampling``), with the same
 protections. Memory: one line at a time, never more than ``MAX_READ`` bytes.
@@ -531,6 +543,63 @@ def json_kind(value: Any) -> str:
     return type(value).__name__  # pragma: no cover - JSON has no other kinds
 
 
+# ---------------------------------------------------------------------------
+# The fast path (orjson, when installed): the same verdicts and values, sooner
+# ---------------------------------------------------------------------------
+_fast_on = True  # False: orjson is not installed, or use_fast_decoder(False)
+_orjson_loads: Callable[[bytes], Any] | None = None
+_orjson_dumps: Callable[[Any], bytes] | None = None
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_NINETEEN_DIGITS = b"0" * 19  # after _DIGITS_AS_ZERO: 19 digits in a row, perhaps an integer beyond 64 bits
+_DEEP_LINE = 2 * MAX_DEPTH + 1  # JSON nested deeper than MAX_DEPTH needs more bytes than this (each level opens and closes)
+
+
+def use_fast_decoder(enabled: bool = True) -> bool:
+    """Read lines with orjson first (when it is installed) or with the standard library only;
+    returns whether the fast path is on. Imported on first use: ``--help`` never pays for it."""
+    global _fast_on, _orjson_loads, _orjson_dumps
+    _fast_on = False
+    if enabled:
+        try:
+            import orjson
+        except ImportError:
+            return False
+        _orjson_loads, _orjson_dumps = orjson.loads, orjson.dumps
+        _fast_on = True
+    return _fast_on
+
+
+def _fast_object(raw: bytes) -> dict[str, Any] | None:
+    """The line's object as orjson reads it, where that is certainly what the standard library
+    reads; None where only the standard library's reading may decide (and every refusal).
+
+    The rules orjson does not share, each checked without leaving C code:
+      * a ``\\u`` escape: a lone surrogate (refused here) and the colon count below;
+      * 19 digits in a row: orjson reads an integer beyond 64 bits as a float, Python exactly;
+      * more than ``MAX_DEPTH`` brackets: orjson nests up to 1024 levels, the course refuses 101;
+      * a repeated key, which orjson drops silently: a line has one colon outside strings per
+        member, and orjson writes the parsed object back with one per member left, so with no
+        escape in the line the colons inside strings are the same on both sides: the counts
+        differ exactly when a member was dropped.
+    """
+    loads = _orjson_loads
+    if loads is None:
+        if not use_fast_decoder():
+            return None
+        loads = _orjson_loads
+    if ((b"\\" in raw and b"\\u" in raw)  # one byte is found faster than two: escapes are rare
+            or (len(raw) > _DEEP_LINE and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH)
+            or _NINETEEN_DIGITS in raw.translate(_DIGITS_AS_ZERO)):
+        return None
+    try:
+        value = loads(raw)
+        if type(value) is not dict or raw.count(b":") != _orjson_dumps(value).count(b":"):  # type: ignore[misc]
+            return None
+    except (ValueError, TypeError):  # orjson.JSONDecodeError, orjson.JSONEncodeError
+        return None
+    return value
+
+
 def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
     """One JSONL line (bytes, with or without its ``\\n``) as a checked JSON object, or ``CourseError``."""
     if len(raw) > MAX_READ:  # input_lines cut it there: the rest of the line was never read
@@ -547,6 +616,10 @@ def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
             "files use LF only, and a CR changes the file's sha256 while looking identical "
             "(convert with: sed -i 's/\\r$//' FILE, or dos2unix)"
         )
+    if _fast_on:
+        value = _fast_object(raw)
+        if value is not None:
+            return value
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -69,6 +69,15 @@ COMPLETION_LIMIT = 600  # characters of a completion shown in an example, as cou
 TABLE_COMPLETION_LIMIT = 120  # per row in the item table (the examples show more)
 EXAMPLES_PER_CODE = 5
 PAGE_SIZE = 50
+# The item table holds at most TABLE_ROWS items (see _ItemSample): every item of a run up to that
+# size, beyond it every item of the rare outcome codes and an evenly spaced subset of the common ones.
+# A page embedding every item of a million-item run was too heavy to use (in Chromium, many seconds
+# to open, and every filter over a million rows), and building it held every row in memory three
+# times; a page of this many rows opens and filters without a wait, and the report's memory stays
+# flat in the run's size (benchmarks/bench_report.py measures both, at 100,000 and 1,000,000 items).
+# Every item stays in results.jsonl, and the page says how to see the rest.
+TABLE_ROWS = 50_000
+MAX_TABLE_CODES = 200  # codes beyond these (a hand-made results.jsonl) are counted, not embedded
 MAX_CHART_POINTS = 600  # longer logs are thinned evenly for drawing (the last point always kept)
 
 # The manifest keys shown in the header: course.gate's Locked Room (LOCKED_FIELDS; a test checks
@@ -101,8 +110,11 @@ class RunData:
     kind: str
     manifest: dict[str, Any]
     summary: dict[str, Any] | None = None
-    # scoring runs: one row per item, [id, expected, extracted, code, reason, passed, completion, length]
+    # scoring runs: the item table's rows, [id, expected, extracted, code, reason, passed, completion, length],
+    # in dataset order: every item, or an evenly spread sample of each code's items (_ItemSample)
     rows: tuple[list[Any], ...] = ()
+    n_items: int = 0  # scoring runs: the items in results.jsonl (len(rows) unless the table is a sample)
+    item_counts: dict[str, int] = field(default_factory=dict)  # scoring runs: items per outcome code, all of them
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     records: tuple[dict[str, Any], ...] = ()  # bandit / toy_mdp / tinylm.rl logs
     table: tuple[dict[str, str], ...] = ()  # kl_tradeoff.csv
@@ -180,17 +192,68 @@ def _edited_after_the_run(run: Path, manifest: Mapping[str, Any]) -> tuple[str, 
     return tuple(warnings)
 
 
+class _ItemSample:
+    """The item table's rows, read in one pass in memory bounded by ``limit`` rows (or one per code, for
+    at most ``max_codes`` codes, if there are more codes than that), however many items.
+
+    Every item while there are at most ``limit``. Beyond that the most frequent codes are thinned,
+    each as a systematic sample: item k of a code (k = 0, 1, 2, ...) is kept while k is a multiple
+    of the code's stride, and whenever the table would exceed ``limit`` the code holding the most
+    rows doubles its stride (every other kept row goes). So rare codes keep all their items, common
+    ones an evenly spaced subset spread over the whole dataset (not just its start), with no random
+    numbers: the same run gives the same page.
+    """
+
+    def __init__(self, limit: int | None = None, max_codes: int = MAX_TABLE_CODES) -> None:
+        self.limit, self.max_codes = TABLE_ROWS if limit is None else limit, max_codes
+        self.n = 0
+        self.counts: dict[str, int] = {}
+        self._kept: dict[str, list[tuple[int, int, list[Any]]]] = {}  # code -> (item index, rank in code, row)
+        self._stride: dict[str, int] = {}
+        self._total = 0  # rows kept, all codes
+
+    def add(self, result: Mapping[str, Any]) -> None:
+        index, self.n = self.n, self.n + 1
+        code = result["details"]["error_code"]
+        rank = self.counts.get(code)
+        if rank is None:
+            if len(self.counts) >= self.max_codes:
+                return
+            rank, self._kept[code], self._stride[code] = 0, [], 1
+        self.counts[code] = rank + 1
+        if rank % self._stride[code] == 0:
+            self._kept[code].append((index, rank, _item_row(result)))
+            self._total += 1
+            while self._total > self.limit:
+                biggest = max(self._kept, key=lambda c: len(self._kept[c]))
+                if len(self._kept[biggest]) < 2:  # one row per code: a code's first item always stays
+                    break
+                self._thin(biggest)
+
+    def _thin(self, code: str) -> None:
+        stride = self._stride[code] = 2 * self._stride[code]
+        kept = [k for k in self._kept[code] if k[1] % stride == 0]
+        self._total -= len(self._kept[code]) - len(kept)
+        self._kept[code] = kept
+
+    def rows(self) -> tuple[list[Any], ...]:
+        return tuple(row for _, _, row in sorted(k for kept in self._kept.values() for k in kept))
+
+    def sampled(self) -> bool:
+        return self._total < self.n
+
+
 def _load_scoring(run: Path, kind: str) -> dict[str, Any]:
-    rows: list[list[Any]] = []
+    sample = _ItemSample()
     examples: dict[str, list[dict[str, Any]]] = {}
     for result in iter_results(run / "results.jsonl"):
-        row = _item_row(result)
-        rows.append(row)
-        bucket = examples.setdefault(row[3], [])
+        sample.add(result)
+        bucket = examples.setdefault(result["details"]["error_code"], [])
         if len(bucket) < EXAMPLES_PER_CODE:
             bucket.append(_example(result))
     summary = read_checked_json(run / "summary.json", EVAL_SUMMARY if kind == "eval" else SELECTION_SUMMARY, "summary")
-    return {"rows": tuple(rows), "examples": examples, "summary": summary}
+    return {"rows": sample.rows(), "n_items": sample.n, "item_counts": dict(sample.counts), "examples": examples,
+            "summary": summary}
 
 
 def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> RunData:
@@ -456,27 +519,49 @@ def _row_cells(row: Sequence[Any]) -> str:
     return "<tr>" + "".join(cells) + "</tr>"
 
 
+def _sample_note(run: RunData) -> str:
+    """What the item table holds when it is a sample, and how to see every item."""
+    if len(run.rows) == run.n_items:
+        return ""
+    return (
+        f'<p class="sample-note">This table holds {len(run.rows):,} of the run\'s {run.n_items:,} items (a page holds '
+        f"at most {TABLE_ROWS:,}: every item of a larger run would make it too heavy for a browser). Rare outcome "
+        "codes keep all their items; the most frequent ones an evenly spaced subset (every 2nd, 4th, 8th... item of "
+        "the code, in dataset order), so the rows span the whole dataset. The counts and the pass rate above are over "
+        "every item, and the code list below gives both figures. All items are "
+        f"in <code>{e(run.path)}/results.jsonl</code>, one per line; the items of one code, with the scorer's details: "
+        f"<code>python -m course.inspect_run --run {e(run.path)} --code CODE --show 20</code>.</p>"
+    )
+
+
 def _items_table(run: RunData, prefix: str) -> str:
     rows = run.rows
     if not rows:
         return ""
-    counts: dict[str, int] = {}
+    counts = run.item_counts
+    shown_per_code: dict[str, int] = {}
     for r in rows:
-        counts[r[3]] = counts.get(r[3], 0) + 1
-    codes = ordered_codes(counts)
-    options = "".join(f'<option value="{e(c)}">{e(c)} ({counts[c]:,})</option>' for c in codes)
+        shown_per_code[r[3]] = shown_per_code.get(r[3], 0) + 1
+    codes = [c for c in ordered_codes(counts) if c in shown_per_code]
+
+    def option(c: str) -> str:
+        label = f"{counts[c]:,}" if shown_per_code[c] == counts[c] else f"{shown_per_code[c]:,} of {counts[c]:,}"
+        return f'<option value="{e(c)}">{e(c)} ({label})</option>'
+
+    options = "".join(option(c) for c in codes)
     head = "".join(f'<th data-col="{i}" scope="col">{e(name)}</th>' for name, i in _COLUMNS)
     first = "".join(_row_cells(r) for r in rows[:PAGE_SIZE])
     shown = min(PAGE_SIZE, len(rows))
+    of = f"{len(rows):,} (dataset order)" if len(rows) == run.n_items else f"the {len(rows):,} in this table (dataset order)"
     return (
-        f'<h3>Items</h3><div class="items" id="{prefix}-items" data-src="{prefix}-data">'
+        f'<h3>Items</h3>{_sample_note(run)}<div class="items" id="{prefix}-items" data-src="{prefix}-data">'
         f'<div class="controls" hidden><label>filter <input class="q" type="search" placeholder="id, answer, code, reason, completion text"></label> '
         f'<label>code <select class="code"><option value="">all</option>{options}</select></label> '
         '<label>outcome <select class="outcome"><option value="">all</option><option value="pass">pass</option>'
         '<option value="fail">fail</option></select></label> '
         '<button type="button" class="prev">previous</button> <button type="button" class="next">next</button> '
         '<span class="pageinfo"></span> <span class="hint">(click a column heading to sort)</span></div>'
-        f'<p class="static-note">Items 1–{shown} of {len(rows):,} (dataset order). Filtering, sorting and paging need JavaScript.</p>'
+        f'<p class="static-note">Items 1–{shown} of {of}. Filtering, sorting and paging need JavaScript.</p>'
         f'<table class="itemtable"><thead><tr>{head}</tr></thead><tbody>{first}</tbody></table></div>'
         f'<script type="application/json" id="{prefix}-data">{_json_block({"rows": list(rows), "page": PAGE_SIZE})}</script>'
     )

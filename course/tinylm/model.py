@@ -61,14 +61,16 @@ class GPTConfig:
     n_embd: int = 128
 
 
-def _rope_tables(pos: torch.Tensor, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of the rotary angles: pos (B, T) -> two (B, 1, T, D/2) tensors.
+def rope_table(n_positions: int, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin of the rotary angles of positions 0..n_positions-1: two (n_positions, D/2) tensors.
 
     Pair i of a head's D dimensions turns by pos * 10000^(-2i/D) radians: fast
-    turns resolve nearby positions, slow turns distant ones.
+    turns resolve nearby positions, slow turns distant ones. Built once per model
+    (the angles never change), then read by position: a decode step used to rebuild
+    them with seven small tensor operations per forward call.
     """
     inv_freq = 1.0 / (10000.0 ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (D/2,)
-    angles = pos.float()[:, None, :, None] * inv_freq  # (B, 1, T, D/2)
+    angles = torch.arange(n_positions, dtype=torch.float32)[:, None] * inv_freq  # (N, D/2)
     return angles.cos(), angles.sin()
 
 
@@ -78,6 +80,15 @@ def _rotate(x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor]) -> torch.T
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+
+def additive_mask(mask: torch.Tensor) -> torch.Tensor:
+    """A bool attention mask as the float mask attention adds to its scores: True -> 0.0, False -> -inf.
+
+    ``scaled_dot_product_attention`` makes exactly this conversion itself, in every
+    layer; converting once per forward call gives the same numbers four times cheaper.
+    """
+    return torch.zeros(mask.shape, dtype=torch.float32).masked_fill_(~mask, float("-inf"))
 
 
 class CausalSelfAttention(nn.Module):
@@ -97,9 +108,9 @@ class CausalSelfAttention(nn.Module):
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
         B, T, C = x.shape
         H = self.n_head
-        q, k, v = self.c_attn(x).split(C, dim=2)  # each (B, T, C)
-        q = _rotate(q.view(B, T, H, C // H).transpose(1, 2), rope)  # (B, H, T, D), rotated by position
-        k = _rotate(k.view(B, T, H, C // H).transpose(1, 2), rope)  # (B, H, T, D); cached already rotated
+        qk, v = self.c_attn(x).split([2 * C, C], dim=2)  # (B, T, 2C), (B, T, C)
+        # q and k rotated together (one set of element-wise operations instead of two; the same numbers)
+        q, k = _rotate(qk.view(B, T, 2 * H, C // H).transpose(1, 2), rope).split(H, dim=1)  # (B, H, T, D) each
         v = v.view(B, T, H, C // H).transpose(1, 2)  # (B, H, T, D)
         if past is not None and past_len is not None:
             # Preallocated cache (sampling): write the new keys/values in place, attend to the filled part.
@@ -114,7 +125,7 @@ class CausalSelfAttention(nn.Module):
             new_past = (k, v)
         else:
             new_past = (k, v)
-        # mask: (B, 1, T, S) bool, True where query t may look at key s; None = causal (no cache).
+        # mask: (B, 1, T, S), 0.0 where query t may look at key s and -inf elsewhere; None = causal (no cache).
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)  # (B, H, T, D)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
         return self.c_proj(y), new_past
@@ -154,6 +165,8 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.n_embd)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
         self.lm_head.weight = self.wte.weight  # weight tying (as in GPT-2 / nanoGPT)
+        # Rotary angles for every position the model can see (not a buffer: never saved in a checkpoint).
+        self.rope_cos, self.rope_sin = rope_table(cfg.block_size, cfg.n_embd // cfg.n_head)
         self.apply(self._init_weights)
         # GPT-2's scaled init of the residual projections keeps the stream's variance flat with depth.
         for name, p in self.named_parameters():
@@ -185,7 +198,9 @@ class GPT(nn.Module):
         idx:  (B, T) token ids of the new positions
         pos:  (B, T) their position ids (0 = the row's <bos>)
         mask: (B, 1, T, S) bool, True where new position t may attend to key s
-              (S = cached positions + T); see ``attention_mask``. None means plain
+              (S = cached positions + T); see ``attention_mask``. Or the same as a
+              float mask (``additive_mask``: 0.0 / -inf), which a caller that updates
+              one column per decode step can keep and reuse. None means plain
               causal attention, right for right-padded batches without a cache
               (padding sits after every real token, so causality alone hides it).
         past: the cache returned by the previous call, or None.
@@ -196,7 +211,9 @@ class GPT(nn.Module):
         if int(pos.max()) >= self.cfg.block_size:
             raise CourseError(f"sequence longer than the model's context ({self.cfg.block_size} tokens)")
         x = self.wte(idx)  # (B, T, C)
-        rope = _rope_tables(pos, self.cfg.n_embd // self.cfg.n_head)
+        rope = self.rope_cos[pos][:, None], self.rope_sin[pos][:, None]  # (B, 1, T, D/2) each
+        if mask is not None and mask.dtype == torch.bool:
+            mask = additive_mask(mask)  # once here, not once per layer inside attention
         cache: KVCache = []
         for i, block in enumerate(self.blocks):
             x, kv = block(x, rope, mask, None if past is None else past[i], past_len)
@@ -209,14 +226,16 @@ def allocate_cache(prefix: KVCache, total: int, group: int = 1) -> KVCache:
     """Copy a prefill cache into buffers with room for ``total`` positions, repeated ``group`` times per row.
 
     prefix: per layer (P, H, S, D) keys and values -> per layer (P*group, H, total, D) buffers.
+    Positions S.. are left unset: each is written (``past_len``) before attention reads it.
     """
     out: KVCache = []
     for k, v in prefix:
         P, H, S, D = k.shape
-        kb = k.new_zeros(P * group, H, total, D)
-        vb = v.new_zeros(P * group, H, total, D)
-        kb[:, :, :S] = k.repeat_interleave(group, dim=0)
-        vb[:, :, :S] = v.repeat_interleave(group, dim=0)
+        kb = k.new_empty(P * group, H, total, D)
+        vb = v.new_empty(P * group, H, total, D)
+        # Copied straight from each prompt's keys to its G rows (a broadcast): no repeated copy in between.
+        kb.view(P, group, H, total, D)[:, :, :, :S] = k[:, None]
+        vb.view(P, group, H, total, D)[:, :, :, :S] = v[:, None]
         out.append((kb, vb))
     return out
 

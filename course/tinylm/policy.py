@@ -42,6 +42,8 @@ DEFAULT_MAX_TOKENS = 32
 # Tokens the policy never chooses: structure markers only the code writes. Their logits
 # are set to -inf everywhere the policy's distribution is used (sampling, log-probs, KL).
 _NEVER_SAMPLED = (VOCAB.PAD, VOCAB.BOS, VOCAB.SEP)
+_NEVER_MASK = torch.zeros(VOCAB.size, dtype=torch.bool)
+_NEVER_MASK[list(_NEVER_SAMPLED)] = True
 
 
 def set_threads(n: int) -> int:
@@ -52,9 +54,7 @@ def set_threads(n: int) -> int:
 
 def policy_logits(logits: torch.Tensor) -> torch.Tensor:
     """Mask ``<pad> <bos> <sep>``: (..., V) -> (..., V) float32 with those logits at -inf."""
-    logits = logits.float().clone()
-    logits[..., list(_NEVER_SAMPLED)] = float("-inf")
-    return logits
+    return logits.float().masked_fill(_NEVER_MASK, float("-inf"))  # a new tensor: the caller's is untouched
 
 
 def prompt_ids(prompt: str, max_prompt_tokens: int) -> tuple[list[int], bool]:
@@ -130,7 +130,6 @@ def _expand(cache: KVCache, group: int) -> KVCache:
     return [(k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)) for k, v in cache]
 
 
-@torch.no_grad()
 def generate(
     model: GPT,
     prompts: Sequence[str],
@@ -152,39 +151,9 @@ def generate(
         raise ValueError(f"need {B} row seeds for {P} prompts x {group}, got {len(row_seeds)}")
     prompt, prompt_valid, cropped = _encode_prompts(model, prompts, max_tokens)
     rngs = [random.Random(s) for s in row_seeds]
-
-    # Prefill: read each prompt once, then share its keys/values among its G rows.
-    pos = positions(prompt_valid)  # (P, Lp)
-    logits, cache = model(prompt, pos, attention_mask(prompt_valid))
-    Lp = prompt.shape[1]
-    cache = allocate_cache(cache, Lp + max_tokens, group)  # (B, H, Lp + K, D) per layer, filled up to Lp
-    next_logits = policy_logits(logits[:, -1, :]).repeat_interleave(group, dim=0)  # (B, V): first completion token
-    next_pos = pos[:, -1].repeat_interleave(group) + 1  # (B,)
-    key_valid = prompt_valid.repeat_interleave(group, dim=0)  # (B, S) which cached keys are real
-
-    out = torch.full((B, max_tokens), VOCAB.PAD, dtype=torch.long)  # (B, K)
-    done = torch.zeros(B, dtype=torch.bool)
-    for t in range(max_tokens):
-        if temperature == 0:
-            tok = next_logits.argmax(dim=-1)  # (B,)
-        else:
-            probs = F.softmax(next_logits / temperature, dim=-1)  # (B, V)
-            if top_p < 1.0:
-                probs = _filter_top_p(probs, top_p)
-            # Every row draws its uniform even when done, so a row's stream never depends on the others.
-            tok = _draw(probs, [r.random() for r in rngs])
-        tok = torch.where(done, torch.full_like(tok, VOCAB.PAD), tok)
-        out[:, t] = tok
-        done = done | (tok == VOCAB.EOS)
-        if bool(done.all()) or t == max_tokens - 1:
-            break
-        # Feed the new token (one position per row); finished rows feed <pad>, masked out as a key.
-        key_valid = torch.cat([key_valid, tok[:, None] != VOCAB.PAD], dim=1)  # (B, S)
-        step_mask = key_valid[:, None, None, :].clone()  # (B, 1, 1, S)
-        step_mask[:, :, :, -1] = True  # a row may always see itself (no empty softmax rows)
-        logits, cache = model(tok[:, None], next_pos[:, None], step_mask, cache, past_len=Lp + t)
-        next_logits = policy_logits(logits[:, -1, :])
-        next_pos = next_pos + 1
+    # Sampled under inference_mode; the copy is an ordinary tensor, which the log-prob
+    # pass that follows (with gradients) may take as its input.
+    out = _sample_tokens(model, prompt, prompt_valid, rngs, group, temperature, top_p, max_tokens).clone()  # (B, K)
 
     mask = torch.zeros_like(out, dtype=torch.bool)  # (B, K)
     texts, truncated = [], []
@@ -205,6 +174,53 @@ def generate(
         truncated=truncated,
         cropped=cropped,
     )
+
+
+@torch.inference_mode()  # no autograd bookkeeping at all (no_grad still tracked versions and views)
+def _sample_tokens(model: GPT, prompt: torch.Tensor, prompt_valid: torch.Tensor, rngs: list[random.Random],
+                   group: int, temperature: float, top_p: float, max_tokens: int) -> torch.Tensor:
+    """The decode loop: (P, Lp) prompts -> (B, K) chosen tokens, ``<pad>`` after each row's ``<eos>``."""
+    B = len(rngs)
+
+    # Prefill: read each prompt once, then share its keys/values among its G rows.
+    pos = positions(prompt_valid)  # (P, Lp)
+    logits, cache = model(prompt, pos, attention_mask(prompt_valid))
+    Lp = prompt.shape[1]
+    cache = allocate_cache(cache, Lp + max_tokens, group)  # (B, H, Lp + K, D) per layer, filled up to Lp
+    next_logits = policy_logits(logits[:, -1, :]).repeat_interleave(group, dim=0)  # (B, V): first completion token
+    next_pos = pos[:, -1].repeat_interleave(group) + 1  # (B,)
+    # The decode steps' attention mask, kept whole and updated one column per step (0.0: may look,
+    # -inf: may not; see model.additive_mask). Rebuilding it at every step (concatenate, clone, and
+    # a bool-to-float conversion in every layer) cost more small tensor operations than the attention.
+    keys = torch.full((B, 1, 1, Lp + max_tokens), float("-inf"))  # (B, 1, 1, Lp + K)
+    keys[:, 0, 0, :Lp].masked_fill_(prompt_valid.repeat_interleave(group, dim=0), 0.0)  # the real prompt tokens
+
+    out = torch.full((B, max_tokens), VOCAB.PAD, dtype=torch.long)  # (B, K)
+    done = torch.zeros(B, dtype=torch.bool)
+    for t in range(max_tokens):
+        if temperature == 0:
+            tok = next_logits.argmax(dim=-1)  # (B,)
+        else:
+            # (dividing by 1.0 changes no bit, so the common case skips the operation)
+            probs = F.softmax(next_logits if temperature == 1.0 else next_logits / temperature, dim=-1)  # (B, V)
+            if top_p < 1.0:
+                probs = _filter_top_p(probs, top_p)
+            # Every row draws its uniform even when done, so a row's stream never depends on the others.
+            tok = _draw(probs, [r.random() for r in rngs])
+        tok = tok.masked_fill(done, VOCAB.PAD)
+        out[:, t] = tok
+        done = done | (tok == VOCAB.EOS)
+        if bool(done.all()) or t == max_tokens - 1:
+            break
+        # Feed the new token (one position per row); finished rows feed <pad>, masked out as a key.
+        S = Lp + t + 1
+        column = keys[:, 0, 0, S - 1]  # (B,) a view: the new token's column
+        column.fill_(0.0)  # a row may always see itself (no empty softmax rows)
+        logits, cache = model(tok[:, None], next_pos[:, None], keys[..., :S], cache, past_len=Lp + t)
+        column.masked_fill_(tok == VOCAB.PAD, float("-inf"))  # later steps: a finished row's <pad> is no key
+        next_logits = policy_logits(logits[:, -1, :])
+        next_pos = next_pos + 1
+    return out
 
 
 def completion_logprobs(model: GPT, ro: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:

@@ -25,6 +25,10 @@ from course.errors import CourseError
 from course.lib import formats
 from course.lib.jsonl import MAX_DEPTH, iter_objects, read_json
 
+# Every case runs with the standard library's reading alone and with orjson first (the fast path,
+# where installed): the same verdicts, the same messages (tests/conftest.py, json_reader).
+pytestmark = pytest.mark.usefixtures("json_reader")
+
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT / "data/datasets/math_dev.jsonl"
 ROLLOUTS = ROOT / "data/rollouts/frozen_rollouts_dev.jsonl"
