@@ -87,11 +87,20 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         needs="the lm extra (torch)",
     ),
     Benchmark(
+        "bench_llm_rl", "Loop C on the real LLM: the recipe's run",
+        "`python -m course.llm.rl` with the recipe of docs/llm.md (SmolLM2-135M-Instruct, LoRA, one fixed prompt "
+        "template) in a child process: wall time and its parts, peak memory, the holdout strict pass@1 of pi0 and of "
+        "the final policy (8 samples per item), the lift with its paired-bootstrap interval, and the gate's decision.",
+        needs="the llm extra and the packaged model",
+    ),
+    Benchmark(
         "bench_grpo", "The course's RL loop beside TRL's GRPOTrainer",
-        "The same policy (pi0, and its HF twin for TRL), prompts, reward, group size, steps, learning rate "
-        "and KL weight on both sides: seconds per step, peak memory, training reward over the last steps "
-        "and the strict pass rate on a fixed dev slice after training.",
-        needs="the trl extra",
+        "The same policy at the start, prompts, reward, group size, completion length, learning rate and KL weight on "
+        "both sides, for the tiny LM (TRL trains its HF twin) and, when the llm extra is installed, for SmolLM2-135M "
+        "with the same LoRA adapters. The two sides run as interleaved pairs of child processes; the figure per side is "
+        "the median seconds per step with the first step of each child left out. Also peak memory, the mean training "
+        "reward and, for the tiny LM, the strict pass rate on a fixed dev slice after training.",
+        needs="the trl extra; the llm extra too for the LLM side",
     ),
     Benchmark(
         "bench_llm", "A real LLM: loading and sampling SmolLM2-135M-Instruct",

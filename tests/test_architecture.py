@@ -109,6 +109,7 @@ LIBRARY_WITH_A_PREVIEW = frozenset({"course.tinylm.sft_data"})
 # A tool that drives another tool's functions, and why (never its main: that is checked below).
 TOOL_USES_TOOL = {
     ("course.tinylm.sweep", "course.tinylm.rl"): "the sweep is rl's train() run once per beta",
+    ("course.llm.rl", "course.tinylm.rl"): "one definition of Loop C's flags and their checks (add_loop_options, check_args)",
 }
 
 

@@ -65,11 +65,12 @@ NOT_RUN_HERE: tuple[tuple[str, str], ...] = (
     ("ollama serve", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
     ("llama-server ", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
     ("python -m course.tinylm.rl ", "a training run (~30 s each): benchmarks/bench_tinylm.py runs it; tests/test_tinylm_policy.py runs short ones"),
+    ("python -m course.llm.rl ", "a training run of a 135M-parameter model: benchmarks/bench_llm_rl.py runs the recipe; tests/test_llm_rl.py runs short ones"),
 )
 # Evaluating a file that only the skipped network sampler would have written.
 DEPENDS_ON_NOT_RUN = (
     "runs/groq_dev.jsonl", "runs/groq_pack_dev.jsonl", "runs/local_dev.jsonl",  # network sampling
-    "runs/rl_strict/", "runs/m6_rl_strict/",  # the output of a training run
+    "runs/rl_strict/", "runs/m6_rl_strict/", "runs/llm_rl_fewshot/",  # the output of a training run
 )
 
 # Commands of the optional tiny language model, and those reading its outputs: run only when

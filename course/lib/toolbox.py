@@ -48,6 +48,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("course.tinylm.sweep", GROUPS[4], "the beta sweep: four RL runs, drift against reward"),
     Tool("course.tinylm.shift", GROUPS[4], "pi0's frozen rollouts beside what the trained policy does now"),
     Tool("course.llm.sample", GROUPS[5], "sample the real LLM on a dataset under a prompt template; write rollouts"),
+    Tool("course.llm.rl", GROUPS[5], "Loop C on the real LLM: LoRA adapters, the course's RL loop, an optional RFT warm start"),
     Tool("course.golden", GROUPS[6], "the golden suites: regression tests for the scorer, as data"),
     Tool("course.red_team", GROUPS[6], "which known exploits does a rubric pay for; does strict hold?"),
     Tool("course.kata", GROUPS[6], "the debugging kata: label ten scored examples, then check"),

@@ -6,6 +6,7 @@ Operations every Loop C tool needs, shared by ``sample``, ``sft``, ``rl``:
   ``completion_logprobs``  log pi(token | prefix) and the entropy at every completion position
   ``sample_items``         n completions per dataset item, batched, each with its own random stream
   ``set_threads``          pin PyTorch to a fixed thread count (part of reproducibility)
+  ``TinyLMPolicy``         the tiny LM and its pi0 behind the interface of Loop C (``course.lib.rl_loop.RLPolicy``)
 
 Shared-prefix batching: the G samples of one prompt share its keys and values.
 The prompt (~100 characters) is read once per prompt, not once per sample, and
@@ -26,12 +27,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
 
-from course.tinylm.model import GPT, KVCache, allocate_cache, attention_mask, positions
+from course.tinylm.model import GPT, KVCache, allocate_cache, attention_mask, positions, save_checkpoint
 from course.tinylm.vocab import VOCAB
 
 DEFAULT_THREADS = 2
@@ -311,6 +313,59 @@ def sample_in_batches(
         if progress is not None:
             progress(len(out))
     return out
+
+
+class TinyLMPolicy:
+    """The tiny LM being trained and its frozen reference pi0, as the course's RL loop sees a policy
+    (``course.lib.rl_loop.RLPolicy``): every method is one of the functions above, applied to the
+    trained model or to pi0. All of the model's weights are trained."""
+
+    def __init__(self, model: GPT, ref: GPT, model_info: dict, ref_info: dict, threads: int) -> None:
+        self.model, self.ref, self.model_info, self.ref_info, self.threads = model, ref, model_info, ref_info, threads
+        self.pi0_name: str = ref_info["policy"]
+
+    def describe(self) -> str:
+        return (f"policy {self.model_info['policy']} ({self.model_info['n_params']:,} params), "
+                f"reference pi0 {self.pi0_name}, {self.threads} threads")
+
+    def generate(self, prompts: Sequence[str], row_seeds: Sequence[str], *, group: int, temperature: float,
+                 max_tokens: int) -> Rollouts:
+        return generate(self.model, prompts, row_seeds, group=group, temperature=temperature, max_tokens=max_tokens)
+
+    def logprobs(self, rollouts: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
+        return completion_logprobs(self.model, rollouts)
+
+    def reference_logprobs(self, rollouts: Rollouts) -> torch.Tensor:
+        return completion_logprobs(self.ref, rollouts)[0]
+
+    def parameters(self) -> list[torch.nn.Parameter]:
+        return list(self.model.parameters())
+
+    def train_mode(self, training: bool) -> None:
+        self.model.train(training)
+
+    def sample_items(self, items: Sequence[tuple[str, str]], *, n: int, seed: int, temperature: float,
+                     max_tokens: int) -> list[list[tuple[str, bool]]]:
+        return sample_items(self.model, items, n=n, seed=seed, temperature=temperature, max_tokens=max_tokens)
+
+    def rollout_records(self, items: Sequence[tuple[str, str]], *, pi0: bool, policy_name: str, n: int, seed: int,
+                        temperature: float, top_p: float, max_tokens: int,
+                        progress: Callable[[int], None] | None = None) -> tuple[list[dict], int]:
+        from course.tinylm.rollouts import sample_records  # (it imports this module)
+
+        return sample_records(self.ref if pi0 else self.model, policy_name, items, n=n, seed=seed,
+                              temperature=temperature, top_p=top_p, max_tokens=max_tokens, progress=progress)
+
+    def save(self, path: Path) -> str:
+        return save_checkpoint(self.model, path)
+
+    def trained_name(self, sha256: str) -> str:
+        return f"tinylm:{sha256[:12]}"
+
+    def shift_report(self, policy_name: str) -> dict:
+        from course.tinylm.distribution_shift import shift_report
+
+        return shift_report(self.model, policy_name)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

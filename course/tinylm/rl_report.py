@@ -1,4 +1,7 @@
-"""What a ``course.tinylm.rl`` run tells a person: the stdout report, the stderr story line, curves.csv and curves.png.
+"""What a Loop C run tells a person: the stdout report, the stderr story line, curves.csv and curves.png.
+
+The runs of ``course.lib.rl_loop`` (``python -m course.tinylm.rl`` on the tiny LM,
+``python -m course.llm.rl`` on the real LLM) share these, so both read the same.
 
 Pure functions of the run's records (``rl_log.jsonl`` lines, the summary), so a
 test reads them without training anything::
@@ -216,8 +219,9 @@ def report_lines(summary: dict[str, Any], run_dir: Path | str) -> list[str]:
     return lines
 
 
-def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> None:
-    """curves.csv (one row per step; eval columns filled on evaluation steps) and curves.png."""
+def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, title: str = "course.tinylm.rl") -> None:
+    """curves.csv (one row per step; eval columns filled on evaluation steps) and curves.png
+    (``title``: the tool that trained, named in the figure's heading)."""
     cols = ["step", "reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "entropy_per_token",
             "no_signal_groups", "truncated_share", "multi_number_share", "mean_tokens"]
     code_cols = [f"share_{c}" for c in CURVE_CODES] + ["share_other"]
@@ -282,7 +286,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str) -> N
         ax.plot(xs, [r["multi_number_share"] for r in steps], "k--", label="mentions several numbers")
         ax.set_xlabel("step (policy updates)"); ax.set_ylabel("share of the step's training samples (0-1)"); ax.set_ylim(0, 1)
         ax.set_title("Strict verdicts of the training samples", fontsize=10); ax.legend(fontsize=7, ncol=2)
-        fig.suptitle(f"course.tinylm.rl, trained on {what} reward")
+        fig.suptitle(f"{title}, trained on {what} reward")
         fig.tight_layout()
         return fig
 

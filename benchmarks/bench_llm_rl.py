@@ -1,0 +1,126 @@
+"""Benchmark: Loop C on the real LLM, measured. The recipe's run: command, wall time, peak memory, holdout pass@1 before/after.
+
+    python benchmarks/bench_llm_rl.py                     # the recipe below, seed 0
+    python benchmarks/bench_llm_rl.py --seed 1 --keep runs/bench_llm_rl_seed1
+    python benchmarks/bench_llm_rl.py --repeat            # also rerun and compare rl_log.jsonl and the adapters' bytes
+
+What it does: runs ``python -m course.llm.rl`` with ``RECIPE`` (the settings docs/llm_rl.md
+explains, tuned on math_dev only) in a fresh child process, so the child's own peak RSS is
+measured (``resource.getrusage`` inside it), then reads the run's summary.json and prints:
+
+  * the exact command, and the thread count and load average it ran under
+  * wall time of the whole run (loading, warm start, training, pi0/final holdout sampling,
+    course.eval, the gate) and of its parts; peak resident memory of the child
+  * math_holdout strict pass@1 of pi0 and of the final policy (8 samples per item, Wilson 95%),
+    the lift with its paired-bootstrap interval, and the gate's decision
+
+Targets (issue 24): at most a quarter of an hour on 2 CPU cores, under 6 GB of memory, and a
+lift of at least +10 points under a fixed environment (one template). The machine may be
+shared: the figures are what this run saw, printed with the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import Recorder, add_arguments  # noqa: E402
+
+# The recipe (docs/llm.md, "The recipe and its result", says why each setting; they are course.llm.rl's defaults): the fixed environment is the template.
+RECIPE = [
+    "--template", "fewshot",
+    "--warm-start", "rft", "--rft-problems", "256", "--rft-samples", "8",
+    "--steps", "20", "--prompts-per-step", "8", "--group-size", "8",
+    "--lr", "5e-4", "--beta", "0.05", "--max-tokens", "16",
+    "--eval-every", "10", "--slice-items", "48", "--eval-samples", "2",
+]
+BUDGET_S, MEMORY_MB, LIFT = 15 * 60, 6 * 1024, 0.10
+
+CHILD = """
+import resource, sys
+from course.llm.rl import main
+code = main(sys.argv[1:])
+print(f"MAXRSS_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+raise SystemExit(code)
+"""
+
+
+def run_rl(argv: list[str]) -> tuple[float, float]:
+    t0 = time.time()
+    proc = subprocess.run([sys.executable, "-c", CHILD, *argv], cwd=ROOT, capture_output=True, text=True)
+    wall = time.time() - t0
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+        raise SystemExit(f"course.llm.rl failed with exit code {proc.returncode}")
+    rss_kb = next(int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("MAXRSS_KB"))
+    return wall, rss_kb / 1024
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--keep", default=None, help="keep the run directory here (default: a temp dir, deleted)")
+    ap.add_argument("--repeat", action="store_true", help="run twice and compare rl_log.jsonl and final.safetensors bytes")
+    add_arguments(ap)
+    args, extra = ap.parse_known_args()
+    rec = Recorder.from_args("bench_llm_rl", args)
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        outdir = Path(args.keep) if args.keep else Path(tmp) / "llm_rl_bench"
+        argv = [*RECIPE, "--seed", str(args.seed), "--threads", str(args.threads), *extra, "--outdir", str(outdir)]
+        command = "python -m course.llm.rl " + " ".join(shlex.quote(a) for a in argv)
+        print(f"machine: {os.cpu_count()} CPUs, load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        print(f"command: {command}")
+        wall, rss_mb = run_rl(argv)
+        end_load = os.getloadavg()
+        summary = json.loads((outdir / "summary.json").read_text(encoding="utf-8"))
+        h, warm = summary["holdout"], summary.get("warm_start")
+        name = f"`course.llm.rl` recipe, seed {args.seed}, {args.threads} threads"
+        print(f"wall {wall:.1f}s (training {summary['train_seconds']:.1f}s"
+              + (f", warm start {warm['seconds']:.1f}s" if warm else "") + f"), peak RSS {rss_mb:.0f} MB; "
+              f"load average at the end {end_load[0]:.2f}")
+        rec.figure("wall_seconds", wall, "s", f"{name}: wall time of the whole run (load, warm start, RL, holdout, eval, gate)", digits=1)
+        if warm:
+            rec.figure("warm_start_seconds", warm["seconds"], "s", f"{name}: of which the RFT warm start", digits=1)
+        rec.figure("train_seconds", summary["train_seconds"], "s", f"{name}: of which the RL steps (with the dev slice watch)", digits=1)
+        rec.figure("peak_rss_mb", rss_mb, "MB", f"{name}: peak memory", digits=0)
+        for tag in ("pi0", "final"):
+            x = h[tag]
+            print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.4f} (Wilson 95% {x['pass_at_1_wilson95'][0]:.4f}-"
+                  f"{x['pass_at_1_wilson95'][1]:.4f}, {x['samples']} samples); course.eval {x['eval_passed']}/{x['eval_n']}")
+        lo, hi = h["lift_paired_bootstrap95"]
+        print(f"  lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); "
+              f"gate {h['gate'].get('verdict')}")
+        if warm:
+            print(f"  RFT pool: {warm['strict_passes']}/{warm['samples']} strict passes, {warm['problems_kept']} of "
+                  f"{warm['problems']} problems kept (sampled under {warm['sampler_template']!r})")
+        ok = h["lift_pass_at_1"] >= LIFT and wall <= BUDGET_S and rss_mb < MEMORY_MB
+        print(f"  targets (lift >= {100 * LIFT:.0f} points, <= {BUDGET_S} s, < {MEMORY_MB} MB): {'MET' if ok else 'NOT MET'}")
+        rec.remark(f"Command: `{command.replace(str(outdir), 'OUT')}`.")
+        rec.remark(f"Holdout strict pass@1 (8 samples per item, {summary['template']} template for pi0 and the final policy): "
+                   f"pi0 {100 * h['pi0']['pass_at_1']:.1f}% → final {100 * h['final']['pass_at_1']:.1f}%, lift "
+                   f"{100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); "
+                   f"gate {h['gate'].get('verdict')}. Load average {load[0]:.1f} at the start, {end_load[0]:.1f} at the end.")
+        if args.repeat:
+            outdir2 = Path(tmp) / "llm_rl_bench_repeat"
+            run_rl([*argv[:-1], str(outdir2)])
+            same = (outdir / "rl_log.jsonl").read_bytes() == (outdir2 / "rl_log.jsonl").read_bytes()
+            same_w = (outdir / "final.safetensors").read_bytes() == (outdir2 / "final.safetensors").read_bytes()
+            print(f"  rerun with the same seed: rl_log.jsonl {'IDENTICAL' if same else 'DIFFERENT'}, "
+                  f"final.safetensors {'IDENTICAL' if same_w else 'DIFFERENT'}")
+    rec.save()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

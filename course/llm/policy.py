@@ -1,0 +1,265 @@
+"""The real LLM as a policy of Loop C: sampling, log-probabilities and pi0, for ``course.lib.rl_loop``.
+
+The course's RL loop asks a policy for a few things (``course.lib.rl_loop.RLPolicy``):
+sample a group of completions with one seed per row, give the log-probability of every
+chosen token under the policy (with gradients) and under pi0 (without), name the
+parameters to update, save them. ``LLMPolicy`` answers them for a transformers causal LM
+(SmolLM2-135M-Instruct by default) with LoRA adapters (``course.llm.lora``):
+
+  sampling     ``course.llm.sampling`` (the same sampler as ``course.llm.sample``: per-row
+               random streams, so training samples, the dev slice and the holdout are
+               drawn exactly as the course's rollout files are), under one prompt template
+  log-probs    teacher forcing: the prompts and the sampled completions are read in one
+               forward pass, with gradients, and the LM head is applied only where a
+               completion token was chosen (a 49,152-way softmax per real token, not per
+               padding slot)
+  pi0          the same model with the adapters switched off: exact, and free in memory; it
+               is the KL reference too, unless a warm start (RFT) moved the starting point:
+               then the reference is the warm-started policy, a frozen copy of its adapters
+  parameters   the adapters' A and B matrices only; the model's own weights stay frozen
+  save         the adapters as safetensors (a few MB), named by their sha256
+
+Reading each prompt once: every prompt of a template begins with the same tokens (the chat
+header, the system prompt, the worked examples: ~110 of the ~140 tokens of a few-shot
+prompt), and the G samples of one prompt share all of it. ``completion_logprobs`` reads the
+common prefix ONCE (batch 1) and repeats its keys and values for the P prompts; then each
+prompt is one row: its own tail, followed by its G completions side by side, each completion
+attending to the prompt and to its own earlier tokens only (a block-diagonal mask) at the
+positions it had when it was sampled. The result is exactly the log-probability the model
+gives each prompt + completion (tests check it against one full forward pass per sequence),
+with no prompt read, stored or differentiated G times: on SmolLM2 with P = G = 8 the
+log-probability pass went from ~5 GB of activations to well under 1 GB.
+
+Not a CLI; ``python -m course.llm.rl`` trains it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from course.lib.formats import PROMPT_TEMPLATE
+from course.lib.jsonl import dumps_line
+from course.lib.manifest import sha256_file
+from course.llm.lora import TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored, load_adapter_state
+from course.llm.sampling import _cache_of, encode_prompts, generate, sample_items
+from course.llm.templates import PromptTemplate, get_template, render
+from course.tinylm.policy import Rollouts
+from course.tinylm.rollouts import rollout_records
+
+
+def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens every row shares, leaving each row at least one token of its own.
+
+    >>> common_prefix_length([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]])
+    2
+    >>> common_prefix_length([[7, 8], [7, 8]])
+    1
+    """
+    limit = min(len(r) for r in rows) - 1
+    first = rows[0]
+    k = 0
+    while k < limit and all(r[k] == first[k] for r in rows):
+        k += 1
+    return k
+
+
+def _prompt_rows(ro: Rollouts) -> list[list[int]]:
+    """Each prompt's real token ids (its left padding removed)."""
+    return [row[valid].tolist() for row, valid in zip(ro.prompt_tokens, ro.prompt_valid)]
+
+
+def completion_logprobs(model: Any, ro: Rollouts, pad_id: int, *, entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """log pi(chosen token | prompt, earlier tokens) (B, K) and, if asked, the entropy there (B, K).
+
+    Gradients flow into the log-probabilities when the model has trainable parameters. Both
+    tensors are 0 where ``ro.mask`` is False. Layout (see the module docstring): the prompts'
+    shared prefix once; then ONE row per prompt holding its own tail followed by its G
+    completions side by side (their real tokens only), each completion seeing the prompt and its
+    own earlier tokens only (a block mask), at the positions it had when it was sampled. No
+    prompt is read, stored or differentiated G times, and no padding slot after an end token is
+    computed. The LM head runs only at the positions that predict a chosen token.
+    """
+    body, head = model.model, model.lm_head
+    device = next(model.parameters()).device
+    rows = _prompt_rows(ro)
+    P, G = len(rows), ro.group
+    B, K = ro.tokens.shape
+    c = common_prefix_length(rows)
+    # 1. the shared prefix, once (batch 1), its keys/values repeated for the P prompts
+    cache = None
+    if c:
+        out = body(torch.tensor([rows[0][:c]], device=device), None, None, None, use_cache=True)
+        cache = _cache_of(out)
+        if P > 1:
+            cache.batch_repeat_interleave(P)
+    # 2. per prompt ONE row: [its own tail, left-padded to W | completion 1 | ... | completion G], each
+    #    completion's real tokens only (the end token included, no padding slots), right-padded to L
+    tails = [r[c:] for r in rows]
+    W = max(len(t) for t in tails)
+    lengths = ro.mask.sum(dim=1).tolist()  # (B,) real tokens of each completion
+    starts = [[W + sum(lengths[p * G : p * G + j]) for j in range(G)] for p in range(P)]
+    L = W + max(sum(lengths[p * G : (p + 1) * G]) for p in range(P))
+    ids = torch.full((P, L), pad_id, dtype=torch.long)
+    pos = torch.zeros((P, L), dtype=torch.long)
+    see = torch.zeros((P, L, L), dtype=torch.bool)  # see[p, query, key]: may attend (keys of this row)
+    q_of: list[tuple[int, int]] = []  # per chosen token, in ro.mask's row-major order: (row, position that predicts it)
+    causal = torch.ones(W, W, dtype=torch.bool).tril()
+    for p, tail in enumerate(tails):
+        real = torch.zeros(W, dtype=torch.bool)
+        real[W - len(tail):] = True
+        ids[p, W - len(tail) : W] = torch.tensor(tail, dtype=torch.long)
+        pos[p, :W] = (c + real.long().cumsum(0) - 1).clamp(min=0)  # positions continue the prefix's
+        see[p, :W, :W] = causal & real[None, :]
+        last = int(pos[p, W - 1])
+        for j in range(G):
+            b, s0 = p * G + j, starts[p][j]
+            n = lengths[b]
+            ids[p, s0 : s0 + n] = ro.tokens[b, :n]
+            pos[p, s0 : s0 + n] = last + 1 + torch.arange(n)  # the positions it had when it was sampled
+            see[p, s0 : s0 + n, :W] = real[None, :]  # the prompt's real tail tokens
+            see[p, s0 : s0 + n, s0 : s0 + n] = torch.ones(n, n, dtype=torch.bool).tril()  # its own earlier tokens
+            q_of += [(p, W - 1)] + [(p, s0 + t) for t in range(n - 1)]  # token 0 <- the prompt's end, t <- t - 1
+    see |= torch.eye(L, dtype=torch.bool)[None]  # every slot sees itself (a padding slot: only itself; no empty row)
+    mask = torch.cat([torch.ones((P, L, c), dtype=torch.bool), see], dim=2)[:, None]  # (P, 1, L, c + L)
+    out = body(ids.to(device), mask.to(device), pos.to(device), cache, use_cache=False)
+    rows_idx = torch.tensor([r for r, _ in q_of], device=device)
+    cols_idx = torch.tensor([q for _, q in q_of], device=device)
+    hidden = out.last_hidden_state[rows_idx, cols_idx]  # (N, D), N = chosen tokens, in ro.mask's order
+    m = ro.mask.to(device)
+    logp_all = F.log_softmax(head(hidden).float(), dim=-1)  # (N, V)
+    chosen = logp_all.gather(-1, ro.tokens.to(device)[m][:, None]).squeeze(-1)  # (N,)
+    logp = torch.zeros((B, K), dtype=chosen.dtype, device=device).masked_scatter(m, chosen)
+    ent = None
+    if entropy:
+        with torch.no_grad():
+            e = -(logp_all.exp() * logp_all).sum(dim=-1)  # (N,) nats
+            ent = torch.zeros((B, K), dtype=e.dtype, device=device).masked_scatter(m, e)
+    return logp, ent
+
+
+class LLMPolicy:
+    """A transformers causal LM with LoRA adapters under one prompt template: Loop C's ``RLPolicy``.
+
+    ``llm`` is a ``course.llm.load.LoadedLLM``; its model gets the adapters in place (its own
+    weights frozen). The template turns each dataset prompt into the chat the model reads; it
+    is the environment, recorded on every rollout line (a Locked Room field).
+    """
+
+    def __init__(self, llm: Any, template: PromptTemplate, *, rank: int, alpha: float, adapter_seed: int,
+                 threads: int, init_adapter: Path | None = None) -> None:
+        self.llm, self.template, self.threads = llm, template, threads
+        self.model, self.tokenizer = llm.model, llm.tokenizer
+        self.rank, self.alpha, self.adapter_seed = rank, alpha, adapter_seed
+        add_lora(self.model, rank=rank, alpha=alpha, seed=adapter_seed)
+        if init_adapter is not None:
+            load_adapter_state(self.model, _read_adapter(init_adapter))
+        self.model.eval()
+        # The KL reference: pi0 (adapters off) until ``anchor_reference`` makes it the policy as it is then.
+        self.anchored = False
+        self.pi0_name: str = llm.policy
+        self.pad_id = int(self.tokenizer.pad_token_id)
+
+    # --- what the loop asks -------------------------------------------------------------------
+    def describe(self) -> str:
+        n_train = sum(p.numel() for p in self.parameters())
+        n_all = sum(p.numel() for n, p in self.model.named_parameters() if "lora_" not in n)
+        return (f"policy {self.pi0_name} + LoRA adapters (rank {self.rank}, alpha {self.alpha:g}, on "
+                f"{'/'.join(TARGETS)}: {n_train:,} trainable beside {n_all:,} frozen), template {self.template.name!r}; "
+                f"pi0 = the same model with the adapters off; KL reference: "
+                f"{'the policy RL starts from (adapters frozen at the warm start)' if self.anchored else 'pi0'}, "
+                f"{self.threads} threads")
+
+    def render(self, prompts: Sequence[str], template: str | None = None) -> list[str]:
+        """The chats the model reads, one per dataset prompt (under the run's template unless named)."""
+        t = self.template if template is None else get_template(template)
+        return [render(self.tokenizer, t, p) for p in prompts]
+
+    def generate(self, prompts: Sequence[str], row_seeds: Sequence[str], *, group: int, temperature: float,
+                 max_tokens: int, template: str | None = None) -> Rollouts:
+        """Sample from the current policy; ``template`` names another prompt template (RFT's sampler only)."""
+        return generate(self.model, self.tokenizer, self.render(prompts, template), row_seeds, group=group,
+                        temperature=temperature, max_tokens=max_tokens)
+
+    def teacher_batch(self, prompts: Sequence[str], completions: Sequence[Sequence[int]]) -> Rollouts:
+        """Given completions (token ids, end token included) after the run template's prompts, as a
+        one-sample-per-prompt batch that ``logprobs`` reads (supervised learning: RFT's clone step)."""
+        prompt, valid = encode_prompts(self.tokenizer, self.render(prompts))
+        width = max(len(c) for c in completions)
+        tokens = torch.full((len(completions), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(completions), width), dtype=torch.bool)
+        for i, ids in enumerate(completions):
+            tokens[i, : len(ids)] = torch.tensor(list(ids), dtype=torch.long)
+            mask[i, : len(ids)] = True
+        texts = [self.tokenizer.decode(list(ids)) for ids in completions]
+        return Rollouts(prompt_tokens=prompt, prompt_valid=valid, tokens=tokens, mask=mask, group=1, texts=texts,
+                        truncated=[False] * len(completions), cropped=[False] * len(completions))
+
+    def logprobs(self, rollouts: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
+        logp, ent = completion_logprobs(self.model, rollouts, self.pad_id, entropy=True)
+        assert ent is not None
+        return logp, ent
+
+    def reference_logprobs(self, rollouts: Rollouts) -> torch.Tensor:
+        # pi0 (adapters off: exact, and no second copy of the model), or the anchored warm start
+        with adapters_off(self.model) if not self.anchored else anchored(self.model):
+            return completion_logprobs(self.model, rollouts, self.pad_id, entropy=False)[0]
+
+    def anchor_reference(self) -> None:
+        """From now on the KL reference is the policy as it is NOW (a frozen copy of its adapters):
+        after a warm start, the leash holds RL near where it started, not near the model before
+        the warm start (which would pull the warm start back out)."""
+        anchor(self.model)
+        self.anchored = True
+
+    def parameters(self) -> list[torch.nn.Parameter]:
+        return adapter_parameters(self.model)
+
+    def train_mode(self, training: bool) -> None:
+        self.model.train(training)
+
+    def sample_items(self, items: Sequence[tuple[str, str]], *, n: int, seed: int, temperature: float,
+                     max_tokens: int) -> list[list[tuple[str, bool]]]:
+        return sample_items(self.model, self.tokenizer, items, self.template, n=n, seed=seed,
+                            temperature=temperature, max_tokens=max_tokens)
+
+    def rollout_records(self, items: Sequence[tuple[str, str]], *, pi0: bool, policy_name: str, n: int, seed: int,
+                        temperature: float, top_p: float, max_tokens: int,
+                        progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], int]:
+        with adapters_off(self.model) if pi0 else contextlib.nullcontext():
+            drawn = sample_items(self.model, self.tokenizer, items, self.template, n=n, seed=seed,
+                                 temperature=temperature, top_p=top_p, max_tokens=max_tokens, progress=progress)
+        sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}
+        return rollout_records([ident for ident, _ in items], drawn, policy_name, sampling,
+                               {PROMPT_TEMPLATE: self.template.record()})
+
+    def save(self, path: Path) -> str:
+        from safetensors.torch import save_file
+
+        # ONE metadata key: safetensors writes a metadata mapping in no fixed order, and the same
+        # adapters must always be the same bytes (the trained policy is named by their sha256).
+        about = {"base_policy": self.pi0_name, "rank": self.rank, "alpha": self.alpha, "targets": list(TARGETS)}
+        save_file(dict(sorted(adapter_state(self.model).items())), str(path), metadata={"course.llm.lora": dumps_line(about)})
+        return sha256_file(path)
+
+    def trained_name(self, sha256: str) -> str:
+        return f"{self.pi0_name}+lora:{sha256[:12]}"
+
+    def shift_report(self, policy_name: str) -> dict[str, Any] | None:
+        return None  # no frozen pi0 rollouts are compared here: eval_pi0_holdout/ is pi0's side
+
+
+def _read_adapter(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(str(path))
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.llm.policy"))

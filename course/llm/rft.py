@@ -1,0 +1,142 @@
+"""Rejection-sampling fine-tuning (RFT): best-of-N on fresh problems, keep the passing samples, clone them.
+
+Seed 001's question "why not just train on the best-of-N?", made concrete on the real LLM:
+
+  1. the pool (Loop B on training problems): for each of ``problems`` fresh problems (the
+     seeded stream ``rft-prompts:<seed>`` of the course's generator, never a dev or holdout
+     prompt) pi0 draws N completions; the strict scorer keeps the FIRST passing one (best-of-N
+     with a 0/1 verifier: any pass is the best). Problems with no pass contribute nothing.
+  2. the clone (supervised learning): a few passes over the kept (prompt, completion) pairs,
+     minimising the negative log-likelihood of each completion's tokens. That is
+     ``course.lib.rl_loop.policy_loss`` with advantage +1 on every kept sample and beta 0:
+     REINFORCE on frozen, filtered data, with no baseline and no negative signal. The failures
+     are simply dropped, and the data never changes as the policy does (off-policy, offline).
+
+What it can and cannot do: it copies trajectories pi0 could already produce (its coverage is
+pi0's best-of-N), so it cannot discover anything pi0 never sampled, and it clones everything
+in a kept completion, luck included. Its use here is a warm start: when every reward of the
+policy's own samples is 0 (the plain template), RL has nothing to reinforce, and RFT moves the
+policy to where some rewards are 1. The pool may be drawn under a different prompt template
+than the one trained (``sampler``: e.g. the few-shot prompt as a teacher for the plain
+environment: context distillation); the kept completions are then trained after the
+*training* template's prompt, and the environment of every evaluation stays the training one.
+
+Not a CLI; ``python -m course.llm.rl --warm-start rft`` runs it before the RL steps.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from course.instrument.spec_v1 import score as strict_score
+from course.lib.rl_loop import policy_loss
+from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
+
+
+@dataclass(frozen=True)
+class RFTSettings:
+    """One warm start: how many problems, samples each, which sampler template, and the cloning recipe."""
+
+    seed: int
+    problems: int
+    samples: int  # N of best-of-N
+    sampler: str  # template name the pool is drawn under
+    temperature: float
+    max_tokens: int
+    epochs: int
+    batch_size: int
+    lr: float
+    grad_clip: float
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One pool entry: a training problem and the first of its N samples the strict scorer passed."""
+
+    prompt: str
+    answer: int
+    completion: str
+    tokens: tuple[int, ...]  # the completion's sampled token ids, its end token included
+    sample_index: int
+
+
+def training_problems(seed: int, n: int) -> list[Any]:
+    """The first ``n`` problems of the RFT stream: seeded, never a dev or holdout prompt, and a
+    different stream from the RL steps' (``rl-prompts:<seed>``)."""
+    excluded = [it["prompt"] for path in DEFAULT_DATASETS for it in read_items(path)]
+    stream = problem_stream(f"rft-prompts:{seed}", excluded)
+    return [next(stream) for _ in range(n)]
+
+
+def build_pool(policy: Any, s: RFTSettings, progress: Callable[[int], None] | None = None) -> tuple[list[Kept], dict[str, Any]]:
+    """Best-of-N under the sampler template for each problem; the kept samples and the pool's statistics."""
+    problems = training_problems(s.seed, s.problems)
+    kept: list[Kept] = []
+    passes = 0
+    per_batch = max(1, 64 // s.samples)  # 64 rows per sampling batch, as course.llm.sampling does
+    for start in range(0, len(problems), per_batch):
+        chunk = problems[start : start + per_batch]
+        seeds = [f"rft:{s.seed}:{start + i}:{j}" for i in range(len(chunk)) for j in range(s.samples)]
+        ro = policy.generate([b.prompt for b in chunk], seeds, group=s.samples, temperature=s.temperature,
+                             max_tokens=s.max_tokens, template=s.sampler)
+        for i, b in enumerate(chunk):
+            first = None
+            for j in range(s.samples):
+                row = i * s.samples + j
+                if strict_score({"expected_answer": b.answer}, ro.texts[row])["reward"] == 1.0:
+                    passes += 1
+                    if first is None:
+                        first = row
+            if first is not None:
+                ids = tuple(int(t) for t in ro.tokens[first][ro.mask[first]].tolist())
+                kept.append(Kept(b.prompt, b.answer, ro.texts[first], ids, first - i * s.samples))
+        if progress is not None:
+            progress(start + len(chunk))
+    stats = {"problems": len(problems), "samples_per_problem": s.samples, "sampler_template": s.sampler,
+             "samples": len(problems) * s.samples, "strict_passes": passes, "problems_kept": len(kept),
+             "pass_rate": round(passes / (len(problems) * s.samples), 6),
+             "best_of_n_coverage": round(len(kept) / len(problems), 6)}
+    return kept, stats
+
+
+def clone(policy: Any, pool: Sequence[Kept], s: RFTSettings, progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """Supervised passes over the pool (shuffled per epoch with a seeded stream); one log record per batch.
+
+    The loss is the RL loss with advantage +1 and no KL term: the mean over the batch of
+    -sum_t log pi(token t of a kept completion | its prompt, earlier tokens).
+    """
+    import torch
+
+    opt = torch.optim.Adam(policy.parameters(), lr=s.lr, betas=(0.9, 0.99))
+    records: list[dict[str, Any]] = []
+    done = 0
+    for epoch in range(1, s.epochs + 1):
+        order = list(range(len(pool)))
+        random.Random(f"rft-shuffle:{s.seed}:{epoch}").shuffle(order)
+        for start in range(0, len(order), s.batch_size):
+            batch = [pool[k] for k in order[start : start + s.batch_size]]
+            ro = policy.teacher_batch([k.prompt for k in batch], [k.tokens for k in batch])
+            policy.train_mode(True)
+            logp, _ = policy.logprobs(ro)
+            loss, _ = policy_loss(logp, logp.detach(), ro.mask, torch.ones(len(batch)), beta=0.0)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.parameters(), s.grad_clip))
+            opt.step()
+            n_tokens = float(ro.mask.sum())
+            records.append({"epoch": epoch, "batch": start // s.batch_size + 1, "samples": len(batch),
+                            "nll_per_token": round(float(loss.detach()) * len(batch) / n_tokens, 6),
+                            "grad_norm": round(grad_norm, 6)})
+            done += len(batch)
+            if progress is not None:
+                progress(done)
+    policy.train_mode(False)
+    return records
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.llm.rft"))
