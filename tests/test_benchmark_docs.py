@@ -47,6 +47,26 @@ def test_the_benchmarks_page_is_the_render_of_the_recorded_figures() -> None:
     )
 
 
+def test_the_readme_block_is_the_render_of_the_headline_records() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = render_docs.readme_block(record.load_records(record.RESULTS))
+    assert block in readme, "README.md's generated block is edited by hand or stale: run python benchmarks/render_docs.py"
+    for name in render_docs.README_RECORDS:
+        assert f"benchmarks/{name}.py" in block
+
+
+def test_render_check_fails_when_the_readme_block_was_edited_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text((REPO / "README.md").read_text(encoding="utf-8").replace(render_docs.END, "The suite takes 3 s.\n" + render_docs.END),
+                      encoding="utf-8")
+    page = tmp_path / "benchmarks.md"
+    page.write_text(PAGE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(render_docs, "README", readme)
+    monkeypatch.setattr(render_docs, "PAGE", page)
+    monkeypatch.setattr(render_docs, "ROOT", tmp_path)
+    assert render_docs.main(["--check"]) == 1
+
+
 def test_every_record_belongs_to_a_registered_benchmark() -> None:
     names = set(record.BY_NAME) | {"record_all"}
     for path in sorted(record.RESULTS.glob("*.json")):
@@ -140,11 +160,20 @@ def performance_figures(text: str) -> list[tuple[int, str]]:
     return found
 
 
+def _hand_kept(path: Path) -> str:
+    """The text of ``path`` with the README's generated block blanked (its lines kept, so numbers stay true)."""
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(render_docs.BEGIN), text.find(render_docs.END)
+    if start < 0:
+        return text
+    return text[:start] + "\n" * text.count("\n", start, end) + text[end:]
+
+
 def test_no_document_states_a_performance_figure_outside_the_generated_page() -> None:
     hits = [
         f"{path.relative_to(REPO)}:{lineno}: {line[:160]}"
         for path in DOCUMENTS
-        for lineno, line in performance_figures(path.read_text(encoding="utf-8"))
+        for lineno, line in performance_figures(_hand_kept(path))
     ]
     assert not hits, (
         "performance figures kept by hand (link to docs/benchmarks.md instead, or record them with a benchmark):\n"
@@ -188,6 +217,6 @@ def test_the_lint_leaves_results_and_counts_alone(line: str) -> None:
 
 def test_every_allowance_is_still_used() -> None:
     # An allowance that no longer matches anything is dead weight that could hide a future figure.
-    text = "\n".join(path.read_text(encoding="utf-8") for path in DOCUMENTS)
+    text = "\n".join(_hand_kept(path) for path in DOCUMENTS)
     for pattern, reason in ALLOWED:
         assert re.search(pattern, text), f"ALLOWED entry no longer used: {pattern} ({reason})"
