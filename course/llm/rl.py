@@ -94,7 +94,8 @@ def build_parser():  # type: ignore[no-untyped-def]
         "on math_holdout through course.eval and gate them.",
         "  python -m course.llm.rl --template plain --steps 3 --no-holdout --outdir runs/llm_rl_plain   # rewards all 0: no update\n"
         "  python -m course.llm.rl --template fewshot --seed 0 --outdir runs/llm_rl_fewshot\n"
-        "  python -m course.gate --baseline runs/llm_rl_fewshot/eval_pi0_holdout --candidate runs/llm_rl_fewshot/eval_final_holdout",
+        "  python -m course.gate --baseline runs/llm_rl_fewshot/eval_pi0_holdout --candidate runs/llm_rl_fewshot/eval_final_holdout \\\n"
+        "      --min-delta 0.10",
     )
     add_loop_options(p, DEFAULTS, policy_options)
     return p
