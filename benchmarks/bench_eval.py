@@ -8,7 +8,7 @@ rollout file (in a temporary directory, deleted afterwards), then runs the
 whole pipeline — read and validate both files, score, write results.jsonl,
 summary.json, summary.md and the manifest — in a fresh child process, and
 reports wall time, lines per second and the child's peak resident memory
-(``resource.getrusage(...).ru_maxrss``). "Flat" means peak memory grows only
+(``record.peak_rss_kib``: the child's own VmHWM). "Flat" means peak memory grows only
 by the duplicate-id check, an 8-byte digest per dataset id in a table at most
 half full (16 to 32 bytes per id, ~17 MB at a million ids); everything else is
 one line at a time.
@@ -54,7 +54,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import Recorder, add_arguments  # noqa: E402
+from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
 TARGET_RATIO = 1.3  # course.eval within 1.3x of the minimal read-parse-score-write loop (issue #11)
 SAMPLING = {"max_tokens": 32, "seed": 0, "temperature": 0.8, "top_p": 0.95}
@@ -102,10 +102,10 @@ def make_files(directory: Path, n: int, seed: int = 0) -> tuple[Path, Path]:
     return dataset, completions
 
 
-CHILD = r"""
+CHILD = CHILD_PRELUDE + r"""
 import json, resource, sys, time
 from pathlib import Path
-rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+rss_before = peak_rss_kib()
 mode = sys.argv[4]
 if mode == "minimal-msgspec":
     import msgspec
@@ -148,7 +148,7 @@ else:
     n, passed = summary["n"], summary["passed"]
 print(json.dumps({"n": n, "passed": passed, "seconds": time.perf_counter() - t0,
                   "cpu_seconds": time.process_time() - cpu0, "rss_before_kib": rss_before,
-                  "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  "peak_rss_kib": peak_rss_kib()}))
 """
 
 

@@ -218,9 +218,10 @@ CHILD = """
 import json, resource, sys
 sys.path.insert(0, {bench!r})
 import bench_grpo
+from record import peak_rss_kib
 cfg = json.loads(sys.argv[2])
 out = getattr(bench_grpo, "run_" + sys.argv[1])(cfg)
-out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["peak_rss_mb"] = peak_rss_kib() / 1024
 print("RESULT " + json.dumps(out))
 """
 

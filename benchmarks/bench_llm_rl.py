@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import Recorder, add_arguments  # noqa: E402
+from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
 # The recipe (docs/llm.md, "The recipe and its result", says why each setting; they are course.llm.rl's defaults): the fixed environment is the template.
 RECIPE = [
@@ -45,11 +45,11 @@ RECIPE = [
 ]
 BUDGET_S, MEMORY_MB, LIFT = 15 * 60, 6 * 1024, 0.10
 
-CHILD = """
+CHILD = CHILD_PRELUDE + """
 import resource, sys
 from course.llm.rl import main
 code = main(sys.argv[1:])
-print(f"MAXRSS_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+print(f"MAXRSS_KB {peak_rss_kib()}", file=sys.stderr)
 raise SystemExit(code)
 """
 

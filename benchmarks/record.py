@@ -120,6 +120,30 @@ BENCHMARKS: tuple[Benchmark, ...] = (
 BY_NAME = {b.name: b for b in BENCHMARKS}
 
 
+def peak_rss_kib() -> int:
+    """This process's own peak resident memory, in KiB: what a benchmark's child reports about itself.
+
+    Not ``getrusage(RUSAGE_SELF).ru_maxrss`` alone: Linux carries a parent's high-water mark across
+    fork and exec, so a child started by a benchmark that had grown (it generated a million lines)
+    reported the parent's peak, not its own. ``VmHWM`` belongs to the child's own address space;
+    ``ru_maxrss`` is the fallback where ``/proc`` does not exist.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+# The first line of every benchmark child's code: ``peak_rss_kib`` importable in the child.
+CHILD_PRELUDE = f"import sys; sys.path.insert(0, {str(BENCH_DIR)!r}); from record import peak_rss_kib\n"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--record`` and ``--note``, the same in every benchmark."""
     parser.add_argument(
