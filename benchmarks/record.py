@@ -235,6 +235,9 @@ class Recorder:
     notes: list[str] = field(default_factory=list)
     load_start: float | None = field(default_factory=_load)
     started: _dt.datetime = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc))
+    # The commit measured is the one checked out when the benchmark STARTED: a commit made while a
+    # long benchmark runs (a record of another benchmark, say) is not the code it measured.
+    commit: str | None = field(default_factory=git_commit)
 
     @classmethod
     def from_args(cls, name: str, args: argparse.Namespace, argv: Sequence[str] | None = None) -> "Recorder":
@@ -263,7 +266,7 @@ class Recorder:
             "benchmark": self.name,
             "date": self.started.strftime("%Y-%m-%d %H:%M UTC"),
             "command": command,
-            "commit": git_commit(),
+            "commit": self.commit if git_commit() == self.commit else f"{self.commit} (HEAD was {git_commit()} at the end)",
             "machine": machine(),
             "load_average_1min": {"start": self.load_start, "end": _load()},
             "note": self.note,
