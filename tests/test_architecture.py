@@ -158,7 +158,7 @@ def test_no_tool_calls_another_tools_main(path):
     assert mains == [], f"{path.relative_to(ROOT)} imports {mains}: call the library function instead"
 
 
-@pytest.mark.parametrize("path", sorted((COURSE / "lib").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((COURSE / "lib").rglob("*.py")), ids=lambda p: str(p.relative_to(COURSE / "lib")))
 def test_library_modules_parse_no_command_line(path):
     names = _imports(path)
     assert "argparse" not in names and not any(_within(n, "course.cli") for n in names), path.name
