@@ -25,7 +25,7 @@ machine). The same minimal loop is also timed with msgspec (a typed Struct) and
 orjson when they are installed, for the record.
 
 The reader's two paths (issue #26). With orjson installed (the ``fast`` extra)
-``course.lib.jsonl`` reads each line with orjson first and keeps its answer only
+``course.lib.records.jsonl`` reads each line with orjson first and keeps its answer only
 where it is certainly the standard library's (see ``_fast_object``); the core
 alone reads with the standard library's ``json``. When orjson is installed,
 ``course.eval`` is therefore run both ways in interleaved pairs (``--pairs``,
@@ -119,7 +119,7 @@ elif mode == "minimal-orjson":
     loads = orjson.loads
 else:
     loads = json.loads
-from course.lib.jsonl import dumps_line
+from course.lib.records.jsonl import dumps_line
 from course.instrument.spec_v1 import score
 t0, cpu0 = time.perf_counter(), time.process_time()
 if mode.startswith("minimal"):
@@ -136,14 +136,14 @@ if mode.startswith("minimal"):
                                   "reward": s["reward"], "details": s["details"]}) + "\n")
             n += 1
 else:
-    from course.lib import jsonl
-    from course.lib.eval_pipeline import evaluate
+    from course.lib.records import jsonl
+    from course.lib.evaluation.pipeline import evaluate
     jsonl.use_fast_decoder(mode != "eval-stdlib")  # "eval": orjson first when installed
     if mode == "eval-in-memory":  # the indexed mode as it was before #26: every item held in memory
-        from course.lib import eval_pipeline
+        from course.lib.evaluation import pipeline
         def _collide(*args):
-            raise eval_pipeline._DigestsCollide
-        eval_pipeline._score_by_offsets = _collide
+            raise pipeline._DigestsCollide
+        pipeline._score_by_offsets = _collide
     run_dir, manifest, summary = evaluate(Path(sys.argv[1]), Path(sys.argv[2]), outdir=sys.argv[3], argv=[])
     n, passed = summary["n"], summary["passed"]
 print(json.dumps({"n": n, "passed": passed, "seconds": time.perf_counter() - t0,
@@ -175,7 +175,7 @@ def reader_per_line(dataset: Path, completions: Path, limit: int = 200_000) -> d
 
     import orjson
 
-    from course.lib import jsonl
+    from course.lib.records import jsonl
 
     lines: list[bytes] = []
     for path in (completions, dataset):

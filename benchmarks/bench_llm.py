@@ -50,7 +50,7 @@ print(json.dumps({"load_seconds": llm.load_seconds, "cache": llm.cache, "imports
 
 SAMPLE_CHILD = CHILD_PRELUDE + """
 import json, resource, sys, time
-from course.lib.formats import read_dataset
+from course.lib.records.formats import read_dataset
 from course.llm.load import load_llm
 from course.llm.sampling import sample_items
 from course.llm.templates import get_template
