@@ -481,8 +481,20 @@ def write_run(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: S
 
 
 def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far, in MB (Linux reports KiB)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    """Peak resident memory of this process so far, in MB.
+
+    ``VmHWM`` of ``/proc/self/status`` where it exists: ``ru_maxrss`` alone would report the peak of
+    a larger parent (Linux carries the high-water mark across fork and exec), so a run started from
+    a notebook or a benchmark that had grown would record the parent's memory, not its own.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)  # kB
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux and BSD report KiB
 
 
 def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: Sequence[str] | None, *,
