@@ -153,6 +153,33 @@ def test_ids_whose_digests_collide_are_told_apart_by_the_ids_themselves(
     )
 
 
+def test_ids_in_no_order_whose_digests_collide_are_told_apart_by_the_ids_themselves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sorted ids never reach the digest table; ids in falling order each go through it.
+    monkeypatch.setattr(cio, "hash", lambda ident: 42, raising=False)
+    lines = dataset_bytes(40).splitlines(keepends=True)[::-1]
+    path = write_bytes(tmp_path, b"".join(lines))
+    assert [e.id for e in read_dataset(path)] == [f"dev-{i:04d}" for i in range(40, 0, -1)]
+    repeated = write_bytes(tmp_path, b"".join(lines + [lines[5]]), "r.jsonl")
+    assert error_of(read_dataset, repeated) == (
+        f"{repeated}:41: duplicate id 'dev-0035' (first seen on line 6); every id must be unique"
+    )
+
+
+def test_a_repeat_of_a_sorted_line_is_found_after_the_ids_stop_increasing(tmp_path: Path) -> None:
+    # Lines 1-10 increase (kept as one comparison each); line 11 does not, so lines 1-10 are read
+    # into the table, where line 12's repeat of line 5 is found.
+    lines = dataset_bytes(10).splitlines(keepends=True)
+    extra = (dumps_line({"id": "dev-0000", "prompt": "Compute 0 + 1.", "expected_answer": 1}) + "\n").encode()
+    path = write_bytes(tmp_path, b"".join(lines + [extra]))
+    assert [e.id for e in read_dataset(path)][-2:] == ["dev-0010", "dev-0000"]
+    repeated = write_bytes(tmp_path, b"".join(lines + [extra, lines[4]]), "r.jsonl")
+    assert error_of(read_dataset, repeated) == (
+        f"{repeated}:12: duplicate id 'dev-0005' (first seen on line 5); every id must be unique"
+    )
+
+
 def test_the_duplicate_check_finds_a_repeat_after_its_table_has_grown(tmp_path: Path) -> None:
     data = dataset_bytes(3000) + dataset_bytes(7)[len(dataset_bytes(6)):]  # dev-0007 again on line 3001
     path = write_bytes(tmp_path, data)

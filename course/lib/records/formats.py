@@ -197,6 +197,10 @@ class UniqueIds:
     repeat is reported naming both lines; a collision of two different ids is
     recognised and ignored. So the verdict is exact and never depends on the digests
     (which vary with PYTHONHASHSEED); they decide only when the rare re-read happens.
+
+    Sorted ids (the usual file) never reach the table: while each id is greater than the
+    one before, no id can repeat. At the first id that is not, the earlier lines' ids are
+    read again into the table (once), and every later id is checked against it as above.
     """
 
     def __init__(self, path: Any) -> None:
@@ -210,9 +214,20 @@ class UniqueIds:
         self._table = array("q", bytes(8 * size))
         self._mask = size - 1
         self._free = size // 2  # inserts left before the table is half full
+        # While every id is greater than the one before (a sorted file: the course's datasets and
+        # rollouts), none can repeat, and one comparison is the whole check: the table stays empty
+        # until the first id that is not (measured: 0.3 µs of course.eval's ~13 per line).
+        # "" is below every id; None: the table is in use.
+        self._last: str | None = ""
 
     def add(self, ident: str, lineno: int) -> None:
         """Record ``ident`` (read on line ``lineno``); ``CourseError`` if an earlier line had it."""
+        last = self._last
+        if last is not None:
+            if type(ident) is str and ident > last:
+                self._last = ident
+                return
+            self._fill(lineno)
         digest = hash(ident) or 1  # 0 marks a free slot
         table, mask = self._table, self._mask
         slot = digest & mask
@@ -226,6 +241,24 @@ class UniqueIds:
         self._free -= 1
         if not self._free:
             self._grow()
+
+    def _fill(self, lineno: int) -> None:
+        """The first id that did not increase: put the ids of the lines before ``lineno`` (all
+        different: they increased) into the table, read again from the file, as ``_confirm`` reads it."""
+        self._last = None
+        table, mask = self._table, self._mask
+        for first, obj in iter_objects(self.path):
+            if first >= lineno:
+                break
+            digest = hash(obj.get("id")) or 1
+            slot = digest & mask
+            while table[slot]:
+                slot = (slot + 1) & mask
+            table[slot] = digest
+            self._free -= 1
+            if not self._free:
+                self._grow()
+                table, mask = self._table, self._mask
 
     def _confirm(self, ident: str, lineno: int) -> None:
         """Read the file again up to ``lineno``: raise if an earlier line holds ``ident`` itself."""

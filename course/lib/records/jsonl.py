@@ -138,7 +138,27 @@ def dumps_line(record: Any) -> str:
 # every call, built once (the public JSONEncoder API; same bytes). allow_nan=False: the reader
 # refuses NaN and Infinity, so the writer never emits them.
 _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": "), allow_nan=False)
-_encode_line = _LINE_ENCODER.encode
+# JSONEncoder.encode rebuilds its C encoder (and a closure) on every call: ~0.8 µs of a results
+# line's ~4 (benchmarks/bench_eval.py). The same C encoder with the same settings, built once,
+# gives the same bytes. It is built without the circular-reference markers (a shared dict that
+# an error would leave dirty): anything that fails on it (a cycle: RecursionError here) is encoded
+# again by JSONEncoder.encode, so every refusal is exactly the standard library's.
+try:
+    from json.encoder import c_make_encoder as _c_make_encoder, encode_basestring as _encode_string
+except ImportError:  # pragma: no cover - CPython always has the C accelerator
+    _c_make_encoder = None
+_C_LINE = None if _c_make_encoder is None else _c_make_encoder(
+    None, _LINE_ENCODER.default, _encode_string, None, _LINE_ENCODER.key_separator,
+    _LINE_ENCODER.item_separator, True, False, False)
+
+
+def _encode_line(record: Any, _join: Callable[[Iterable[str]], str] = "".join) -> str:
+    if type(record) is dict and _C_LINE is not None:
+        try:
+            return _join(_C_LINE(record, 0))
+        except Exception:  # the standard library's own verdict, words and all
+            pass
+    return _LINE_ENCODER.encode(record)
 
 
 def dumps_pretty(obj: Any, first: Sequence[str] = ()) -> str:
