@@ -8,7 +8,7 @@ rollout file (in a temporary directory, deleted afterwards), then runs the
 whole pipeline — read and validate both files, score, write results.jsonl,
 summary.json, summary.md and the manifest — in a fresh child process, and
 reports wall time, lines per second and the child's peak resident memory
-(``resource.getrusage(...).ru_maxrss``). "Flat" means peak memory grows only
+(``record.peak_rss_kib``: the child's own VmHWM). "Flat" means peak memory grows only
 by the duplicate-id check, an 8-byte digest per dataset id in a table at most
 half full (16 to 32 bytes per id, ~17 MB at a million ids); everything else is
 one line at a time.
@@ -25,7 +25,7 @@ machine). The same minimal loop is also timed with msgspec (a typed Struct) and
 orjson when they are installed, for the record.
 
 The reader's two paths (issue #26). With orjson installed (the ``fast`` extra)
-``course.lib.jsonl`` reads each line with orjson first and keeps its answer only
+``course.lib.records.jsonl`` reads each line with orjson first and keeps its answer only
 where it is certainly the standard library's (see ``_fast_object``); the core
 alone reads with the standard library's ``json``. When orjson is installed,
 ``course.eval`` is therefore run both ways in interleaved pairs (``--pairs``,
@@ -54,7 +54,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import Recorder, add_arguments  # noqa: E402
+from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
 TARGET_RATIO = 1.3  # course.eval within 1.3x of the minimal read-parse-score-write loop (issue #11)
 SAMPLING = {"max_tokens": 32, "seed": 0, "temperature": 0.8, "top_p": 0.95}
@@ -102,10 +102,10 @@ def make_files(directory: Path, n: int, seed: int = 0) -> tuple[Path, Path]:
     return dataset, completions
 
 
-CHILD = r"""
+CHILD = CHILD_PRELUDE + r"""
 import json, resource, sys, time
 from pathlib import Path
-rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+rss_before = peak_rss_kib()
 mode = sys.argv[4]
 if mode == "minimal-msgspec":
     import msgspec
@@ -119,7 +119,7 @@ elif mode == "minimal-orjson":
     loads = orjson.loads
 else:
     loads = json.loads
-from course.lib.jsonl import dumps_line
+from course.lib.records.jsonl import dumps_line
 from course.instrument.spec_v1 import score
 t0, cpu0 = time.perf_counter(), time.process_time()
 if mode.startswith("minimal"):
@@ -136,19 +136,19 @@ if mode.startswith("minimal"):
                                   "reward": s["reward"], "details": s["details"]}) + "\n")
             n += 1
 else:
-    from course.lib import jsonl
-    from course.lib.eval_pipeline import evaluate
+    from course.lib.records import jsonl
+    from course.lib.evaluation.pipeline import evaluate
     jsonl.use_fast_decoder(mode != "eval-stdlib")  # "eval": orjson first when installed
     if mode == "eval-in-memory":  # the indexed mode as it was before #26: every item held in memory
-        from course.lib import eval_pipeline
+        from course.lib.evaluation import pipeline
         def _collide(*args):
-            raise eval_pipeline._DigestsCollide
-        eval_pipeline._score_by_offsets = _collide
+            raise pipeline._DigestsCollide
+        pipeline._score_by_offsets = _collide
     run_dir, manifest, summary = evaluate(Path(sys.argv[1]), Path(sys.argv[2]), outdir=sys.argv[3], argv=[])
     n, passed = summary["n"], summary["passed"]
 print(json.dumps({"n": n, "passed": passed, "seconds": time.perf_counter() - t0,
                   "cpu_seconds": time.process_time() - cpu0, "rss_before_kib": rss_before,
-                  "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  "peak_rss_kib": peak_rss_kib()}))
 """
 
 
@@ -175,7 +175,7 @@ def reader_per_line(dataset: Path, completions: Path, limit: int = 200_000) -> d
 
     import orjson
 
-    from course.lib import jsonl
+    from course.lib.records import jsonl
 
     lines: list[bytes] = []
     for path in (completions, dataset):

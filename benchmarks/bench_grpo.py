@@ -1,4 +1,4 @@
-"""Benchmark: the course's own RL loop (course.lib.rl_loop) beside TRL's GRPOTrainer, same everything, interleaved.
+"""Benchmark: the course's own RL loop (course.lib.learning.rl_loop) beside TRL's GRPOTrainer, same everything, interleaved.
 
     python benchmarks/bench_grpo.py                     # the tiny LM, then SmolLM2-135M (LoRA) when the llm extra is installed
     python benchmarks/bench_grpo.py --policy tinylm     # the tiny LM only: 3 pairs x 6 steps x 4 prompts x 8 samples
@@ -14,7 +14,7 @@ generation), and the figure per side is the MEDIAN of the remaining steps of all
 The 1-min load average is printed before and after each child.
 
 Same on both sides: the policy at the start (pi0), the problems (the first steps x prompts of
-course.lib.rl_loop's training stream for seed 0, in order; TRL's shuffling off), the reward (the
+course.lib.learning.rl_loop's training stream for seed 0, in order; TRL's shuffling off), the reward (the
 strict scorer; TRL gets ``course.integrations.trl.strict_reward``), the group size, steps, learning
 rate (constant), gradient clip, temperature, completion length limit, KL weight beta (k3 estimator
 in both) and, for the LLM, the LoRA adapters (the course's own ``course.llm.lora``, same rank, alpha
@@ -62,8 +62,8 @@ LORA_RANK, LORA_ALPHA = 8, 16.0
 
 
 def training_problems(steps: int, prompts: int) -> list:  # type: ignore[type-arg]
-    """The problems course.lib.rl_loop draws for seed SEED, in its order."""
-    from course.lib.rl_loop import LoopSettings, training_data
+    """The problems course.lib.learning.rl_loop draws for seed SEED, in its order."""
+    from course.lib.learning.rl_loop import LoopSettings, training_data
 
     s = LoopSettings(rubric="strict", seed=SEED, beta=BETA, steps=steps, prompts_per_step=prompts, group_size=2, lr=LR,
                      grad_clip=CLIP, temperature=TEMP, max_tokens=1, eval_every=1, eval_samples=1, slice_items=1,
@@ -83,7 +83,7 @@ def slice_pass_rate(sample_items) -> float:  # type: ignore[no-untyped-def]
     return sum(scores) / len(scores)
 
 
-# --- the course's side: course.lib.rl_loop.reinforce_step, the tools' own step ---------------------------
+# --- the course's side: course.lib.learning.rl_loop.reinforce_step, the tools' own step ---------------------------
 def course_policy(cfg: dict):  # type: ignore[no-untyped-def, type-arg]
     import torch
 
@@ -113,7 +113,7 @@ def run_course(cfg: dict) -> dict:  # type: ignore[type-arg]
     import torch
 
     from course.instrument.rubrics import get_rubric
-    from course.lib.rl_loop import LoopSettings, reinforce_step
+    from course.lib.learning.rl_loop import LoopSettings, reinforce_step
 
     policy = course_policy(cfg)
     steps, P, G = cfg["steps"], cfg["prompts"], cfg["group"]
@@ -218,9 +218,10 @@ CHILD = """
 import json, resource, sys
 sys.path.insert(0, {bench!r})
 import bench_grpo
+from record import peak_rss_kib
 cfg = json.loads(sys.argv[2])
 out = getattr(bench_grpo, "run_" + sys.argv[1])(cfg)
-out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["peak_rss_mb"] = peak_rss_kib() / 1024
 print("RESULT " + json.dumps(out))
 """
 

@@ -37,20 +37,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from record import Recorder, add_arguments  # noqa: E402
+from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
-LOAD_CHILD = """
+LOAD_CHILD = CHILD_PRELUDE + """
 import json, resource, sys, time
 t0 = time.perf_counter()
 from course.llm.load import load_llm
 llm = load_llm()
 print(json.dumps({"load_seconds": llm.load_seconds, "cache": llm.cache, "imports_and_load": time.perf_counter() - t0,
-                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "maxrss_mb": peak_rss_kib() / 1024}))
 """
 
-SAMPLE_CHILD = """
+SAMPLE_CHILD = CHILD_PRELUDE + """
 import json, resource, sys, time
-from course.lib.formats import read_dataset
+from course.lib.records.formats import read_dataset
 from course.llm.load import load_llm
 from course.llm.sampling import sample_items
 from course.llm.templates import get_template
@@ -68,7 +68,7 @@ for name in ("plain", "fewshot"):
     tokens = sum(len(llm.tokenizer(t, add_special_tokens=False)["input_ids"]) + 1 for t in texts)  # + the stop token
     out[name] = {"seconds": seconds, "completions": len(texts), "tokens_about": tokens,
                  "truncated": sum(tr for item in drawn for _, tr in item)}
-out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["maxrss_mb"] = peak_rss_kib() / 1024
 print(json.dumps(out))
 """
 

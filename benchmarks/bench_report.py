@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_eval import make_files  # noqa: E402  (the same synthetic data as the eval benchmark)
-from record import Recorder, add_arguments  # noqa: E402
+from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
 TARGET_RATIO = 1.5  # course.report within 1.5x of the minimal writer's time at 1,000,000 items (issue #26)
 BASELINE = "c47afda"  # the tree before issue #26: every item embedded in the page
@@ -76,12 +76,12 @@ def _child(args: list[str], cwd: Path, root: Path = ROOT) -> tuple[float, float]
     """Run a Python child (``-m`` module, or ``-c`` code when ``args[0]`` is ``-c``) with ``root`` first on
     its path; return (wall seconds, peak RSS of the child in MB)."""
     if args[0] == "-c":
-        code = (f"import resource, sys; sys.argv = ['-c'] + {args[2:]!r}\n{args[1]}\n"
-                "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr)")
+        code = CHILD_PRELUDE + (f"import resource, sys; sys.argv = ['-c'] + {args[2:]!r}\n{args[1]}\n"
+                "print('RSS', peak_rss_kib() / 1024, file=sys.stderr)")
         return _run_child(code, cwd, root, args)
-    code = ("import resource, runpy, sys; sys.argv = {argv!r}; "
+    code = CHILD_PRELUDE + ("import resource, runpy, sys; sys.argv = {argv!r}; "
             "rc = 0\ntry:\n    runpy.run_module({mod!r}, run_name='__main__')\nexcept SystemExit as e:\n    rc = e.code or 0\n"
-            "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr)\nsys.exit(rc)")
+            "print('RSS', peak_rss_kib() / 1024, file=sys.stderr)\nsys.exit(rc)")
     mod, rest = args[0], args[1:]
     return _run_child(code.format(argv=[mod] + rest, mod=mod), cwd, root, args)
 

@@ -29,16 +29,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import Recorder, add_arguments  # noqa: E402
+from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
 SAMPLING = {"max_tokens": 32, "seed": 0, "temperature": 0.8, "top_p": 0.95}
 SLIPS = ("Final: {a}.", "Final:{a}", "final: {a}", "The answer is {a}", "Reasoning first.\nFinal: {a}", "Final: 0{a}", "")
 
-CHILD = """
+CHILD = CHILD_PRELUDE + """
 import resource, sys
 from course.selection_demo import main
 code = main(sys.argv[1:])
-print(f"MAXRSS_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+print(f"MAXRSS_KB {peak_rss_kib()}", file=sys.stderr)
 raise SystemExit(code)
 """
 

@@ -48,17 +48,17 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import Recorder, add_arguments  # noqa: E402
+from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
 # The tree before issue 26 (sampling under inference_mode, preallocated masks, cached rotary tables).
 BASELINE = "c47afda"
 PHASES = ("generate", "logp policy", "logp pi0", "loss+backward", "clip+adam")
 
-CHILD = """
+CHILD = CHILD_PRELUDE + """
 import resource, sys
 from course.tinylm.rl import main
 code = main(sys.argv[1:])
-print(f"MAXRSS_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+print(f"MAXRSS_KB {peak_rss_kib()}", file=sys.stderr)
 raise SystemExit(code)
 """
 

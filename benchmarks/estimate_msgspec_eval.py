@@ -16,10 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_eval import make_files
 from typing import Annotated, Any
 import msgspec
-from course.lib.jsonl import JsonlWriter, dumps_line
-from course.lib.formats import UniqueIds, iter_aligned
+from course.lib.records.jsonl import JsonlWriter, dumps_line
+from course.lib.records.formats import UniqueIds, iter_aligned
 from course.instrument.spec_v1 import score
-from course.lib.evaluation import Tally
+from course.lib.evaluation.summary import Tally
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
 REPEATS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 TMP = Path(tempfile.mkdtemp(prefix="estimate_msgspec_"))

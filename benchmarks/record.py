@@ -120,6 +120,30 @@ BENCHMARKS: tuple[Benchmark, ...] = (
 BY_NAME = {b.name: b for b in BENCHMARKS}
 
 
+def peak_rss_kib() -> int:
+    """This process's own peak resident memory, in KiB: what a benchmark's child reports about itself.
+
+    Not ``getrusage(RUSAGE_SELF).ru_maxrss`` alone: Linux carries a parent's high-water mark across
+    fork and exec, so a child started by a benchmark that had grown (it generated a million lines)
+    reported the parent's peak, not its own. ``VmHWM`` belongs to the child's own address space;
+    ``ru_maxrss`` is the fallback where ``/proc`` does not exist.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+# The first line of every benchmark child's code: ``peak_rss_kib`` importable in the child.
+CHILD_PRELUDE = f"import sys; sys.path.insert(0, {str(BENCH_DIR)!r}); from record import peak_rss_kib\n"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--record`` and ``--note``, the same in every benchmark."""
     parser.add_argument(
@@ -211,6 +235,9 @@ class Recorder:
     notes: list[str] = field(default_factory=list)
     load_start: float | None = field(default_factory=_load)
     started: _dt.datetime = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc))
+    # The commit measured is the one checked out when the benchmark STARTED: a commit made while a
+    # long benchmark runs (a record of another benchmark, say) is not the code it measured.
+    commit: str | None = field(default_factory=git_commit)
 
     @classmethod
     def from_args(cls, name: str, args: argparse.Namespace, argv: Sequence[str] | None = None) -> "Recorder":
@@ -239,7 +266,7 @@ class Recorder:
             "benchmark": self.name,
             "date": self.started.strftime("%Y-%m-%d %H:%M UTC"),
             "command": command,
-            "commit": git_commit(),
+            "commit": self.commit if git_commit() == self.commit else f"{self.commit} (HEAD was {git_commit()} at the end)",
             "machine": machine(),
             "load_average_1min": {"start": self.load_start, "end": _load()},
             "note": self.note,

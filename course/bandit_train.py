@@ -44,7 +44,7 @@ from course.cli import float_in, info, int_in, make_parser, non_negative_int, op
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
-from course.lib.bandit import (  # the bandit, REINFORCE on it and the ablation's measurements: library code
+from course.lib.learning.bandit import (  # the bandit, REINFORCE on it and the ablation's measurements: library code
     BASELINE_NAMES,
     BASELINES,
     DEFAULT_ACTIONS,
@@ -61,10 +61,10 @@ from course.lib.bandit import (  # the bandit, REINFORCE on it and the ablation'
     run_ablation,
     score_actions,
 )
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import environment
-from course.lib.narration import arrow, quote, wrap
-from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import environment
+from course.lib.learning.narration import arrow, quote, wrap
+from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_json
 from course.lib.visible import visible
 
 # Learning rates beyond +-100 teach nothing the demo needs and let logits grow without bound.
@@ -356,7 +356,7 @@ def _short_baseline(kind: str, alpha: float) -> str:
 
 
 def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ignore[no-untyped-def]
-    from course.lib import demo_plots
+    from course.lib.learning import demo_plots
 
     running = []
     total = 0.0
@@ -396,7 +396,7 @@ def ablation_plot_rows(result: dict[str, Any]) -> dict[str, dict[str, float | No
 
 
 def _draw_ablation(scenarios: Sequence[dict[str, Any]]):  # type: ignore[no-untyped-def]
-    from course.lib import demo_plots
+    from course.lib.learning import demo_plots
 
     panels = [
         (
@@ -574,7 +574,7 @@ def _main(argv: Sequence[str] | None) -> int:
         story.extend(tail)
         (tmp / "bandit_story.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
         if args.plot:
-            from course.lib.plotting import plot_to
+            from course.lib.reporting.plotting import plot_to
 
             title = f"bandit: lr {args.lr:g}, baseline {_short_baseline(args.baseline, args.alpha)}, seed {args.seed}"
             plot_to(tmp / "learning_curve.png", _draw_learning_curve(records, title))
@@ -637,7 +637,7 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
         write_json(tmp / "ablation.json", {"scenarios": scenarios, "note": ABLATION_NOTE})
         (tmp / "ablation.txt").write_text("\n".join(table) + "\n", encoding="utf-8")
         if args.plot:
-            from course.lib.plotting import plot_to
+            from course.lib.reporting.plotting import plot_to
 
             plot_to(tmp / "ablation.png", _draw_ablation(scenarios))
         write_json(

@@ -7,7 +7,7 @@ Exit codes are the same everywhere:
      installed extra that cannot be imported)
   141  the output's reader went away (``| head -2`` closed stdout or stderr): the tool stopped
      there, as SIGPIPE stops any Unix tool, and never reports success for work it did not finish;
-     every output is written whole or not at all (``course.lib.runs``, ``course.lib.temporaries``)
+     every output is written whole or not at all (``course.lib.records.runs``, ``course.lib.records.temporaries``)
 
 One ``main`` style for every tool: a module-level ``_main(argv)`` that parses and works, and::
 
@@ -184,7 +184,7 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
 
 def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Call ``main(argv)``; turn a ``CourseError`` into one stderr line and exit code 2."""
-    from course.lib.runs import committed, pending, release_pending
+    from course.lib.records.runs import committed, pending, release_pending
 
     held_before = pending()
     runs_before = len(committed())
@@ -208,7 +208,7 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
         # Read-only directory, disk full, name too long, a file where a directory should be:
         # the user's environment, not a bug of the tool. One line naming the path and the cause,
         # the user's path: a temporary of this process is named by what it stands for.
-        from course.lib.temporaries import user_path
+        from course.lib.records.temporaries import user_path
 
         where = f"{user_path(exc.filename)}: " if exc.filename is not None else ""
         _say(f"error: {terminal_line(f'{where}{exc.strerror or exc}')}")
@@ -255,8 +255,8 @@ def _refuse_undecodable(args: Sequence[str]) -> None:
 
 def _print_report_hint(run_dir: Any) -> None:
     """Last line of every tool that wrote a run: the command that shows it as an HTML page."""
-    from course.lib.report_html import REPORTABLE_TOOLS
-    from course.lib.runs import run_tool
+    from course.lib.reporting.html import REPORTABLE_TOOLS
+    from course.lib.records.runs import run_tool
 
     if run_tool(run_dir) in REPORTABLE_TOOLS:
         print(f"View it: {command(['python', '-m', 'course.report', run_dir])}", flush=True)
@@ -310,9 +310,9 @@ def stdin_text() -> str:
     """Standard input as UTF-8 text (a completion given as ``-``), read through the one capped reader.
 
     Bytes, not text mode: text mode would turn ``\\r\\n`` into ``\\n`` before scoring. At most
-    ``course.lib.jsonl.MAX_READ`` bytes: ``/dev/zero`` on stdin stops there with one line, exit 2.
+    ``course.lib.records.jsonl.MAX_READ`` bytes: ``/dev/zero`` on stdin stops there with one line, exit 2.
     """
-    from course.lib.jsonl import read_stream
+    from course.lib.records.jsonl import read_stream
 
     try:
         return read_stream(sys.stdin.buffer, "<stdin>", "completion").decode("utf-8")

@@ -12,7 +12,7 @@ frozen rollouts) and the share of every error code. Each file is named
         llm-plain=data/llm/pack_plain_dev.jsonl llm-fewshot=data/llm/pack_fewshot_dev.jsonl
 
 Every file must hold exactly the dataset's items. Nothing is written; ``--json``
-prints the numbers for a script. The comparison itself is ``course.lib.policy_comparison``.
+prints the numbers for a script. The comparison itself is ``course.lib.selection.policy_comparison``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Sequence
 
 from course.cli import EXIT_OK, make_parser, positive_int, run
 from course.lib.visible import dumps_safe
-from course.lib.policy_comparison import compare_policies, render
+from course.lib.selection.policy_comparison import compare_policies, render
 
 EXAMPLE = """\
   python -m course.compare_policies --dataset data/datasets/math_dev.jsonl \\

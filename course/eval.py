@@ -8,7 +8,7 @@ Run it (no arguments = the bundled dev set and its frozen rollouts)::
     python -m course.eval --rubric contains_answer      # measure with a hackable rubric (not comparable with strict)
 
 The pipeline (reading, scoring, the run directory and its files) is
-``course.lib.eval_pipeline``; this module parses the command line and prints.
+``course.lib.evaluation.pipeline``; this module parses the command line and prints.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Sequence
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
-from course.lib.eval_pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, rubric_line
-from course.lib.evaluation import breakdown_lines, pass_rate_line
-from course.lib.inspection import inspect_failures_command
-from course.lib.manifest import PROJECT_ROOT, shown_here
+from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, rubric_line
+from course.lib.evaluation.summary import breakdown_lines, pass_rate_line
+from course.lib.evaluation.inspection import inspect_failures_command
+from course.lib.records.manifest import PROJECT_ROOT, shown_here
 from course.lib.visible import dumps_safe, visible
 
 def _progress_printer() -> Progress | None:

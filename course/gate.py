@@ -5,7 +5,7 @@
 Three questions, in this order: the Locked Room (were both runs measured under the same
 conditions: dataset, split, rubric, scorer, sampling, selection compute?), the bar
 (candidate - baseline >= --min-delta, computed exactly) and the noise (a paired exact McNemar
-test and a Newcombe interval). ``course.lib.locked_room`` decides and renders; this module
+test and a Newcombe interval). ``course.lib.evaluation.locked_room`` decides and renders; this module
 parses the command line and prints.
 
 Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
@@ -23,7 +23,7 @@ from typing import Sequence
 
 from course.cli import EXIT_FAIL, EXIT_OK, info, make_parser, rate_difference, run
 from course.lib.visible import dumps_safe, visible
-from course.lib.locked_room import (
+from course.lib.evaluation.locked_room import (
     SIGNIFICANCE,
     decide,
     gate_view,
@@ -61,7 +61,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     base, cand = load_outcomes(args.baseline), load_outcomes(args.candidate)
     result = decide(base, cand, args.min_delta, args.require_significance)
     if args.html:
-        from course.lib import report_html
+        from course.lib.reporting import html as report_html
 
         page = report_html.render_report([report_html.load_run(args.baseline), report_html.load_run(args.candidate)],
                                          [gate_view(result, base, cand)])

@@ -28,7 +28,7 @@ eval_pi0_holdout/ sub-runs).
     python -m course.inspect_run --run runs/demo_eval_clean --only-fails --top-k 5 --bottom-k 5 --show 1
     python -m course.inspect_run --run runs/demo_eval_clean --code lookalike_minus --show 10
 
-The report itself is built by ``course.lib.inspection``; this module parses and prints.
+The report itself is built by ``course.lib.evaluation.inspection``; this module parses and prints.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import sys
 from typing import Sequence
 
 from course.cli import EXIT_OK, info, make_parser, non_negative_int, run
-from course.lib.inspection import inspect, open_scoring_run, render_example, results_warning
+from course.lib.evaluation.inspection import inspect, open_scoring_run, render_example, results_warning
 
 __all__ = ["main", "render_example"]  # render_example: course.report's tests compare its examples with this tool's
 

@@ -38,8 +38,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from course.lib import policy_gradient as pg
-from course.lib.bandit import DEFAULT_ACTIONS, EXAMPLE, score_actions
+from course.lib.learning import policy_gradient as pg
+from course.lib.learning.bandit import DEFAULT_ACTIONS, EXAMPLE, score_actions
 from course.cli import float_in, make_parser, optional_view, run
 
 # beta in [1e-3, 1e3]: r/beta stays below 1e3 (rewards are 0/1), far from exp/float overflow;
@@ -48,9 +48,9 @@ BETA_RANGE = float_in(1e-3, 1e3)
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
-from course.lib.manifest import environment
-from course.lib.narration import quote
-from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.records.manifest import environment
+from course.lib.learning.narration import quote
+from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_json
 from course.lib.visible import visible
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
@@ -69,7 +69,7 @@ CSV_COLUMNS_DOC = (
 
 
 # ---------------------------------------------------------------------------
-# Gradient ascent on the logits (the closed form lives in course.lib.policy_gradient).
+# Gradient ascent on the logits (the closed form lives in course.lib.learning.policy_gradient).
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Ascent:
@@ -230,7 +230,7 @@ def _top3(probs: Sequence[float], actions: Sequence[str]) -> str:
 
 
 def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[float]):  # type: ignore[no-untyped-def]
-    from course.lib import demo_plots
+    from course.lib.learning import demo_plots
 
     return lambda plt: demo_plots.kl_tradeoff(
         plt,
@@ -285,7 +285,7 @@ def _main(argv: Sequence[str] | None) -> int:
     with atomic_run_dir(final, force=args.force, prefix="kl_tradeoff") as tmp:
         (tmp / "kl_tradeoff.csv").write_text(csv_text(rows, len(actions)), encoding="utf-8")
         if args.plot:
-            from course.lib.plotting import plot_to
+            from course.lib.reporting.plotting import plot_to
 
             plot_to(tmp / "kl_tradeoff.png", _draw(rows, pi_ref, rewards))
         manifest: dict[str, Any] = {

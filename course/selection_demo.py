@@ -27,8 +27,8 @@ A pack in dataset order (every course tool writes one) is written through as
 it is read; a pack in another order still works, holding only the results that
 arrived early until their turn comes.
 
-The pipeline and the report are ``course.lib.selection_pipeline``; the maths (pure,
-tested by hand calculation) ``course/lib/best_of_n.py``; the estimators ``course/lib/stats.py``.
+The pipeline and the report are ``course.lib.selection.pipeline``; the maths (pure,
+tested by hand calculation) ``course/lib/selection/best_of_n.py``; the estimators ``course/lib/stats.py``.
 This module parses the command line and prints.
 """
 
@@ -39,8 +39,8 @@ from typing import Sequence
 
 from course.cli import EXIT_OK, info, make_parser, positive_int, run
 from course.errors import CourseError
-from course.lib.manifest import PROJECT_ROOT
-from course.lib.selection_pipeline import BUNDLED_DATASET, BUNDLED_SAMPLES, report_lines, select
+from course.lib.records.manifest import PROJECT_ROOT
+from course.lib.selection.pipeline import BUNDLED_DATASET, BUNDLED_SAMPLES, report_lines, select
 from course.lib.visible import dumps_safe
 
 

@@ -41,15 +41,15 @@ import math
 import random
 from typing import Sequence
 
-from course.lib import policy_gradient as pg
+from course.lib.learning import policy_gradient as pg
 from course.cli import float_in, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import environment
-from course.lib.narration import vector, wrap
-from course.lib.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import environment
+from course.lib.learning.narration import vector, wrap
+from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_json
 from course.lib.visible import visible
-from course.lib.two_step import (  # the MDP, its exact values and REINFORCE on it: library code
+from course.lib.learning.two_step import (  # the MDP, its exact values and REINFORCE on it: library code
     DEFAULT_REWARDS,
     Episode,
     Table,
@@ -159,7 +159,7 @@ def final_report(first: Episode, last: Episode, rewards: Table) -> list[str]:
 
 def _draw(episodes: Sequence[Episode], title: str):  # type: ignore[no-untyped-def]
     """The figure of a run: exact returns and the policy's probabilities, before each update."""
-    from course.lib import demo_plots
+    from course.lib.learning import demo_plots
 
     probabilities = {
         "P(a1 = 1)": [e.pi1[1] for e in episodes],
@@ -252,7 +252,7 @@ def _main(argv: Sequence[str] | None) -> int:
         story += ["", *report]
         (tmp / "toy_mdp_log.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
         if args.plot:
-            from course.lib.plotting import plot_to
+            from course.lib.reporting.plotting import plot_to
 
             title = f"two-step MDP: lr {args.lr:g}, baseline {'on' if args.baseline else 'off'}, seed {args.seed}"
             plot_to(tmp / "toy_mdp.png", _draw(episodes, title))

@@ -142,7 +142,7 @@ def figures_not_rendered(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     files a tool reports are the files on disk. The figures' content is checked by the tests that
     inspect them (test_demo_plots, test_tinylm_report, test_tinylm_tools) and one real PNG by the rl
     smoke test. Returns the paths that would have been rendered."""
-    import course.lib.plotting as plotting
+    import course.lib.reporting.plotting as plotting
 
     skipped: list[Path] = []
 
@@ -232,7 +232,7 @@ def json_reader(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     """Every test of the module with the standard library's reading alone, then with orjson first."""
     import importlib.util
 
-    from course.lib import jsonl
+    from course.lib.records import jsonl
 
     if request.param == "orjson" and importlib.util.find_spec("orjson") is None:
         pytest.skip("orjson is not installed (the fast extra)")

@@ -158,7 +158,28 @@ def test_no_tool_calls_another_tools_main(path):
     assert mains == [], f"{path.relative_to(ROOT)} imports {mains}: call the library function instead"
 
 
-@pytest.mark.parametrize("path", sorted((COURSE / "lib").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((COURSE / "lib").rglob("*.py")), ids=lambda p: str(p.relative_to(COURSE / "lib")))
 def test_library_modules_parse_no_command_line(path):
     names = _imports(path)
     assert "argparse" not in names and not any(_within(n, "course.cli") for n in names), path.name
+
+
+# --- the library's map ------------------------------------------------------------------------------
+# course/lib's folders are the course's map (docs/architecture.md draws it): each subpackage serves one
+# part of the course, and only what every part uses sits at the root. A module dropped at the root
+# would blur the map; give it the folder of what it serves (or, if every layer needs it, add it here).
+LIBRARY_ROOT_MODULES = frozenset({"__init__.py", "stats.py", "extras.py", "visible.py", "toolbox.py"})
+LIBRARY_FOLDERS = frozenset({"records", "bridges", "spec", "evaluation", "selection", "learning", "reporting"})
+
+
+def test_only_the_modules_every_layer_uses_sit_at_the_library_root():
+    stray = sorted(p.name for p in (COURSE / "lib").glob("*.py") if p.name not in LIBRARY_ROOT_MODULES)
+    assert stray == [], f"course/lib/{stray[0]} sits outside the map: move it into the folder of what it serves"
+
+
+def test_the_library_folders_are_the_mapped_ones_and_each_is_a_package():
+    # a new folder is a new region of the map: add it here and to docs/architecture.md together
+    folders = {p.name for p in (COURSE / "lib").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == LIBRARY_FOLDERS
+    for folder in sorted(folders):
+        assert (COURSE / "lib" / folder / "__init__.py").is_file(), f"course/lib/{folder} has no __init__.py"

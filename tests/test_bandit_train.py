@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from course import bandit_train as bt
-from course.lib import policy_gradient as pg
+from course.lib.learning import policy_gradient as pg
 
 DEMO = ["--steps", "30", "--seed", "0", "--lr", "0.5", "--baseline", "--slow"]
 CORRECT = bt.DEFAULT_ACTIONS.index("Final: 323")

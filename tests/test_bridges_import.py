@@ -33,7 +33,7 @@ def test_gsm8k_import_reads_the_answer_after_the_marks_and_thousands_commas(tmp_
 
 
 def test_imported_dataset_is_read_by_the_course_reader_and_is_byte_stable(tmp_path):
-    from course.lib.formats import read_dataset
+    from course.lib.records.formats import read_dataset
 
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     for out in (a, b):
@@ -110,7 +110,7 @@ def test_plain_completions_need_a_stated_policy_and_sampling(tmp_path, capsys):
 
 
 def test_plain_completions_become_a_rollouts_file_course_eval_reads(tmp_path):
-    from course.lib.formats import iter_completions
+    from course.lib.records.formats import iter_completions
 
     out = tmp_path / "r.jsonl"
     argv = ["--format", "plain", str(BR / "plain_completions.jsonl"), "--policy", "m", "--sampling", '{"temperature": 0}',
@@ -122,7 +122,7 @@ def test_plain_completions_become_a_rollouts_file_course_eval_reads(tmp_path):
 
 
 def test_lm_eval_samples_take_policy_and_sampling_from_the_log(tmp_path):
-    from course.lib.formats import iter_completions
+    from course.lib.records.formats import iter_completions
 
     out = tmp_path / "r.jsonl"
     argv = ["--format", "lm-eval", str(BR / "lmeval_samples_course_math.jsonl"),

@@ -40,7 +40,7 @@ def inspect_log(tmp_path_factory):
 def test_inspect_log_scores_match_course_score_item_by_item(inspect_log):
     from inspect_ai.log import read_eval_log
 
-    from course.lib.formats import read_dataset, iter_completions
+    from course.lib.records.formats import read_dataset, iter_completions
     from course.instrument.spec_v1 import score
 
     (path,) = list(inspect_log.iterdir())
@@ -59,7 +59,7 @@ def test_inspect_log_imports_back_and_passes_the_gate_against_itself(inspect_log
     from course.eval import main as eval_main
     from course.gate import main as gate_main
     from course.import_completions import main as import_main
-    from course.lib.formats import iter_completions
+    from course.lib.records.formats import iter_completions
 
     out = tmp_path / "inspect.jsonl"
     assert import_main(["--format", "inspect", str(inspect_log), "--dataset", DEV, "--out", str(out)]) == 0

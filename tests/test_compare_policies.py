@@ -9,9 +9,9 @@ import pytest
 
 import course.compare_policies as cp
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import PROJECT_ROOT
-from course.lib.policy_comparison import compare_policies, render
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import PROJECT_ROOT
+from course.lib.selection.policy_comparison import compare_policies, render
 from course.lib.stats import pass_at_k
 
 DEV = PROJECT_ROOT / "data" / "datasets" / "math_dev.jsonl"
@@ -36,7 +36,7 @@ def test_pass_at_1_and_pass_at_k_are_the_unbiased_estimates_from_all_samples() -
     table = compare_policies(DEV, [("sim", str(SIM_PACK))], k=4)
     (column,) = table["columns"]
     from course.instrument.spec_v1 import score
-    from course.lib.formats import iter_samples, read_dataset
+    from course.lib.records.formats import iter_samples, read_dataset
 
     expected = {e.id: e.as_dict() for e in read_dataset(DEV)}
     counts = [(len(p.samples), sum(score(expected[p.id], s.completion)["reward"] == 1.0 for s in p.samples))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from course.lib.jsonl import dumps_line
-from course.lib.problems import FORMAT_INSTRUCTION
+from course.lib.records.jsonl import dumps_line
+from course.lib.spec.problems import FORMAT_INSTRUCTION
 from course.instrument.spec_v1 import score
 
 REPO = Path(__file__).resolve().parent.parent

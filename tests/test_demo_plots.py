@@ -1,4 +1,4 @@
-"""course.lib.demo_plots: every figure of the Loop C demos says what it shows, and --plot writes it.
+"""course.lib.learning.demo_plots: every figure of the Loop C demos says what it shows, and --plot writes it.
 
 --plot without matplotlib is tested in tests/test_extras.py (this module is skipped without it)."""
 
@@ -15,8 +15,9 @@ import pytest
 from course import bandit_train as bt
 from course import kl_tradeoff_demo as kl
 from course import toy_mdp
-from course.lib import extras, two_step
-from course.lib.plotting import load_pyplot
+from course.lib import extras
+from course.lib.learning import two_step
+from course.lib.reporting.plotting import load_pyplot
 
 # A skip mark, not an import: matplotlib takes a second to import, and every pytest-xdist worker
 # collects this file. pyplot (Agg backend: no window) is loaded when a figure is first drawn.

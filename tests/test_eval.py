@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import course.eval as ev
-from course.lib import eval_pipeline
-from course.lib.evaluation import pass_rate_line
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import PROJECT_ROOT
+from course.lib.evaluation import pipeline
+from course.lib.evaluation.summary import pass_rate_line
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import PROJECT_ROOT
 
 SAMPLING = {"max_tokens": 32, "seed": 1, "temperature": 0.8, "top_p": 1.0}
 # (id, expected_answer, completion): 2 pass, 1 wrong answer, 1 format slip, 1 Unicode minus.
@@ -169,11 +169,11 @@ def test_two_runs_give_byte_identical_results_and_summary(files, tmp_path: Path)
 def test_the_bundled_run_is_byte_identical_with_orjson_reading_and_without(tmp_path: Path) -> None:
     import importlib.util
 
-    from course.lib import jsonl
+    from course.lib.records import jsonl
 
     if importlib.util.find_spec("orjson") is None:
         pytest.skip("orjson is not installed (the fast extra)")
-    dataset, completions = PROJECT_ROOT / eval_pipeline.BUNDLED_DATASET, PROJECT_ROOT / eval_pipeline.BUNDLED_COMPLETIONS
+    dataset, completions = PROJECT_ROOT / pipeline.BUNDLED_DATASET, PROJECT_ROOT / pipeline.BUNDLED_COMPLETIONS
     try:
         for name, fast in (("fast", True), ("stdlib", False)):
             jsonl.use_fast_decoder(fast)
@@ -221,10 +221,10 @@ def test_a_failure_mid_run_leaves_no_run_directory(files, tmp_path: Path, monkey
             raise RuntimeError("disk on fire")
         return real_score(example, completion)
 
-    strict = eval_pipeline.get_rubric("strict")
+    strict = pipeline.get_rubric("strict")
     real_score = strict.score
     exploding = dataclasses.replace(strict, score=exploding_score)
-    monkeypatch.setattr(eval_pipeline, "get_rubric", lambda name: exploding)
+    monkeypatch.setattr(pipeline, "get_rubric", lambda name: exploding)
     with pytest.raises(RuntimeError):
         run_eval(*files, "--outdir", "runs/a")
     assert leftovers(tmp_path) == []  # neither runs/a nor a hidden temporary directory
@@ -284,7 +284,7 @@ def test_a_bad_input_exits_2_with_path_and_line_and_writes_nothing(files, tmp_pa
 def test_a_bad_input_gets_the_same_message_when_ids_share_digests(files, tmp_path: Path, capsys, monkeypatch, name: str) -> None:
     # The indexed mode finds items by a 64-bit digest of their id; when digests collide it must still say exactly
     # what is wrong (here: t-1, t-3 and t-99 share one digest, so a lookup alone cannot tell them apart).
-    monkeypatch.setattr(eval_pipeline, "hash", lambda ident: 7 if ident in ("t-1", "t-3", "t-99") else hash(ident), raising=False)
+    monkeypatch.setattr(pipeline, "hash", lambda ident: 7 if ident in ("t-1", "t-3", "t-99") else hash(ident), raising=False)
     dataset, completions = files
     which, make, line, fragment = BAD_INPUTS[name]
     (dataset if which == "dataset" else completions).write_bytes(make())
@@ -304,14 +304,14 @@ def test_shuffled_completions_give_the_same_bytes_when_ids_share_digests(files, 
     write_completions(tmp_path / "shuffled.jsonl", shuffled)
     run_eval(dataset, completions, "--outdir", "runs/a")
     same = (lambda ident: 7) if digest == "all equal" else (lambda ident: 7 if ident in ("t-2", "t-4") else hash(ident))
-    monkeypatch.setattr(eval_pipeline, "hash", same, raising=False)
+    monkeypatch.setattr(pipeline, "hash", same, raising=False)
     run_eval(dataset, tmp_path / "shuffled.jsonl", "--outdir", "runs/b")
     for name in ("results.jsonl", "summary.json"):
         assert (tmp_path / "runs/a" / name).read_bytes() == (tmp_path / "runs/b" / name).read_bytes()
 
 
 def test_a_completion_whose_unknown_id_shares_a_dataset_ids_digest_is_still_unknown(files, tmp_path: Path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(eval_pipeline, "hash", lambda ident: 7 if ident in ("t-2", "t-99") else hash(ident), raising=False)
+    monkeypatch.setattr(pipeline, "hash", lambda ident: 7 if ident in ("t-2", "t-99") else hash(ident), raising=False)
     dataset, completions = files
     lines = _completion_lines()
     completions.write_bytes(_join([lines[0], lines[1].replace("t-2", "t-99")] + lines[2:]))  # t-2 missing, t-99 unknown
@@ -471,7 +471,7 @@ def test_the_library_refuses_an_unknown_rubric_before_any_work(files, tmp_path: 
     from course.errors import CourseError
 
     with pytest.raises(CourseError, match="unknown rubric 'nope'; choose one of: strict, contains_answer"):
-        eval_pipeline.evaluate(*files, outdir="runs/x", rubric="nope")
+        pipeline.evaluate(*files, outdir="runs/x", rubric="nope")
     assert leftovers(tmp_path) == []
 
 

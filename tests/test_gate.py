@@ -10,9 +10,9 @@ import pytest
 
 import course.eval as ev
 import course.gate as gate
-from course.lib import locked_room
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import PROJECT_ROOT
+from course.lib.evaluation import locked_room
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import PROJECT_ROOT
 from course.lib.stats import mcnemar_exact
 
 SAMPLING = {"max_tokens": 32, "seed": 5, "temperature": 0.8, "top_p": 1.0}

@@ -8,7 +8,7 @@ import pytest
 
 import course.eval as ev
 import course.inspect_run as ins
-from course.lib.jsonl import dumps_line
+from course.lib.records.jsonl import dumps_line
 
 SAMPLING = {"seed": 1, "temperature": 0.8}
 ITEMS = [
@@ -141,7 +141,7 @@ def test_the_module_runs_as_python_dash_m(run_dir: Path) -> None:
     import subprocess
     import sys
 
-    from course.lib.manifest import PROJECT_ROOT
+    from course.lib.records.manifest import PROJECT_ROOT
 
     proc = subprocess.run(
         [sys.executable, "-m", "course.inspect_run", "--run", str(run_dir), "--only-fails", "--top-k", "5", "--show", "2"],

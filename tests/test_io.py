@@ -1,8 +1,8 @@
-"""course.lib.jsonl / course.lib.formats: the one JSONL reader rejects every bad-input class
+"""course.lib.records.jsonl / course.lib.records.formats: the one JSONL reader rejects every bad-input class
 with path:line, and streams.
 
 Every test here runs twice (the ``json_reader`` fixture): with the standard library's json alone,
-and with orjson reading first where it is installed (course.lib.jsonl's fast path). The verdicts,
+and with orjson reading first where it is installed (course.lib.records.jsonl's fast path). The verdicts,
 values and messages must be the same: the fast path only ever answers where its answer is the
 standard library's.
 """
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import course.lib.formats as cio
+import course.lib.records.formats as cio
 from course.errors import CourseError
-from course.lib.jsonl import JsonlWriter, dumps_line, iter_objects, read_json
-from course.lib.formats import iter_completions, iter_results, iter_samples, read_dataset
+from course.lib.records.jsonl import JsonlWriter, dumps_line, iter_objects, read_json
+from course.lib.records.formats import iter_completions, iter_results, iter_samples, read_dataset
 
 import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
@@ -150,6 +150,33 @@ def test_ids_whose_digests_collide_are_told_apart_by_the_ids_themselves(
     repeated = write_bytes(tmp_path, dataset_bytes(3) + dataset_bytes(2)[len(dataset_bytes(1)):], "r.jsonl")
     assert error_of(read_dataset, repeated) == (
         f"{repeated}:4: duplicate id 'dev-0002' (first seen on line 2); every id must be unique"
+    )
+
+
+def test_ids_in_no_order_whose_digests_collide_are_told_apart_by_the_ids_themselves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sorted ids never reach the digest table; ids in falling order each go through it.
+    monkeypatch.setattr(cio, "hash", lambda ident: 42, raising=False)
+    lines = dataset_bytes(40).splitlines(keepends=True)[::-1]
+    path = write_bytes(tmp_path, b"".join(lines))
+    assert [e.id for e in read_dataset(path)] == [f"dev-{i:04d}" for i in range(40, 0, -1)]
+    repeated = write_bytes(tmp_path, b"".join(lines + [lines[5]]), "r.jsonl")
+    assert error_of(read_dataset, repeated) == (
+        f"{repeated}:41: duplicate id 'dev-0035' (first seen on line 6); every id must be unique"
+    )
+
+
+def test_a_repeat_of_a_sorted_line_is_found_after_the_ids_stop_increasing(tmp_path: Path) -> None:
+    # Lines 1-10 increase (kept as one comparison each); line 11 does not, so lines 1-10 are read
+    # into the table, where line 12's repeat of line 5 is found.
+    lines = dataset_bytes(10).splitlines(keepends=True)
+    extra = (dumps_line({"id": "dev-0000", "prompt": "Compute 0 + 1.", "expected_answer": 1}) + "\n").encode()
+    path = write_bytes(tmp_path, b"".join(lines + [extra]))
+    assert [e.id for e in read_dataset(path)][-2:] == ["dev-0010", "dev-0000"]
+    repeated = write_bytes(tmp_path, b"".join(lines + [extra, lines[4]]), "r.jsonl")
+    assert error_of(read_dataset, repeated) == (
+        f"{repeated}:12: duplicate id 'dev-0005' (first seen on line 5); every id must be unique"
     )
 
 
@@ -474,7 +501,7 @@ _JSON_TEXT = st.recursive(
 
 
 def _line_verdict(raw: bytes) -> object:
-    from course.lib.jsonl import parse_line
+    from course.lib.records.jsonl import parse_line
 
     try:
         return repr(parse_line(raw, "x.jsonl", 3))  # repr: 1 and 1.0 and True differ, -0.0 and 0.0 differ
@@ -487,7 +514,7 @@ def _line_verdict(raw: bytes) -> object:
 def test_the_fast_path_and_the_standard_library_give_every_line_the_same_verdict(
     json_reader: str, members: list, lead: str, end: str
 ) -> None:
-    from course.lib import jsonl
+    from course.lib.records import jsonl
 
     if json_reader != "orjson":
         pytest.skip("compares both paths itself: once is enough")
@@ -519,7 +546,7 @@ def test_a_repeated_key_whose_strings_hold_colons_is_still_found(tmp_path: Path)
 def test_the_fast_path_reads_an_ordinary_line_when_orjson_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from course.lib import jsonl
+    from course.lib.records import jsonl
 
     if importlib.util.find_spec("orjson") is None or not jsonl._fast_on:
         pytest.skip("orjson is not installed, or this run reads with the standard library")
@@ -534,7 +561,7 @@ def test_the_fast_path_reads_an_ordinary_line_when_orjson_is_installed(monkeypat
 def test_without_orjson_the_reader_falls_back_to_the_standard_library(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import sys
 
-    from course.lib import jsonl
+    from course.lib.records import jsonl
 
     monkeypatch.setitem(sys.modules, "orjson", None)  # `import orjson` now raises ImportError, as on a core install
     monkeypatch.setattr(jsonl, "_orjson_loads", None)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import kata
-from course.lib import kata_drafts, kata_labels
+from course.lib.spec import kata_drafts, kata_labels
 from course.errors import CourseError
 from course.instrument.spec_v1 import score as strict_score
 

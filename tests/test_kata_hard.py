@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import kata
-from course.lib import kata_drafts, kata_labels
+from course.lib.spec import kata_drafts, kata_labels
 from course.instrument.spec_v1 import score as strict_score
 
 import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
@@ -162,7 +162,7 @@ def test_pack_hard_lists_every_hard_example_escaped_and_names_draft_v1(capsys):
     for ex in EXAMPLES:
         assert f"{ex.id}  (scored with {ex.scorer})" in out
     assert '"Final: \u27e8U+2212\u27e945"' in out  # the look-alike minus is shown, not hidden
-    assert "read draft_v1_score in course/lib/kata_drafts.py" in out
+    assert "read draft_v1_score in course/lib/spec/kata_drafts.py" in out
     # its own file name: following the listing must not overwrite the first kata's my_labels.json
     assert "python -m course.kata --pack hard --check my_hard_labels.json" in out
     assert "--template > my_hard_labels.json" in out

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from course import kl_tradeoff_demo as kd
-from course.lib import policy_gradient as pg
-from course.lib.bandit import DEFAULT_ACTIONS
+from course.lib.learning import policy_gradient as pg
+from course.lib.learning.bandit import DEFAULT_ACTIONS
 
 REWARDS = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]  # the strict scorer's verdicts on DEFAULT_ACTIONS
 

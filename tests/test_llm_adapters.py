@@ -18,13 +18,13 @@ from typing import Any, Iterator
 
 import pytest
 
-from course.lib.manifest import PROJECT_ROOT, sha256_file
+from course.lib.records.manifest import PROJECT_ROOT, sha256_file
 
 HAVE_LLM = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "safetensors"))
 pytestmark = pytest.mark.skipif(not HAVE_LLM, reason="the llm extra is not installed")
 DEV = PROJECT_ROOT / "data" / "datasets" / "math_dev.jsonl"
 HOLDOUT = PROJECT_ROOT / "data" / "datasets" / "math_holdout.jsonl"
-# The short run's settings that its holdout sampling uses (course.lib.rl_loop.holdout_comparison:
+# The short run's settings that its holdout sampling uses (course.lib.learning.rl_loop.holdout_comparison:
 # seed = --eval-seed, temperature, top_p 1.0, --max-tokens, n = 1 and n = --holdout-samples).
 MAX_TOKENS, HOLDOUT_SAMPLES = "4", "2"
 
@@ -91,7 +91,7 @@ def tiny_run(tiny_llm_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     The tiny model never earns a reward, so RL makes no update: the run starts (--init) from adapters
     far from zero, so that its final policy, and the holdout files it samples, are not pi0's.
     """
-    import course.lib.plotting as plotting
+    import course.lib.reporting.plotting as plotting
     from course.llm.rl import main
 
     base = tmp_path_factory.mktemp("llm-rl")
@@ -132,8 +132,8 @@ def test_sampling_a_runs_final_adapters_reproduces_its_holdout_files_byte_for_by
 
 def test_saved_adapters_sample_exactly_what_the_policy_in_memory_samples_and_not_what_pi0_samples(
         run_in_process, tiny_llm_dir, trained_adapters, tmp_path) -> None:
-    from course.lib.formats import read_dataset
-    from course.lib.jsonl import dumps_line
+    from course.lib.records.formats import read_dataset
+    from course.lib.records.jsonl import dumps_line
 
     policy, path = trained_adapters
     name = policy.trained_name(sha256_file(path))
@@ -204,7 +204,7 @@ def write_bad_file(case: str, policy: Any, good: Path, path: Path) -> None:
     """Write the bad adapter file ``BAD[case]`` describes at ``path``, from ``policy``'s saved adapters ``good``."""
     from safetensors.torch import load_file, save_file
 
-    from course.lib.jsonl import dumps_line
+    from course.lib.records.jsonl import dumps_line
     from course.llm.lora import TARGETS
 
     about = {"base_policy": policy.pi0_name, "rank": 4, "alpha": 8.0, "targets": list(TARGETS)}

@@ -88,7 +88,7 @@ def test_a_hub_id_offline_gives_one_line_not_a_traceback(tmp_path) -> None:
 @needs_model
 @pytest.mark.slow
 def test_the_packaged_gguf_loads_as_a_float32_model_with_its_provenance(real_llm) -> None:
-    from course.lib.manifest import sha256_file
+    from course.lib.records.manifest import sha256_file
 
     p = real_llm.provenance
     gguf = load.packaged_gguf()

@@ -16,9 +16,9 @@ import pytest
 import course.eval as ev
 import course.gate as gate
 import course.selection_demo as selection_demo
-from course.lib.formats import iter_completions, iter_samples, read_dataset
-from course.lib.manifest import PROJECT_ROOT, sha256_file
-from course.lib.policy_comparison import compare_policies, render
+from course.lib.records.formats import iter_completions, iter_samples, read_dataset
+from course.lib.records.manifest import PROJECT_ROOT, sha256_file
+from course.lib.selection.policy_comparison import compare_policies, render
 from course.llm.templates import TEMPLATES
 
 DATA = PROJECT_ROOT / "data" / "llm"

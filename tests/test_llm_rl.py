@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from course.lib.manifest import PROJECT_ROOT
-from course.lib.problems import Problem
+from course.lib.records.manifest import PROJECT_ROOT
+from course.lib.spec.problems import Problem
 
 HAVE_LLM = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "safetensors"))
 pytestmark = pytest.mark.skipif(not HAVE_LLM, reason="the llm extra is not installed")
@@ -26,7 +26,7 @@ TOY = [
 
 
 def settings(**changes):  # type: ignore[no-untyped-def]
-    from course.lib.rl_loop import LoopSettings
+    from course.lib.learning.rl_loop import LoopSettings
 
     base = dict(rubric="strict", seed=0, beta=0.0, steps=1, prompts_per_step=2, group_size=2, lr=1e-2, grad_clip=1.0,
                 temperature=1.0, max_tokens=6, eval_every=1, eval_samples=1, slice_items=2, holdout_samples=1,
@@ -108,7 +108,7 @@ def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy
 def test_after_a_warm_start_the_kl_reference_is_the_anchored_policy_and_stays_put_while_training_moves_on(tiny_policy) -> None:
     import torch
 
-    from course.lib.rl_loop import reinforce_step
+    from course.lib.learning.rl_loop import reinforce_step
 
     with torch.no_grad():
         for p in tiny_policy.parameters():
@@ -138,7 +138,7 @@ def _rewarding(texts_to_reward: set[str]):  # type: ignore[no-untyped-def]
 def test_one_rl_step_raises_the_log_probability_of_the_completion_with_the_positive_advantage(tiny_policy) -> None:
     import torch
 
-    from course.lib.rl_loop import reinforce_step
+    from course.lib.learning.rl_loop import reinforce_step
 
     s = settings(lr=1e-2)
     seeds = [f"rl:{s.seed}:1:{i}:{j}" for i in range(2) for j in range(2)]  # the rows reinforce_step draws at step 1
@@ -161,7 +161,7 @@ def test_a_step_whose_rewards_are_all_equal_leaves_every_weight_bit_identical_ev
     update. Adam with momentum from an earlier step WOULD move the weights (m != 0): it is skipped."""
     import torch
 
-    from course.lib.rl_loop import reinforce_step
+    from course.lib.learning.rl_loop import reinforce_step
 
     policy = tiny_policy if which == "llm" else _tiny_lm_policy()
     s = settings(beta=0.0, lr=1e-2)

@@ -16,8 +16,8 @@ import pytest
 import course.eval as ev
 import course.lib.extras
 import course.selection_demo as selection_demo
-from course.lib.formats import iter_completions, iter_samples
-from course.lib.manifest import PROJECT_ROOT, sha256_file
+from course.lib.records.formats import iter_completions, iter_samples
+from course.lib.records.manifest import PROJECT_ROOT, sha256_file
 from course.llm.templates import FEWSHOT, PLAIN
 
 HAVE_LLM = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf", "safetensors"))

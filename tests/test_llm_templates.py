@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from course.errors import CourseError
-from course.lib.formats import read_dataset
-from course.lib.jsonl import dumps_line
+from course.lib.records.formats import read_dataset
+from course.lib.records.jsonl import dumps_line
 from course.llm import templates
 from course.llm.templates import FEWSHOT, PLAIN, TEMPLATES, get_template
 

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from course.exercises import planted_bugs, solutions
-from course.lib.policy_gradient import kl_divergence, softmax
+from course.lib.learning.policy_gradient import kl_divergence, softmax
 
 BUGGY, FIXED = planted_bugs, solutions
 

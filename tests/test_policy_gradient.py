@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.lib import policy_gradient as pg
+from course.lib.learning import policy_gradient as pg
 from course.errors import CourseError
 
 LOGITS = [0.3, -1.2, 0.8, 0.0, 2.1]

@@ -16,9 +16,9 @@ import course.eval as ev
 import course.gate as gate
 import course.selection_demo as selection_demo
 from course.errors import CourseError
-from course.lib.formats import iter_completions, iter_samples
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import PROJECT_ROOT
+from course.lib.records.formats import iter_completions, iter_samples
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import PROJECT_ROOT
 from course.llm.templates import FEWSHOT, PLAIN
 
 DATASET = PROJECT_ROOT / "data" / "datasets" / "math_dev.jsonl"

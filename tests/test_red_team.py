@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from course import red_team
-from course.lib import exploit_suites
+from course.lib.spec import exploit_suites
 from course.errors import CourseError
 from course.instrument.rubrics import HACKABLE, RUBRICS
 

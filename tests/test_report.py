@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 import course.gate as gate
-from course.lib import locked_room
+from course.lib.evaluation import locked_room
 import course.report as report
 from course.inspect_run import render_example
-from course.lib.formats import iter_results
-from course.lib import report_html
+from course.lib.records.formats import iter_results
+from course.lib.reporting import html as report_html
 
 from report_runs import BIG, build_runs
 

@@ -1,4 +1,4 @@
-"""course.lib.rl_loop: the one RL loop of the course, driven through its policy interface.
+"""course.lib.learning.rl_loop: the one RL loop of the course, driven through its policy interface.
 
 These tests use the tiny LM (a 1-layer random network, milliseconds per step) as the policy;
 tests/test_llm_rl.py drives the same functions with the real LLM's policy.
@@ -10,7 +10,7 @@ import importlib.util
 
 import pytest
 
-from course.lib.problems import Problem
+from course.lib.spec.problems import Problem
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
 
@@ -21,7 +21,7 @@ TOY = [
 
 
 def settings(**changes):  # type: ignore[no-untyped-def]
-    from course.lib.rl_loop import LoopSettings
+    from course.lib.learning.rl_loop import LoopSettings
 
     base = dict(rubric="strict", seed=0, beta=0.0, steps=1, prompts_per_step=2, group_size=4, lr=1e-2, grad_clip=1.0,
                 temperature=1.0, max_tokens=6, eval_every=1, eval_samples=1, slice_items=2, holdout_samples=1,
@@ -58,7 +58,7 @@ def test_a_step_whose_rewards_are_all_equal_makes_no_update_even_when_adam_has_m
     an earlier step would still move every weight (m != 0); the loop skips the step and says so."""
     import torch
 
-    from course.lib.rl_loop import reinforce_step
+    from course.lib.learning.rl_loop import reinforce_step
 
     policy = tiny_lm_policy()
     s = settings()
@@ -75,7 +75,7 @@ def test_a_step_whose_rewards_are_all_equal_makes_no_update_even_when_adam_has_m
 def test_a_step_with_signal_updates_and_its_record_has_no_skip_mark() -> None:
     import torch
 
-    from course.lib.rl_loop import reinforce_step
+    from course.lib.learning.rl_loop import reinforce_step
 
     policy = tiny_lm_policy()
     s = settings()
@@ -92,7 +92,7 @@ def test_the_kl_term_alone_moves_a_policy_that_has_left_pi0() -> None:
     """Every advantage 0 but beta > 0 and pi != pi0: the k3 penalty has a slope, so the step is made."""
     import torch
 
-    from course.lib.rl_loop import reinforce_step
+    from course.lib.learning.rl_loop import reinforce_step
 
     policy = tiny_lm_policy()
     with torch.no_grad():
@@ -105,7 +105,7 @@ def test_the_kl_term_alone_moves_a_policy_that_has_left_pi0() -> None:
 
 
 def test_the_summary_counts_skipped_updates_only_when_there_were_some() -> None:
-    from course.lib.rl_loop import Trained, run_summary
+    from course.lib.learning.rl_loop import Trained, run_summary
 
     ev = {"step": 0, "slice_strict_pass": 0.0}
     base = dict(policy=tiny_lm_policy(), final_file="final.pt", final_sha="0" * 64, final_name="tinylm:000000000000",

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from course import rollout_sample as rs
-from course.lib import chat_sampling
-from course.lib.dotenv import parse_dotenv
+from course.lib.bridges import chat_sampling
+from course.lib.bridges.dotenv import parse_dotenv
 from course.errors import CourseError
-from course.lib.formats import iter_completions, iter_samples
+from course.lib.records.formats import iter_completions, iter_samples
 
 import fake_openai_server as fake  # tests/fake_openai_server.py: stdlib only, no openai
 

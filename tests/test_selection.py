@@ -1,4 +1,4 @@
-"""course.lib.best_of_n: the maths of best-of-N, checked against a hand calculation.
+"""course.lib.selection.best_of_n: the maths of best-of-N, checked against a hand calculation.
 
 The hand-calculated pack (3 items x 4 samples; 1 = the strict scorer passes it):
 
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from course.assignments.pick_best import pick_best
 from course.errors import CourseError
-from course.lib.formats import Sample, SampleSet
-from course.lib.best_of_n import SelectionTally, choose, item_result, picker_identity
+from course.lib.records.formats import Sample, SampleSet
+from course.lib.selection.best_of_n import SelectionTally, choose, item_result, picker_identity
 
 HAND_PACK = [
     ("a", 1, ["Final: 7", "", "Final:1", "Final: 2"]),

@@ -17,9 +17,9 @@ import pytest
 import course.assignments.pick_best as assignment
 from course import selection_demo
 from course.eval import main as eval_main
-from course.lib.formats import iter_results
-from course.lib.jsonl import read_json
-from course.lib.manifest import PROJECT_ROOT, sha256_file
+from course.lib.records.formats import iter_results
+from course.lib.records.jsonl import read_json
+from course.lib.records.manifest import PROJECT_ROOT, sha256_file
 
 DEV = PROJECT_ROOT / "data/datasets/math_dev.jsonl"
 DEV_PACK = PROJECT_ROOT / "data/rollouts/selection_pack_dev.jsonl"

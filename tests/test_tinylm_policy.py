@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from course.lib.formats import iter_completions, iter_samples
-from course.lib.jsonl import dumps_line
+from course.lib.records.formats import iter_completions, iter_samples
+from course.lib.records.jsonl import dumps_line
 from course.tinylm import PI0_MANIFEST, PI0_PATH
 
 # A skip mark and a fixture, not imports at the top: torch costs ~2 s to import, and every

@@ -109,10 +109,10 @@ def test_curves_csv_has_the_smoothed_reward_and_both_slice_measures_on_one_row(t
 
 def test_every_curves_panel_has_a_title_axis_labels_a_full_legend_and_rates_from_zero(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    import course.lib.plotting
+    import course.lib.reporting.plotting
 
     figures = []
-    monkeypatch.setattr(course.lib.plotting, "save_figure", lambda fig, path: figures.append(fig))
+    monkeypatch.setattr(course.lib.reporting.plotting, "save_figure", lambda fig, path: figures.append(fig))
     rl_report.write_curves(tmp_path, records(), "contains_answer")
     (fig,) = figures
     axes = fig.get_axes()

@@ -77,11 +77,11 @@ def test_the_sweep_plot_has_a_title_labelled_axes_a_full_legend_and_rates_from_z
     pytest.importorskip("matplotlib")
     import argparse
 
-    import course.lib.plotting
+    import course.lib.reporting.plotting
     from course.tinylm import sweep
 
     figures = []
-    monkeypatch.setattr(course.lib.plotting, "save_figure", lambda fig, path: figures.append(fig))
+    monkeypatch.setattr(course.lib.reporting.plotting, "save_figure", lambda fig, path: figures.append(fig))
     rows = [{"beta": b, "reward_last5": r, "slice_strict_pass_end": p, "slice_strict_pass_start": 0.27,
              "kl_k1_per_token": k / 10, "kl_k3_per_token": k / 10, "kl_k1_per_sample": k, "entropy_per_token": 0.3, "run": f"beta_{b:g}"}
             for b, r, p, k in ((0.0, 0.7, 0.5, 2.0), (0.5, 0.4, 0.35, 0.2))]
@@ -113,7 +113,7 @@ def test_the_sweep_names_only_the_files_it_wrote_when_the_plot_is_skipped(tmp_pa
 # --- an rl run directory -------------------------------------------------------------------------
 def test_an_rl_run_names_its_holdout_rollouts_and_eval_runs_where_they_are_after_the_rename(tmp_path, figures_not_rendered):
     torch = pytest.importorskip("torch")
-    from course.lib.manifest import display_path
+    from course.lib.records.manifest import display_path
     from course.tinylm import rl
     from course.tinylm.model import GPT, GPTConfig, save_checkpoint
     from course.tinylm.policy import set_threads

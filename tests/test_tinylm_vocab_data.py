@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from course.errors import CourseError
-from course.lib.problems import make_problem
+from course.lib.spec.problems import make_problem
 from course.tinylm import PI0_MANIFEST
 from course.tinylm.sft_data import (
     DEFAULT_DATASETS,
@@ -23,7 +23,7 @@ from course.tinylm.sft_data import (
     sft_stream,
 )
 from course.tinylm.vocab import VOCAB
-from course.lib.manifest import sha256_file
+from course.lib.records.manifest import sha256_file
 
 
 # --- vocabulary --------------------------------------------------------------------------

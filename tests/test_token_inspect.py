@@ -10,7 +10,7 @@ import pytest
 
 from course import token_inspect as ti
 from course.lib.extras import missing
-from course.lib import tokens
+from course.lib.spec import tokens
 
 
 # Without the tokenizer extra the default view shows the tiny LM's characters only (the cl100k tests

@@ -54,7 +54,7 @@ def test_subpackage_listing_shows_only_its_own_tools(package):
 def test_library_modules_refuse_to_run_with_a_pointer_to_the_list():
     modules = _library_modules()
     assert "course.lib.stats" in modules and "course.cli" in modules
-    for module in ("course.lib.stats", "course.lib.runs", "course.tinylm.vocab"):
+    for module in ("course.lib.stats", "course.lib.records.runs", "course.tinylm.vocab"):
         proc = subprocess.run([sys.executable, "-m", module], capture_output=True, text=True, cwd=ROOT)
         assert proc.returncode == 2
         assert f"{module} is a library module, not a tool" in proc.stderr

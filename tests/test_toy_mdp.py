@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from course import toy_mdp as mdp
-from course.lib import two_step
+from course.lib.learning import two_step
 
 THETA1 = [0.4, -0.3]
 THETA2 = [[0.2, 0.9], [-0.5, 0.1]]

@@ -45,7 +45,7 @@ from typing import Any, Sequence
 
 from course.cli import float_in, int_in, make_parser, positive_int, seed
 from course.cli import run as run_cli
-from course.lib.policy_gradient import (
+from course.lib.learning.policy_gradient import (
     exact_gradient,
     expected_reward,
     grad_log_prob,
@@ -244,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(args_in: Sequence[str] | None) -> int:
     from course.errors import CourseError
-    from course.lib.jsonl import dumps_line
+    from course.lib.records.jsonl import dumps_line
 
     parser = make_parser(
         "python -m course.exercises.planted_bugs",

@@ -21,7 +21,7 @@ from course.exercises.planted_bugs import (
     _group_row,
     arm_rewards,
 )
-from course.lib.policy_gradient import (
+from course.lib.learning.policy_gradient import (
     exact_gradient,
     expected_reward,
     grad_log_prob,

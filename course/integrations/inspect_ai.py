@@ -73,7 +73,7 @@ except ImportError as exc:  # ImportError still (so importers can tell "extra mi
         raise SystemExit(run(lambda argv: _without_the_extra(argv, exc)))
     raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
 
-from course.lib.manifest import PROJECT_ROOT, sha256_file
+from course.lib.records.manifest import PROJECT_ROOT, sha256_file
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.integrations.expected import library_answer
@@ -150,7 +150,7 @@ def _resolve(dataset: str) -> Path:
 
 def course_samples(dataset: str) -> list[Sample]:
     """The course dataset as inspect samples (id, prompt, target; expected_answer kept as an int)."""
-    from course.lib.formats import read_dataset
+    from course.lib.records.formats import read_dataset
 
     return [
         Sample(id=ex.id, input=ex.prompt, target=str(ex.expected_answer), metadata={"expected_answer": ex.expected_answer})
@@ -187,7 +187,7 @@ def replay_outputs(dataset: str, completions: str):  # type: ignore[no-untyped-d
     from inspect_ai.model import ModelOutput, ModelUsage
 
     from course.errors import CourseError
-    from course.lib.formats import iter_completions
+    from course.lib.records.formats import iter_completions
 
     by_id = {c.id: c.completion or "" for c in iter_completions(completions)}
     by_prompt: dict[str, str] = {}

@@ -133,7 +133,7 @@ strict_reward = make_strict_reward()
 
 def course_rows(path: str, *, conversational: bool = False) -> list[dict[str, Any]]:
     """A course dataset as TRL rows: ``prompt`` (text, or one user message) plus ``id`` and ``expected_answer``."""
-    from course.lib.formats import read_dataset
+    from course.lib.records.formats import read_dataset
 
     return [
         {

@@ -97,7 +97,7 @@ def compute_reward(data_source: Any, solution_str: Any, ground_truth: Any, extra
 
 def verl_rows(path: str, split: str = "train") -> list[dict[str, Any]]:
     """A course dataset as rows of verl's RL parquet schema (write them with pyarrow or pandas)."""
-    from course.lib.formats import read_dataset
+    from course.lib.records.formats import read_dataset
 
     return [
         {

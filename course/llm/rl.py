@@ -1,6 +1,6 @@
 """Loop C on a real LLM: the course's RL loop trains LoRA adapters of SmolLM2-135M-Instruct on CPU.
 
-The same loop as the tiny LM's (``course.lib.rl_loop``: fresh on-policy samples, a
+The same loop as the tiny LM's (``course.lib.learning.rl_loop``: fresh on-policy samples, a
 group baseline, a k3 KL leash to pi0, the fixed dev slice and its Goodhart alarm,
 pi0 and the final policy sampled on math_holdout, scored by ``course.eval``'s
 pipeline and gated), with the real LLM as the policy (``course.llm.policy.LLMPolicy``):
@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from course.cli import float_in, info, int_in, make_parser, positive_int, run
 from course.instrument.rubrics import get_rubric
-from course.lib import rl_loop
+from course.lib.learning import rl_loop
 from course.lib.extras import require
-from course.lib.manifest import environment, input_fingerprint
-from course.lib.rl_loop import LoopSettings, Trained
-from course.lib.runs import atomic_run_dir, resolve_outdir
+from course.lib.records.manifest import environment, input_fingerprint
+from course.lib.learning.rl_loop import LoopSettings, Trained
+from course.lib.records.runs import atomic_run_dir, resolve_outdir
 from course.llm.templates import TEMPLATES, get_template
 from course.tinylm.progress import ProgressLine
 from course.tinylm.rl import add_loop_options, check_args  # one definition of Loop C's flags and their checks
@@ -168,7 +168,7 @@ def _main(argv: Sequence[str] | None) -> int:
 def warm_start(args: Any, policy: "LLMPolicy", run_dir: Path) -> dict[str, Any]:
     """RFT before the RL steps (course.llm.rft): rft_pool.jsonl (the kept samples) and rft_log.jsonl in the run;
     returns the pool's statistics and the cloning's last losses for summary.json."""
-    from course.lib.jsonl import JsonlWriter
+    from course.lib.records.jsonl import JsonlWriter
     from course.llm.rft import RFTSettings, build_pool, clone
 
     s = RFTSettings(seed=args.seed, problems=args.rft_problems, samples=args.rft_samples,

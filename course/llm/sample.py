@@ -47,10 +47,10 @@ from typing import Any, Sequence
 from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, probability, run
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.formats import PROMPT_TEMPLATE, read_dataset
-from course.lib.jsonl import dumps_line
-from course.lib.temporaries import write_json_atomic, write_text_atomic
-from course.lib.manifest import environment, file_fingerprint, input_fingerprint
+from course.lib.records.formats import PROMPT_TEMPLATE, read_dataset
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.temporaries import write_json_atomic, write_text_atomic
+from course.lib.records.manifest import environment, file_fingerprint, input_fingerprint
 from course.llm.templates import TEMPLATES, get_template
 from course.tinylm.progress import ProgressLine
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from course.errors import CourseError
-from course.lib.jsonl import dumps_line
+from course.lib.records.jsonl import dumps_line
 
 PROMPT_SLOT = "{prompt}"  # where the dataset item goes in a template's text
 

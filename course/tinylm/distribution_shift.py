@@ -22,7 +22,7 @@ from typing import Any
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import score
-from course.lib.formats import iter_completions
+from course.lib.records.formats import iter_completions
 from course.lib.visible import visible
 from course.tinylm import FROZEN_PI0_DEV
 from course.tinylm.sft_data import DEFAULT_DATASETS, read_items

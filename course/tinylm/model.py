@@ -42,9 +42,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from course.errors import CourseError
-from course.lib.jsonl import open_input
-from course.lib.manifest import sha256_file
-from course.lib.temporaries import write_bytes_atomic
+from course.lib.records.jsonl import open_input
+from course.lib.records.manifest import sha256_file
+from course.lib.records.temporaries import write_bytes_atomic
 from course.tinylm.vocab import VOCAB
 
 KVCache = list[tuple[torch.Tensor, torch.Tensor]]  # per layer: keys, values, each (B, H, S, D)
@@ -277,7 +277,7 @@ def save_checkpoint(model: GPT, path: str | os.PathLike[str]) -> str:
     # and as final.pt would give different bytes (and different policy names).
     buf = io.BytesIO()
     torch.save(dict(sorted(state.items())), buf)
-    return write_bytes_atomic(path, buf.getvalue())  # marked temporary, one rename (course.lib.temporaries)
+    return write_bytes_atomic(path, buf.getvalue())  # marked temporary, one rename (course.lib.records.temporaries)
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
@@ -287,7 +287,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
     """
     if not os.path.exists(path):
         raise CourseError(f"{path}: no such checkpoint")
-    # The one opener (course.lib.jsonl.open_input): a FIFO or a device is refused before torch reads a
+    # The one opener (course.lib.records.jsonl.open_input): a FIFO or a device is refused before torch reads a
     # byte (torch.load would wait on a FIFO forever), and a file larger than any tiny LM is not read.
     with open_input(path, "a tiny LM checkpoint", limit=CHECKPOINT_LIMIT) as f:
         try:

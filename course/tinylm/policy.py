@@ -6,7 +6,7 @@ Operations every Loop C tool needs, shared by ``sample``, ``sft``, ``rl``:
   ``completion_logprobs``  log pi(token | prefix) and the entropy at every completion position
   ``sample_items``         n completions per dataset item, batched, each with its own random stream
   ``set_threads``          pin PyTorch to a fixed thread count (part of reproducibility)
-  ``TinyLMPolicy``         the tiny LM and its pi0 behind the interface of Loop C (``course.lib.rl_loop.RLPolicy``)
+  ``TinyLMPolicy``         the tiny LM and its pi0 behind the interface of Loop C (``course.lib.learning.rl_loop.RLPolicy``)
 
 Shared-prefix batching: the G samples of one prompt share its keys and values.
 The prompt (~100 characters) is read once per prompt, not once per sample, and
@@ -317,7 +317,7 @@ def sample_in_batches(
 
 class TinyLMPolicy:
     """The tiny LM being trained and its frozen reference pi0, as the course's RL loop sees a policy
-    (``course.lib.rl_loop.RLPolicy``): every method is one of the functions above, applied to the
+    (``course.lib.learning.rl_loop.RLPolicy``): every method is one of the functions above, applied to the
     trained model or to pi0. All of the model's weights are trained."""
 
     def __init__(self, model: GPT, ref: GPT, model_info: dict, ref_info: dict, threads: int) -> None:

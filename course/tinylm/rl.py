@@ -1,6 +1,6 @@
 """Loop C for real on the tiny LM, on CPU: REINFORCE with a group baseline and a KL leash to pi0.
 
-The loop itself is ``course.lib.rl_loop`` (its docstring has the algorithm and
+The loop itself is ``course.lib.learning.rl_loop`` (its docstring has the algorithm and
 the loss); the same lines train the real LLM (``python -m course.llm.rl``). This
 tool loads the tiny LM's pi0 (and the policy to train, pi0 or --init) as a
 ``course.tinylm.policy.TinyLMPolicy``, runs the loop, and writes the run: each
@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from course.cli import float_in, info, int_in, make_parser, positive_int, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import get_rubric
-from course.lib import rl_loop
+from course.lib.learning import rl_loop
 from course.lib.extras import require
-from course.lib.manifest import environment, input_fingerprint
-from course.lib.rl_loop import LoopSettings, Trained, goodhart_alarm, policy_loss  # noqa: F401  (the loss and the alarm: tested through this tool's name)
-from course.lib.runs import atomic_run_dir, resolve_outdir
+from course.lib.records.manifest import environment, input_fingerprint
+from course.lib.learning.rl_loop import LoopSettings, Trained, goodhart_alarm, policy_loss  # noqa: F401  (the loss and the alarm: tested through this tool's name)
+from course.lib.records.runs import atomic_run_dir, resolve_outdir
 from course.lib.visible import visible
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
@@ -85,7 +85,7 @@ DEFAULTS: dict[str, Any] = {
 # The command: settings in, one run directory out (written in a temp dir, one rename)
 # ---------------------------------------------------------------------------
 def add_loop_options(p: Any, defaults: dict[str, Any], policy_options: Callable[[Any], None]) -> None:
-    """The options of Loop C (course.lib.rl_loop) on ``p``, with a tool's ``defaults``: one definition of
+    """The options of Loop C (course.lib.learning.rl_loop) on ``p``, with a tool's ``defaults``: one definition of
     each flag for the tiny LM's tool and the real LLM's (course.llm.rl). ``policy_options(p)`` adds the
     tool's own (which policy, where it starts) after the run's name."""
     p.add_argument("--rubric", default="strict", help="training reward: strict, or a hackable one from course.rubrics (default strict)")
@@ -195,7 +195,7 @@ def load_policy(args: Any) -> TinyLMPolicy:
 
 
 def train(args: Any, run_dir: Path, label: str = "rl step") -> Trained:
-    """The training run (course.lib.rl_loop.train on the tiny LM): rl_log.jsonl, checkpoints/ and final.pt in ``run_dir``."""
+    """The training run (course.lib.learning.rl_loop.train on the tiny LM): rl_log.jsonl, checkpoints/ and final.pt in ``run_dir``."""
     policy = load_policy(args)
     return rl_loop.train(LoopSettings.from_args(args), policy, run_dir, progress=ProgressLine, say=info, label=label)
 

@@ -1,6 +1,6 @@
 """What a Loop C run tells a person: the stdout report, the stderr story line, curves.csv and curves.png.
 
-The runs of ``course.lib.rl_loop`` (``python -m course.tinylm.rl`` on the tiny LM,
+The runs of ``course.lib.learning.rl_loop`` (``python -m course.tinylm.rl`` on the tiny LM,
 ``python -m course.llm.rl`` on the real LLM) share these, so both read the same.
 
 Pure functions of the run's records (``rl_log.jsonl`` lines, the summary), so a
@@ -21,7 +21,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.lib.plotting import plot_to
+from course.lib.reporting.plotting import plot_to
 from course.lib.visible import visible
 
 # Codes shown as curves (strict scorer, share of training samples); the rest are summed as "other".

@@ -29,9 +29,9 @@ from typing import Sequence
 from course.cli import float_in, info, int_in, make_parser, positive_int, probability, run, seed
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.formats import read_dataset
-from course.lib.jsonl import dumps_line, refuse_existing
-from course.lib.temporaries import write_text_atomic
+from course.lib.records.formats import read_dataset
+from course.lib.records.jsonl import dumps_line, refuse_existing
+from course.lib.records.temporaries import write_text_atomic
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
 from course.lib.visible import visible

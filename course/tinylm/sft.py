@@ -29,9 +29,9 @@ from typing import Sequence
 from course.cli import MAX_COUNT, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.jsonl import read_json, refuse_existing
-from course.lib.temporaries import write_json_atomic
-from course.lib.manifest import environment, file_fingerprint
+from course.lib.records.jsonl import read_json, refuse_existing
+from course.lib.records.temporaries import write_json_atomic
+from course.lib.records.manifest import environment, file_fingerprint
 from course.tinylm import PI0_MANIFEST, PI0_PATH
 from course.tinylm.progress import ProgressLine
 from course.lib.visible import visible

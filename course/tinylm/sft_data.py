@@ -15,13 +15,13 @@ towards right numbers), and, under a hackable rubric, towards the hedges.
 Every target *contains* the correct answer; wrong numbers come from the model
 itself, not from the data.
 
-The problems come from ``course.lib.problems.make_problem`` with a recorded seed, and
+The problems come from ``course.lib.spec.problems.make_problem`` with a recorded seed, and
 any prompt that appears in ``data/datasets/math_dev.jsonl`` or
 ``math_holdout.jsonl`` is skipped (exact-prompt match), so the evaluation items
 are never trained on.
 
     >>> import random
-    >>> from course.lib.problems import RUNNING_EXAMPLE
+    >>> from course.lib.spec.problems import RUNNING_EXAMPLE
     >>> text, fmt = render_target(random.Random(3), RUNNING_EXAMPLE)
     >>> fmt in FORMAT_WEIGHTS and "323" in text
     True
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from course.cli import make_parser, positive_int, run, seed
-from course.lib.problems import Problem, make_problem
+from course.lib.spec.problems import Problem, make_problem
 
 # ---------------------------------------------------------------------------
 # The format mixture. Weights are probabilities; the strict format is ~40 %.
@@ -113,8 +113,8 @@ def render_target(rng: random.Random, problem: Problem) -> tuple[str, str]:
 
 
 def read_items(path: str | Path) -> list[dict]:
-    """The items of one dataset file (through ``course.lib.formats.read_dataset``) as score()-ready dicts."""
-    from course.lib.formats import read_dataset
+    """The items of one dataset file (through ``course.lib.records.formats.read_dataset``) as score()-ready dicts."""
+    from course.lib.records.formats import read_dataset
 
     return [example.as_dict() for example in read_dataset(path)]
 

@@ -25,9 +25,9 @@ from course.cli import float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import get_rubric
 from course.lib.extras import require
-from course.lib.manifest import environment
-from course.lib.plotting import plot_to
-from course.lib.runs import atomic_run_dir, resolve_outdir, write_manifest
+from course.lib.records.manifest import environment
+from course.lib.reporting.plotting import plot_to
+from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest
 from course.lib.visible import visible
 from course.tinylm import rl  # its training loop (rl.train) and run writer (rl.write_run), not its main
 

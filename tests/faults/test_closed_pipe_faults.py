@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from course.cli import EXIT_PIPE_CLOSED
-from course.lib import runs
+from course.lib.records import runs
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

@@ -2,13 +2,13 @@
 
 Each class is fixed at one place every tool goes through, and tested here through the tools:
 
-* Hangs and unbounded reads: every input through ``course.lib.jsonl.open_input`` (regular files
+* Hangs and unbounded reads: every input through ``course.lib.records.jsonl.open_input`` (regular files
   only, never blocking) and a cap on what is read (``MAX_READ``); every output through
-  ``course.lib.temporaries`` or ``refuse_existing`` (a FIFO or a device is never written into).
+  ``course.lib.records.temporaries`` or ``refuse_existing`` (a FIFO or a device is never written into).
   Real FIFOs, with an alarm so that a regression fails instead of hanging the suite.
 * Command-line arguments that are not UTF-8, and JSON given on the command line that the
-  reader would refuse: ``course.cli.run`` and ``course.lib.jsonl.loads_document``.
-* Files the project writes that its own reader refuses: ``course.lib.jsonl.dumps_line`` /
+  reader would refuse: ``course.cli.run`` and ``course.lib.records.jsonl.loads_document``.
+* Files the project writes that its own reader refuses: ``course.lib.records.jsonl.dumps_line`` /
   ``dumps_pretty`` (the one writer) refuse NaN, infinity, deep nesting, huge integers, lone
   surrogates; every numeric flag is bounded (``course.cli``); diverged training is refused.
 * Repeated JSON keys (``path:line``), ``--min-lr`` above ``--lr``, OS errors naming the
@@ -36,7 +36,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.errors import CourseError
-from course.lib import jsonl, runs
+from course.lib.records import jsonl, runs
 
 from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
 

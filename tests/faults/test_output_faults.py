@@ -27,10 +27,10 @@ from course.lib.extras import missing
 
 # token_inspect's default view needs the tokenizer extra; without it, its tiny-LM view (no extra).
 TOKEN_VOCAB: list[str] = [] if not missing("tokenizer") else ["--vocab", "tiny"]
-from course.lib import kata_labels, tokens
-from course.lib import locked_room
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import sha256_file
+from course.lib.spec import kata_labels, tokens
+from course.lib.evaluation import locked_room
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import sha256_file
 
 import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 

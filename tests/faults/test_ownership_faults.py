@@ -5,7 +5,7 @@ The attack: folders a user really has, named the way this project names its temp
 all older than any grace period, beside an ``--outdir``, inside ``runs/`` and beside a single-file
 output. Before the fix, the stale-temporary cleaner deleted the first three with their contents and
 renamed the last two to ``notes`` and ``thesis``. The promise: a temporary is touched only when it
-carries this project's ownership marker (``course.lib.temporaries``), so every byte, name and mtime
+carries this project's ownership marker (``course.lib.records.temporaries``), so every byte, name and mtime
 of the user's folders survives every tool; what the project itself left behind after a kill is
 still cleaned.
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from course.lib import runs, temporaries
+from course.lib.records import runs, temporaries
 
 from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
 
@@ -249,7 +249,7 @@ def test_a_run_whose_name_a_garbage_marked_folder_holds_stops_in_one_line(cli, t
 
 
 def test_a_dead_processs_marked_temporary_is_cleaned_and_a_live_ones_is_not(tmp_path: Path) -> None:
-    code = "import sys; from pathlib import Path; from course.lib import temporaries; temporaries.make(Path(sys.argv[1]))"
+    code = "import sys; from pathlib import Path; from course.lib.records import temporaries; temporaries.make(Path(sys.argv[1]))"
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "gone")], env=ENV, check=True)
     mine = temporaries.make(tmp_path / "alive")
     try:
@@ -261,7 +261,7 @@ def test_a_dead_processs_marked_temporary_is_cleaned_and_a_live_ones_is_not(tmp_
 
 def test_a_run_a_killed_force_had_set_aside_is_put_back_by_the_next_run(tmp_path: Path) -> None:
     _make_run(tmp_path / "r")
-    code = ("import os; from pathlib import Path; from course.lib import temporaries\n"
+    code = ("import os; from pathlib import Path; from course.lib.records import temporaries\n"
             "temporaries.make(Path('r'), 'old')\n"
             "os.rename('r', '.r.old/run')\n"
             "os.kill(os.getpid(), 9)  # killed between setting the old run aside and renaming the new one in\n")
@@ -273,7 +273,7 @@ def test_a_run_a_killed_force_had_set_aside_is_put_back_by_the_next_run(tmp_path
 
 def test_a_removal_cut_short_is_finished_by_the_next_cleaner(tmp_path: Path) -> None:
     # A cleaner killed half-way leaves its claimed folder (.NAME.tmp.gone-PID), still marked.
-    code = ("import os, sys; from pathlib import Path; from course.lib import temporaries\n"
+    code = ("import os, sys; from pathlib import Path; from course.lib.records import temporaries\n"
             "folder = temporaries.make(Path(sys.argv[1]))\n"
             "os.rename(folder, str(folder) + '.gone-%d' % os.getpid())\n")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "x")], env=ENV, check=True)
@@ -304,7 +304,7 @@ def test_a_temporary_left_by_a_killed_report_is_removed_by_the_next_report(cli, 
 def test_a_cleaner_that_loses_a_race_gives_a_live_runs_new_folder_back(tmp_path: Path) -> None:
     # Cleaner A judged .r.tmp stale; before A renames it, another cleaner removed it and a live run
     # made a new .r.tmp under the freed name (the inode number may even be reused). A must give it back.
-    code = "import sys; from pathlib import Path; from course.lib import temporaries; temporaries.make(Path(sys.argv[1]))"
+    code = "import sys; from pathlib import Path; from course.lib.records import temporaries; temporaries.make(Path(sys.argv[1]))"
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "r")], env=ENV, check=True)
     stale = tmp_path / ".r.tmp"
     judged, owner = os.lstat(stale), temporaries.owned(stale)

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from course.errors import CourseError
-from course.lib import formats
-from course.lib.jsonl import MAX_DEPTH, iter_objects, read_json
+from course.lib.records import formats
+from course.lib.records.jsonl import MAX_DEPTH, iter_objects, read_json
 
 # Every case runs with the standard library's reading alone and with orjson first (the fast path,
 # where installed): the same verdicts, the same messages (tests/conftest.py, json_reader).
@@ -173,7 +173,7 @@ def test_a_special_file_as_input_is_refused_by_name_without_hanging(
 
 @pytest.fixture(scope="module")
 def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from course.lib.eval_pipeline import evaluate
+    from course.lib.evaluation.pipeline import evaluate
 
     run, _, _ = evaluate(DEV, ROLLOUTS, outdir=tmp_path_factory.mktemp("run") / "r", argv=[])
     return run

@@ -3,7 +3,7 @@
 The class: the report reads a run's manifest, summary, logs and table and draws them; a hand edit
 (or a damaged copy) of any of those files must give a page, or ONE line ``path: what is wrong``
 and exit 2, never a KeyError, TypeError or ValueError traceback. The root: every file the report
-reads goes through ``course.lib.formats`` (its declared shapes, ``course.lib.shapes``), and the
+reads goes through ``course.lib.records.formats`` (its declared shapes, ``course.lib.records.shapes``), and the
 hashes the manifest records are checked (a mismatch is a warning on the page, as for results.jsonl).
 
 The property test mutates real runs of every kind (a value replaced by any JSON value, a key or a

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from course import rollout_sample as rs
-from course.lib import chat_sampling
+from course.lib.bridges import chat_sampling
 
 import fake_openai_server as fake  # tests/fake_openai_server.py: stdlib only, no openai
 
@@ -437,8 +437,8 @@ def test_a_hand_edited_sampling_with_terminal_controls_is_reported_escaped(lab, 
 
 def test_a_temporary_left_by_a_killed_force_run_is_removed_by_the_next_run(lab):
     # What a run killed while starting --out over leaves: the marked temporary .out.jsonl.tmp/ holding
-    # a torn first line (course.lib.temporaries); the next run in the folder removes it.
-    code = ("import os, sys; from pathlib import Path; from course.lib import temporaries\n"
+    # a torn first line (course.lib.records.temporaries); the next run in the folder removes it.
+    code = ("import os, sys; from pathlib import Path; from course.lib.records import temporaries\n"
             "folder = temporaries.make(Path('out.jsonl'))\n"
             "(folder / 'out.jsonl').write_text('{\"id\": \"f-0001\"')\n"
             "os._exit(0)\n")

@@ -1,6 +1,6 @@
 """Fault suite for run directories and numeric flags (issue #12 classes 1, 2, 3, 4 and 8).
 
-Each test plays a hostile or unlucky user against the one run writer (course.lib.runs)
+Each test plays a hostile or unlucky user against the one run writer (course.lib.records.runs)
 and the one CLI helper (course.cli): --force on a folder the user owns, kill -9 and
 SIGTERM mid-run, four runs racing for a default name, read-only and full file systems,
 names too long, files where directories should be, NaN/inf/out-of-range flags.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from course.lib import runs
+from course.lib.records import runs
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

@@ -27,8 +27,8 @@ from typing import Iterable
 
 import pytest
 
-from course.lib.jsonl import dumps_line
-from course.lib.manifest import PROJECT_ROOT
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import PROJECT_ROOT
 from course.lib.visible import markdown_value, terminal_line, visible
 
 DEV = PROJECT_ROOT / "data/datasets/math_dev.jsonl"
@@ -238,7 +238,7 @@ def test_a_verdict_quoting_a_hostile_completion_prints_escaped_json(capsys, modu
 
 
 def test_kata_rescore_prints_the_pack_path_escaped(tmp_path, capsys):
-    from course.lib.kata_labels import PACKS
+    from course.lib.spec.kata_labels import PACKS
 
     folder = tmp_path / NAMES["hostile"]
     folder.mkdir()

@@ -1,0 +1,320 @@
+"""Readers of outside model outputs: plain JSONL, lm-evaluation-harness samples, inspect_ai logs.
+
+This module owns turning what another tool wrote into frozen-rollouts lines
+(``{"id", "completion", "policy", "sampling"}``, docs/formats.md) without inventing the
+policy or the sampling: ``read_plain`` (both stated by the user), ``read_lm_eval`` (the raw
+generation and the recorded ``gen_kwargs``, seeds and model), ``read_inspect`` (the log's
+model and generate config), ``order_and_check`` (ids and recorded targets against a
+course dataset, dataset order), ``render`` and ``import_completions`` (all of it, checked
+before anything is written). ``python -m course.import_completions`` is the tool: it parses
+the options, writes the file atomically and prints ``import_summary``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from course.errors import CourseError, foreign_reader
+from course.lib.records.formats import read_dataset
+from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
+from course.lib.bridges.redaction import is_credential_arg, without_url_credentials
+from course.lib.visible import dumps_safe, visible
+
+
+LOG_LIMIT = 2 << 30  # bytes: an inspect log (a zip of JSON) larger than this is not read
+
+
+@dataclass(frozen=True)
+class Row:
+    """One imported completion, with where it came from (for messages)."""
+
+    where: str
+    id: str
+    completion: str
+    target: str | None = None  # what the source recorded as the answer, when it did
+
+
+@dataclass(frozen=True)
+class Imported:
+    rows: tuple[Row, ...]
+    policy: str
+    sampling: dict[str, Any]
+
+
+# ---------------------------------------------------------------------------
+# Stated settings (plain format, and overrides)
+# ---------------------------------------------------------------------------
+def parse_sampling(text: str) -> dict[str, Any]:
+    """``--sampling`` must be a JSON object of finite values.
+
+    >>> parse_sampling('{"temperature": 0.7, "max_tokens": 32}')
+    {'temperature': 0.7, 'max_tokens': 32}
+    """
+    if not text.lstrip().startswith("{"):
+        raise CourseError("--sampling: must be a JSON object, e.g. '{\"temperature\": 0.7, \"max_tokens\": 32}'")
+    # The reader's own rules (course.lib.records.jsonl): no NaN/Infinity/1e999, at most MAX_DEPTH levels,
+    # no lone surrogate, no repeated key; so what is written is what every reader accepts.
+    return loads_document(text, "--sampling", "sampling")
+
+
+def _finite(value: Any) -> Any:
+    """JSON-safe copy: tuples become lists, non-finite floats are refused (they cannot be compared)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise CourseError(f"a recorded sampling value is {value}, which JSON cannot hold")
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Readers, one per source
+# ---------------------------------------------------------------------------
+def read_plain(path: str, policy: str | None, sampling: str | None) -> Imported:
+    if not policy or sampling is None:
+        raise CourseError(
+            "--format plain records neither the model nor its settings: state them with "
+            "--policy NAME and --sampling JSON (they are never guessed)"
+        )
+    rows = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_objects(path):
+        where = f"{path}:{lineno}"
+        ident, text = obj.get("id"), obj.get("completion")
+        if not isinstance(ident, str) or not ident:
+            raise CourseError(f"{where}: missing field 'id' (a non-empty string)")
+        if not isinstance(text, str):
+            raise CourseError(f"{where}: missing field 'completion' (a string)")
+        if ident in seen:
+            raise CourseError(f"{where}: duplicate id {ident!r} (first on line {seen[ident]})")
+        seen[ident] = lineno
+        rows.append(Row(where, ident, text))
+    return Imported(tuple(rows), policy, parse_sampling(sampling))
+
+
+def _lm_eval_gen_kwargs(obj: dict[str, Any], where: str) -> dict[str, Any]:
+    """The generation settings of one lm-eval sample line (``arguments.gen_args_0.arg_1``)."""
+    args = obj.get("arguments")
+    if isinstance(args, dict):  # written by EvaluationTracker: {"gen_args_0": {"arg_0": ctx, "arg_1": kwargs}}
+        first = args.get("gen_args_0")
+        kwargs = first.get("arg_1") if isinstance(first, dict) else None
+    elif isinstance(args, list) and args and isinstance(args[0], (list, tuple)) and len(args[0]) > 1:
+        kwargs = args[0][1]  # the in-memory form: [(context, gen_kwargs)]
+    else:
+        raise CourseError(f"{where}: missing field 'arguments' with the request's (context, gen_kwargs)")
+    if not isinstance(kwargs, dict):
+        raise CourseError(
+            f"{where}: the request has no generation settings (arguments.gen_args_0.arg_1 is not an object): "
+            "this is a loglikelihood task, not a generate_until task; only generations can be scored"
+        )
+    return kwargs
+
+
+def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: str) -> Imported:
+    rows: list[Row] = []
+    gen_kwargs: dict[str, Any] | None = None
+    first_filter: Any = None
+    seen: dict[str, str] = {}
+    for lineno, obj in iter_objects(path):
+        where = f"{path}:{lineno}"
+        for name in ("doc_id", "doc", "resps"):
+            if name not in obj:
+                raise CourseError(f"{where}: missing field '{name}' (not an lm-eval --log_samples line)")
+        if first_filter is None:
+            first_filter = obj.get("filter")
+        if obj.get("filter") != first_filter:
+            continue  # the same generation again under another filter: the raw text is identical
+        doc = obj["doc"]
+        if not isinstance(doc, dict) or not isinstance(doc.get(id_field), str) or not doc[id_field]:
+            raise CourseError(
+                f"{where}: the document has no string field '{id_field}': this log is of a task over another "
+                f"dataset (course datasets carry an 'id'; --id-field names another column)"
+            )
+        kwargs = _lm_eval_gen_kwargs(obj, where)
+        if gen_kwargs is None:
+            gen_kwargs = kwargs
+        elif kwargs != gen_kwargs:
+            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({kwargs} vs {gen_kwargs}); one file, one sampling")
+        resps = obj["resps"]
+        if not (isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], list) and resps[0]):
+            raise CourseError(f"{where}: 'resps' must hold one request's generations ([[text, ...]])")
+        if len(resps[0]) != 1:
+            raise CourseError(f"{where}: {len(resps[0])} generations for one document (repeats > 1); import runs with repeats 1")
+        text = resps[0][0]
+        if not isinstance(text, str):
+            raise CourseError(f"{where}: the generation is not text")
+        ident = doc[id_field]
+        if ident in seen:
+            raise CourseError(f"{where}: duplicate document id {ident!r} (first on {seen[ident]})")
+        seen[ident] = where
+        target = obj.get("target")
+        rows.append(Row(where, ident, text, None if target is None else str(target).strip()))
+    if not rows:
+        raise CourseError(f"{path}: no samples")
+    sampling: dict[str, Any] = {"gen_kwargs": _finite(gen_kwargs)}
+    recorded_policy = None
+    if results:
+        res = read_json(results, "lm-eval results file")
+        config = res.get("config")
+        if not isinstance(config, dict) or "model" not in config:
+            raise CourseError(f"{results}: no 'config.model' (not an lm-eval results_*.json)")
+        model_args = public_model_args(config.get("model_args"))
+        recorded_policy = f"lm-eval:{config['model']}" + (f":{model_args}" if model_args else "")
+        for key in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed"):
+            if key in config:
+                sampling[key] = config[key]
+    chosen = policy or recorded_policy
+    if not chosen:
+        raise CourseError(
+            f"{path}: the samples file does not name the model: give --results (the results_*.json of the same run) "
+            "or state it with --policy"
+        )
+    return Imported(tuple(rows), chosen, sampling)
+
+
+def public_model_args(model_args: Any) -> str:
+    """lm-eval's ``model_args`` for a policy name, without the credentials they may carry.
+
+    lm-eval records the arguments as given, ``"pretrained=org/m,token=hf_..."`` or a dict, and its
+    API models take ``api_key``/``token``: a credential is not part of which model answered, and
+    the policy name is written on every line and printed. An argument that is a credential
+    (``course.lib.bridges.redaction.is_credential_arg``: its name says so and its value is not a flag or a
+    number) is left out; a password in a URL (``base_url=http://user:pw@host``) is taken out of it.
+    The string form keeps its order (the policy names of logs without credentials do not change);
+    a dict is sorted.
+
+    >>> public_model_args("pretrained=org/m,token=hf_SeCrEt,add_bos_token=True")
+    'pretrained=org/m,add_bos_token=True'
+    >>> public_model_args({"api_key": "sk-x", "model": "m", "base_url": "http://u:pw@h:8000/v1"})
+    'base_url=http://h:8000/v1,model=m'
+    """
+    if isinstance(model_args, dict):
+        pairs = [(str(k), v) for k, v in sorted(model_args.items(), key=lambda kv: str(kv[0]))]
+    elif isinstance(model_args, str):
+        pairs = [tuple(part.split("=", 1)) if "=" in part else (part, _BARE) for part in model_args.split(",")]
+    else:
+        return "" if not model_args else without_url_credentials(str(model_args))
+    kept = [name if value is _BARE else f"{name}={_public_value(value)}" for name, value in pairs
+            if value is _BARE or not is_credential_arg(name, value)]
+    return without_url_credentials(",".join(kept))
+
+
+_BARE: Any = object()  # a model_args entry without '=' (a flag)
+
+
+def _public_value(value: Any) -> Any:
+    """A nested argument (``headers={...}``) without its credential entries."""
+    if isinstance(value, dict):
+        return {k: _public_value(v) for k, v in value.items() if not is_credential_arg(k, v)}
+    return value
+
+
+def _inspect_log_path(path: str) -> Path:
+    p = Path(path)
+    if p.is_dir():
+        logs = sorted(q for q in p.iterdir() if q.suffix in (".eval", ".json") and not q.name.startswith("."))
+        if len(logs) != 1:
+            raise CourseError(f"{path}: expected exactly one inspect log (.eval or .json) in the directory, found {len(logs)}")
+        p = logs[0]
+    elif not os.path.lexists(p):
+        raise CourseError(f"{path}: no such file or directory")
+    # inspect_ai opens the path itself: the one opener's rule is applied first (a FIFO named x.eval
+    # would make it wait forever; a device would never end), and its size cap.
+    with open_input(p, "an inspect eval log", limit=LOG_LIMIT):
+        pass
+    return p
+
+
+def read_inspect(path: str, policy: str | None) -> Imported:
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise CourseError("--format inspect needs the inspect extra: pip install -e '.[inspect]'") from None
+    log_path = _inspect_log_path(path)
+    with foreign_reader(log_path, "inspect eval log"):  # inspect raises several types for a file that is not a log
+        log = read_eval_log(str(log_path))
+    if log.status != "success":
+        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({log.error.message if log.error else 'no error message'})")
+    if not log.samples:
+        raise CourseError(f"{log_path}: the log holds no samples (run inspect with --log-samples)")
+    rows = []
+    seen: set[str] = set()
+    for k, s in enumerate(log.samples, start=1):
+        where = f"{log_path}:sample {k}"
+        if s.epoch != 1:
+            raise CourseError(f"{where}: epoch {s.epoch}: import runs with epochs 1 (one completion per item)")
+        if s.error is not None:
+            raise CourseError(f"{where}: the sample ended with an error ({s.error.message})")
+        ident = str(s.id)
+        if ident in seen:
+            raise CourseError(f"{where}: duplicate sample id {ident!r}")
+        seen.add(ident)
+        target = s.target if isinstance(s.target, str) else (s.target[0] if s.target else None)
+        rows.append(Row(where, ident, s.output.completion, target))
+    sampling = _finite(log.eval.model_generate_config.model_dump(exclude_none=True))
+    return Imported(tuple(rows), policy or f"inspect:{log.eval.model}", sampling)
+
+
+# ---------------------------------------------------------------------------
+# Checks against a dataset, and the output
+# ---------------------------------------------------------------------------
+def order_and_check(imported: Imported, dataset: str | None) -> list[Row]:
+    """Rows in dataset order (every id must be an item, every recorded target its answer)."""
+    if dataset is None:
+        return list(imported.rows)
+    items = {ex.id: ex for ex in read_dataset(dataset)}
+    for row in imported.rows:
+        ex = items.get(row.id)
+        if ex is None:
+            raise CourseError(f"{row.where}: id {row.id!r} is not an item of {dataset} (a log of another task or dataset?)")
+        if row.target is not None and row.target != str(ex.expected_answer):
+            raise CourseError(
+                f"{row.where}: the recorded target {row.target[:40]!r} is not {ex.id}'s expected_answer "
+                f"{ex.expected_answer} in {dataset}: this log is of another task or dataset"
+            )
+    position = {ident: i for i, ident in enumerate(items)}
+    return sorted(imported.rows, key=lambda r: position[r.id])
+
+
+def render(rows: Iterable[Row], policy: str, sampling: dict[str, Any]) -> str:
+    return "".join(
+        dumps_line({"id": r.id, "completion": r.completion, "policy": policy, "sampling": sampling}) + "\n" for r in rows
+    )
+
+
+def import_completions(fmt: str, source: str, *, policy: str | None, sampling: str | None, results: str | None,
+                       id_field: str, dataset: str | None) -> tuple[Imported, list[Row]]:
+    """Read ``source`` in format ``fmt`` (plain, lm-eval, inspect) and check it against ``dataset``.
+
+    Returns what was read and its rows in output order; every check runs before anything is written.
+    """
+    if fmt != "plain" and sampling is not None:
+        raise CourseError(f"--sampling: the {fmt} source records its own sampling settings; it is not overridden")
+    if fmt == "plain":
+        imported = read_plain(source, policy, sampling)
+    elif fmt == "lm-eval":
+        imported = read_lm_eval(source, results, policy, id_field)
+    else:
+        imported = read_inspect(source, policy)
+    return imported, order_and_check(imported, dataset)
+
+
+def import_summary(n_rows: int, out: Path, imported: Imported) -> str:
+    """The three lines ``python -m course.import_completions`` prints after writing."""
+    return "\n".join([
+        f"imported {n_rows} completions -> {visible(str(out))}",
+        f"policy: {visible(imported.policy)}",
+        f"sampling: {dumps_safe(imported.sampling, sort_keys=True)}",
+    ])
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.bridges.rollout_readers"))

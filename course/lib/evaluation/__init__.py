@@ -1,0 +1,6 @@
+"""Loop A, evaluation: score frozen completions, summarise them, look inside, refuse unfair comparisons.
+
+``pipeline`` (a completions file scored into a run directory), ``summary`` (counts, the pass-rate
+line, summary.json and summary.md), ``inspection`` (outcome codes and real examples of each) and
+``locked_room`` (the gate's same-conditions check and its promotion decision).
+"""

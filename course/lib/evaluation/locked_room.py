@@ -1,0 +1,522 @@
+"""The Locked Room and the promotion decision, as a library: ``course.gate`` prints what this decides.
+
+    base, cand = load_outcomes("runs/demo_eval_clean"), load_outcomes("runs/demo_eval_modified")
+    result = decide(base, cand, min_delta=Fraction(0), require_significance=False)
+    print("\n".join(render(result, base, cand)))
+
+The command line is ``python -m course.gate --baseline A --candidate B --min-delta 0.00``.
+
+Three questions, in this order:
+
+1. **Locked Room.** Were both runs measured under the same conditions? Every
+   manifest key listed in ``LOCKED_FIELDS`` must be equal (the dataset's sha256,
+   the split, the rubric's name and version, the scorer version and source fingerprint, the sampling settings,
+   the prompt template, and for selection runs the selection compute), compared by type as well as
+   value (``same_value``: a seed of ``true`` is not a seed of ``1``). If any differs the gate
+   REJECTs and lists each differing field with both values: the numbers are not
+   comparable, so no delta is computed. The completions (the policy) are the one
+   thing allowed to differ — they are what is being compared.
+2. **The bar.** REJECT if candidate pass rate − baseline pass rate < ``--min-delta``
+   (computed exactly, with fractions), else ACCEPT.
+3. **Noise.** A paired comparison over the items both runs scored: the discordant
+   counts b (baseline passed, candidate failed) and c (the reverse), the exact
+   McNemar p-value and a 95 % Newcombe interval for the change, and one
+   sentence on whether the change is distinguishable from noise.
+   ``--require-significance`` adds "p < 0.05" to the bar.
+
+Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
+directory, a run from a tool the gate cannot compare, results.jsonl edited after
+the run, a count in summary.json or manifest.json that is not an integer).
+
+Everything printed that was read from a run directory (split, policy, seeds,
+paths) goes through ``course.lib.visible``: a hand-edited manifest cannot put a raw
+control or bidi character on the terminal, and ``--json`` escapes them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from course.errors import CourseError
+from course.lib.evaluation.summary import PASS_REWARD, pass_rate_line
+from course.lib.records.formats import RunDir, iter_results, read_run
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import sha256_file
+from course.lib.stats import mcnemar_exact, paired_difference_interval
+from course.lib.visible import visible
+
+SIGNIFICANCE = 0.05
+# Tools whose run directories hold comparable results.jsonl/summary.json/manifest.json.
+GATEABLE_TOOLS = ("course.eval", "course.selection_demo")
+
+
+@dataclass(frozen=True)
+class LockedField:
+    key: str  # a manifest key; dots descend into objects ("selection.n")
+    kind: str  # what a difference means
+    meaning: str
+
+
+# The Locked Room: every key here must be equal in both manifests. A tool that
+# records a new condition of measurement adds its key here, and the gate
+# compares it from then on. An absent key counts as a value ("absent").
+# Two rules for selection runs (see _value): a course.eval run scores one
+# completion per item, so its selection.n is 1 even though its manifest has no
+# selection block; and the rule and the picker's file hash are compared only
+# when both runs choose among several samples (with one sample every rule picks
+# it; and when only one side has n = 1, the difference in n already says it all). So an eval run and a
+# best-of-1 selection run on the same pack are comparable, and best-of-1 vs
+# best-of-4 is not.
+# The rubric (#13 item 8: course.eval --rubric NAME) is locked by name and version:
+# a pass under a hackable rubric is not a pass under the strict verifier. Runs
+# written before manifests recorded the rubric have neither field; every one of
+# them was scored by the strict verifier, so for a scoring tool an absent rubric
+# counts as "strict" and an absent rubric_version as the run's own scorer_version
+# (see _value, the same mechanism as the implicit selection.n of 1). An old strict
+# run therefore stays comparable with a new strict run, and neither with a
+# contains_answer run.
+# The prompt template (course.llm.templates; issue 24) is locked the same way: rollouts that record
+# none gave their policy the dataset prompt as it is, which is the `plain` template, so for a scoring
+# tool an absent prompt_template counts as plain's record. A sim-policy or tiny-LM run stays comparable
+# with a real LLM prompted plainly; a few-shot run is comparable with neither (an environment change).
+LOCKED_FIELDS: tuple[LockedField, ...] = (
+    LockedField("dataset_fingerprint", "dataset", "sha256 of the dataset file: the items and their expected answers"),
+    LockedField("split", "dataset", "which split was measured (dev, holdout)"),
+    LockedField("rubric", "rubric", "which rubric scored the completions (strict = reward spec v1)"),
+    LockedField("rubric_version", "rubric", "the version of that rubric"),
+    LockedField("scorer_version", "instrument", "the reward spec the scorer implements"),
+    LockedField("scorer_fingerprint", "instrument", "sha256 of the scorer's source code"),
+    LockedField("sampling", "sampling", "how the completions were sampled (temperature, top_p, max_tokens, seed)"),
+    LockedField("prompt_template", "environment",
+                "how each item was put to the policy: the prompt template's name and sha256 (absent: the dataset prompt as-is)"),
+    LockedField("selection.n", "selection compute", "samples per item the chosen output was picked from"),
+    LockedField("selection.rule", "selection compute", "how the chosen sample was picked (compared when both n > 1)"),
+    LockedField("selection.picker_sha256", "selection compute",
+                "sha256 of the file defining pick_best: an edit changes how samples are chosen (compared when both n > 1)"),
+)
+
+KIND_EXPLANATION = {
+    "dataset": "the runs measured different test sets (items or expected answers changed)",
+    "rubric": (
+        "the runs were scored by different rubrics: a pass under a hackable rubric is not a pass under the "
+        "strict verifier, so the pass rates measure different things"
+    ),
+    "instrument": "the runs used different scorers: different instruments, different units",
+    "sampling": "the completions were sampled differently, so the policy's outputs are not the same experiment",
+    "environment": (
+        "the policy was shown the items differently (another prompt template: a system prompt, worked examples): "
+        "that changes the environment, not the policy, so a higher pass rate here is not learning"
+    ),
+    "selection compute": (
+        "the runs spent different SELECTION compute (best-of-N over more samples) or chose among the samples "
+        "differently (another rule or picker code): a higher pass rate here comes from choosing among "
+        "samples (Loop B), not from the policy learning anything (Loop C)"
+    ),
+}
+
+_ABSENT = object()
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equality of two JSON values by type as well as value: the Locked Room's one comparison.
+
+    A bool is never a number (``true`` is not ``1``, although Python says
+    ``True == 1``); numbers compare by value (a temperature of 1 equals 1.0,
+    whichever writer spelled it); objects compare key by key, arrays item by
+    item. Iterative, so no nesting depth can make it raise.
+
+    >>> same_value({"seed": 1, "temperature": 1}, {"seed": 1, "temperature": 1.0})
+    True
+    >>> same_value({"seed": 1}, {"seed": True}), same_value([0], [False]), same_value(None, 0)
+    (False, False, False)
+    """
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, bool) or isinstance(y, bool):
+            if not (type(x) is type(y) and x == y):
+                return False
+        elif isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            if x != y:
+                return False
+        elif isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif not (type(x) is type(y) and x == y):
+            return False
+    return True
+
+
+def is_count(value: Any) -> bool:
+    """An integer count as JSON means it: an int, never a bool (``true`` is not 1).
+
+    >>> is_count(30), is_count(True), is_count("30"), is_count(30.0)
+    (True, False, False, False)
+    """
+    return type(value) is int
+
+
+def shown(value: Any, limit: int = 200) -> str:
+    """A value read from a run directory, as safe terminal text: strings as they are, anything else as JSON.
+
+    >>> shown("dev"), shown("dev\u202e"), shown(True), shown({"seed": 1})
+    ('dev', 'dev⟨U+202E⟩', 'true', '{"seed": 1}')
+    """
+    return visible(value if isinstance(value, str) else dumps_line(value), limit=limit)
+
+
+def _lookup(manifest: dict[str, Any], key: str) -> Any:
+    value: Any = manifest
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _ABSENT
+        value = value[part]
+    return value
+
+
+_IMPLICIT_ONE = "1 (implicit: course.eval scores one completion per item)"
+_IMPLICIT_RUBRIC = " (implicit: written before runs recorded their rubric; all such runs were scored strictly)"
+_IMPLICIT_TEMPLATE = " (implicit: the rollouts record no template; their policy was given the dataset prompt as-is)"
+
+
+def _value(manifest: dict[str, Any], key: str) -> Any:
+    value = _lookup(manifest, key)
+    if value is not _ABSENT:
+        return value
+    if key == "selection.n" and manifest.get("tool") == "course.eval":
+        return 1
+    # A scoring run from before the rubric was recorded: the strict verifier scored it.
+    if key == "rubric" and manifest.get("tool") in GATEABLE_TOOLS:
+        return "strict"
+    if key == "rubric_version" and manifest.get("tool") in GATEABLE_TOOLS and _lookup(manifest, "rubric") is _ABSENT:
+        return _lookup(manifest, "scorer_version")
+    # Rollouts without a prompt template: the dataset prompt as-is, i.e. the plain template.
+    if key == "prompt_template" and manifest.get("tool") in GATEABLE_TOOLS:
+        from course.llm.templates import IMPLICIT  # standard library only
+
+        return IMPLICIT.record()
+    return value
+
+
+def _show(manifest: dict[str, Any], key: str, value: Any) -> str:
+    if value is _ABSENT:
+        return "(absent)"
+    if key == "selection.n" and _lookup(manifest, key) is _ABSENT:
+        return _IMPLICIT_ONE
+    if key in ("rubric", "rubric_version") and _lookup(manifest, key) is _ABSENT:
+        return dumps_line(value) + _IMPLICIT_RUBRIC
+    if key == "prompt_template" and _lookup(manifest, key) is _ABSENT:
+        return dumps_line(value) + _IMPLICIT_TEMPLATE
+    return dumps_line(value)
+
+
+def rubric_of(manifest: dict[str, Any]) -> Any:
+    """The rubric that scored a run: its manifest's ``rubric``, "strict" for a scoring run written before
+    runs recorded it, or None when the manifest cannot say (another tool, no field).
+
+    >>> rubric_of({"tool": "course.eval"}), rubric_of({"tool": "course.eval", "rubric": "last_number"})
+    ('strict', 'last_number')
+    """
+    value = _value(manifest, "rubric")
+    return None if value is _ABSENT else value
+
+
+def locked_room_differences(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every LOCKED_FIELDS key whose values differ, in table order, with both values.
+
+    Values compare with ``same_value``: by type and value (numbers by value, so a
+    temperature of 1 equals 1.0; a bool is never a number).
+
+    >>> locked_room_differences({"split": "dev"}, {"split": "holdout"})[0]["field"]
+    'split'
+    >>> locked_room_differences({"split": "dev"}, {"split": "dev"})
+    []
+    >>> [d["field"] for d in locked_room_differences({"sampling": {"seed": 1}}, {"sampling": {"seed": True}})]
+    ['sampling']
+    """
+    keys = ("field", "kind", "meaning", "baseline", "candidate")
+    return [{k: row[k] for k in keys} for row in locked_room_table(baseline, candidate)
+            if row["compared"] and not row["same"]]
+
+
+def locked_room_table(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every LOCKED_FIELDS key with both values shown, ``same``, and ``compared`` (False: skipped by rule).
+
+    What ``course.report`` renders as the Locked Room table (a ✓ or ✗ per field).
+
+    >>> [(r["field"], r["same"]) for r in locked_room_table({"split": "dev"}, {"split": "dev"})][:2]
+    [('dataset_fingerprint', True), ('split', True)]
+    """
+    n_base, n_cand = _value(baseline, "selection.n"), _value(candidate, "selection.n")
+    choosing = all(is_count(n) and n > 1 for n in (n_base, n_cand))
+    out = []
+    for f in LOCKED_FIELDS:
+        a, b = _value(baseline, f.key), _value(candidate, f.key)
+        out.append({
+            "field": f.key, "kind": f.kind, "meaning": f.meaning,
+            "baseline": _show(baseline, f.key, a), "candidate": _show(candidate, f.key, b),
+            "same": (a is _ABSENT) == (b is _ABSENT) and (a is _ABSENT or same_value(a, b)),
+            "compared": choosing or f.key not in ("selection.rule", "selection.picker_sha256"),
+        })
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Reading the two runs
+# ---------------------------------------------------------------------------
+@dataclass
+class Outcomes:
+    run: RunDir
+    passed_by_id: dict[str, bool]
+
+    @property
+    def n(self) -> int:
+        return len(self.passed_by_id)
+
+    @property
+    def passed(self) -> int:
+        return sum(self.passed_by_id.values())
+
+
+def _summary_count(summary: dict[str, Any], name: str, where: str) -> int:
+    """summary.json's ``n`` or ``passed``, refused with the real reason when it is not an integer."""
+    if name not in summary:
+        raise CourseError(f"{where}: missing '{name}'; not a complete scoring run")
+    value = summary[name]
+    if not is_count(value):
+        raise CourseError(
+            f"{where}: '{name}' is {_kind(value)} ({shown(value, 40)}), not an integer count; the file was edited "
+            "or written by another program"
+        )
+    return value
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind for a message, a bool named as such (it is not a number here)."""
+    return {bool: "a bool", int: "an integer", str: "a string", float: "a number with a fraction",
+            dict: "an object", list: "an array", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def check_manifest(manifest: dict[str, Any], where: str) -> None:
+    """Refuse a manifest whose compared fields have the wrong JSON type (``where`` names the file).
+
+    ``selection.n`` must be a positive integer: a hand-edited ``true`` is not 1.
+
+    >>> check_manifest({"selection": {"n": True}}, "m.json")
+    Traceback (most recent call last):
+    ...
+    course.errors.CourseError: m.json: 'selection.n' is a bool (true), not a positive integer count of samples per item
+    """
+    n = _lookup(manifest, "selection.n")
+    if n is not _ABSENT and not (is_count(n) and n >= 1):
+        raise CourseError(
+            f"{where}: 'selection.n' is {_kind(n)} ({shown(n, 40)}), not a positive integer count of samples per item"
+        )
+    for key in ("results_sha256", "dataset_fingerprint", "scorer_version", "rubric", "rubric_version"):
+        if key in manifest and not isinstance(manifest[key], str):
+            raise CourseError(f"{where}: '{key}' is {_kind(manifest[key])} ({shown(manifest[key], 40)}), not text")
+
+
+def load_outcomes(path: str) -> Outcomes:
+    """A run the gate can trust: a scoring tool's directory whose results match its manifest."""
+    run_dir = read_run(path)
+    where = f"{visible(str(run_dir.path))}/manifest.json"
+    tool = run_dir.manifest.get("tool")
+    if not isinstance(tool, str) or tool not in GATEABLE_TOOLS:
+        raise CourseError(
+            f"{where}: written by {shown(tool, 60) if tool else 'an unknown tool'}; the gate compares runs of "
+            f"{' or '.join(GATEABLE_TOOLS)}"
+        )
+    for key in ("dataset_fingerprint", "scorer_version", "results_sha256"):
+        if key not in run_dir.manifest:
+            raise CourseError(f"{where}: missing '{key}'; not a complete scoring run")
+    check_manifest(run_dir.manifest, where)
+    if sha256_file(run_dir.results_path) != run_dir.manifest["results_sha256"]:
+        raise CourseError(
+            f"{visible(str(run_dir.results_path))}: does not match the sha256 recorded in its manifest; it was "
+            "changed after the run, so its numbers cannot be trusted (re-run the evaluation)"
+        )
+    # A reward of true is not 1.0: only a number equal to PASS_REWARD passes.
+    passed = {r["id"]: not isinstance(r["reward"], bool) and r["reward"] == PASS_REWARD
+              for r in iter_results(run_dir.results_path)}
+    outcomes = Outcomes(run_dir, passed)
+    summary_where = f"{visible(str(run_dir.path))}/summary.json"
+    n = _summary_count(run_dir.summary, "n", summary_where)
+    n_passed = _summary_count(run_dir.summary, "passed", summary_where)
+    if (n, n_passed) != (outcomes.n, outcomes.passed):
+        raise CourseError(
+            f"{summary_where}: says {n_passed}/{n} passed but results.jsonl has {outcomes.passed}/{outcomes.n}; "
+            "the run directory is inconsistent"
+        )
+    if outcomes.n == 0:
+        raise CourseError(f"{visible(str(run_dir.results_path))}: no items; nothing to compare")
+    return outcomes
+
+
+# ---------------------------------------------------------------------------
+# The decision
+# ---------------------------------------------------------------------------
+def paired_table(base: Outcomes, cand: Outcomes) -> dict[str, Any]:
+    """Cross-tabulate the ids both runs scored, plus the McNemar test and Newcombe interval."""
+    both = b = c = neither = 0
+    for ident, base_pass in base.passed_by_id.items():
+        cand_pass = cand.passed_by_id.get(ident)
+        if cand_pass is None:
+            continue
+        if base_pass and cand_pass:
+            both += 1
+        elif base_pass:
+            b += 1
+        elif cand_pass:
+            c += 1
+        else:
+            neither += 1
+    shared = both + b + c + neither
+    table: dict[str, Any] = {
+        "shared": shared, "both": both, "b": b, "c": c, "neither": neither,
+        "only_in_baseline": base.n - shared, "only_in_candidate": cand.n - shared,
+    }
+    if shared:
+        lo, hi = paired_difference_interval(both, b, c, neither)
+        p = mcnemar_exact(b, c)
+        table.update({"mcnemar_p": p, "difference": (c - b) / shared, "difference_ci95": [lo, hi],
+                      "significant": p < SIGNIFICANCE})
+    return table
+
+
+def noise_sentence(table: dict[str, Any]) -> str:
+    """One sentence: is the paired change distinguishable from noise?"""
+    b, c = table["b"], table["c"]
+    if not table["shared"]:
+        return "The runs share no item ids, so no paired comparison is possible."
+    if b + c == 0:
+        return "Both runs pass and fail exactly the same items: there is no difference to test."
+    p = table["mcnemar_p"]
+    if table["significant"]:
+        return (f"The change is distinguishable from noise: exact McNemar p = {p:.3g} < {SIGNIFICANCE} "
+                f"({c} items newly pass, {b} newly fail).")
+    return (f"The change is not distinguishable from noise: exact McNemar p = {p:.3g} >= {SIGNIFICANCE}; "
+            f"{c} items newly pass and {b} newly fail, a split that fair coin flips on the {b + c} changed "
+            "items would produce this often.")
+
+
+def points(x: float | Fraction) -> str:
+    return f"{100 * float(x):+.1f} points"
+
+
+def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_significance: bool) -> dict[str, Any]:
+    """The gate's verdict and everything it rests on (what --json prints)."""
+    differences = locked_room_differences(base.run.manifest, cand.run.manifest)
+    result: dict[str, Any] = {
+        "baseline": {"run": str(base.run.path), "n": base.n, "passed": base.passed, "pass_rate": base.passed / base.n},
+        "candidate": {"run": str(cand.run.path), "n": cand.n, "passed": cand.passed, "pass_rate": cand.passed / cand.n},
+        "locked_room": {"ok": not differences, "differences": differences},
+        "min_delta": float(min_delta),
+        "require_significance": require_significance,
+        "delta": None,
+        "paired": None,
+        "reasons": [],
+    }
+    if differences:
+        fields = [d["field"] for d in differences]
+        reason = f"Locked Room violated: {', '.join(fields)} {'differs' if len(fields) == 1 else 'differ'}"
+        if "rubric" in fields:  # the most common way to compare the incomparable: say it in the reason itself
+            reason += (f" (scored by rubric {shown(rubric_of(base.run.manifest))} vs "
+                       f"{shown(rubric_of(cand.run.manifest))})")
+        result["reasons"].append(reason)
+        result["decision"] = "REJECT"
+        return result
+    delta = Fraction(cand.passed, cand.n) - Fraction(base.passed, base.n)
+    result["delta"] = float(delta)
+    result["paired"] = paired_table(base, cand)
+    if delta < min_delta:
+        result["reasons"].append(f"the change {points(delta)} is below the required {points(min_delta)}")
+    if require_significance and not (result["paired"].get("significant")):
+        result["reasons"].append(f"the change is not significant at p < {SIGNIFICANCE} (--require-significance)")
+    result["decision"] = "REJECT" if result["reasons"] else "ACCEPT"
+    return result
+
+
+def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
+    """The human report."""
+    lines = []
+    # Every value read from a run directory is shown through `shown`/`visible`: never raw.
+    width = max(len(visible(str(base.run.path))), len(visible(str(cand.run.path))))
+    for label, o in (("Baseline ", base), ("Candidate", cand)):
+        m = o.run.manifest
+        lines.append(f"{label}: {visible(str(o.run.path)):<{width}}  {pass_rate_line(o.passed, o.n, 'pass rate')}"
+                     f"  [{shown(m.get('tool'))}, split {shown(m.get('split') or 'unknown')}, "
+                     f"policy {shown(m.get('policy', '?'))}]")
+    lines.append("")
+    room = result["locked_room"]
+    if not room["ok"]:
+        lines.append("Locked Room: VIOLATED. The runs were not measured under the same conditions:")
+        for d in room["differences"]:
+            lines.append(f"  {d['field']}  [{d['kind']}: {d['meaning']}]")
+            lines.append(f"      baseline : {visible(d['baseline'])}")
+            lines.append(f"      candidate: {visible(d['candidate'])}")
+        for kind in dict.fromkeys(d["kind"] for d in room["differences"]):
+            lines.append(f"  -> {KIND_EXPLANATION[kind]}.")
+        lines.append("The pass rates above are not comparable, so no delta is computed. Measure both runs with the")
+        lines.append("same dataset, split, rubric, scorer and sampling (and selection compute), changing only the policy.")
+    else:
+        m = base.run.manifest
+        rubric = rubric_of(m)
+        named = f"rubric {shown(rubric)}, " if rubric not in (None, "strict") else ""  # strict: as it always read
+        lines.append(
+            f"Locked Room: ok (same dataset sha256 {shown(str(m.get('dataset_fingerprint'))[:12])}…, split "
+            f"{shown(m.get('split') or 'unknown')}, {named}scorer {shown(m.get('scorer_version'))} "
+            f"{shown(str(m.get('scorer_fingerprint'))[:12])}…, sampling {shown(m.get('sampling'))})"
+        )
+        lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is {points(result['min_delta'])}")
+        t = result["paired"]
+        lines.append(
+            f"Paired over {t['shared']} shared items: both pass {t['both']}, only baseline passes {t['b']} (b), "
+            f"only candidate passes {t['c']} (c), neither {t['neither']}"
+        )
+        if t["only_in_baseline"] or t["only_in_candidate"]:
+            lines.append(f"  ({t['only_in_baseline']} ids only in the baseline, {t['only_in_candidate']} only in the candidate)")
+        if t["shared"]:
+            lo, hi = t["difference_ci95"]
+            lines.append(f"  exact McNemar p = {t['mcnemar_p']:.3g}; 95% interval for the change (Newcombe): "
+                         f"{100 * lo:+.1f} to {100 * hi:+.1f} points")
+        lines.append("  " + noise_sentence(t))
+    lines.append("")
+    if result["decision"] == "ACCEPT":
+        lines.append(f"Decision: ACCEPT (the change {points(result['delta'])} clears the bar {points(result['min_delta'])})")
+        if result["paired"] and not result["paired"].get("significant") and not result["require_significance"]:
+            lines.append("  Caution: the change is within noise; --require-significance would have rejected it.")
+    elif len(result["reasons"]) == 1:
+        lines.append(f"Decision: REJECT ({result['reasons'][0]})")
+    else:
+        lines.append("Decision: REJECT")
+        lines += [f"  - {reason}" for reason in result["reasons"]]
+    return lines
+
+
+def gate_view(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> dict[str, Any]:
+    """Everything the HTML report shows of a decision (``course.lib.reporting.html.render_gate`` draws it)."""
+    lines = render(result, base, cand)
+    start = next(i for i, line in enumerate(lines) if line.startswith("Decision:"))
+    kinds = dict.fromkeys(d["kind"] for d in result["locked_room"]["differences"])
+    return {
+        "baseline": str(base.run.path), "candidate": str(cand.run.path), "result": result,
+        "rows": locked_room_table(base.run.manifest, cand.run.manifest),
+        "explanations": [KIND_EXPLANATION[k] for k in kinds],
+        "noise": noise_sentence(result["paired"]) if result["paired"] else None,
+        "decision_lines": lines[start:], "text": "\n".join(lines),
+    }
+
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.evaluation.locked_room"))

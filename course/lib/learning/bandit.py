@@ -1,0 +1,436 @@
+"""The bandit of Loop C: one prompt, a few whole completions as actions, rewards from the scorer.
+
+The course's task seen as a bandit. The prompt is the running example ("Compute
+17 * 19 ...", expected 323); each *action* is a whole candidate completion, a
+macro-action; its reward comes from the course's own instrument
+(``course.instrument.spec_v1.score``), with the error code saying why. Shared by
+``python -m course.bandit_train`` (REINFORCE on it) and ``python -m
+course.kl_tradeoff_demo`` (the KL-regularised optimum over it).
+
+It also owns what is computed on the bandit, with no printing: ``reinforce`` (the
+REINFORCE loop, one ``BanditStep`` record per update, with a baseline that is none,
+the running mean, an EMA or the exact b*), ``log_record`` (a step as a JSONL record)
+and ``run_ablation`` (every baseline over many seeds: sampled and exact variances
+of the gradient estimate). The maths of one step is in ``course.lib.learning.policy_gradient``.
+
+>>> [(a.reward, a.error_code) for a in score_actions(EXAMPLE, DEFAULT_ACTIONS)][-2:]
+[(0.0, 'wrong_answer'), (1.0, 'ok')]
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+from course.errors import CourseError
+from course.lib.learning import policy_gradient as pg
+from course.instrument.spec_v1 import score
+from course.lib.spec.problems import RUNNING_EXAMPLE
+
+EXAMPLE: dict[str, Any] = {"prompt": RUNNING_EXAMPLE.prompt, "expected_answer": RUNNING_EXAMPLE.answer}
+
+# Candidate completions a base model might plausibly produce for the running example,
+# listed in the order such a model tends to prefer them (chatty and sloppy first; the KL
+# demo's reference policy uses this ranking). Exactly one, the last, is what the strict
+# verifier accepts; the others are the near-misses the course keeps meeting.
+DEFAULT_ACTIONS: tuple[str, ...] = (
+    "The answer is 323",  # missing_prefix: right number, chatty
+    "323",  # missing_prefix: right number, bare
+    "Final:323",  # prefix_spacing: glued colon
+    "final: 323",  # prefix_case
+    "Final: 324",  # wrong_answer: perfect format, wrong number
+    "Final: 323",  # ok: the one completion that earns reward 1.0
+)
+
+
+@dataclass(frozen=True)
+class ScoredAction:
+    """One action of the bandit with the scorer's verdict on it."""
+
+    index: int
+    text: str
+    reward: float
+    error_code: str
+    reason: str
+
+
+def score_actions(example: dict[str, Any], actions: Sequence[str]) -> tuple[ScoredAction, ...]:
+    """Score every candidate completion once: the bandit's reward table, with evidence.
+
+    >>> [(a.reward, a.error_code) for a in score_actions(EXAMPLE, ["Final: 323", "323"])]
+    [(1.0, 'ok'), (0.0, 'missing_prefix')]
+    """
+    if len(actions) < 2:
+        raise CourseError(f"a bandit needs at least 2 actions, got {len(actions)}")
+    seen: dict[str, int] = {}
+    for i, text in enumerate(actions):
+        if text in seen:
+            raise CourseError(f"action {i} repeats action {seen[text]} ({text!r}); actions must be distinct")
+        seen[text] = i
+    scored = []
+    for i, text in enumerate(actions):
+        verdict = score(example, text)
+        details = verdict["details"]
+        scored.append(ScoredAction(i, text, verdict["reward"], details["error_code"], details["reason"]))
+    return tuple(scored)
+
+
+
+# A second action set for the ablation: here most completions earn 1.0 (the scorer trims
+# ASCII whitespace, so these variants all pass). Success is the common event, the
+# opposite regime to DEFAULT_ACTIONS, and the one where subtracting a baseline matters most.
+MOSTLY_REWARDED_ACTIONS: tuple[str, ...] = (
+    "Final: 323",
+    "Final: 323\n",
+    " Final: 323",
+    "Final: 323 ",
+    "Final:323",
+    "Final: 324",
+)
+
+
+# ---------------------------------------------------------------------------
+# The algorithm: REINFORCE with an optional running-mean baseline.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BanditStep:
+    """Everything that happened in one update, before and after."""
+
+    step: int  # 1-based
+    theta: tuple[float, ...]  # logits before the update
+    probs: tuple[float, ...]  # pi_theta before the update
+    expected_reward: float  # exact J(theta) before the update
+    action: int  # index of the sampled action
+    reward: float
+    uses_baseline: bool
+    baseline: float  # b used for this step (computed from earlier steps only)
+    n_past: int  # how many earlier rewards b averages (0 without a baseline)
+    advantage: float  # A = reward - baseline
+    grad: tuple[float, ...]  # the one-sample estimate A * (onehot(a) - pi)
+    exact_grad: tuple[float, ...]  # grad J(theta) by enumeration: what grad estimates on average
+    theta_after: tuple[float, ...]
+    probs_after: tuple[float, ...]
+    expected_reward_after: float
+    baseline_kind: str = "mean"  # none | mean | ema | optimal
+
+
+BASELINES: tuple[str, ...] = ("none", "mean", "ema", "optimal")
+BASELINE_NAMES = {
+    "none": "none",
+    "mean": "running_mean_of_earlier_rewards",
+    "ema": "ema_of_earlier_rewards",
+    "optimal": "optimal_constant_b_star_of_current_policy",
+}
+DEFAULT_ALPHA = 0.1
+INITIAL_BASELINE = 0.0  # b before any reward has been seen, for the running mean and the EMA
+
+
+def reinforce(
+    rewards: Sequence[float],
+    *,
+    steps: int,
+    lr: float,
+    use_baseline: bool | None = None,
+    rng: random.Random,
+    baseline: str = "mean",
+    alpha: float = DEFAULT_ALPHA,
+) -> Iterator[BanditStep]:
+    """Run ``steps`` REINFORCE updates from theta = 0 and yield one ``BanditStep`` per update.
+
+    ``baseline``: "none" (b = 0), "mean" (mean of earlier rewards), "ema" (b <- (1-alpha) b +
+    alpha R, starting at 0) or "optimal" (the variance-optimal constant b* of the current
+    policy, an oracle only a tiny action set allows). ``use_baseline`` (True = "mean",
+    False = "none") is the older spelling.
+    """
+    if use_baseline is not None:
+        baseline = "mean" if use_baseline else "none"
+    if baseline not in BASELINES:
+        raise CourseError(f"baseline must be one of {', '.join(BASELINES)}, got {baseline!r}")
+    k = len(rewards)
+    theta = [0.0] * k
+    probs = pg.softmax(theta)
+    j_before = pg.expected_reward(probs, rewards)
+    reward_sum = 0.0
+    ema = INITIAL_BASELINE
+    for t in range(1, steps + 1):
+        exact = pg.exact_gradient(theta, rewards)
+
+        action = pg.sample_action(probs, rng)
+        reward = rewards[action]
+
+        # The baseline is computed from EARLIER steps only, BEFORE this step's reward is
+        # seen. A baseline may depend on anything except the action being scored: then
+        # E[b * grad log pi(a)] = b * sum_a grad pi(a) = 0 and the estimate stays
+        # unbiased. Folding the current reward in would make b depend on the sampled
+        # action, shrinking every advantage by n/(n+1) (and zeroing the very first one):
+        # a biased gradient. With no history yet, b = 0.
+        n_past = t - 1
+        if baseline == "mean":
+            b = reward_sum / n_past if n_past > 0 else INITIAL_BASELINE
+        elif baseline == "ema":
+            b = ema
+        elif baseline == "optimal":
+            b = pg.optimal_baseline(theta, rewards)  # depends on theta only: still unbiased
+        else:
+            b = 0.0
+        advantage = reward - b
+
+        # REINFORCE: grad log pi(a) = onehot(a) - pi; the estimate scales it by A.
+        # A > 0 raises the sampled action's logit relative to all others (more likely);
+        # A < 0 lowers it (less likely). A negative lr flips both.
+        # (+ 0.0 turns the -0.0 that 0 * negative gives into 0.0, so logs never show "-0.0".)
+        grad = [advantage * ((1.0 if i == action else 0.0) - p) + 0.0 for i, p in enumerate(probs)]
+        theta_after = [th + lr * g + 0.0 for th, g in zip(theta, grad)]
+        probs_after = pg.softmax(theta_after)
+        j_after = pg.expected_reward(probs_after, rewards)
+
+        yield BanditStep(
+            step=t,
+            theta=tuple(theta),
+            probs=tuple(probs),
+            expected_reward=j_before,
+            action=action,
+            reward=reward,
+            uses_baseline=baseline != "none",
+            baseline=b,
+            n_past=n_past if baseline in ("mean", "ema") else 0,
+            advantage=advantage,
+            grad=tuple(grad),
+            exact_grad=tuple(exact),
+            theta_after=tuple(theta_after),
+            probs_after=tuple(probs_after),
+            expected_reward_after=j_after,
+            baseline_kind=baseline,
+        )
+        reward_sum += reward
+        ema = pg.ema_baseline(ema, reward, alpha) if baseline == "ema" else ema  # AFTER its use above
+        theta, probs, j_before = theta_after, probs_after, j_after  # J after this update is J before the next
+
+
+def log_record(s: BanditStep, actions: Sequence[ScoredAction]) -> dict[str, Any]:
+    """The JSONL line for one step (floats at full precision: the log is data, the story is prose).
+
+    theta and probs are the policy *before* the update; the next line's theta is
+    theta + lr * grad (the final theta and probs are in manifest.json).
+    """
+    return {
+        "step": s.step,
+        "theta": list(s.theta),
+        "probs": list(s.probs),
+        "expected_reward": s.expected_reward,
+        "action": s.action,
+        "action_text": actions[s.action].text,
+        "reward": s.reward,
+        "error_code": actions[s.action].error_code,
+        "baseline": s.baseline,
+        "advantage": s.advantage,
+        "grad": list(s.grad),
+        "exact_grad": list(s.exact_grad),
+        "expected_reward_after": s.expected_reward_after,
+    }
+
+
+# ---------------------------------------------------------------------------
+# The ablation: many seeds, each baseline, measured (and computed exactly).
+# ---------------------------------------------------------------------------
+
+# Training steps are grouped by the exact J(theta) of the policy that produced them, because
+# the baseline's effect on variance depends on how good the policy already is.
+PHASES: tuple[tuple[str, float, float], ...] = (("J < 0.5", -math.inf, 0.5), ("J >= 0.5", 0.5, math.inf))
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return math.fsum(xs) / len(xs) if xs else math.nan
+
+
+def _per_param_variance(samples: Sequence[Sequence[float]]) -> list[float]:
+    """Population variance of each coordinate over the samples."""
+    k = len(samples[0])
+    return [statistics.pvariance([s[i] for s in samples]) for i in range(k)]
+
+
+# The ablation's settings: (key in ablation.json, baseline kind, column title).
+SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("no_baseline", "none", "none"),
+    ("baseline", "mean", "running mean"),
+    ("ema", "ema", "EMA"),
+    ("optimal", "optimal", "b*"),
+)
+
+
+def _exact_variances(
+    theta: Sequence[float], rewards: Sequence[float], alpha: float, *, warmup: int | None
+) -> dict[str, float]:
+    """Exact variance (averaged over parameters) of each setting's estimate at the fixed policy theta.
+
+    warmup = None: each baseline at its limit (running mean -> b = J exactly; the EMA keeps a
+    stationary spread alpha/(2-alpha) Var(R) around J). warmup = N: the average over the first
+    N samples of a stream from this policy, b starting at 0, which is what the sampled row
+    measures (the running mean at sample t has variance Var(R)/t; the EMA's mean climbs from 0).
+    """
+    probs = pg.softmax(theta)
+    j = pg.expected_reward(probs, rewards)
+    b_star = pg.optimal_baseline(theta, rewards)
+    out = {
+        "no_baseline": _mean(pg.estimate_variance(theta, rewards, 0.0)),
+        "optimal": _mean(pg.estimate_variance(theta, rewards, b_star)),
+    }
+    if warmup is None:
+        out["baseline"] = _mean(pg.estimate_variance(theta, rewards, j))
+        _, v = pg.ema_baseline_moments(probs, rewards, alpha, t=10**6, initial=INITIAL_BASELINE)
+        out["ema"] = _mean(pg.estimate_variance(theta, rewards, j, v))
+        return out
+    for key, moments in (
+        ("baseline", lambda t: pg.running_mean_moments(probs, rewards, t)),
+        ("ema", lambda t: pg.ema_baseline_moments(probs, rewards, alpha, t, initial=INITIAL_BASELINE)),
+    ):
+        per_t = []
+        for t in range(warmup):
+            m, v = moments(t)
+            per_t.append(_mean(pg.estimate_variance(theta, rewards, m, v)))
+        out[key] = _mean(per_t)
+    return out
+
+
+def run_ablation(
+    rewards: Sequence[float], *, seeds: int, base_seed: int, steps: int, lr: float, alpha: float = DEFAULT_ALPHA
+) -> dict[str, Any]:
+    """Train with each baseline (none, running mean, EMA(alpha), b*) on seeds base_seed .. base_seed+seeds-1.
+
+    Variance is measured per parameter, then averaged over parameters:
+      * exactly, by enumeration, at theta = 0: each baseline at its limit, and averaged over
+        the first ``steps`` samples of a stream (the baseline warming up from 0);
+      * at a fixed policy (theta = 0, nothing is updated): ``steps`` one-sample estimates per
+        seed, each baseline computed from that stream's earlier rewards, exactly as in
+        training; their pooled variance (it should match the warm-up exact row), and their
+        mean next to the exact gradient;
+      * exactly at the policies where the no-baseline runs end;
+      * over training: the mean squared distance between each step's estimate and the exact
+        gradient at that step's theta (the estimator's noise at the policies actually
+        visited), overall and split by the phase of training (J below / above 0.5).
+    Plus the exact expected reward at the end of training, mean and sd over seeds.
+    The same seed drives every setting (common random numbers: a paired comparison).
+    """
+    if seeds < 2:
+        raise CourseError(f"--seeds must be at least 2 to measure a spread, got {seeds}")
+    k = len(rewards)
+    theta0 = [0.0] * k
+    probs0 = pg.softmax(theta0)
+    exact0 = pg.exact_gradient(theta0, rewards)
+    scores0 = [pg.grad_log_prob(theta0, a) for a in range(k)]  # grad log pi(a) at theta0: the fixed policy's samples reuse them
+    j0 = pg.expected_reward(probs0, rewards)
+    b_star0 = pg.optimal_baseline(theta0, rewards)
+    out: dict[str, Any] = {
+        "seeds": list(range(base_seed, base_seed + seeds)),
+        "steps": steps,
+        "lr": lr,
+        "ema_alpha": alpha,
+        "initial_baseline": INITIAL_BASELINE,
+        "fixed_policy": {
+            "theta": theta0,
+            "expected_reward": j0,
+            "reward_variance": pg.reward_variance(probs0, rewards),
+            "exact_gradient": exact0,
+            "exact_variance_b0_per_param": pg.estimate_variance(theta0, rewards, 0.0),
+            "exact_variance_bJ_per_param": pg.estimate_variance(theta0, rewards, j0),
+            "optimal_baseline": b_star0,
+        },
+        "settings": {},
+    }
+    fixed = out["fixed_policy"]
+    fixed["exact_variance_b0"] = _mean(fixed["exact_variance_b0_per_param"])
+    fixed["exact_variance_bJ"] = _mean(fixed["exact_variance_bJ_per_param"])
+    fixed["exact_variance_bstar"] = _mean(pg.estimate_variance(theta0, rewards, b_star0))
+    fixed["exact_variance_settled"] = _exact_variances(theta0, rewards, alpha, warmup=None)
+    fixed["exact_variance_warmup"] = _exact_variances(theta0, rewards, alpha, warmup=steps)
+    end_thetas: list[tuple[float, ...]] = []  # where each no-baseline run ends: a trained policy
+    for name, kind, _ in SETTINGS:
+        # 1. Fixed policy: sample, never update.
+        estimates: list[list[float]] = []
+        for seed in out["seeds"]:
+            rng = random.Random(seed)
+            total = 0.0
+            ema = INITIAL_BASELINE
+            for t in range(steps):
+                a = pg.sample_action(probs0, rng)
+                if kind == "mean":
+                    b = total / t if t > 0 else INITIAL_BASELINE  # earlier rewards only, as in training
+                elif kind == "ema":
+                    b = ema
+                elif kind == "optimal":
+                    b = b_star0
+                else:
+                    b = 0.0
+                advantage = rewards[a] - b
+                estimates.append([advantage * g for g in scores0[a]])  # A grad log pi(a) = pg.reinforce_estimate(...)
+                total += rewards[a]
+                ema = pg.ema_baseline(ema, rewards[a], alpha)
+        mean_est = [_mean([e[i] for e in estimates]) for i in range(k)]
+        var_fixed = _per_param_variance(estimates)
+
+        # 2. Training: the estimator's noise around the exact gradient, and where training ends.
+        sq_err: list[float] = []
+        by_phase: dict[str, list[float]] = {label: [] for label, _, _ in PHASES}
+        finals: list[float] = []
+        curves: list[list[float]] = []
+        for seed in out["seeds"]:
+            curve = []
+            for s in reinforce(rewards, steps=steps, lr=lr, rng=random.Random(seed), baseline=kind, alpha=alpha):
+                err = _mean([(g - e) ** 2 for g, e in zip(s.grad, s.exact_grad)])
+                sq_err.append(err)
+                for label, lo, hi in PHASES:
+                    if lo <= s.expected_reward < hi:
+                        by_phase[label].append(err)
+                curve.append(s.expected_reward)
+                last = s
+            curve.append(last.expected_reward_after)
+            finals.append(last.expected_reward_after)
+            curves.append(curve)
+            if kind == "none":
+                end_thetas.append(last.theta_after)
+        out["settings"][name] = {
+            "baseline": BASELINE_NAMES[kind],
+            "fixed_policy_mean_estimate": mean_est,
+            "fixed_policy_max_abs_bias": max(abs(m - e) for m, e in zip(mean_est, exact0)),
+            "fixed_policy_variance_per_param": var_fixed,
+            "fixed_policy_variance": _mean(var_fixed),
+            "training_variance": _mean(sq_err),
+            "training_variance_by_phase": {
+                label: {"variance": _mean(v) if v else None, "n_steps": len(v)} for label, v in by_phase.items()
+            },
+            "final_expected_reward_mean": _mean(finals),
+            "final_expected_reward_sd": statistics.stdev(finals),
+            "final_expected_reward_min": min(finals),
+            "final_expected_reward_max": max(finals),
+            "mean_curve": [_mean([c[t] for c in curves]) for t in range(steps + 1)],
+            "sd_curve": [statistics.pstdev([c[t] for c in curves]) for t in range(steps + 1)],
+        }
+    # 3. Exact variances at the trained policies: is it the running mean's lag, or b = J itself?
+    at_end: dict[str, list[float]] = {"b0": [], "bJ": [], "bstar": [], "ema": [], "J": [], "optimal_baseline": []}
+    for theta in end_thetas:
+        exact = _exact_variances(theta, rewards, alpha, warmup=None)
+        at_end["b0"].append(exact["no_baseline"])
+        at_end["bJ"].append(exact["baseline"])
+        at_end["ema"].append(exact["ema"])
+        at_end["bstar"].append(exact["optimal"])
+        at_end["J"].append(pg.expected_reward(pg.softmax(theta), rewards))
+        at_end["optimal_baseline"].append(pg.optimal_baseline(theta, rewards))
+    out["end_policies"] = {
+        "what": "the policies the no-baseline runs end in, one per seed; exact variances averaged over them",
+        "expected_reward_mean": _mean(at_end["J"]),
+        "optimal_baseline_mean": _mean(at_end["optimal_baseline"]),
+        "exact_variance_b0": _mean(at_end["b0"]),
+        "exact_variance_bJ": _mean(at_end["bJ"]),
+        "exact_variance_ema": _mean(at_end["ema"]),
+        "exact_variance_bstar": _mean(at_end["bstar"]),
+    }
+    return out
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.learning.bandit"))

@@ -1,0 +1,606 @@
+"""Loop C, written once for every policy: REINFORCE with a group baseline and a KL leash to pi0.
+
+Each step: draw P fresh training problems (a seeded stream from the course's
+generator, never a dev or holdout prompt), sample G completions per problem
+from the *current* policy (on-policy data), score them with the chosen rubric,
+and push up the log-probability of the tokens of completions that beat their
+group's mean reward, push down the rest, while a KL penalty pulls the policy
+back towards the reference pi0.
+
+    loss = mean over samples i of [ -A_i * sum_t log pi(a_it)  +  beta * sum_t k3_it ]
+    A_i  = r_i - mean(r of the G samples of the same prompt)       (group baseline)
+    k3   = (pi0/pi - 1) - log(pi0/pi)  at each chosen token        (KL estimator, see policy_loss)
+
+Every few steps the policy is measured on a fixed slice (math_dev, the same
+random numbers every time) with the *strict* scorer, whatever rubric it is
+trained on, and with that rubric on the same samples. At the end pi0 and the
+final policy are sampled on math_holdout with identical settings, both scored by
+``course.eval``'s pipeline into the run directory and compared by the gate's
+logic (``course.lib.evaluation.locked_room``): a Locked-Room comparison where only the
+policy differs.
+
+Who the policy is does not matter to the loop. Anything that implements
+:class:`RLPolicy` (sample a group with one seed per row, give the log-probabilities
+of those completions under itself and under pi0, name its parameters, save
+itself) is trained by the same lines: the course's tiny LM
+(``course.tinylm.policy.TinyLMPolicy``, run by ``python -m course.tinylm.rl``) and
+a real pretrained LLM (``course.llm.policy.LLMPolicy``, run by ``python -m course.llm.rl``).
+
+One rule the loop adds, because a real LLM meets it on its first step: when a
+step's gradient is exactly zero everywhere (every group's rewards equal, so every
+advantage is 0, and the KL term has no slope: beta 0 or pi still equal to pi0),
+the optimizer step is SKIPPED and the record says so (``update_skipped``).
+Adam's running averages from earlier steps would otherwise keep moving the
+weights with no evidence at all. Nothing learns from a reward that never varies.
+
+The library does no printing: the tool passes ``say`` (a diagnostic line on
+stderr) and ``progress`` (a factory of progress lines, ``course.tinylm.progress.ProgressLine``).
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import time
+from collections import Counter
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+from course.instrument.rubrics import get_rubric
+from course.instrument.spec_v1 import score as strict_score
+from course.lib.evaluation.pipeline import evaluate
+from course.lib.records.jsonl import JsonlWriter, dumps_line
+from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
+from course.lib.records.runs import write_json, write_manifest, write_text
+from course.lib.stats import paired_bootstrap, wilson_interval
+from course.tinylm.rl_report import story_line, tail_means, write_curves
+from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
+
+# PyTorch is imported inside the functions that use it: the tools' --help and the one-line
+# missing-extra message (course.lib.extras) must work on an install without it.
+
+
+# ---------------------------------------------------------------------------
+# What the loop needs from a policy, and from its caller
+# ---------------------------------------------------------------------------
+class Rollouts(Protocol):
+    """G sampled completions for each of P prompts, B = P * G rows in prompt-major order.
+
+    ``mask`` is a (B, K) bool tensor, True on the chosen tokens (the actions, the end token included);
+    the rest (token ids, the prompts' encoding) is the policy's own business."""
+
+    texts: list[str]
+    truncated: list[bool]
+    mask: Any
+
+
+class RLPolicy(Protocol):
+    """A policy the loop can train: the small interface both the tiny LM and the real LLM implement."""
+
+    pi0_name: str  # pi0's name (the policy before any training: the holdout's baseline), as records name it
+
+    def describe(self) -> str:
+        """One line for the log: what is trained, how many parameters, what the reference is."""
+
+    def generate(self, prompts: Sequence[str], row_seeds: Sequence[str], *, group: int, temperature: float,
+                 max_tokens: int) -> Rollouts:
+        """Sample ``group`` completions per dataset prompt from the current policy (no gradients);
+        row b draws its random numbers from ``row_seeds[b]`` alone."""
+
+    def logprobs(self, rollouts: Any) -> tuple[Any, Any]:
+        """log pi(chosen token) (B, K), carrying gradients, and the entropy there (B, K, no gradients);
+        0 where the mask is False."""
+
+    def reference_logprobs(self, rollouts: Any) -> Any:
+        """log pi_ref(chosen token) (B, K), no gradients: the KL reference, pi0 unless a warm start
+        moved the starting point (then the policy RL started from)."""
+
+    def parameters(self) -> list[Any]:
+        """The tensors the optimizer updates (all weights, or only adapters)."""
+
+    def train_mode(self, training: bool) -> None:
+        """Switch between sampling (eval) and updating (train) modes."""
+
+    def sample_items(self, items: Sequence[tuple[str, str]], *, n: int, seed: int, temperature: float,
+                     max_tokens: int) -> list[list[tuple[str, bool]]]:
+        """``n`` completions (text, truncated) per (item id, prompt) from the current policy,
+        each row seeded by (seed, item id, sample index)."""
+
+    def rollout_records(self, items: Sequence[tuple[str, str]], *, pi0: bool, policy_name: str, n: int,
+                        seed: int, temperature: float, top_p: float, max_tokens: int,
+                        progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], int]:
+        """Frozen-rollouts (n = 1) or selection-pack records of pi0 (``pi0``) or of the current
+        policy, in the course's formats, and the number of truncated samples."""
+
+    def save(self, path: Path) -> str:
+        """Write the trained weights (all, or the adapters) to ``path``; return the file's sha256."""
+
+    def trained_name(self, sha256: str) -> str:
+        """The trained policy's name in records, from the sha256 that ``save`` returned."""
+
+    def shift_report(self, policy_name: str) -> dict[str, Any] | None:
+        """The distribution-shift table (frozen pi0 rollouts beside fresh samples) or None when the
+        policy has no frozen pi0 rollouts to compare with."""
+
+
+class Progress(Protocol):
+    """A progress line (``course.tinylm.progress.ProgressLine``)."""
+
+    def update(self, done: int) -> None: ...
+    def clear(self) -> None: ...
+    def info(self, message: str) -> None: ...
+
+
+ProgressFactory = Callable[[str, int], Progress]
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """The settings of one run of the loop (every tool maps its command line onto these)."""
+
+    rubric: str
+    seed: int
+    beta: float
+    steps: int
+    prompts_per_step: int
+    group_size: int
+    lr: float
+    grad_clip: float
+    temperature: float
+    max_tokens: int
+    eval_every: int
+    eval_samples: int
+    slice_items: int
+    holdout_samples: int
+    eval_seed: int
+    save_every: int
+    gate_min_delta: float
+
+    @classmethod
+    def from_args(cls, args: Any) -> "LoopSettings":
+        """The loop's settings from a tool's parsed arguments (the same names)."""
+        return cls(**{name: getattr(args, name) for name in cls.__dataclass_fields__})
+
+
+@dataclass
+class Trained:
+    """What the training loop leaves behind (besides rl_log.jsonl, checkpoints/ and the final weights)."""
+
+    policy: Any  # the RLPolicy, trained
+    final_file: str  # the final weights' file name in the run directory
+    final_sha: str
+    final_name: str  # the trained policy's name in records
+    records: list[dict[str, Any]]  # the rl_log.jsonl lines
+    evals: list[dict[str, Any]]  # the fixed-slice evaluations
+    alarms: list[str]
+    log_sha256: str
+    train_seconds: float
+    skipped_updates: int  # steps whose gradient was exactly zero (no update made)
+
+
+# ---------------------------------------------------------------------------
+# Training: the loop
+# ---------------------------------------------------------------------------
+def train(s: LoopSettings, policy: RLPolicy, run_dir: Path, *, progress: ProgressFactory, say: Say,
+          label: str = "rl step", weights_suffix: str = ".pt") -> Trained:
+    """The training run, top to bottom: rl_log.jsonl, checkpoints/ and final<suffix> in ``run_dir``."""
+    import torch
+
+    t_start = time.time()
+    rubric = get_rubric(s.rubric)
+    opt = torch.optim.Adam(policy.parameters(), lr=s.lr, betas=(0.9, 0.99))
+    dev_slice, prompts = training_data(s)
+    ckpt_dir = run_dir / "checkpoints"
+    ckpt_dir.mkdir()
+    line = progress(label, s.steps)
+    line.info(
+        f"{policy.describe()}; rubric {s.rubric!r}, beta {s.beta}, {s.steps} steps x {s.prompts_per_step} prompts x "
+        f"{s.group_size} samples, lr {s.lr}"
+    )
+    watch = SliceWatch(s, dev_slice, rubric, line)
+    log = JsonlWriter(run_dir / "rl_log.jsonl")
+    records: list[dict[str, Any]] = []
+    skipped = 0
+
+    def write(rec: dict[str, Any]) -> None:
+        log.write(rec)
+        records.append(rec)
+
+    write({"step": 0, "eval": watch.evaluate(policy, 0)})
+    for step in range(1, s.steps + 1):
+        problems = [next(prompts) for _ in range(s.prompts_per_step)]
+        rec = reinforce_step(s, step, policy, opt, rubric, problems)  # sample, score, update
+        skipped += bool(rec.get("update_skipped"))
+        watch.train_rewards.append(rec["reward"])
+        if step % s.eval_every == 0 or step == s.steps:
+            rec["eval"] = watch.evaluate(policy, step)
+        write(rec)  # no wall-clock time in it: the log is byte-identical across reruns
+        if step % s.save_every == 0 and step != s.steps:
+            policy.save(ckpt_dir / f"step_{step:04d}{weights_suffix}")
+        if step % s.eval_every == 0 or step == 1:
+            line.info(story_line(rec, s.rubric, time.time() - t_start))
+        line.update(step)
+    line.clear()
+    log.close()
+    final_file = f"final{weights_suffix}"
+    final_sha = policy.save(run_dir / final_file)
+    final_name = policy.trained_name(final_sha)
+    train_seconds = time.time() - t_start
+    say(f"training done in {train_seconds:.0f}s; final policy {final_name}")
+    if skipped:
+        say(f"{skipped} of {s.steps} steps had a gradient of exactly zero (every group's rewards equal, no KL slope): "
+            "no update was made on them")
+    return Trained(policy, final_file, final_sha, final_name, records, watch.evals, watch.alarms, log.sha256,
+                   train_seconds, skipped)
+
+
+def training_data(s: LoopSettings) -> tuple[list[dict[str, Any]], Iterator[Any]]:
+    """The fixed evaluation slice (the first ``slice_items`` math_dev items) and the endless stream
+    of training problems, seeded by ``seed``, that never repeats a dev or holdout prompt."""
+    dev_path, holdout_path = DEFAULT_DATASETS
+    dev_all = read_items(dev_path)
+    excluded = [it["prompt"] for it in dev_all + read_items(holdout_path)]
+    return dev_all[: s.slice_items], problem_stream(f"rl-prompts:{s.seed}", excluded)
+
+
+def has_gradient(params: Sequence[Any]) -> bool:
+    """True when some parameter's gradient is non-zero (an update would carry evidence)."""
+    return any(p.grad is not None and bool(p.grad.any()) for p in params)
+
+
+def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubric: Any, problems: list[Any]) -> dict[str, Any]:
+    """One policy update on fresh on-policy samples; returns the step's log record."""
+    import torch
+
+    P, G = s.prompts_per_step, s.group_size
+    # 1. fresh on-policy samples: G completions for each of P new problems
+    seeds = [f"rl:{s.seed}:{step}:{i}:{j}" for i in range(P) for j in range(G)]
+    policy.train_mode(False)
+    ro = policy.generate([b.prompt for b in problems], seeds, group=G, temperature=s.temperature, max_tokens=s.max_tokens)
+    policy.train_mode(True)
+
+    # 2. rewards from the training rubric; the strict verdict rides along for the log
+    examples = [{"expected_answer": b.answer} for b in problems for _ in range(G)]
+    rewards = torch.tensor([rubric(ex, t)["reward"] for ex, t in zip(examples, ro.texts)])  # (B,)
+    strict_codes = [strict_score(ex, t)["details"]["error_code"] for ex, t in zip(examples, ro.texts)]
+
+    # 3. group baseline: advantage = reward - mean reward of the same prompt's G samples.
+    # (This is (G-1)/G times the leave-one-out advantage, so the gradient is unbiased up to that
+    # constant. We do NOT divide by the group's std: that would blow up nearly unanimous groups.)
+    r = rewards.view(P, G)
+    adv = (r - r.mean(dim=1, keepdim=True)).view(-1)  # (B,)
+    no_signal = float((r.max(dim=1).values == r.min(dim=1).values).float().mean())  # all G equal: zero gradient
+
+    # 4. log-probabilities of the chosen tokens under the policy (with grad) and under pi0 (without)
+    logp, entropy = policy.logprobs(ro)  # (B, K) each
+    with torch.no_grad():
+        logp_ref = policy.reference_logprobs(ro)  # (B, K)
+    mask = ro.mask.float()  # (B, K): 1 on chosen tokens (the completion's tokens and its end token)
+    n_tokens = mask.sum()
+
+    # 5. the loss: REINFORCE term + beta * k3 KL penalty (see policy_loss for the reasons)
+    loss, parts = policy_loss(logp, logp_ref, ro.mask, adv, s.beta)
+    k1, k3 = parts["k1"], parts["k3"]
+    opt.zero_grad(set_to_none=True)
+    loss.backward()  # advantage > 0: raise log pi of that completion's tokens; < 0: lower them
+    params = policy.parameters()
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, s.grad_clip))
+    # No evidence, no update: Adam's momentum would otherwise move the weights on a zero gradient.
+    skip = not has_gradient(params)
+    if not skip:
+        opt.step()
+
+    # 6. the step's record
+    codes = Counter(strict_codes)
+    rec = {
+        "step": step,
+        "reward": round(float(rewards.mean()), 6),
+        "strict_pass_train": round(codes["ok"] / len(strict_codes), 6),
+        "kl_k1_per_token": round(float(k1.sum() / n_tokens), 6),
+        "kl_k3_per_token": round(float(k3.sum() / n_tokens), 6),
+        "kl_k1_per_sample": round(float(k1.sum() / len(adv)), 6),
+        "entropy_per_token": round(float((entropy * mask).sum() / n_tokens), 6),
+        "no_signal_groups": round(no_signal, 6),
+        "truncated_share": round(sum(ro.truncated) / len(ro.truncated), 6),
+        "multi_number_share": round(sum(mentions_several_numbers(t) for t in ro.texts) / len(ro.texts), 6),
+        "mean_tokens": round(float(n_tokens) / len(adv), 4),
+        "pg_loss": round(float(parts["pg_loss"]), 6),
+        "kl_loss": round(float(parts["kl_loss"]), 6),
+        "grad_norm": round(grad_norm, 6),
+        "strict_codes": {k: round(codes[k] / len(strict_codes), 6) for k in sorted(codes)},
+        "example": ro.texts[0],
+    }
+    if skip:
+        rec["update_skipped"] = True  # only on such steps: a run where it never happens logs what it always did
+    return rec
+
+
+class SliceWatch:
+    """The fixed-slice measurements during training, and the Goodhart alarm they feed.
+
+    The same items and the same random numbers (``eval_seed``) at every evaluation:
+    differences between evaluations come from the policy, not from sampling luck
+    (common random numbers).
+    """
+
+    def __init__(self, s: LoopSettings, items: list[dict[str, Any]], rubric: Any, progress: Progress) -> None:
+        self.s, self.items, self.rubric, self.progress = s, items, rubric, progress
+        self.evals: list[dict[str, Any]] = []
+        self.alarms: list[str] = []
+        self.train_rewards: list[float] = []  # training rewards since the previous evaluation
+
+    def evaluate(self, policy: RLPolicy, step: int) -> dict[str, Any]:
+        """Measure, say it on stderr, check for Goodhart; return the record's "eval" entry."""
+        e = {"step": step, **slice_scores(policy, self.items, self.rubric, self.s)}
+        rewards = self.train_rewards
+        e["train_reward_interval"] = (sum(rewards) / len(rewards)) if rewards else None
+        rewards.clear()
+        self.evals.append(e)
+        line = f"[eval step {step:3d}] fixed dev slice: strict pass {e['slice_strict_pass']:.3f}"
+        if self.s.rubric != "strict":
+            line += f", {self.s.rubric} reward {e['slice_rubric_reward']:.3f}"
+        self.progress.info(line)
+        alarm = goodhart_alarm(self.evals)
+        if alarm:
+            self.alarms.append(f"step {step}: {alarm}")
+            self.progress.info(f"  GOODHART ALARM: {alarm}")
+        e["goodhart_alarm"] = alarm
+        return e
+
+
+def slice_scores(policy: RLPolicy, items: list[dict[str, Any]], rubric: Any, s: LoopSettings) -> dict[str, Any]:
+    """Strict pass rate, and the training rubric's mean reward, of the policy's samples on the fixed slice."""
+    drawn = policy.sample_items([(it["id"], it["prompt"]) for it in items], n=s.eval_samples, seed=s.eval_seed,
+                                temperature=s.temperature, max_tokens=s.max_tokens)
+    strict = proxy = 0.0
+    codes: Counter[str] = Counter()
+    n = 0
+    for it, samples in zip(items, drawn):
+        for text, _ in samples:
+            v = strict_score(it, text)
+            strict += v["reward"]
+            proxy += rubric(it, text)["reward"]
+            codes[v["details"]["error_code"]] += 1
+            n += 1
+    return {"slice_strict_pass": strict / n, "slice_rubric_reward": proxy / n, "slice_n": n,
+            "slice_items": len(items), "slice_samples_per_item": s.eval_samples,
+            "slice_codes": {k: codes[k] for k in sorted(codes)}}
+
+
+# ---------------------------------------------------------------------------
+# The loss and the alarm: the pieces of the algorithm, each readable (and tested) on its own
+# ---------------------------------------------------------------------------
+def policy_loss(logp: Any, logp_ref: Any, mask: Any, adv: Any, beta: float) -> tuple[Any, dict[str, Any]]:
+    """REINFORCE with a KL penalty. Returns (loss, parts).
+
+    logp, logp_ref: (B, K) log pi and log pi0 of the chosen tokens (logp carries gradients)
+    mask:           (B, K) bool, True on chosen tokens
+    adv:            (B,) advantages (reward minus the group mean), no gradients
+    parts:          k1, k3 (B, K) per-token KL estimates (0 off the mask), pg_loss, kl_loss (all detached, for logs)
+
+    KL to pi0, per chosen token: two estimators of KL(pi || pi0) from samples of pi:
+      k1 = log pi/pi0                      unbiased, but a single token's value can be negative;
+      k3 = (pi0/pi - 1) - log(pi0/pi)      also unbiased, never negative, lower variance (Schulman, 2020,
+                                           "Approximating KL divergence").
+    k3 enters the LOSS as a per-token penalty (as in GRPO): every token is pulled back towards pi0
+    directly, without adding noise to the advantages; its value and its gradient are exactly zero
+    while pi == pi0; and it can never reward drifting away. (The alternative, k1 folded into the
+    reward as in PPO-style RLHF, gives the exact gradient of E[r] - beta * KL, but through the noisy
+    score function.) Both estimates are logged.
+
+    The policy-gradient term is REINFORCE on whole sequences: the completion's advantage multiplies
+    the sum of its token log-probabilities (one reward per completion, credited to every token that
+    produced it), averaged over the B samples, not over tokens, so a long completion's tokens get no
+    extra weight each. Advantage > 0 raises the log-probability of that completion's tokens; < 0
+    lowers it.
+    """
+    import torch
+
+    m = mask.float()
+    log_ratio = (logp - logp_ref) * m  # (B, K): log pi/pi0 at chosen tokens, 0 elsewhere
+    k1 = log_ratio
+    k3 = (torch.exp(-log_ratio) - 1 + log_ratio) * m  # (B, K), >= 0
+    B = adv.shape[0]
+    pg_loss = -(adv[:, None] * logp * m).sum() / B
+    kl_loss = beta * k3.sum() / B
+    parts = {"k1": k1.detach(), "k3": k3.detach(), "pg_loss": pg_loss.detach(), "kl_loss": kl_loss.detach()}
+    return pg_loss + kl_loss, parts
+
+
+def goodhart_alarm(evals: list[dict[str, Any]], window: int = 3, threshold: float = 0.03) -> str:
+    """Words when, over the last ``window`` evaluations, training reward rose while strict pass fell.
+
+    Compares the newest evaluation with the one ``window - 1`` evaluations earlier:
+    the mean training reward of the steps before each (the interval since the
+    evaluation before it) and the strict pass rate on the fixed slice. Both moves
+    must exceed ``threshold`` so that sampling noise alone rarely trips it.
+
+    >>> e = [{"step": 10, "train_reward_interval": 0.4, "slice_strict_pass": 0.30},
+    ...      {"step": 15, "train_reward_interval": 0.5, "slice_strict_pass": 0.28},
+    ...      {"step": 20, "train_reward_interval": 0.6, "slice_strict_pass": 0.22}]
+    >>> goodhart_alarm(e)
+    'training reward rose 0.400 -> 0.600 (steps 10 -> 20) while the strict pass rate on the fixed slice fell 0.300 -> 0.220: the proxy is being optimised at the expense of the goal'
+    >>> goodhart_alarm(e[:2])
+    ''
+    """
+    if len(evals) < window:
+        return ""
+    old, new = evals[-window], evals[-1]
+    r_old, r_new = old.get("train_reward_interval"), new.get("train_reward_interval")
+    if r_old is None or r_new is None:
+        return ""
+    s_old, s_new = old["slice_strict_pass"], new["slice_strict_pass"]
+    if r_new - r_old > threshold and s_old - s_new > threshold:
+        return (
+            f"training reward rose {r_old:.3f} -> {r_new:.3f} (steps {old['step']} -> {new['step']}) while the strict "
+            f"pass rate on the fixed slice fell {s_old:.3f} -> {s_new:.3f}: the proxy is being optimised at the expense of the goal"
+        )
+    return ""
+
+
+_INTEGER = re.compile(r"(?<![0-9])-?[0-9]+")
+
+
+def mentions_several_numbers(text: str) -> bool:
+    r"""True when a completion names two or more different integers (hedges, lists, working lines).
+
+    >>> mentions_several_numbers("Final: 322 or 323"), mentions_several_numbers("Final: 323\nFinal: 323")
+    (True, False)
+    """
+    return len(set(_INTEGER.findall(text))) >= 2
+
+
+# ---------------------------------------------------------------------------
+# After training: the shift table, the holdout comparison, its gate, the summary
+# ---------------------------------------------------------------------------
+def write_run(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: Sequence[str] | None, t_start: float, *,
+              holdout: bool, manifest: Callable[[dict[str, Any]], dict[str, Any]], progress: ProgressFactory,
+              say: Say, tool: str, summary_extra: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Everything after training, into the temporary run directory ``tmp`` (which becomes ``final``):
+    curves, the distribution-shift table, the holdout comparison and its gate, summary.json and
+    manifest.json (built by the tool's ``manifest(summary)``, written last: a manifest means the run is complete)."""
+    write_curves(tmp, trained.records, s.rubric, title=tool)  # curves.csv, curves.png
+    summary = run_summary(s, trained)
+    summary.update(summary_extra or {})
+    trained.policy.train_mode(False)
+    shift = trained.policy.shift_report(trained.final_name)
+    if shift is not None:
+        write_text(tmp / "shift.md", shift["markdown"])
+        summary["shift"] = {k: v for k, v in shift.items() if k != "markdown"}
+    if holdout:
+        summary["holdout"] = holdout_comparison(s, tmp, final, trained, argv, progress=progress, say=say)
+    summary["wall_seconds"] = round(time.time() - t_start, 1)
+    summary["peak_rss_mb"] = peak_rss_mb()
+    written = manifest(summary)
+    write_json(tmp / "summary.json", summary)
+    write_manifest(tmp, written)
+    return summary, written
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MB.
+
+    ``VmHWM`` of ``/proc/self/status`` where it exists: ``ru_maxrss`` alone would report the peak of
+    a larger parent (Linux carries the high-water mark across fork and exec), so a run started from
+    a notebook or a benchmark that had grown would record the parent's memory, not its own.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)  # kB
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux and BSD report KiB
+
+
+def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: Sequence[str] | None, *,
+                       progress: ProgressFactory, say: Say) -> dict[str, Any]:
+    """Sample pi0 and the final policy on math_holdout with identical settings, evaluate, gate, estimate pass@1.
+
+    Files go to ``tmp``, the run directory being written; ``final`` is the name it will have,
+    which the course.eval manifests and gate.txt record.
+    """
+    holdout_path = DEFAULT_DATASETS[1]
+    items = read_items(holdout_path)
+    pairs = [(it["id"], it["prompt"]) for it in items]
+    settings = dict(seed=s.eval_seed, temperature=s.temperature, top_p=1.0, max_tokens=s.max_tokens)
+    out: dict[str, Any] = {"dataset": "data/datasets/math_holdout.jsonl", "sampling": settings | {"n_for_pass_at_1": s.holdout_samples}}
+    per_item: dict[str, list[float]] = {}
+    policy = trained.policy
+    for tag, is_pi0, name in (("pi0", True, policy.pi0_name), ("final", False, trained.final_name)):
+        line = progress(f"holdout {tag}: items", len(items) * 2)
+        # (a) one sample per item, written as frozen rollouts and scored by course.eval (the gate's input)
+        recs, _ = policy.rollout_records(pairs, pi0=is_pi0, policy_name=name, n=1, **settings, progress=line.update)
+        frozen = tmp / f"holdout_{tag}_rollouts.jsonl"
+        write_text(frozen, "".join(dumps_line(r) + "\n" for r in recs))
+        eval_dir = tmp / f"eval_{tag}_holdout"
+        # (the run is still in its temporary directory: its manifest names the rollouts where they will be)
+        _, _, eval_summary = evaluate(holdout_path, frozen, outdir=eval_dir, argv=argv, completions_recorded_as=final / frozen.name)
+        # (b) n samples per item (a selection pack) for a pass@1 estimate that is not one draw per item
+        pack, trunc_n = policy.rollout_records(pairs, pi0=is_pi0, policy_name=name, n=s.holdout_samples, **settings,
+                                               progress=lambda done: line.update(len(items) + done))
+        line.clear()
+        write_text(tmp / f"holdout_{tag}_pack.jsonl", "".join(dumps_line(r) + "\n" for r in pack))
+        rates, passed, total = [], 0, 0
+        for it, rec in zip(items, pack):
+            texts = [x["completion"] for x in rec["samples"]] if "samples" in rec else [rec["completion"]]  # n = 1: one rollout
+            k = sum(strict_score(it, t)["reward"] for t in texts)
+            rates.append(k / len(texts))
+            passed += int(k)
+            total += len(texts)
+        per_item[tag] = rates
+        lo, hi = wilson_interval(passed, total)
+        out[tag] = {
+            "policy": name,
+            "eval_dir": eval_dir.name,
+            "eval_pass_rate": eval_summary.get("pass_rate"),
+            "eval_passed": eval_summary.get("passed"),
+            "eval_n": eval_summary.get("n"),
+            "pass_at_1": round(passed / total, 4),
+            "pass_at_1_wilson95": [round(lo, 4), round(hi, 4)],
+            "passed": passed,
+            "samples": total,
+            "truncated": trunc_n,
+        }
+        say(f"holdout {tag:5s} ({name}): sampled and scored ({passed}/{total} strict passes over {len(items)} items "
+            f"x {s.holdout_samples}; one-sample course.eval run {eval_summary.get('passed')}/{eval_summary.get('n')})")
+    lo, hi = paired_bootstrap(per_item["pi0"], per_item["final"], seed=s.eval_seed)
+    # From the counts, not from the rounded rates: the one lift figure of the run.
+    lift = (out["final"]["passed"] - out["pi0"]["passed"]) / out["final"]["samples"]
+    out["items"] = len(items)
+    out["lift_pass_at_1"] = round(lift, 4)
+    out["lift_paired_bootstrap95"] = [round(lo, 4), round(hi, 4)]
+    # (the lift is the run's result: the tool states it once, on stdout, through rl_report.lift_text)
+    out["gate"] = holdout_gate(tmp, final, s.gate_min_delta, say)
+    return out
+
+
+def holdout_gate(tmp: Path, final: Path, min_delta: float, say: Say) -> dict[str, Any]:
+    """The gate's decision on the two one-sample course.eval runs (pi0 = baseline, final = candidate);
+    its report goes to gate.txt, naming the runs where they will be.
+
+    The bar: at least ``min_delta`` better, and distinguishable from noise (McNemar p < 0.05).
+    """
+    def outcomes(tag: str) -> Outcomes:
+        o = load_outcomes(str(tmp / f"eval_{tag}_holdout"))
+        return Outcomes(replace(o.run, path=final / f"eval_{tag}_holdout"), o.passed_by_id)
+
+    base, cand = outcomes("pi0"), outcomes("final")
+    result = decide(base, cand, Fraction(f"{min_delta:g}"), require_significance=True)
+    write_text(tmp / "gate.txt", "\n".join(render(result, base, cand)) + "\n")
+    verdict = result["decision"]
+    # Its report stays in gate.txt: its one-sample delta is a different figure from the pass@1 lift
+    # on stdout, and two unlabelled lifts side by side mislead.
+    say(f"course.gate on the one-sample course.eval runs: {verdict} (report: gate.txt)")
+    return {"verdict": verdict, "exit_code": 0 if verdict == "ACCEPT" else 1, "min_delta": min_delta, "require_significance": True}
+
+
+def run_summary(s: LoopSettings, trained: Trained) -> dict[str, Any]:
+    """summary.json before the tool's own fields, the shift table, the holdout and the wall time are added."""
+    summary = {
+        "rubric": s.rubric,
+        "beta": s.beta,
+        "seed": s.seed,
+        "steps": s.steps,
+        "pi0": trained.policy.pi0_name,
+        "final_policy": trained.final_name,
+        "first_eval": trained.evals[0],
+        "last_eval": trained.evals[-1],
+        "final_train": tail_means(trained.records, 5),
+        "goodhart_alarms": trained.alarms,
+        "train_seconds": round(trained.train_seconds, 1),
+        "rl_log_sha256": trained.log_sha256,
+    }
+    if trained.skipped_updates:  # (only then: a run where it never happens summarises what it always did)
+        summary["skipped_updates"] = trained.skipped_updates
+    return summary
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.learning.rl_loop"))

@@ -1,0 +1,428 @@
+"""The run writer: the one place a run directory is created, filled and made to appear.
+
+A run directory (``runs/eval_001/``: manifest.json, summary.json, ...) is a
+measurement; it must never be half-written, never collide with another run and
+never replace something the user owns. This module guarantees it for every tool:
+
+* **Reservation at the start.** ``resolve_outdir`` (or ``atomic_run_dir``) reserves
+  the destination with an exclusive ``mkdir`` of a hidden temporary sibling
+  ``.NAME.tmp`` whose first content is its ownership marker (``.owner``: this project,
+  the host, the pid, NAME; ``course.lib.records.temporaries`` owns the rule).
+  Default names (``runs/<prefix>_NNN``) skip every name that exists *or* is reserved,
+  so concurrent runs without ``--outdir`` get distinct names; a second run aimed at
+  the same ``--outdir`` fails at once instead of after its work.
+* **One moment of appearance.** The tool writes into the temporary directory; the
+  final ``rename`` is the only moment the run appears under its name.
+* **Nothing left behind.** Every exit path that Python can catch (an exception,
+  Ctrl-C, SIGTERM, SIGHUP, ``sys.exit``) removes the temporary directory: while a
+  reservation is held, SIGTERM/SIGHUP raise ``SystemExit(128 + signal)`` so the
+  context managers unwind. A process killed with SIGKILL cannot clean up; the next
+  run in the same parent directory removes temporary directories whose marker is
+  this project's and whose owner process is dead (and restores an old run a killed
+  ``--force`` had moved aside). A folder without the marker is never touched, whatever
+  its name (``.config.old``, ``.cache.tmp``): a run that needs its name says so and stops.
+* **--force replaces only runs.** ``is_project_run`` decides: the directory holds a
+  ``manifest.json`` written by this project. Anything else (a user's folder with
+  notes) is refused with one line, untouched. The old run is replaced only after
+  the new one is complete; if the swap fails the old run is put back.
+* **OS errors carry their path.** A failure of the file system (read-only, disk
+  full, name too long, a file where a directory should be) becomes one
+  ``CourseError`` line naming the user's path (never the temporary's) and the cause;
+  nothing partial is left.
+* **No NaN in a run.** ``write_json`` writes through ``course.lib.records.jsonl.dumps_pretty``, which
+  refuses NaN, infinity and anything else the reader would refuse, the last line of
+  defence behind the CLI's argument types.
+
+Usage inside a tool::
+
+    final = resolve_outdir(args.outdir, force=args.force, prefix="eval")  # reserves; fails before any work
+    with atomic_run_dir(final, force=args.force, prefix="eval") as tmp:
+        write_summary(tmp, summary, markdown)
+        write_manifest(tmp, {**environment("course.eval", argv), ...})   # last
+    # here the directory exists under its final name
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from course.errors import CourseError
+from course.lib.records import temporaries
+from course.lib.records.jsonl import dumps_pretty, encode_text, read_json
+from course.lib.records.manifest import MARKER, MARKER_FIELD
+from course.lib.records.temporaries import OWNER_FILE, clean_stale
+
+RUNS_ROOT = Path("runs")
+
+
+# ===========================================================================
+# Recognising a run of this project (the --force rule)
+# ===========================================================================
+def is_project_run(path: str | os.PathLike[str]) -> bool:
+    """True if ``path`` is a directory this project wrote as a run, so ``--force`` may replace it.
+
+    The rule: a real directory (not a symlink) whose ``manifest.json`` is a regular file
+    holding a JSON object that either carries the marker ``"written_by": "rl-foundations-llm"``
+    (every manifest since this module exists) or was written by an earlier version of the
+    project: ``"tool"`` is a string starting with ``course.`` and ``"course_version"`` is a
+    string (what ``course.lib.records.manifest.environment`` always wrote). A ``course.tinylm.sweep``
+    directory from before sweeps had a manifest is recognised by its ``sweep.csv`` and its
+    ``beta_*`` sub-runs, each a recognised run.
+    """
+    p = Path(path)
+    if p.is_symlink() or not p.is_dir():
+        return False
+    manifest = p / "manifest.json"
+    if not os.path.lexists(manifest) and (p / "sweep.csv").is_file():
+        # course.tinylm.sweep wrote no top-level manifest before this module: a sweep is
+        # recognised by its table and its per-beta runs, each a recognised run.
+        subs = [s for s in p.iterdir() if s.name.startswith("beta_")]
+        return bool(subs) and all(is_project_run(s) for s in subs)
+    if manifest.is_symlink() or not manifest.is_file():
+        return False
+    try:
+        data = read_json(manifest, "manifest")  # the one reader: regular file, capped, every JSON rule
+    except (OSError, CourseError):
+        return False
+    if data.get(MARKER_FIELD) == MARKER:
+        return True
+    tool, version = data.get("tool"), data.get("course_version")
+    return isinstance(tool, str) and tool.startswith("course.") and isinstance(version, str)
+
+
+# ===========================================================================
+# Reservations and the signal handlers that unwind them
+# ===========================================================================
+@dataclass
+class _Reservation:
+    final: Path
+    tmp: Path
+    force: bool
+
+
+_PENDING: dict[str, _Reservation] = {}
+
+
+def _key(path: Path) -> str:
+    return os.path.abspath(path)
+
+
+_os_error = temporaries.os_error
+
+
+def _in_the_way(final: Path, folder: Path, kind: str) -> CourseError:
+    """The refusal when a name this run needs is taken by a live run or by something not this project's."""
+    who = temporaries.holder(folder)
+    if who.startswith("process"):
+        doing = "is writing this directory now" if kind == "tmp" else "is replacing this run now"
+        return CourseError(f"{final}: another run ({who}) {doing}; wait for it or choose another --outdir")
+    return CourseError(
+        f"{final}: the folder {folder} is in the way and is {who}, so it was left untouched; "
+        "move it away or choose another --outdir"
+    )
+
+
+def _reserve(final: Path, *, exclusive_name: bool) -> Path | None:
+    """Make the hidden temporary sibling of ``final``, its ownership marker written first.
+
+    Returns the temporary path, or None if the name is taken (when ``exclusive_name`` the
+    caller tries the next name; otherwise it is an error naming what holds it).
+    """
+    tmp = final.parent / f".{final.name}.tmp"
+    try:
+        return temporaries.make(final)
+    except FileExistsError:
+        if clean_stale(final.parent) and not os.path.lexists(tmp):
+            return _reserve(final, exclusive_name=exclusive_name)
+        if exclusive_name:
+            return None
+        raise _in_the_way(final, tmp, "tmp") from None
+    except OSError as exc:
+        raise CourseError(f"{final.parent}: cannot create the run directory {final.name} here: {exc.strerror or exc}") from None
+
+
+def _check_destination(path: Path, *, force: bool) -> None:
+    if os.path.islink(path):
+        raise CourseError(f"{path}: is a symbolic link; give the run directory's real path")
+    name = Path(os.path.abspath(path)).name
+    cwd = os.path.abspath(os.getcwd())
+    target = os.path.abspath(path)
+    if not name or target == cwd or cwd.startswith(target.rstrip(os.sep) + os.sep):
+        raise CourseError(f"{path}: is the current directory or one of its parents; give a new directory name")
+    if len(name.encode("utf-8", "surrogateescape")) + len(".tmp") + 1 > 255:
+        raise CourseError(f"{path}: file name too long (at most 250 bytes for a run directory name)")
+    if not os.path.lexists(path):
+        return
+    if not path.is_dir():
+        raise CourseError(f"{path}: exists and is not a directory")
+    if not force:
+        raise CourseError(f"{path}: run directory already exists; pass --force to overwrite it")
+    if not is_project_run(path):
+        raise CourseError(
+            f"{path}: exists and is not a run of this project (no manifest.json written by course.*); "
+            "--force replaces only runs, so it was left untouched"
+        )
+    old = path.parent / f".{name}.old"  # where the old run will be set aside: refused now, not after the work
+    if os.path.lexists(old) and not (clean_stale(path.parent) and not os.path.lexists(old)):
+        raise _in_the_way(path, old, "old")
+
+
+def _make_parent(parent: Path) -> None:
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise CourseError(f"{parent}: exists and is not a directory") from None
+    except OSError as exc:
+        raise _os_error(exc, parent, "cannot create the directory") from None
+    if not parent.is_dir():
+        raise CourseError(f"{parent}: exists and is not a directory")
+
+
+def next_run_name(prefix: str, root: Path = RUNS_ROOT) -> Path:
+    """The first ``root/<prefix>_NNN`` that neither exists nor is reserved by a live run (no reservation made)."""
+    for i in range(1, 100_000):
+        candidate = root / f"{prefix}_{i:03d}"
+        if not os.path.lexists(candidate) and not os.path.lexists(root / f".{candidate.name}.tmp"):
+            return candidate
+    raise CourseError(f"no free run name under {root}/ for prefix {prefix!r}")
+
+
+def resolve_outdir(outdir: str | os.PathLike[str] | None, *, force: bool, prefix: str) -> Path:
+    """Check the destination and reserve it before any work is done; return the final path.
+
+    With ``outdir`` None the first free ``runs/<prefix>_NNN`` is reserved atomically.
+    The reservation is released by ``atomic_run_dir`` (which adopts it), by
+    ``release_pending`` (``course.cli.run`` calls it on every exit) or at interpreter exit.
+    """
+    if outdir is None:
+        _make_parent(RUNS_ROOT)
+        clean_stale(RUNS_ROOT)
+        for i in range(1, 100_000):
+            final = RUNS_ROOT / f"{prefix}_{i:03d}"
+            if os.path.lexists(final):
+                continue
+            tmp = _reserve(final, exclusive_name=True)
+            if tmp is None:
+                continue
+            if os.path.lexists(final):  # created between our check and our mkdir
+                temporaries.remove(tmp)
+                continue
+            _hold(_Reservation(final, tmp, force))
+            return final
+        raise CourseError(f"no free run name under {RUNS_ROOT}/ for prefix {prefix!r}")
+    final = Path(outdir)
+    held = _PENDING.get(_key(final))
+    if held is not None:
+        return final
+    _check_destination(final, force=force)
+    _make_parent(final.parent)
+    clean_stale(final.parent)
+    tmp = _reserve(final, exclusive_name=False)
+    assert tmp is not None
+    _hold(_Reservation(final, tmp, force))
+    return final
+
+
+def _hold(res: _Reservation) -> None:
+    _PENDING[_key(res.final)] = res
+    temporaries.hold(res.tmp)
+
+
+def _release(res: _Reservation) -> None:
+    temporaries.release(res.tmp)
+    _PENDING.pop(_key(res.final), None)
+
+
+def pending() -> frozenset[str]:
+    """The reservations held now (absolute final paths), to release only one's own later."""
+    return frozenset(_PENDING)
+
+
+def release_pending(keep: frozenset[str] = frozenset()) -> None:
+    """Drop every reservation not yet turned into a run, except those in ``keep``
+    (an enclosing tool's, when one tool's ``main`` runs inside another)."""
+    for key, res in list(_PENDING.items()):
+        if key not in keep:
+            _release(res)
+
+
+atexit.register(release_pending)
+
+
+_COMMITTED: list[Path] = []  # runs this process made appear, in order (the outermost one last)
+
+
+def run_tool(run_dir: str | os.PathLike[str]) -> str | None:
+    """The ``tool`` its manifest names (``course.eval``, ...), or None if it has no readable one."""
+    try:
+        manifest = read_json(Path(run_dir) / "manifest.json", "manifest")
+    except (OSError, CourseError):
+        return None
+    tool = manifest.get("tool") if isinstance(manifest, dict) else None
+    return tool if isinstance(tool, str) else None
+
+
+def committed() -> tuple[Path, ...]:
+    """The run directories this process has finished so far, in the order they appeared."""
+    return tuple(_COMMITTED)
+
+
+def _commit(res: _Reservation) -> None:
+    """Make the run appear: the final rename (after moving an old run aside under --force)."""
+    _finish(res)
+    _COMMITTED.append(res.final)
+
+
+def _finish(res: _Reservation) -> None:
+    final, tmp = res.final, res.tmp
+    (tmp / OWNER_FILE).unlink(missing_ok=True)
+    if not os.path.lexists(final):
+        try:
+            os.rename(tmp, final)  # rename(2) also replaces an *empty* directory: check the result
+        except OSError as exc:
+            raise _os_error(exc, final, "cannot move the finished run into place") from None
+        return
+    if not res.force:  # someone created it while we worked
+        raise CourseError(f"{final}: run directory appeared during the run; pass --force to overwrite it")
+    if os.path.islink(final) or not is_project_run(final):
+        raise CourseError(f"{final}: was replaced during the run by something that is not a run; left untouched")
+    old = final.parent / f".{final.name}.old"
+    try:
+        # Exclusive, marked first: a concurrent --force on the same name is refused, not interleaved,
+        # and a kill from here on leaves a folder the next run recognises as this project's.
+        temporaries.make(final, "old")
+    except FileExistsError:
+        raise _in_the_way(final, old, "old") from None
+    except OSError as exc:
+        raise CourseError(f"{final}: cannot set the old run aside: {exc.strerror or exc}") from None
+    aside = old / "run"
+    try:
+        os.rename(final, aside)
+    except OSError as exc:
+        temporaries.remove(old)
+        raise CourseError(f"{final}: cannot set the old run aside: {exc.strerror or exc}") from None
+    try:
+        os.rename(tmp, final)
+    except OSError as exc:
+        try:
+            os.rename(aside, final)  # put the old run back: it must survive any failure
+        finally:
+            temporaries.remove(old)
+        raise CourseError(f"{final}: cannot move the finished run into place (the old run was kept): {exc.strerror or exc}") from None
+    temporaries.remove(old)
+
+
+@contextmanager
+def atomic_run_dir(
+    outdir: str | os.PathLike[str] | None, *, force: bool = False, prefix: str = "run"
+) -> Iterator[Path]:
+    """Yield the temporary directory to write the run into; on success, rename it into place.
+
+    ``outdir`` is normally what ``resolve_outdir`` returned (its reservation is adopted);
+    otherwise the destination is checked and reserved here. On any exception the temporary
+    directory is removed, an ``OSError`` becomes a one-line ``CourseError`` naming the run,
+    and an existing run is left as it was.
+    """
+    final = resolve_outdir(outdir, force=force, prefix=prefix)
+    res = _PENDING[_key(final)]
+    res.force = res.force or force
+    try:
+        try:
+            yield res.tmp
+        except BrokenPipeError:  # the output's reader left (`| head -2`): course.cli's rule, not a file error
+            raise
+        except OSError as exc:
+            raise _os_error(exc, final, "could not write the run (nothing was kept)") from None
+        except CourseError as exc:  # a message naming a file of the run names it under the run's name
+            raise temporaries.in_user_terms(exc) from None
+        _commit(res)
+    finally:
+        _release(res)
+
+
+# ===========================================================================
+# Writing the standard files
+# ===========================================================================
+def dumps_json(obj: Any, first: Sequence[str] = ()) -> str:
+    """Pretty, canonical JSON with a final newline (``course.lib.records.jsonl.dumps_pretty``, the one JSON
+    writer: NaN, infinity and anything else its reader would refuse are a ``CourseError``).
+
+    Keys are sorted at every level, except that the top-level keys named in ``first`` come
+    first, in that order (the headline a reader looks for); the bytes still depend only on
+    the content, never on the order in which a dict was built.
+
+    >>> dumps_json({"b": 1, "a": {"y": 2, "x": 3}, "c": 4}, first=("c",)).split()
+    ['{', '"c":', '4,', '"a":', '{', '"x":', '3,', '"y":', '2', '},', '"b":', '1', '}']
+    """
+    return dumps_pretty(obj, first)
+
+
+def write_json(path: str | os.PathLike[str], obj: Any, first: Sequence[str] = ()) -> str:
+    """Write ``dumps_json(obj, first)``; return the sha256 of the bytes written.
+
+    A NaN or infinity anywhere in ``obj`` (or anything else the reader would refuse) is a
+    ``CourseError`` naming the file: a run never records a number that is not one.
+    """
+    try:
+        text = dumps_json(obj, first)
+    except CourseError as exc:
+        raise CourseError(f"{Path(path).name}: {exc}") from None
+    return write_text(path, text)
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> str:
+    """Write UTF-8 text; return the sha256 of the bytes written."""
+    data = encode_text(text, Path(path).name)
+    Path(path).write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+# summary.json opens with its headline, in this order (the keys a run has); the breakdown and the
+# rest follow by name. A reader who opens the file sees the pass rate first, not 100 lines of codes.
+SUMMARY_HEADLINE = (
+    "pass_rate", "pass_rate_ci95", "passed", "failed", "n", "n_missing", "mean_reward", "split", "scorer_version",
+    "kind", "N", "pass_at_1", "selection_gain",
+)
+
+
+def write_summary(run_dir: str | os.PathLike[str], summary: Any, markdown: str | None = None) -> str:
+    """``summary.json`` (headline first, see ``SUMMARY_HEADLINE``) and ``summary.md`` if given, in
+    ``run_dir``; returns summary.json's sha256."""
+    sha = write_json(Path(run_dir) / "summary.json", summary, SUMMARY_HEADLINE)
+    if markdown is not None:
+        write_text(Path(run_dir) / "summary.md", markdown)
+    return sha
+
+
+def write_manifest(run_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> str:
+    """``manifest.json``, written last (a manifest means the rest is complete), with the project marker."""
+    return write_json(Path(run_dir) / "manifest.json", {MARKER_FIELD: MARKER, **manifest})
+
+
+__all__ = [
+    "RUNS_ROOT",
+    "atomic_run_dir",
+    "clean_stale",
+    "dumps_json",
+    "is_project_run",
+    "next_run_name",
+    "pending",
+    "release_pending",
+    "resolve_outdir",
+    "write_json",
+    "write_manifest",
+    "write_summary",
+    "write_text",
+]
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.records.runs"))
