@@ -88,15 +88,17 @@ def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy
     import torch
 
     from course.llm.load import load_llm
-    from course.llm.policy import LLMPolicy
+    from course.llm.policy import LLMPolicy, read_adapter
     from course.llm.templates import FEWSHOT
 
     with torch.no_grad():
         for p in tiny_policy.parameters():
             p.add_(0.01)  # B != 0: an adapter that changes the policy
     sha = tiny_policy.save(tmp_path / "a.safetensors")
+    adapter = read_adapter(tmp_path / "a.safetensors")
+    assert adapter.sha256 == sha and (adapter.base_policy, adapter.rank, adapter.alpha) == (tiny_policy.pi0_name, 4, 8.0)
     again = LLMPolicy(load_llm(str(tiny_llm_dir)), FEWSHOT, rank=4, alpha=8.0, adapter_seed=1, threads=1,
-                      init_adapter=tmp_path / "a.safetensors")
+                      init_adapter=adapter)
     ro = tiny_policy.generate([TOY[0].prompt], ["s0", "s1"], group=2, temperature=1.0, max_tokens=4)
     assert torch.equal(tiny_policy.logprobs(ro)[0], again.logprobs(ro)[0])
     assert tiny_policy.trained_name(sha).endswith(f"+lora:{sha[:12]}")

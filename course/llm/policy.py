@@ -17,7 +17,10 @@ parameters to update, save them. ``LLMPolicy`` answers them for a transformers c
                is the KL reference too, unless a warm start (RFT) moved the starting point:
                then the reference is the warm-started policy, a frozen copy of its adapters
   parameters   the adapters' A and B matrices only; the model's own weights stay frozen
-  save         the adapters as safetensors (a few MB), named by their sha256
+  save         the adapters as safetensors (a few MB), named by their sha256; ``read_adapter``
+               reads such a file back, for ``course.llm.rl --init`` and ``course.llm.sample
+               --adapters`` alike (the project's one input opener, the course's metadata
+               checked, every fault a one-line ``CourseError``)
 
 Reading each prompt once: every prompt of a template begins with the same tokens (the chat
 header, the system prompt, the worked examples: ~110 of the ~140 tokens of a few-shot
@@ -36,20 +39,32 @@ Not a CLI; ``python -m course.llm.rl`` trains it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import torch
 import torch.nn.functional as F
 
+from course.errors import CourseError
 from course.lib.records.formats import PROMPT_TEMPLATE
-from course.lib.records.jsonl import dumps_line
+from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
 from course.llm.lora import TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored, load_adapter_state
 from course.llm.sampling import _cache_of, encode_prompts, generate, sample_items
 from course.llm.templates import PromptTemplate, get_template, render
 from course.tinylm.policy import Rollouts
 from course.tinylm.rollouts import rollout_records
+
+
+# The one metadata key of a saved adapter file: JSON {"base_policy", "rank", "alpha", "targets"}.
+ADAPTER_METADATA = "course.llm.lora"
+# The largest adapter file read. An adapter costs 4 bytes per number: rank 8 on SmolLM2's seven
+# projections is 9.8 MB, and course.llm.rl's largest --lora-rank (256) is 313 MB; 512 MiB holds that
+# with room, and a file beyond it is not the course's (the whole file is read into memory, then parsed).
+ADAPTER_FILE_LIMIT = 512 << 20
+ADAPTER_EXPECTED = "a LoRA adapter file (.safetensors, as course.llm.rl saves)"
 
 
 def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
@@ -151,13 +166,18 @@ class LLMPolicy:
     """
 
     def __init__(self, llm: Any, template: PromptTemplate, *, rank: int, alpha: float, adapter_seed: int,
-                 threads: int, init_adapter: Path | None = None) -> None:
+                 threads: int, init_adapter: AdapterFile | None = None) -> None:
         self.llm, self.template, self.threads = llm, template, threads
         self.model, self.tokenizer = llm.model, llm.tokenizer
         self.rank, self.alpha, self.adapter_seed = rank, alpha, adapter_seed
+        if init_adapter is not None:  # before the model is touched: a refusal leaves it as loaded
+            _check_fits(init_adapter, llm.policy, rank, alpha)
         add_lora(self.model, rank=rank, alpha=alpha, seed=adapter_seed)
         if init_adapter is not None:
-            load_adapter_state(self.model, _read_adapter(init_adapter))
+            try:
+                load_adapter_state(self.model, init_adapter.state)
+            except ValueError as exc:  # names or shapes that are not this model's
+                raise CourseError(f"{init_adapter.path}: {exc}") from None
         self.model.eval()
         # The KL reference: pi0 (adapters off) until ``anchor_reference`` makes it the policy as it is then.
         self.anchored = False
@@ -243,7 +263,7 @@ class LLMPolicy:
         # ONE metadata key: safetensors writes a metadata mapping in no fixed order, and the same
         # adapters must always be the same bytes (the trained policy is named by their sha256).
         about = {"base_policy": self.pi0_name, "rank": self.rank, "alpha": self.alpha, "targets": list(TARGETS)}
-        save_file(dict(sorted(adapter_state(self.model).items())), str(path), metadata={"course.llm.lora": dumps_line(about)})
+        save_file(dict(sorted(adapter_state(self.model).items())), str(path), metadata={ADAPTER_METADATA: dumps_line(about)})
         return sha256_file(path)
 
     def trained_name(self, sha256: str) -> str:
@@ -253,10 +273,92 @@ class LLMPolicy:
         return None  # no frozen pi0 rollouts are compared here: eval_pi0_holdout/ is pi0's side
 
 
-def _read_adapter(path: Path) -> dict[str, torch.Tensor]:
-    from safetensors.torch import load_file
+@dataclass(frozen=True)
+class AdapterFile:
+    """A saved adapter file, read and checked: its tensors, what its metadata says, its sha256."""
 
-    return load_file(str(path))
+    path: str
+    state: dict[str, torch.Tensor]
+    base_policy: str  # the policy (model) the adapters were trained on: pi0's name
+    rank: int
+    alpha: float
+    targets: tuple[str, ...]
+    sha256: str  # of the bytes read: the trained policy's name is made from it
+
+    def about(self) -> dict[str, Any]:
+        """What a manifest records beside the file's fingerprint."""
+        return {"base_policy": self.base_policy, "rank": self.rank, "alpha": self.alpha, "targets": list(self.targets)}
+
+
+def read_adapter(path: str | Path) -> AdapterFile:
+    """Read a saved adapter file (``LLMPolicy.save``'s) through the project's input opener.
+
+    A FIFO, a device or a directory is refused without waiting, a file over ``ADAPTER_FILE_LIMIT``
+    without reading it; then the safetensors header is checked by hand (its length, its JSON, the
+    course's metadata) before safetensors parses the tensors from the same bytes, so the sha256 that
+    names the policy is the sha256 of exactly what was loaded. Anything wrong: ``CourseError``
+    ``path: what is wrong``. Whether the tensors fit a model is ``LLMPolicy``'s check.
+    """
+    data = read_input(path, ADAPTER_EXPECTED, ADAPTER_FILE_LIMIT)
+    about = _adapter_metadata(data, path)
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    try:
+        state = load(data)
+    except (SafetensorError, ValueError, RuntimeError) as exc:  # the header passed; the tensors' bytes did not
+        raise CourseError(f"{path}: not a readable safetensors file ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+    return AdapterFile(path=str(path), state=state, sha256=hashlib.sha256(data).hexdigest(), **about)
+
+
+def _adapter_metadata(data: bytes, path: str | Path) -> dict[str, Any]:
+    """The course's metadata of a safetensors file's bytes, checked field by field (``CourseError`` otherwise).
+
+    A safetensors file is an 8-byte little-endian header length, that many bytes of JSON header
+    (``__metadata__`` holds string metadata), then the tensors' bytes.
+    """
+    if len(data) < 8:
+        raise CourseError(f"{path}: not a safetensors file ({len(data)} bytes; expected {ADAPTER_EXPECTED})")
+    size = int.from_bytes(data[:8], "little")
+    if size > len(data) - 8:
+        raise CourseError(f"{path}: not a safetensors file (its first 8 bytes announce a {size:,}-byte header, "
+                          f"the file holds {len(data) - 8:,} more bytes): truncated, or another format")
+    try:
+        text = data[8 : 8 + size].decode("utf-8")
+    except UnicodeDecodeError:
+        raise CourseError(f"{path}: not a safetensors file (its header is not UTF-8 JSON)") from None
+    header = loads_document(text, path, "safetensors header")
+    metadata = header.get("__metadata__")
+    raw = metadata.get(ADAPTER_METADATA) if isinstance(metadata, dict) else None
+    if not isinstance(raw, str):
+        raise CourseError(f"{path}: a safetensors file without the course's {ADAPTER_METADATA!r} metadata: "
+                          "not adapters saved by course.llm.rl")
+    about = loads_document(raw, path, f"{ADAPTER_METADATA!r} metadata")
+    base, rank, alpha, targets = (about.get(k) for k in ("base_policy", "rank", "alpha", "targets"))
+    problems = []
+    if not isinstance(base, str) or not base:
+        problems.append("base_policy must be a policy name")
+    if type(rank) is not int or rank < 1:
+        problems.append("rank must be a positive integer")
+    if type(alpha) not in (int, float) or not alpha > 0:
+        problems.append("alpha must be a positive number")
+    if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
+        problems.append("targets must be a list of layer names")
+    if problems:
+        raise CourseError(f"{path}: the {ADAPTER_METADATA!r} metadata is malformed: {'; '.join(problems)}")
+    return {"base_policy": base, "rank": rank, "alpha": float(alpha), "targets": tuple(targets)}
+
+
+def _check_fits(adapter: AdapterFile, policy: str, rank: int, alpha: float) -> None:
+    """``CourseError`` unless the adapters were trained on ``policy`` with this rank, alpha and targets."""
+    if adapter.base_policy != policy:
+        raise CourseError(f"{adapter.path}: these adapters were trained on {adapter.base_policy}, but the loaded model is "
+                          f"{policy}; load the model they were trained on (--model)")
+    if (adapter.rank, adapter.alpha) != (rank, alpha):
+        raise CourseError(f"{adapter.path}: adapters of rank {adapter.rank}, alpha {adapter.alpha:g}; "
+                          f"this policy has rank {rank}, alpha {alpha:g} (--lora-rank, --lora-alpha)")
+    if adapter.targets != TARGETS:
+        raise CourseError(f"{adapter.path}: adapters on {'/'.join(adapter.targets)}; the course adapts {'/'.join(TARGETS)}")
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

