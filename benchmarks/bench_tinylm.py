@@ -92,6 +92,11 @@ def sampling_throughput() -> float:
     return float(out.stdout.strip())
 
 
+# Library modules the baseline's source imports under their paths of the time (issue 25 grouped course/lib).
+MOVED = {"course.lib.manifest": "course.lib.records.manifest", "course.lib.jsonl": "course.lib.records.jsonl",
+         "course.lib.formats": "course.lib.records.formats"}
+
+
 def _revision_modules(rev: str) -> tuple[Any, Any]:
     """course/tinylm/model.py and policy.py as they were at git revision ``rev``, as fresh modules."""
     def source(path: str) -> str:
@@ -101,6 +106,8 @@ def _revision_modules(rev: str) -> tuple[Any, Any]:
     for name, path, src in (("_baseline_tinylm_model", "course/tinylm/model.py", source("course/tinylm/model.py")),
                             ("_baseline_tinylm_policy", "course/tinylm/policy.py", source("course/tinylm/policy.py"))):
         src = src.replace("from course.tinylm.model import", "from _baseline_tinylm_model import")
+        for old, new in MOVED.items():  # the library has moved since (course/lib in folders): same modules, new paths
+            src = src.replace(f"from {old} import", f"from {new} import")
         mod = types.ModuleType(name)
         sys.modules[name] = mod  # dataclasses look their module up while the class is built
         exec(compile(src, f"{rev}:{path}", "exec"), mod.__dict__)
