@@ -29,8 +29,7 @@ END = "<!-- END GENERATED -->"
 # The figures the README shows (benchmark -> (figure key, label)): the ones a newcomer asks about first.
 # Everything else, and the full records, are on the benchmarks page.
 README_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
-    "bench_suite": (("median_seconds", "`python -m pytest`, median of the recorded runs"),
-                    ("first_run_seconds", "the first run (caches cold)"), ("passed", "tests passed")),
+    "bench_suite": (("median_seconds", "`python -m pytest`, median of the recorded runs"), ("passed", "tests passed")),
     "bench_llm_rl": (("wall_seconds", "wall time of the whole run"), ("warm_start_seconds", "of which the RFT warm start"),
                      ("train_seconds", "of which the RL steps"), ("peak_rss_mb", "peak memory"),
                      ("holdout_pi0_pass_at_1", "math_holdout strict pass@1, pi0"),
@@ -150,8 +149,9 @@ def readme_block(records: Mapping[str, Mapping[str, Any]]) -> str:
                 unit = f["unit"] if f["unit"] in ("", "×") else f" {f['unit']}"
                 lines.append(f"| {label} | {fmt(f['value'])}{unit} |")
         lines.append("")
-        lines += [r for r in record.get("remarks", []) if r.startswith("Targets")] + [""] * any(
-            r.startswith("Targets") for r in record.get("remarks", []))
+        for remark in record.get("remarks", []):  # the verdicts: the holdout line with the gate's decision, the targets
+            if remark.startswith(("Holdout", "Targets")):
+                lines += [remark, ""]
     return "\n".join([*lines, END])
 
 
