@@ -53,7 +53,7 @@ def build_parser():  # type: ignore[no-untyped-def]
         "python -m course.datasets",
         "Import outside question/answer data (GSM8K release files, Hugging Face datasets, parquet, JSONL) "
         "into the course's dataset format, with stable ids and integer answers.",
-        "  python -m course.datasets import --format gsm8k tests/data/gsm8k_sample.jsonl --out runs/gsm8k_sample.jsonl\n"
+        "  python -m course.datasets import --format gsm8k tests/data/bridges/gsm8k_sample.jsonl --out runs/gsm8k_sample.jsonl\n"
         "  python -m course.eval --dataset runs/gsm8k_sample.jsonl --completions ROLLOUTS.jsonl",
     )
     sub = p.add_subparsers(dest="command", required=True)

@@ -65,3 +65,24 @@ def test_a_library_module_answers_help_with_what_it_is_and_exit_0():
     proc = subprocess.run([sys.executable, "-m", "course.cli", "--help"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0
     assert "course.cli is a library module, not a tool" in proc.stdout and proc.stderr == ""
+
+
+def test_every_bundled_file_a_tools_help_example_names_exists() -> None:
+    # A worked example that names a missing file fails for the first student who pastes it
+    # (course.datasets' example once pointed at tests/data/gsm8k_sample.jsonl, which never existed).
+    import importlib
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    missing = []
+    for tool in TOOLS:
+        module = importlib.import_module(tool.module)
+        parser = getattr(module, "build_parser", None)
+        if parser is None:
+            continue
+        text = parser().format_help()
+        for path in re.findall(r"(?<![\w/.])((?:data|tests)/[\w./-]+\.(?:jsonl|json|csv|txt))", text):
+            if not (repo / path).is_file():
+                missing.append(f"{tool.module}: {path}")
+    assert not missing, missing
