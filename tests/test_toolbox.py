@@ -77,7 +77,10 @@ def test_every_bundled_file_a_tools_help_example_names_exists() -> None:
     repo = Path(__file__).resolve().parent.parent
     missing = []
     for tool in TOOLS:
-        module = importlib.import_module(tool.module)
+        try:
+            module = importlib.import_module(tool.module)
+        except ImportError:  # its extra is not installed: checked where it is (CI installs every extra)
+            continue
         parser = getattr(module, "build_parser", None)
         if parser is None:
             continue
