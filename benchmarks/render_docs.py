@@ -31,8 +31,8 @@ END = "<!-- END GENERATED -->"
 # Everything else, and the full records, are on the benchmarks page.
 README_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
     "bench_suite": (("median_seconds", "`python -m pytest`, median of the recorded runs"), ("passed", "tests passed")),
-    "bench_llm_rl": (("wall_seconds", "wall time of the whole run"), ("warm_start_seconds", "of which the RFT warm start"),
-                     ("train_seconds", "of which the RL steps"), ("peak_rss_mb", "peak memory"),
+    "bench_llm_rl": (("wall_seconds", "wall time of one whole run (the slowest seed)"), ("warm_start_seconds", "of which the RFT warm start"),
+                     ("train_seconds", "of which the RL steps"), ("peak_rss_mb", "peak memory (the largest of the runs)"),
                      ("holdout_pi0_pass_at_1", "math_holdout strict pass@1, pi0"),
                      ("seed*_lift_points", ""), ("mean_lift_points", "the mean lift over the seeds")),
 }
