@@ -8,7 +8,7 @@ rollout file (in a temporary directory, deleted afterwards), then runs the
 whole pipeline — read and validate both files, score, write results.jsonl,
 summary.json, summary.md and the manifest — in a fresh child process, and
 reports wall time, lines per second and the child's peak resident memory
-(``record.peak_rss_kib``: the child's own VmHWM). "Flat" means peak memory grows only
+(``course.lib.records.manifest.peak_rss_kib``: the child's own VmHWM). "Flat" means peak memory grows only
 by the duplicate-id check, an 8-byte digest per dataset id in a table at most
 half full (16 to 32 bytes per id, ~17 MB at a million ids); everything else is
 one line at a time.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import inspect
 import json
 import os
 import platform
@@ -36,6 +37,9 @@ from typing import Any, Sequence
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 RESULTS = BENCH_DIR / "results"
+if str(ROOT) not in sys.path:  # `python benchmarks/x.py` puts benchmarks/ first, not the project
+    sys.path.insert(1, str(ROOT))
+from course.lib.records.manifest import peak_rss_kib  # noqa: E402  (standard library only, like the core)
 
 
 @dataclass(frozen=True)
@@ -121,28 +125,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
 BY_NAME = {b.name: b for b in BENCHMARKS}
 
 
-def peak_rss_kib() -> int:
-    """This process's own peak resident memory, in KiB: what a benchmark's child reports about itself.
-
-    Not ``getrusage(RUSAGE_SELF).ru_maxrss`` alone: Linux carries a parent's high-water mark across
-    fork and exec, so a child started by a benchmark that had grown (it generated a million lines)
-    reported the parent's peak, not its own. ``VmHWM`` belongs to the child's own address space;
-    ``ru_maxrss`` is the fallback where ``/proc`` does not exist.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-# The first line of every benchmark child's code: ``peak_rss_kib`` importable in the child.
-CHILD_PRELUDE = f"import sys; sys.path.insert(0, {str(BENCH_DIR)!r}); from record import peak_rss_kib\n"
+# The first lines of every benchmark child's code: the SOURCE of ``peak_rss_kib`` (the child's own peak
+# memory, not its parent's; see course.lib.records.manifest), so that a child running another tree
+# (bench_report's pre-#26 baseline, whose course package has no such function) measures the same way.
+CHILD_PRELUDE = inspect.getsource(peak_rss_kib) + "\n\n"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

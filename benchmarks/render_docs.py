@@ -136,23 +136,18 @@ def readme_block(records: Mapping[str, Mapping[str, Any]]) -> str:
         m, load = record["machine"], record["load_average_1min"]
         lines += [f"Recorded {record['date']}, {m['cores']} cores, 1-minute load {fmt(load['start'])} → {fmt(load['end'])}, "
                   f"commit `{record.get('commit')}`.", ""]
-        if name == "bench_llm_rl":
-            command = next((r for r in record.get("remarks", []) if r.startswith("Command")), None)
-            if command:
-                lines += [command, ""]
+        remarks = record.get("remarks", [])
+        lines += [r for remark in remarks if remark.startswith("Command") for r in (remark, "")]  # how to rerun it
         figures = {f["key"]: f for f in record["figures"]}
         lines += ["| figure | value |", "|---|---:|"]
         for key, label in wanted:
             # a pattern ("seed*_lift_points"): every figure it matches, under its own label (one row per seed)
             chosen = [(f, f["what"]) for k, f in figures.items() if fnmatch.fnmatchcase(k, key)] if "*" in key else (
                 [(figures[key], label)] if key in figures else [])
-            for f, text in chosen:
-                unit = f["unit"] if f["unit"] in ("", "×") else f" {f['unit']}"
-                lines.append(f"| {text} | {fmt(f['value'])}{unit} |")
+            lines += [_row(text, f) for f, text in chosen]
         lines.append("")
-        for remark in record.get("remarks", []):  # the verdicts: the holdout line with the gate's decision, the targets
-            if remark.startswith(("Holdout", "Targets")):
-                lines += [remark, ""]
+        # the verdicts: each holdout line with the gate's decision, and the targets
+        lines += [r for remark in remarks if remark.startswith(("Holdout", "Targets")) for r in (remark, "")]
     return "\n".join([*lines, END])
 
 
@@ -164,14 +159,18 @@ def splice(text: str, block: str, where: str = "README.md") -> str:
     return text[:start] + block + text[end + len(END):]
 
 
+def _row(label: str, figure: Mapping[str, Any]) -> str:
+    """One table row: the label, the value and its unit (a ratio's × and a bare number take no space)."""
+    unit = figure["unit"] if figure["unit"] in ("", "×") else f" {figure['unit']}"
+    return f"| {label} | {fmt(figure['value'])}{unit} |"
+
+
 def section_body(record: Mapping[str, Any]) -> list[str]:
     lines = [_where(record), "", "```text", record["command"], "```", ""]
     if record.get("note"):
         lines += [f"Note from whoever recorded it: {record['note']}", ""]
     lines += ["| figure | value |", "|---|---:|"]
-    for f in record["figures"]:
-        unit = f['unit'] if f["unit"] in ("", "×") else f" {f['unit']}"
-        lines.append(f"| {f['what']} | {fmt(f['value'])}{unit} |")
+    lines += [_row(f["what"], f) for f in record["figures"]]
     lines.append("")
     for remark in record.get("remarks", []):
         lines += [remark, ""]

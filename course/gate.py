@@ -3,7 +3,7 @@
     python -m course.gate --baseline runs/demo_eval_clean --candidate runs/demo_eval_modified --min-delta 0.00
 
 Three questions, in this order: the Locked Room (were both runs measured under the same
-conditions: dataset, split, rubric, scorer, sampling, selection compute?), the bar
+conditions: dataset, split, rubric, scorer, sampling, prompt template, selection compute?), the bar
 (candidate - baseline >= --min-delta, computed exactly) and the noise (a paired exact McNemar
 test and a Newcombe interval). ``course.lib.evaluation.locked_room`` decides and renders; this module
 parses the command line and prints.
@@ -12,9 +12,7 @@ Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
 directory, a run from a tool the gate cannot compare, results.jsonl edited after
 the run, a count in summary.json or manifest.json that is not an integer).
 
-Everything printed that was read from a run directory (split, policy, seeds,
-paths) goes through ``course.lib.visible``: a hand-edited manifest cannot put a raw
-control or bidi character on the terminal, and ``--json`` escapes them too.
+What it prints from a run directory is made visible first (the library's docstring says how).
 """
 
 from __future__ import annotations

@@ -14,24 +14,14 @@ from pathlib import Path
 import pytest
 
 from course.lib.records.manifest import PROJECT_ROOT
-from course.lib.spec.problems import Problem
+from rl_toy import TOY, loop_settings
 
 HAVE_LLM = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "safetensors"))
 pytestmark = pytest.mark.skipif(not HAVE_LLM, reason="the llm extra is not installed")
 
-TOY = [
-    Problem(prompt="Compute 2 + 3. Output exactly one line: Final: <int>", answer=5, kind="add", operands=(2, 3)),
-    Problem(prompt="Compute 7 * 9. Output exactly one line: Final: <int>", answer=63, kind="mul", operands=(7, 9)),
-]
-
 
 def settings(**changes):  # type: ignore[no-untyped-def]
-    from course.lib.learning.rl_loop import LoopSettings
-
-    base = dict(rubric="strict", seed=0, beta=0.0, steps=1, prompts_per_step=2, group_size=2, lr=1e-2, grad_clip=1.0,
-                temperature=1.0, max_tokens=6, eval_every=1, eval_samples=1, slice_items=2, holdout_samples=1,
-                eval_seed=0, save_every=1, gate_min_delta=0.1)
-    return LoopSettings(**(base | changes))
+    return loop_settings(**({"group_size": 2} | changes))  # groups of 2: the smallest group that has a baseline
 
 
 @pytest.fixture

@@ -10,23 +10,11 @@ import importlib.util
 
 import pytest
 
-from course.lib.spec.problems import Problem
+from rl_toy import TOY, loop_settings
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
 
-TOY = [
-    Problem(prompt="Compute 2 + 3. Output exactly one line: Final: <int>", answer=5, kind="add", operands=(2, 3)),
-    Problem(prompt="Compute 7 * 9. Output exactly one line: Final: <int>", answer=63, kind="mul", operands=(7, 9)),
-]
-
-
-def settings(**changes):  # type: ignore[no-untyped-def]
-    from course.lib.learning.rl_loop import LoopSettings
-
-    base = dict(rubric="strict", seed=0, beta=0.0, steps=1, prompts_per_step=2, group_size=4, lr=1e-2, grad_clip=1.0,
-                temperature=1.0, max_tokens=6, eval_every=1, eval_samples=1, slice_items=2, holdout_samples=1,
-                eval_seed=0, save_every=1, gate_min_delta=0.1)
-    return LoopSettings(**(base | changes))
+settings = loop_settings  # the toy settings tests/test_llm_rl.py uses too (tests/rl_toy.py)
 
 
 def tiny_lm_policy():  # type: ignore[no-untyped-def]

@@ -24,9 +24,9 @@ Three questions, in this order:
    sentence on whether the change is distinguishable from noise.
    ``--require-significance`` adds "p < 0.05" to the bar.
 
-Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
-directory, a run from a tool the gate cannot compare, results.jsonl edited after
-the run, a count in summary.json or manifest.json that is not an integer).
+Unusable input (a missing or corrupt run directory, a run from a tool the gate cannot
+compare, results.jsonl edited after the run) is a ``CourseError``; ``course.gate`` turns
+the three outcomes into its exit codes.
 
 Everything printed that was read from a run directory (split, policy, seeds,
 paths) goes through ``course.lib.visible``: a hand-edited manifest cannot put a raw

@@ -40,7 +40,6 @@ stderr) and ``progress`` (a factory of progress lines, ``course.tinylm.progress.
 from __future__ import annotations
 
 import re
-import resource
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -52,6 +51,7 @@ from course.instrument.rubrics import get_rubric
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.evaluation.pipeline import evaluate
 from course.lib.records.jsonl import JsonlWriter, dumps_line
+from course.lib.records.manifest import peak_rss_kib
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.records.runs import write_json, write_manifest, write_text
 from course.lib.stats import paired_bootstrap, wilson_interval
@@ -481,20 +481,8 @@ def write_run(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: S
 
 
 def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far, in MB.
-
-    ``VmHWM`` of ``/proc/self/status`` where it exists: ``ru_maxrss`` alone would report the peak of
-    a larger parent (Linux carries the high-water mark across fork and exec), so a run started from
-    a notebook or a benchmark that had grown would record the parent's memory, not its own.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return round(int(line.split()[1]) / 1024, 1)  # kB
-    except OSError:
-        pass
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux and BSD report KiB
+    """Peak resident memory of this process so far, in MB (its own: ``manifest.peak_rss_kib``)."""
+    return round(peak_rss_kib() / 1024, 1)
 
 
 def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: Sequence[str] | None, *,

@@ -168,6 +168,26 @@ def shown_here(recorded: str) -> str:
     under_root = PROJECT_ROOT / recorded
     return str(under_root) if under_root.exists() else recorded
 
+def peak_rss_kib() -> int:
+    """This process's own peak resident memory, in KiB (what a run or a benchmark child records).
+
+    ``VmHWM`` of ``/proc/self/status`` where it exists. Not ``getrusage(RUSAGE_SELF).ru_maxrss``
+    alone: Linux carries a parent's high-water mark across fork and exec, so a run started by a
+    larger process (a notebook, a benchmark that generated a million lines) would report the
+    parent's peak, not its own. ``ru_maxrss`` (KiB on Linux) is the fallback without ``/proc``.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
