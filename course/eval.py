@@ -7,6 +7,14 @@ Run it (no arguments = the bundled dev set and its frozen rollouts)::
         --completions data/rollouts/frozen_rollouts_dev.jsonl --outdir runs/demo_eval_clean
     python -m course.eval --rubric contains_answer      # measure with a hackable rubric (not comparable with strict)
 
+Past one process (docs/scaling.md): ``--shard K/N`` writes part K of N (K from 0), and
+``python -m course.eval merge PARTS... --outdir RUN`` checks the parts and writes the run one
+process would have written, byte for byte (``course.lib.evaluation.shards``)::
+
+    python -m course.eval --shard 0/2 --outdir runs/part_0
+    python -m course.eval --shard 1/2 --outdir runs/part_1
+    python -m course.eval merge runs/part_0 runs/part_1 --outdir runs/merged
+
 The pipeline (reading, scoring, the run directory and its files) is
 ``course.lib.evaluation.pipeline``; this module parses the command line and prints.
 """
@@ -22,6 +30,7 @@ from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
 from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, rubric_line
+from course.lib.evaluation.shards import merge_eval_runs, parse_shard
 from course.lib.evaluation.summary import breakdown_lines, pass_rate_line
 from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.records.manifest import PROJECT_ROOT, shown_here
@@ -52,7 +61,15 @@ EXAMPLE = """\
   python -m course.eval --dataset data/datasets/math_dev.jsonl \\
       --completions data/rollouts/frozen_rollouts_dev.jsonl --outdir runs/demo_eval_clean
   python -m course.eval --rubric contains_answer --outdir runs/demo_eval_contains
-  python -m course.inspect_run --run runs/demo_eval_clean --only-fails --top-k 5 --show 2"""
+  python -m course.inspect_run --run runs/demo_eval_clean --only-fails --top-k 5 --show 2
+  python -m course.eval --shard 0/2 --outdir runs/part_0 && python -m course.eval --shard 1/2 --outdir runs/part_1
+  python -m course.eval merge runs/part_0 runs/part_1 --outdir runs/merged   # = the one-process run, byte for byte"""
+MERGE = "merge"  # `python -m course.eval merge PARTS...`: the one subcommand; any other first argument is today's tool
+MERGE_EXAMPLE = """\
+  python -m course.eval --shard 0/2 --outdir runs/part_0
+  python -m course.eval --shard 1/2 --outdir runs/part_1
+  python -m course.eval merge runs/part_0 runs/part_1 --outdir runs/merged
+  python -m course.gate --baseline runs/demo_eval_clean --candidate runs/merged --min-delta 0.00"""
 
 
 def _resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path, Path]:
@@ -64,6 +81,9 @@ def _resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path,
 
 
 def _main(args_in: Sequence[str] | None) -> int:
+    given = list(sys.argv[1:] if args_in is None else args_in)
+    if given[:1] == [MERGE]:  # a subcommand only by its first word, so every command line of before means what it did
+        return _merge(given[1:], args_in)
     parser = make_parser(
         "python -m course.eval",
         "Score every completion against its dataset item with the strict verifier (or another rubric, "
@@ -88,6 +108,12 @@ def _main(args_in: Sequence[str] | None) -> int:
              f"to measure what a weak reward would report ({', '.join(RUBRICS)}; see python -m course.rubrics). "
              "The rubric is a Locked Room field: course.gate refuses to compare runs scored by different rubrics",
     )
+    parser.add_argument(
+        "--shard", type=parse_shard, metavar="K/N",
+        help="score only part K of N (K from 0 to N-1): the items at dataset positions p with p mod N = K. Both files "
+             "are still read and checked whole; the manifest records the shard, and `python -m course.eval merge` "
+             "joins the N parts into the one-process run (docs/scaling.md)",
+    )
     parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
     args = parser.parse_args(args_in)
 
@@ -95,7 +121,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     progress = _progress_printer()
     run_dir, manifest, summary = evaluate(
         dataset, completions, outdir=args.outdir, force=args.force, allow_missing=args.allow_missing,
-        split=args.split, argv=args_in, progress=progress, rubric=args.rubric,
+        split=args.split, argv=args_in, progress=progress, rubric=args.rubric, shard=args.shard,
     )
     if progress is not None:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
@@ -104,6 +130,41 @@ def _main(args_in: Sequence[str] | None) -> int:
     if args.json:
         print(dumps_safe({"run_dir": str(run_dir), "summary": summary}, sort_keys=True, indent=2))
         return EXIT_OK
+    if args.shard is not None:
+        print(f"Part {args.shard.label} of a sharded run: {summary['n']} items of its shard "
+              f"(merge the {args.shard.count} parts with python -m course.eval merge PARTS... --outdir RUN)")
+    _print_run(run_dir, manifest, summary)
+    return EXIT_OK
+
+
+def _merge(given: list[str], args_in: Sequence[str] | None) -> int:
+    parser = make_parser(
+        "python -m course.eval merge",
+        "Join the parts of a sharded evaluation (course.eval --shard K/N, one run directory per part) into the run "
+        "one process would have written: the same results.jsonl and summary.json, byte for byte. Refuses parts "
+        "whose fingerprints or settings differ, a missing or repeated shard, and any id missing, repeated or not "
+        "in the dataset.",
+        MERGE_EXAMPLE,
+    )
+    parser.add_argument("parts", nargs="+", metavar="PART", help="the part run directories, in any order")
+    parser.add_argument("--outdir", help="run directory to create (default: the next free runs/eval_NNN)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    parser.add_argument("--dataset", help="the dataset the parts measured, if not at the path their manifests record "
+                        "(its sha256 must be the recorded one)")
+    parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
+    args = parser.parse_args(given)
+    run_dir, manifest, summary = merge_eval_runs(args.parts, outdir=args.outdir, force=args.force,
+                                                 dataset=args.dataset, argv=args_in)
+    if args.json:
+        print(dumps_safe({"run_dir": str(run_dir), "summary": summary}, sort_keys=True, indent=2))
+        return EXIT_OK
+    print(f"Merged {len(args.parts)} parts: every one of the {summary['n']} dataset items exactly once")
+    _print_run(run_dir, manifest, summary)
+    return EXIT_OK
+
+
+def _print_run(run_dir: object, manifest: dict, summary: dict) -> None:
+    """What course.eval prints about a run it wrote (a whole run, a part, or parts merged)."""
     print(
         f"Evaluated {summary['n']} items: {visible(shown_here(manifest['dataset']['path']))} "
         f"(split {visible(manifest['split'] or 'unknown')}) "
@@ -113,6 +174,9 @@ def _main(args_in: Sequence[str] | None) -> int:
     rubric = rubric_line(manifest)
     if rubric:
         print(rubric)
+    if not summary["n"]:  # a part whose shard holds no item (more parts than items)
+        print(f"Wrote {visible(str(run_dir))}/ (no items in this shard)")
+        return
     print(pass_rate_line(summary["passed"], summary["n"]))
     print(f"Mean reward: {summary['mean_reward']:.3f}")
     lines = breakdown_lines(summary)
@@ -123,7 +187,6 @@ def _main(args_in: Sequence[str] | None) -> int:
         print(f"Missing completions scored as failures: {summary['n_missing']}")
     print(f"Wrote {visible(str(run_dir))}/ (manifest.json, results.jsonl, summary.json, summary.md)")
     print(f"Inspect failures: {inspect_failures_command(run_dir)}")
-    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -334,6 +334,13 @@ def load_outcomes(path: str) -> Outcomes:
             f"{where}: written by {shown(tool, 60) if tool else 'an unknown tool'}; the gate compares runs of "
             f"{' or '.join(GATEABLE_TOOLS)}"
         )
+    shard = run_dir.manifest.get("shard")
+    if shard is not None:  # a part measures the items of its shard, not the dataset its fingerprint names
+        part = f"{shard.get('index')}/{shard.get('count')}" if isinstance(shard, dict) else shown(shard, 40)
+        raise CourseError(
+            f"{where}: is part {shown(part, 40)} of a sharded run, not a measurement of the whole dataset; merge its parts "
+            "first (python -m course.eval merge PARTS... --outdir RUN) and gate the merged run"
+        )
     for key in ("dataset_fingerprint", "scorer_version", "results_sha256"):
         if key not in run_dir.manifest:
             raise CourseError(f"{where}: missing '{key}'; not a complete scoring run")

@@ -46,6 +46,7 @@ from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
 from course.instrument.rubrics import Rubric, ScoreFn, get_rubric
+from course.lib.evaluation.shards import SHARD_FIELD, Shard
 from course.lib.evaluation.summary import Tally, missing_result, render_summary_md, split_from_path
 from course.lib.records.formats import (
     COMPLETION_FIELDS, PROMPT_TEMPLATE, NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects, line_check,
@@ -88,21 +89,25 @@ def score_files(
     allow_missing: bool = False,
     progress: Progress | None = None,
     rubric: Rubric | None = None,
+    shard: Shard | None = None,
 ) -> Scored:
     """Score every dataset item's completion with ``rubric`` (default strict); write results.jsonl in dataset order.
 
     Raises ``CourseError`` (``path:line: ...``) for any malformed input; the
     caller writes into a temporary directory, so nothing is left behind.
+    With a ``shard`` (``course.lib.evaluation.shards``) both files are still read and checked whole (a part
+    refuses exactly what the whole run refuses) and only the shard's items are scored and written.
     """
     rubric = get_rubric("strict") if rubric is None else rubric
     try:
-        return _score_aligned(dataset, completions, results_path, progress, rubric)
+        return _score_aligned(dataset, completions, results_path, progress, rubric, shard)
     except NotAligned:  # the completions do not follow the dataset line by line
-        return _score_indexed(dataset, completions, results_path, allow_missing, progress, rubric)
+        return _score_indexed(dataset, completions, results_path, allow_missing, progress, rubric, shard)
 
 
 def _score_aligned(
-    dataset: Path, completions: Path, results_path: Path, progress: Progress | None, rubric: Rubric
+    dataset: Path, completions: Path, results_path: Path, progress: Progress | None, rubric: Rubric,
+    shard: Shard | None = None,
 ) -> Scored:
     """The streaming path: dataset line i and completions line i carry the same id."""
     score: ScoreFn = rubric.score  # strict: spec_v1.score itself, so strict results are what they always were
@@ -110,9 +115,12 @@ def _score_aligned(
     first: dict[str, Any] | None = None
     with JsonlWriter(results_path) as out:
         write, add = out.write, tally.add  # bound once: this loop runs a million times
-        for example, record in iter_aligned(dataset, completions):
+        holds = None if shard is None else shard.holds
+        for position, (example, record) in enumerate(iter_aligned(dataset, completions)):
             if first is None:
                 first = record
+            if holds is not None and not holds(position):
+                continue  # another part's item: read and checked, not scored
             ident, text, expected = example["id"], record["completion"], example["expected_answer"]
             # Score, then one results.jsonl line: id, completion, expected, reward, details.
             scored = score(example, text)
@@ -166,14 +174,24 @@ class _IdIndex:
 
 def _score_indexed(
     dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None,
-    rubric: Rubric,
+    rubric: Rubric, shard: Shard | None = None,
 ) -> Scored:
     """Any order, in memory of a few dozen bytes per item (see the module docstring); the items held in
     memory instead only if two ids share a digest (about once in 10**7 runs of a million items)."""
     try:
-        return _score_by_offsets(dataset, completions, results_path, allow_missing, progress, rubric)
+        return _score_by_offsets(dataset, completions, results_path, allow_missing, progress, rubric, shard)
     except _DigestsCollide:
-        return _score_in_memory(dataset, completions, results_path, allow_missing, progress, rubric)
+        return _score_in_memory(dataset, completions, results_path, allow_missing, progress, rubric, shard)
+
+
+def _in_shard(items: Any, shard: Shard | None) -> Any:
+    """Only the shard's items of a dataset-order stream (all of them without a shard)."""
+    return items if shard is None else (item for position, item in enumerate(items) if shard.holds(position))
+
+
+def _missing_in_shard(missing: Any, shard: Shard | None) -> int:
+    """How many of the positions ``missing`` (items without a completion) the shard holds: its part's n_missing."""
+    return sum(1 for i in missing if shard is None or shard.holds(i))
 
 
 def _line_at(f: Any, offset: int) -> bytes:
@@ -183,7 +201,7 @@ def _line_at(f: Any, offset: int) -> bytes:
 
 def _score_by_offsets(
     dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None,
-    rubric: Rubric,
+    rubric: Rubric, shard: Shard | None = None,
 ) -> Scored:
     """Index the dataset's ids, find each completion's item and line offset, then score in dataset order."""
     # 1. the dataset (every check of its reader): id digest -> position
@@ -248,7 +266,9 @@ def _score_by_offsets(
         )
     # 3. the dataset again, in order, each completion read back from its line
     items = ((example, record is not None, record and record["completion"]) for _, example, record in pairs())
-    tally, sha = _write_in_dataset_order(results_path, items, rubric, progress)
+    tally, sha = _write_in_dataset_order(results_path, _in_shard(items, shard), rubric, progress)
+    if shard is not None:
+        n_missing = _missing_in_shard((i for i in range(n) if not seen_on[i]), shard)
     return Scored(tally, sha, n_missing, first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
 
 
@@ -279,7 +299,7 @@ def _write_in_dataset_order(results_path: Path, items: Any, rubric: Rubric, prog
 
 def _score_in_memory(
     dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None,
-    rubric: Rubric,
+    rubric: Rubric, shard: Shard | None = None,
 ) -> Scored:
     """Any order: hold the dataset and completions in memory, check every id, score in dataset order
     (exact whatever the digests: the fallback when two ids share one)."""
@@ -314,8 +334,9 @@ def _score_in_memory(
         )
     assert first is not None
     items = ((example, bool(seen_on[i]), texts[i]) for i, example in enumerate(examples))
-    tally, sha = _write_in_dataset_order(results_path, items, rubric, progress)
-    return Scored(tally, sha, len(missing), first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
+    tally, sha = _write_in_dataset_order(results_path, _in_shard(items, shard), rubric, progress)
+    return Scored(tally, sha, _missing_in_shard(missing, shard), first["policy"], first["sampling"], False,
+                  first.get(PROMPT_TEMPLATE))
 
 
 # ===========================================================================
@@ -331,9 +352,13 @@ def build_manifest(
     allow_missing: bool,
     summary_sha256: str,
     rubric: Rubric | None = None,
+    shard: Shard | None = None,
 ) -> dict[str, Any]:
-    """manifest.json: the Locked Room fields first (the rubric among them), then provenance."""
-    return {
+    """manifest.json: the Locked Room fields first (the rubric among them), then provenance.
+
+    A part (``shard``) records which part it is under ``"shard"``; a whole run has no such key.
+    """
+    manifest = {
         **environment(TOOL, argv),
         **locked_room(dataset, split, scored.policy, scored.sampling, rubric, prompt_template=scored.prompt_template),
         "completions": completions,
@@ -344,6 +369,9 @@ def build_manifest(
         "results_sha256": scored.results_sha256,
         "summary_sha256": summary_sha256,
     }
+    if shard is not None:
+        manifest[SHARD_FIELD] = shard.record()
+    return manifest
 
 
 def rubric_line(manifest: dict[str, Any]) -> str | None:
@@ -368,6 +396,11 @@ def _context_lines(manifest: dict[str, Any]) -> list[str]:
     ]
 
 
+def render_markdown(manifest: dict[str, Any], summary: dict[str, Any], examples: Any) -> str:
+    """summary.md of a course.eval run (a whole run, a part, or parts merged: the same words)."""
+    return render_summary_md(summary, examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest))
+
+
 def evaluate(
     dataset: Path,
     completions: Path,
@@ -380,11 +413,13 @@ def evaluate(
     progress: Progress | None = None,
     rubric: str = "strict",
     completions_recorded_as: str | os.PathLike[str] | None = None,
+    shard: Shard | None = None,
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """Score with the rubric named ``rubric`` and write the run directory atomically; return ``(run_dir, manifest, summary)``.
 
     ``completions_recorded_as``: the path the manifest and summary.md give the completions, when
     they lie in a run directory still being written (course.tinylm.rl): the path they will have.
+    ``shard``: write part K of N only (``course.lib.evaluation.shards``; ``merge_eval_runs`` joins the parts).
     """
     chosen = get_rubric(rubric)  # an unknown name: CourseError listing the names, before any work
     final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
@@ -398,7 +433,8 @@ def evaluate(
         completions_fp["path"] = display_path(completions_recorded_as)
     with atomic_run_dir(final, force=force, prefix="eval") as tmp:
         scored = score_files(
-            dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress, rubric=chosen
+            dataset, completions, tmp / "results.jsonl", allow_missing=allow_missing, progress=progress, rubric=chosen,
+            shard=shard,
         )
         summary = {**scored.tally.summary(), "split": split, "n_missing": scored.n_missing}
         summary_sha256 = write_summary(tmp, summary)
@@ -411,11 +447,9 @@ def evaluate(
             allow_missing=allow_missing,
             summary_sha256=summary_sha256,
             rubric=chosen,
+            shard=shard,
         )
-        markdown = render_summary_md(
-            summary, scored.tally.examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest)
-        )
-        write_text(tmp / "summary.md", markdown)
+        write_text(tmp / "summary.md", render_markdown(manifest, summary, scored.tally.examples))
         write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
     return final, manifest, summary
 

@@ -588,6 +588,11 @@ def _result_check(path: Any) -> Check:
     return check
 
 
+def result_line_check(path: Any) -> Check:
+    """The check of one ``results.jsonl`` line that ``iter_results`` applies (for a reader that keeps the raw bytes)."""
+    return _result_check(path)
+
+
 def iter_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Stream a run's ``results.jsonl``: each line needs ``id``, a finite numeric
     ``reward`` and a ``details`` object with a string ``error_code``."""

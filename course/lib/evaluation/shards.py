@@ -1,0 +1,330 @@
+"""Shards: one measurement cut into N parts that any engine may run, and the parts put back together.
+
+Past one machine the work is cut, never the instrument. ``course.eval --shard K/N`` and
+``course.llm.sample --shard K/N`` each do part K of N of a run and record the shard in their
+manifest beside the same fingerprints a single-process run records; ``course.eval merge`` (and
+``course.llm.sample merge``) check the parts and write the run a single process would have written,
+byte for byte. What runs the parts (a shell loop, Ray, a batch queue) is not this module's business
+(``course.integrations.ray`` is one such engine).
+
+**Which items a shard holds** (the one rule, ``RULE``): the item at 0-based position ``p`` of the
+dataset file belongs to shard ``(p // block) mod N``. Blocks of ``block`` consecutive items are dealt
+round robin. Positions, not Python's ``hash()`` (salted per process by ``PYTHONHASHSEED``) and not a
+digest of the ids: the dataset's sha256, which every manifest records, pins every position, so the
+assignment is a deterministic function of the recorded dataset, and it needs nothing but a line
+counter while the file streams. Scoring deals single items (``block`` 1). A sampler deals whole
+batches (``block`` = its items per batch), so every batch a part computes holds exactly the items
+the single process's batch held: float sums see the same shapes, and the merged rollouts are the
+single process's bytes.
+
+**What a merge refuses** (each a ``CourseError``, one line, exit 2 in the tools): a run that is not
+a part, parts whose fingerprints or settings differ (``PART_SETTINGS`` names every key compared), a
+shard missing or given twice, a part's results edited after the run, a dataset that is not the one
+the parts recorded, and any id out of place: the merge walks the dataset in order and takes each
+item's line from the part that owns its position, so every dataset id must appear exactly once,
+in the part that owns it, and nothing else may appear.
+
+    shard = parse_shard("1/4")                    # part 1 of 4 (K counts from 0)
+    [p for p in range(10) if shard.holds(p)]      # [1, 5, 9]
+    run_dir, manifest, summary = merge_eval_runs(["runs/p0", "runs/p1", "runs/p2", "runs/p3"], outdir="runs/all")
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from course.errors import CourseError
+from course.lib.evaluation.locked_room import same_value, shown
+from course.lib.evaluation.summary import Tally
+from course.lib.records.formats import iter_dataset_objects, read_run, result_line_check
+from course.lib.records.jsonl import JsonlWriter, input_lines, open_input, parse_line
+from course.lib.records.manifest import PROJECT_ROOT, display_path, environment, sha256_file
+from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
+from course.lib.visible import visible
+
+RULE = "position: the item at 0-based position p of the dataset file is in shard (p // block) mod count"
+MAX_SHARDS = 100_000  # more parts than that is a typo, not a plan (each part is a run directory)
+SHARD_FIELD = "shard"  # the manifest key of a part; a merged or single-process run has none
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Part ``index`` of ``count`` (``index`` counts from 0), dealing ``block`` consecutive items at a time."""
+
+    index: int
+    count: int
+    block: int = 1
+
+    def __post_init__(self) -> None:
+        if not (1 <= self.count <= MAX_SHARDS and 0 <= self.index < self.count and self.block >= 1):
+            raise CourseError(f"shard {self.index}/{self.count} (block {self.block}): need 0 <= K < N <= {MAX_SHARDS}")
+
+    @property
+    def label(self) -> str:
+        """``"1/4"``: as ``--shard`` takes it."""
+        return f"{self.index}/{self.count}"
+
+    def holds(self, position: int) -> bool:
+        """Whether the dataset item at 0-based ``position`` is in this shard.
+
+        >>> [p for p in range(8) if Shard(1, 3).holds(p)], [p for p in range(8) if Shard(0, 2, block=2).holds(p)]
+        ([1, 4, 7], [0, 1, 4, 5])
+        """
+        return shard_of(position, self.count, self.block) == self.index
+
+    def record(self) -> dict[str, Any]:
+        """What a part's manifest records under ``"shard"``."""
+        return {"index": self.index, "count": self.count, "block": self.block, "rule": RULE}
+
+    def with_block(self, block: int) -> "Shard":
+        return Shard(self.index, self.count, block)
+
+
+def shard_of(position: int, count: int, block: int = 1) -> int:
+    """The shard that holds the item at 0-based ``position``: ``(position // block) % count``.
+
+    >>> [shard_of(p, 3) for p in range(7)], [shard_of(p, 2, block=3) for p in range(7)]
+    ([0, 1, 2, 0, 1, 2, 0], [0, 0, 0, 1, 1, 1, 0])
+    """
+    return (position // block) % count
+
+
+def parse_shard(text: str) -> Shard:
+    """``--shard K/N``: part K of N, K from 0 to N-1 (an argparse type: a bad value is a usage error).
+
+    >>> parse_shard("1/4")
+    Shard(index=1, count=4, block=1)
+    >>> parse_shard("4/4")
+    Traceback (most recent call last):
+    ...
+    course.errors.CourseError: --shard 4/4: K counts from 0, so it must be 0 to 3 (part K of N)
+    """
+    k, sep, n = text.partition("/")
+    if not sep or not (k.isascii() and k.isdigit() and n.isascii() and n.isdigit()) or len(k) > 6 or len(n) > 6:
+        raise CourseError(f"--shard {visible(text)}: expected K/N, two whole numbers (part K of N, K from 0): 0/4, 1/4, ...")
+    index, count = int(k), int(n)
+    if not 1 <= count <= MAX_SHARDS:
+        raise CourseError(f"--shard {visible(text)}: N must be 1 to {MAX_SHARDS}")
+    if index >= count:
+        raise CourseError(f"--shard {visible(text)}: K counts from 0, so it must be 0 to {count - 1} (part K of N)")
+    return Shard(index, count)
+
+
+def shard_from_record(value: Any, where: str) -> Shard:
+    """The ``Shard`` a part's manifest records, or one line saying why that record is not one."""
+    if not isinstance(value, dict) or any(type(value.get(k)) is not int for k in ("index", "count", "block")):
+        raise CourseError(f"{where}: 'shard' is {shown(value, 60)}, not a shard record (index, count, block)")
+    if value.get("rule") != RULE:
+        raise CourseError(f"{where}: shard rule {shown(value.get('rule'), 80)} is not this version's ({RULE})")
+    try:
+        return Shard(value["index"], value["count"], value["block"])
+    except CourseError as exc:
+        raise CourseError(f"{where}: {exc}") from None
+
+
+# ===========================================================================
+# Checking a set of parts (shared by both merges)
+# ===========================================================================
+def check_same_settings(parts: Sequence[tuple[str, Mapping[str, Any]]], keys: Sequence[str]) -> None:
+    """Every part's manifest has the first part's value for each of ``keys`` (absent counts as a value)."""
+    (first_name, first), rest = parts[0], parts[1:]
+    for name, manifest in rest:
+        for key in keys:
+            a, b = first.get(key, _ABSENT), manifest.get(key, _ABSENT)
+            if (a is _ABSENT) != (b is _ABSENT) or (a is not _ABSENT and not same_value(a, b)):
+                raise CourseError(
+                    f"{name}: {key} differs from {first_name}'s ({_said(b)} vs {_said(a)}); the parts of one run "
+                    "share every fingerprint and setting"
+                )
+
+
+_ABSENT = object()
+
+
+def _said(value: Any) -> str:
+    return "absent" if value is _ABSENT else shown(value, 80)
+
+
+def check_complete(parts: Sequence[tuple[str, Shard]]) -> int:
+    """The parts are shards 0..N-1 of one N with one block, each exactly once; returns N."""
+    first_name, first = parts[0]
+    seen: dict[int, str] = {}
+    for name, shard in parts:
+        if (shard.count, shard.block) != (first.count, first.block):
+            raise CourseError(
+                f"{name}: is shard {shard.label} (block {shard.block}), but {first_name} is shard {first.label} "
+                f"(block {first.block}); the parts of one run are cut the same way"
+            )
+        if shard.index in seen:
+            raise CourseError(f"{name}: shard {shard.label} is given twice (also {seen[shard.index]})")
+        seen[shard.index] = name
+    absent = [k for k in range(first.count) if k not in seen]
+    if absent:
+        missing = ", ".join(f"{k}/{first.count}" for k in absent[:5]) + (" ..." if len(absent) > 5 else "")
+        raise CourseError(f"shard {missing} missing: a merge needs all {first.count} parts ({len(parts)} given)")
+    return first.count
+
+
+def recorded_dataset(recorded: Mapping[str, Any], override: str | os.PathLike[str] | None, where: str) -> Path:
+    """The dataset file the parts were made from: ``override`` or the recorded path (relative to the
+    project root when it lies inside it), refused unless its sha256 is the recorded one."""
+    if override is not None:
+        path = Path(override)
+    else:
+        name = str(recorded.get("path"))
+        path = Path(name) if Path(name).is_absolute() else PROJECT_ROOT / name
+        if not path.exists():
+            raise CourseError(f"{where}: its dataset {visible(name)} is not found here; pass --dataset PATH")
+    digest = sha256_file(path)
+    if digest != recorded.get("sha256"):
+        raise CourseError(
+            f"{path}: sha256 {digest[:12]}… is not the dataset the parts measured ({shown(recorded.get('sha256'))[:12]}…)"
+        )
+    return path
+
+
+class _PartLines:
+    """One part's lines in order: raw bytes and parsed object, each line checked by ``checker(path)``."""
+
+    def __init__(self, path: Path, checker: Any) -> None:
+        self.path, self.lineno = path, 0
+        self.check = None if checker is None else checker(path)
+        self._file = open_input(path)
+        self._lines: Iterator[bytes] = input_lines(self._file)
+
+    def next(self) -> tuple[bytes, dict[str, Any]] | None:
+        raw = next(self._lines, None)
+        if raw is None:
+            return None
+        self.lineno += 1
+        obj = parse_line(raw, self.path, self.lineno)
+        if self.check is not None:
+            self.check(obj, self.path, self.lineno)
+        return raw, obj
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def interleave(
+    dataset: Path, parts: Sequence[Path], count: int, block: int, *, limit: int | None = None, checker: Any = None
+) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """Each dataset item's line, in dataset order, taken from the part that owns its position
+    (the first ``limit`` items only, when given); ``checker(path)`` makes the check of a part's lines.
+
+    Every dataset id must be the next line of its part, and every part must end with its last item:
+    so each id appears exactly once, in its own part, and the parts hold nothing else.
+    """
+    readers = [_PartLines(p, checker) for p in parts]
+    try:
+        for position, (lineno, example) in enumerate(iter_dataset_objects(dataset)):
+            if limit is not None and position >= limit:
+                break
+            part = readers[shard_of(position, count, block)]
+            got = part.next()
+            if got is None:
+                raise CourseError(
+                    f"{part.path}: ends before dataset item {example['id']!r} ({dataset}:{lineno}), which its shard holds"
+                )
+            if got[1].get("id") != example["id"]:
+                raise CourseError(
+                    f"{part.path}:{part.lineno}: id {shown(got[1].get('id'), 60)} where its shard's next dataset item is "
+                    f"{example['id']!r} ({dataset}:{lineno}); each id must appear once, in the part that owns it"
+                )
+            yield got
+        for part in readers:
+            extra = part.next()
+            if extra is not None:
+                raise CourseError(
+                    f"{part.path}:{part.lineno}: id {shown(extra[1].get('id'), 60)} is not an item its shard holds "
+                    "(a duplicate, or not in the dataset)"
+                )
+    finally:
+        for part in readers:
+            part.close()
+
+
+# ===========================================================================
+# course.eval merge: part runs -> the run one process would have written
+# ===========================================================================
+# Every manifest key a part shares with its siblings: the Locked Room fields, the inputs and how they were read.
+PART_SETTINGS = (
+    "tool", "dataset", "dataset_fingerprint", "split", "rubric", "rubric_version", "scorer_version",
+    "scorer_fingerprint", "policy", "sampling", "prompt_template", "completions", "allow_missing",
+    "completions_in_dataset_order",
+)
+
+
+def _read_part(path: str | os.PathLike[str]) -> tuple[str, Any, Shard]:
+    run = read_run(path)
+    where = f"{visible(str(run.path))}/manifest.json"
+    if run.manifest.get("tool") != "course.eval":
+        raise CourseError(f"{where}: written by {shown(run.manifest.get('tool'), 60)}; merge takes course.eval parts")
+    if SHARD_FIELD not in run.manifest:
+        raise CourseError(f"{where}: not a part (no shard in its manifest); parts are written by course.eval --shard K/N")
+    shard = shard_from_record(run.manifest[SHARD_FIELD], where)
+    if sha256_file(run.results_path) != run.manifest.get("results_sha256"):
+        raise CourseError(
+            f"{visible(str(run.results_path))}: does not match the sha256 recorded in its manifest; it was changed "
+            "after the run (score that part again)"
+        )
+    return visible(str(run.path)), run, shard
+
+
+def merge_eval_runs(
+    parts: Sequence[str | os.PathLike[str]],
+    *,
+    outdir: str | os.PathLike[str] | None,
+    force: bool = False,
+    dataset: str | os.PathLike[str] | None = None,
+    argv: Sequence[str] | None = None,
+) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """Check the part runs and write the merged run atomically; return ``(run_dir, manifest, summary)``.
+
+    results.jsonl is the parts' lines in dataset order and summary.json is tallied from them in
+    that order, exactly as ``course.lib.evaluation.pipeline.evaluate`` tallies: so both are the
+    single-process run's bytes. The manifest is the parts' (the same Locked Room fields), with this
+    command's provenance, no shard, and ``merged_from`` naming each part and its results' sha256.
+    """
+    from course.lib.evaluation.pipeline import TOOL, render_markdown  # the pipeline's own words for summary.md
+
+    if not parts:
+        raise CourseError("merge needs the part run directories (python -m course.eval merge PARTS... --outdir RUN)")
+    final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
+    read = [_read_part(p) for p in parts]
+    check_same_settings([(name, run.manifest) for name, run, _ in read], PART_SETTINGS)
+    count = check_complete([(name, shard) for name, _, shard in read])
+    by_index = sorted(read, key=lambda r: r[2].index)
+    first = by_index[0][1].manifest
+    source = recorded_dataset(first["dataset"], dataset, f"{by_index[0][0]}/manifest.json")
+    tally = Tally(scorer_version=first["scorer_version"], rubric=first.get("rubric", "strict"))
+    with atomic_run_dir(final, force=force, prefix="eval") as tmp:
+        with JsonlWriter(tmp / "results.jsonl") as out:
+            lines = interleave(source, [run.results_path for _, run, _ in by_index], count, by_index[0][2].block,
+                               checker=result_line_check)
+            for raw, result in lines:
+                out.write_line(raw.decode("utf-8").rstrip("\n"))
+                tally.add(result)
+            results_sha256 = out.sha256
+        n_missing = sum(run.manifest.get("n_missing", 0) for _, run, _ in by_index)
+        summary = {**tally.summary(), "split": first.get("split"), "n_missing": n_missing}
+        summary_sha256 = write_summary(tmp, summary)
+        manifest = {**first, **environment(TOOL, argv)}
+        del manifest[SHARD_FIELD]
+        manifest.update({
+            "n_items": tally.n, "n_missing": n_missing, "results_sha256": results_sha256, "summary_sha256": summary_sha256,
+            "merged_from": [{"run": display_path(run.path), "shard": shard.label, "n_items": run.manifest.get("n_items"),
+                             "results_sha256": run.manifest["results_sha256"]} for _, run, shard in by_index],
+        })
+        write_text(tmp / "summary.md", render_markdown(manifest, summary, tally.examples))
+        write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
+    return final, manifest, summary
+
+
+if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
+    from course.lib import not_a_tool
+
+    raise SystemExit(not_a_tool("course.lib.evaluation.shards"))
