@@ -182,6 +182,19 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def shard(text: str) -> Any:
+    """``--shard K/N``: part K of N, K from 0 (``course.lib.evaluation.shards``: which items a part holds)."""
+    from course.lib.evaluation.shards import parse_shard
+
+    try:
+        return parse_shard(text)
+    except CourseError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+shard.__name__ = "K/N"
+
+
 def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Call ``main(argv)``; turn a ``CourseError`` into one stderr line and exit code 2."""
     from course.lib.records.runs import committed, pending, release_pending

@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from course.cli import EXIT_OK, info, make_parser, run
+from course.cli import EXIT_OK, info, make_parser, run, shard
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
 from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, rubric_line
-from course.lib.evaluation.shards import merge_eval_runs, parse_shard
+from course.lib.evaluation.shards import merge_eval_runs
 from course.lib.evaluation.summary import breakdown_lines, pass_rate_line
 from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.records.manifest import PROJECT_ROOT, shown_here
@@ -109,7 +109,7 @@ def _main(args_in: Sequence[str] | None) -> int:
              "The rubric is a Locked Room field: course.gate refuses to compare runs scored by different rubrics",
     )
     parser.add_argument(
-        "--shard", type=parse_shard, metavar="K/N",
+        "--shard", type=shard, metavar="K/N",
         help="score only part K of N (K from 0 to N-1): the items at dataset positions p with p mod N = K. Both files "
              "are still read and checked whole; the manifest records the shard, and `python -m course.eval merge` "
              "joins the N parts into the one-process run (docs/scaling.md)",

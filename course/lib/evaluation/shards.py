@@ -93,24 +93,28 @@ def shard_of(position: int, count: int, block: int = 1) -> int:
 
 
 def parse_shard(text: str) -> Shard:
-    """``--shard K/N``: part K of N, K from 0 to N-1 (an argparse type: a bad value is a usage error).
+    """``--shard K/N``: part K of N, K from 0 to N-1 (``course.cli.shard`` makes it an argparse type).
 
     >>> parse_shard("1/4")
     Shard(index=1, count=4, block=1)
     >>> parse_shard("4/4")
     Traceback (most recent call last):
     ...
-    course.errors.CourseError: --shard 4/4: K counts from 0, so it must be 0 to 3 (part K of N)
+    course.errors.CourseError: '4/4': K counts from 0, so it must be 0 to 3 (part K of N)
     """
     k, sep, n = text.partition("/")
     if not sep or not (k.isascii() and k.isdigit() and n.isascii() and n.isdigit()) or len(k) > 6 or len(n) > 6:
-        raise CourseError(f"--shard {visible(text)}: expected K/N, two whole numbers (part K of N, K from 0): 0/4, 1/4, ...")
+        raise CourseError(f"{_quoted(text)}: expected K/N, two whole numbers (part K of N, K from 0): 0/4, 1/4, ...")
     index, count = int(k), int(n)
     if not 1 <= count <= MAX_SHARDS:
-        raise CourseError(f"--shard {visible(text)}: N must be 1 to {MAX_SHARDS}")
+        raise CourseError(f"{_quoted(text)}: N must be 1 to {MAX_SHARDS}")
     if index >= count:
-        raise CourseError(f"--shard {visible(text)}: K counts from 0, so it must be 0 to {count - 1} (part K of N)")
+        raise CourseError(f"{_quoted(text)}: K counts from 0, so it must be 0 to {count - 1} (part K of N)")
     return Shard(index, count)
+
+
+def _quoted(text: str) -> str:
+    return visible(repr(text if len(text) <= 40 else text[:37] + "..."))
 
 
 def shard_from_record(value: Any, where: str) -> Shard:
