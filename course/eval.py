@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
 from course.cli import EXIT_OK, info, make_parser, run, shard
-from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
-from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, rubric_line
+from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, resolve_inputs, rubric_line
 from course.lib.evaluation.shards import merge_eval_runs
 from course.lib.evaluation.summary import breakdown_lines, pass_rate_line
 from course.lib.evaluation.inspection import inspect_failures_command
-from course.lib.records.manifest import PROJECT_ROOT, shown_here
+from course.lib.records.manifest import shown_here
 from course.lib.visible import dumps_safe, visible
 
 def _progress_printer() -> Progress | None:
@@ -70,14 +68,6 @@ MERGE_EXAMPLE = """\
   python -m course.eval --shard 1/2 --outdir runs/part_1
   python -m course.eval merge runs/part_0 runs/part_1 --outdir runs/merged
   python -m course.gate --baseline runs/demo_eval_clean --candidate runs/merged --min-delta 0.00"""
-
-
-def _resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path, Path]:
-    if (dataset is None) != (completions is None):
-        raise CourseError("pass both --dataset and --completions, or neither (to use the bundled dev set)")
-    if dataset is None or completions is None:
-        return PROJECT_ROOT / BUNDLED_DATASET, PROJECT_ROOT / BUNDLED_COMPLETIONS
-    return Path(dataset), Path(completions)
 
 
 def _main(args_in: Sequence[str] | None) -> int:
@@ -117,7 +107,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
     args = parser.parse_args(args_in)
 
-    dataset, completions = _resolve_inputs(args.dataset, args.completions)
+    dataset, completions = resolve_inputs(args.dataset, args.completions)
     progress = _progress_printer()
     run_dir, manifest, summary = evaluate(
         dataset, completions, outdir=args.outdir, force=args.force, allow_missing=args.allow_missing,

