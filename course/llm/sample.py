@@ -26,6 +26,15 @@ Same model + dataset + template + settings + seed + ``--threads`` => byte-identi
 the same machine: each sample has its own random stream seeded by (seed, item id, sample
 index), and the batches are always the same items in the same order.
 
+Past one process (docs/scaling.md): ``--shard K/N`` samples part K of N, whole batches dealt round
+robin (``course.lib.evaluation.shards``: a part's batches are the single run's), and
+``python -m course.llm.sample merge PARTS... --out FILE`` joins the parts into the file one process
+writes, byte for byte (same machine, same ``--threads``)::
+
+    python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --n 8 --shard 0/2 --out runs/pack_0.jsonl
+    python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --n 8 --shard 1/2 --out runs/pack_1.jsonl
+    python -m course.llm.sample merge runs/pack_0.jsonl runs/pack_1.jsonl --out runs/pack.jsonl
+
 A trained policy: ``--adapters FILE`` loads LoRA adapters that ``course.llm.rl`` saved
 (``final.safetensors``, ``warm_start.safetensors``, ``checkpoints/step_*.safetensors``) onto the
 model they were trained on, and samples that policy, named as the run names it
@@ -40,16 +49,19 @@ fingerprint, rank, alpha, targets and base policy. With the run's template, seed
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, probability, run
+from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, probability, run, shard
 from course.errors import CourseError
+from course.lib.evaluation.shards import merge_rollout_parts
 from course.lib.extras import require
 from course.lib.records.formats import PROMPT_TEMPLATE, read_dataset
+from course.lib.records.jsonl import read_json
 from course.lib.records.jsonl import dumps_line
-from course.lib.records.temporaries import write_json_atomic, write_text_atomic
+from course.lib.records.temporaries import write_bytes_atomic, write_json_atomic, write_text_atomic
 from course.lib.records.manifest import environment, file_fingerprint, input_fingerprint
 from course.llm.templates import TEMPLATES, get_template
 from course.tinylm.progress import ProgressLine
@@ -99,8 +111,50 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where to run (default cpu)")
     p.add_argument("--threads", type=THREADS, default=DEFAULT_THREADS,
                    help=f"PyTorch intra-op threads (default {DEFAULT_THREADS}; part of reproducibility)")
+    p.add_argument("--shard", type=shard, metavar="K/N", default=None,
+                   help="sample only part K of N (K from 0): whole batches of the dataset (after --limit) dealt round "
+                        "robin, so each batch is the one-process run's; the manifest records the shard, and "
+                        "`python -m course.llm.sample merge` joins the parts (docs/scaling.md)")
     p.add_argument("--force", action="store_true", help="overwrite existing output files")
     return p
+
+
+MERGE = "merge"  # `python -m course.llm.sample merge PARTS...`; any other first argument is the sampler as before
+
+
+def build_merge_parser():  # type: ignore[no-untyped-def]
+    p = make_parser(
+        "python -m course.llm.sample merge",
+        "Join the parts of a sharded sampling run (course.llm.sample --shard K/N, each with its OUT.manifest.json) "
+        "into the file one process would have written, byte for byte (same machine, same --threads). Refuses parts "
+        "whose model, policy, template, settings or dataset differ, a missing or repeated shard, and any id out of "
+        "place.",
+        "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --n 8 --shard 0/2 --out runs/pack_0.jsonl\n"
+        "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --n 8 --shard 1/2 --out runs/pack_1.jsonl\n"
+        "  python -m course.llm.sample merge runs/pack_0.jsonl runs/pack_1.jsonl --out runs/pack.jsonl",
+    )
+    p.add_argument("parts", nargs="+", metavar="PART", help="the part files (their .manifest.json beside them), any order")
+    p.add_argument("--out", required=True, help="the merged JSONL file (OUT.manifest.json is written beside it)")
+    p.add_argument("--dataset", help="the dataset the parts sampled, if not at the path their manifests record")
+    p.add_argument("--force", action="store_true", help="overwrite existing output files")
+    return p
+
+
+def _merge(given: list[str], argv: Sequence[str] | None) -> int:
+    args = build_merge_parser().parse_args(given)
+    out = Path(args.out)
+    _check_outputs([out, manifest_path(out)], args.force)
+    parts = []
+    for part in args.parts:
+        if not manifest_path(Path(part)).is_file():
+            raise CourseError(f"{part}: no manifest beside it ({manifest_path(Path(part)).name}); not a part this tool wrote")
+        parts.append((part, read_json(manifest_path(Path(part)), "manifest")))
+    data, manifest = merge_rollout_parts(parts, tool=TOOL, dataset=args.dataset, argv=argv)
+    write_bytes_atomic(out, data)
+    write_json_atomic(manifest_path(out), {**manifest, "output": file_fingerprint(out)})
+    n_lines = data.count(b"\n")
+    print(f"wrote {out} (merged {len(parts)} parts: {n_lines} items, policy {manifest['policy']})")
+    return 0
 
 
 def manifest_path(out: Path) -> Path:
@@ -149,6 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == [MERGE]:  # a subcommand only by its first word: every command line of before means what it did
+        return _merge(given[1:], argv)
     args = build_parser().parse_args(argv)
     require("llm", "the real LLM")  # the one rule for a missing extra: one line, exit 2, before any work
     if args.frozen_out is not None and args.n < 2:
@@ -175,6 +232,10 @@ def _main(argv: Sequence[str] | None) -> int:
     from course.tinylm.policy import set_threads
     from course.tinylm.rollouts import rollout_records
 
+    part = None
+    if args.shard is not None:  # whole batches: each batch a part computes is the one-process run's batch
+        part = args.shard.with_block(max(1, ROWS_PER_BATCH // args.n))  # sample_in_batches' items per batch
+        items = [it for position, it in enumerate(items) if part.holds(position)]
     threads = set_threads(args.threads)
     load_before = os.getloadavg()
     llm = load_llm(args.model, device=args.device)
@@ -229,6 +290,7 @@ def _main(argv: Sequence[str] | None) -> int:
             "rows_per_batch": ROWS_PER_BATCH,
             "truncated": sum(_truncated(r) for r in lines),
             "timing": timing,
+            **({"shard": part.record()} if part is not None else {}),  # absent for a whole run: its manifest as before
         })
     info(
         f"{policy}: {total} completions for {len(items)} items ({template.name} template) in {seconds:.1f}s, "

@@ -328,6 +328,65 @@ def merge_eval_runs(
     return final, manifest, summary
 
 
+# ===========================================================================
+# Sampled parts (course.llm.sample --shard K/N): rollout files -> the file one process would have written
+# ===========================================================================
+# What differs from part to part by nature: provenance, the part's own output and timing, its shard.
+ROLLOUT_PART_OWN = frozenset({
+    "written_by", "command", "created_utc", "git_commit", "git_dirty", "python", "platform",
+    "output", "derived_from", "truncated", "timing", SHARD_FIELD,
+})
+
+
+def merge_rollout_parts(
+    parts: Sequence[tuple[str | os.PathLike[str], Mapping[str, Any]]],
+    *,
+    tool: str,
+    dataset: str | os.PathLike[str] | None = None,
+    argv: Sequence[str] | None = None,
+) -> tuple[bytes, dict[str, Any]]:
+    """Rollout parts (each a file and its manifest) checked and joined in dataset order: the merged file's
+    bytes and its manifest (without ``output``: the caller writes the file, then fingerprints it).
+
+    Every manifest key but ``ROLLOUT_PART_OWN`` must agree (model, policy, adapters, template, sampling,
+    samples per item, threads, rows per batch, dataset, limit, ...): with the batches cut on block
+    boundaries, the joined bytes are what one process sampling the whole dataset writes.
+    """
+    if not parts:
+        raise CourseError(f"merge needs the part files (python -m {tool} merge PARTS... --out FILE)")
+    named = []
+    for path, manifest in parts:
+        where = f"{visible(str(path))}'s manifest"
+        if manifest.get("tool") != tool:
+            raise CourseError(f"{where}: written by {shown(manifest.get('tool'), 60)}; this merge takes {tool} parts")
+        if SHARD_FIELD not in manifest:
+            raise CourseError(f"{where}: not a part (no shard in it); parts are written by {tool} --shard K/N")
+        output = manifest.get("output")
+        if not isinstance(output, dict) or sha256_file(path) != output.get("sha256"):
+            raise CourseError(f"{visible(str(path))}: does not match the sha256 its manifest records; it was changed "
+                              "after sampling (sample that part again)")
+        named.append((visible(str(path)), manifest, shard_from_record(manifest[SHARD_FIELD], where)))
+    keys = sorted({k for _, m, _ in named for k in m} - ROLLOUT_PART_OWN)
+    check_same_settings([(name, m) for name, m, _ in named], keys)
+    count = check_complete([(name, shard) for name, _, shard in named])
+    ordered = sorted(zip(parts, named), key=lambda pair: pair[1][2].index)
+    first = ordered[0][1][1]
+    source = recorded_dataset(first["dataset"], dataset, f"{ordered[0][1][0]}'s manifest")
+    limit = first.get("limit")
+    lines = interleave(source, [Path(p) for (p, _), _ in ordered], count, ordered[0][1][2].block,
+                       limit=limit if type(limit) is int else None)
+    data = b"".join(raw if raw.endswith(b"\n") else raw + b"\n" for raw, _ in lines)
+    manifest = {**first, **environment(tool, argv)}
+    del manifest[SHARD_FIELD]
+    manifest.pop("timing", None)
+    manifest["truncated"] = sum(m.get("truncated", 0) for _, (_, m, _) in ordered)
+    if "derived_from" in manifest:
+        manifest["derived_from"] = None  # each part's came from its own part pack; the merged pack is merged separately
+    manifest["merged_from"] = [{"output": m.get("output"), "shard": shard.label, "timing": m.get("timing")}
+                               for _, (_, m, shard) in ordered]
+    return data, manifest
+
+
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
