@@ -72,6 +72,13 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "The same minimal loop with orjson and msgspec is timed for the record when they are installed.",
     ),
     Benchmark(
+        "bench_shards", "Past one process: `course.eval` in Ray shards",
+        "1,000,000 completions scored in one process and as 2 and 4 shards on a local Ray (`course.ray_eval`'s "
+        "code): Ray's start-up, the tasks, the merge, the overhead per shard, and whether the merged run is the "
+        "one-process run byte for byte; then the real LLM sampled in parts side by side and merged.",
+        needs="the ray extra; the llm extra and the packaged model for the sampling part",
+    ),
+    Benchmark(
         "bench_selection", "Loop B: `course.selection_demo`",
         "Best-of-4 over packs of 8 samples per item: items and samples per second, and peak memory "
         "(which should grow with the dataset, not with the pack, which is streamed).",
