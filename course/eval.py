@@ -78,7 +78,8 @@ def _main(args_in: Sequence[str] | None) -> int:
         "python -m course.eval",
         "Score every completion against its dataset item with the strict verifier (or another rubric, "
         "--rubric) and write a run directory (manifest.json, results.jsonl, summary.json, summary.md). "
-        "With neither --dataset nor --completions it evaluates the bundled dev set and its frozen rollouts.",
+        "With neither --dataset nor --completions it evaluates the bundled dev set and its frozen rollouts. "
+        "`python -m course.eval merge PARTS... --outdir RUN` joins the parts of a --shard run (see its --help).",
         EXAMPLE,
     )
     parser.add_argument("--dataset", help=f"dataset JSONL (default: {BUNDLED_DATASET})")

@@ -8,6 +8,8 @@ core keeps working without it:
   * ``course.integrations.verl``       verl's ``compute_score`` custom reward (no extra: verl calls it)
   * ``course.integrations.inspect_ai`` an inspect_ai ``@scorer`` and ``@task`` (extra ``inspect``)
 
+and one engine: ``course.integrations.ray`` runs the shards of an evaluation as Ray tasks (extra ``ray``).
+
 All three read the expected answer through ``course.integrations.expected``: the encodings
 of an integer these libraries really pass (``"323"``, ``numpy.int64``) are integers, and
 anything else is named, never a silent reward of 0.
