@@ -15,8 +15,9 @@ wrong answers and format slips), then scored
 
 The merged run is compared byte for byte with the single-process run (results.jsonl and summary.json).
 The *per-shard overhead* is what cutting adds to the work: (sum of the parts' own times - the
-single-process time) / N. Each part reads and checks both whole files and scores only its own items,
-so this overhead is mostly reading; Ray's dispatch and the merge are printed beside it. On a machine
+single-process time) / N. Each part splits both whole files into lines but parses, checks and scores
+only its own (and line 1), so this overhead is the pass over the files and a run's fixed costs; Ray's
+dispatch and the merge are printed beside it. On a machine
 with C free cores, N <= C shards can at best divide the scoring by N; on two busy cores they gain
 nothing, and the figures say so.
 
@@ -180,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                 rec.remark(f"The merged run of {shards} shards differed from the one-process run.")
         cores = os.cpu_count() or 1
         print(f"\nOn {cores} cores{' shared with other work' if os.getloadavg()[0] > cores / 2 else ''}, shards run side by "
-              "side only on free cores: each part still reads both whole files, so the parts together do more work than "
-              "one process, and with no idle core that extra is all they add. Sharding pays when the parts go to "
+              "side only on free cores: each part still passes over both whole files, so the parts together do more work "
+              "than one process, and with no idle core that extra is all they add. Sharding pays when the parts go to "
               "machines that would otherwise be idle.")
         if not args.no_llm and _have_llm():
             sampling(tmp, args.llm_items, args.llm_n, max(args.shards[0], 2), rec)

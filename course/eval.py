@@ -101,9 +101,9 @@ def _main(args_in: Sequence[str] | None) -> int:
     )
     parser.add_argument(
         "--shard", type=shard, metavar="K/N",
-        help="score only part K of N (K from 0 to N-1): the items at dataset positions p with p mod N = K. Both files "
-             "are still read and checked whole; the manifest records the shard, and `python -m course.eval merge` "
-             "joins the N parts into the one-process run (docs/scaling.md)",
+        help="score only part K of N (K from 0 to N-1): the items at dataset positions p with p mod N = K (and only "
+             "their lines are parsed and checked, with line 1); the manifest records the shard, and "
+             "`python -m course.eval merge` joins the N parts into the one-process run (docs/scaling.md)",
     )
     parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
     args = parser.parse_args(args_in)

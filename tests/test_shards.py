@@ -287,3 +287,41 @@ def test_merge_refuses_a_dataset_that_is_not_the_one_the_parts_measured(dev_runs
     other.write_text(DEV.read_text().replace('"expected_answer": ', '"expected_answer": 1', 1))
     err = _refused(tmp_path, capsys, *_parts(dev_runs), extra=("--dataset", str(other)))
     assert "is not the dataset the parts measured" in err
+
+
+# --- every line is checked by the part that owns it, with the whole run's words ------------------------
+def _two_files(tmp_path: Path, dataset_lines: list[str], completion_lines: list[str]) -> list[str]:
+    dataset, completions = tmp_path / "edge_dev.jsonl", tmp_path / "edge_rollouts.jsonl"
+    dataset.write_text("".join(dataset_lines))
+    completions.write_text("".join(completion_lines))
+    return ["--dataset", str(dataset), "--completions", str(completions)]
+
+
+def _error(args: list[str], capsys) -> str:  # type: ignore[no-untyped-def]
+    assert ev.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    return err
+
+
+def test_a_bad_line_is_refused_by_the_part_that_owns_it_as_the_whole_run_refuses_it(tmp_path: Path, capsys) -> None:
+    rollouts = FROZEN.read_text().splitlines(keepends=True)
+    rollouts[4] = rollouts[4].replace('"policy": "sim-policy-v1"', '"policy": "another-policy"')  # position 4: part 1 of 3
+    base = _two_files(tmp_path, DEV.read_text().splitlines(keepends=True), rollouts)
+    whole = _error([*base, "--outdir", str(tmp_path / "whole")], capsys)
+    assert "edge_rollouts.jsonl:5: policy differs from line 1" in whole
+    assert _error([*base, "--shard", "1/3", "--outdir", str(tmp_path / "p1")], capsys) == whole
+    for k in (0, 2):  # the other parts neither parse nor check that line: its owner does
+        assert ev.main([*base, "--shard", f"{k}/3", "--outdir", str(tmp_path / f"p{k}")]) == 0
+
+
+def test_a_dataset_id_repeated_in_two_parts_is_refused_by_the_merge(tmp_path: Path, capsys) -> None:
+    dataset = DEV.read_text().splitlines(keepends=True)
+    rollouts = FROZEN.read_text().splitlines(keepends=True)
+    dataset[2], rollouts[2] = dataset[1], rollouts[1]  # dev-0002 at positions 1 (part 1) and 2 (part 0)
+    base = _two_files(tmp_path, dataset, rollouts)
+    for k in range(2):
+        assert ev.main([*base, "--shard", f"{k}/2", "--outdir", str(tmp_path / f"p{k}")]) == 0
+    capsys.readouterr()
+    err = _error(["merge", str(tmp_path / "p0"), str(tmp_path / "p1"), "--outdir", str(tmp_path / "m")], capsys)
+    assert "edge_dev.jsonl:3: duplicate id 'dev-0002'" in err and not (tmp_path / "m").exists()

@@ -95,8 +95,11 @@ def score_files(
 
     Raises ``CourseError`` (``path:line: ...``) for any malformed input; the
     caller writes into a temporary directory, so nothing is left behind.
-    With a ``shard`` (``course.lib.evaluation.shards``) both files are still read and checked whole (a part
-    refuses exactly what the whole run refuses) and only the shard's items are scored and written.
+    With a ``shard`` (``course.lib.evaluation.shards``) only the shard's items are scored and written. With
+    the completions in dataset order only its lines (and line 1, the one-policy reference) are parsed and
+    checked: every line is checked by the part that owns it (against line 1, as in a whole run), and a
+    dataset id repeated in two parts' lines by the merge, which reads the whole dataset. Otherwise (the
+    indexed path) both files are read and checked whole.
     """
     rubric = get_rubric("strict") if rubric is None else rubric
     try:
@@ -116,11 +119,11 @@ def _score_aligned(
     with JsonlWriter(results_path) as out:
         write, add = out.write, tally.add  # bound once: this loop runs a million times
         holds = None if shard is None else shard.holds
-        for position, (example, record) in enumerate(iter_aligned(dataset, completions)):
+        for example, record in iter_aligned(dataset, completions, holds):
             if first is None:
                 first = record
-            if holds is not None and not holds(position):
-                continue  # another part's item: read and checked, not scored
+                if holds is not None and not holds(0):
+                    continue  # line 1, read by every part (the one-policy reference), is part 0's to score
             ident, text, expected = example["id"], record["completion"], example["expected_answer"]
             # Score, then one results.jsonl line: id, completion, expected, reward, details.
             scored = score(example, text)

@@ -492,7 +492,7 @@ class NotAligned(Exception):
 
 
 def iter_aligned(
-    dataset: str | os.PathLike[str], completions: str | os.PathLike[str]
+    dataset: str | os.PathLike[str], completions: str | os.PathLike[str], keep: Callable[[int], bool] | None = None
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """A dataset and its rollouts read side by side: ``(example, record)`` per line pair.
 
@@ -505,6 +505,10 @@ def iter_aligned(
 
     One loop over both files (not two ``iter_objects`` generators zipped): this is
     course.eval's hot path, and each generator layer costs every line a resume.
+
+    ``keep(position)`` (0-based; a shard's ``holds``): a line pair it refuses is read but neither
+    parsed, checked nor yielded; the part that keeps it does that. Line 1 is always parsed, checked
+    and yielded: it is every part's reference for the one-policy rule, as in a whole run.
     """
     check_example = line_check(dataset, DATASET_FIELDS)
     check_record = line_check(completions, COMPLETION_FIELDS, one_policy=True, unique=False)
@@ -514,6 +518,9 @@ def iter_aligned(
         # ended reads as None; an empty one is refused as its own reader refuses it).
         for raw_example, raw_record in zip_longest(input_lines(d), input_lines(c)):
             lineno += 1
+            if keep is not None and lineno > 1 and raw_example is not None and raw_record is not None \
+                    and not keep(lineno - 1):
+                continue  # another part's line pair
             example = record = None
             if raw_example is not None:
                 example = parse_line(raw_example, dataset, lineno)
