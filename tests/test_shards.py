@@ -325,3 +325,18 @@ def test_a_dataset_id_repeated_in_two_parts_is_refused_by_the_merge(tmp_path: Pa
     capsys.readouterr()
     err = _error(["merge", str(tmp_path / "p0"), str(tmp_path / "p1"), "--outdir", str(tmp_path / "m")], capsys)
     assert "edge_dev.jsonl:3: duplicate id 'dev-0002'" in err and not (tmp_path / "m").exists()
+
+
+def test_completions_out_of_order_in_one_part_only_still_merge_to_the_single_run(tmp_path: Path) -> None:
+    rollouts = FROZEN.read_text().splitlines(keepends=True)
+    rollouts[1], rollouts[2] = rollouts[2], rollouts[1]  # positions 1 and 2: parts 1 and 2 of 3 meet it, part 0 does not
+    base = _two_files(tmp_path, DEV.read_text().splitlines(keepends=True), rollouts)
+    assert ev.main([*base, "--outdir", str(tmp_path / "single")]) == 0
+    for k in range(3):
+        assert ev.main([*base, "--shard", f"{k}/3", "--outdir", str(tmp_path / f"p{k}")]) == 0
+    orders = [json.loads((tmp_path / f"p{k}" / "manifest.json").read_text())["completions_in_dataset_order"] for k in range(3)]
+    assert orders == [True, False, False]
+    assert ev.main(["merge", *(str(tmp_path / f"p{k}") for k in range(3)), "--outdir", str(tmp_path / "m")]) == 0
+    for name in SAME_BYTES:
+        assert (tmp_path / "m" / name).read_bytes() == (tmp_path / "single" / name).read_bytes()
+    assert json.loads((tmp_path / "m" / "manifest.json").read_text())["completions_in_dataset_order"] is False

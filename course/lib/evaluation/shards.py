@@ -258,8 +258,7 @@ def interleave(
 PART_SETTINGS = (
     "tool", "dataset", "dataset_fingerprint", "split", "rubric", "rubric_version", "scorer_version",
     "scorer_fingerprint", "policy", "sampling", "prompt_template", "completions", "allow_missing",
-    "completions_in_dataset_order",
-)
+)  # not completions_in_dataset_order: a part sees only its own lines' order (the merge records whether all did)
 
 
 def _read_part(path: str | os.PathLike[str]) -> tuple[str, Any, Shard]:
@@ -319,6 +318,8 @@ def merge_eval_runs(
         manifest = {**first, **environment(TOOL, argv)}
         del manifest[SHARD_FIELD]
         manifest.update({
+            "completions_in_dataset_order": all(run.manifest.get("completions_in_dataset_order") is True
+                                                for _, run, _ in by_index),
             "n_items": tally.n, "n_missing": n_missing, "results_sha256": results_sha256, "summary_sha256": summary_sha256,
             "merged_from": [{"run": display_path(run.path), "shard": shard.label, "n_items": run.manifest.get("n_items"),
                              "results_sha256": run.manifest["results_sha256"]} for _, run, shard in by_index],
