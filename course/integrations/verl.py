@@ -42,6 +42,7 @@ from typing import Any
 
 from course.instrument.spec_v1 import score, verdict
 from course.integrations.expected import library_answer
+from course.integrations.messages import emitted_text
 
 DATA_SOURCE = "rl_foundations_llm/strict_final_v1"
 
@@ -72,7 +73,7 @@ def compute_score(data_source: Any, solution_str: Any, ground_truth: Any, extra_
     """
     answer, problem = library_answer(ground_truth)
     if problem is None:
-        result = score({"expected_answer": answer}, solution_str)
+        result = score({"expected_answer": answer}, emitted_text(solution_str))
     else:
         result = verdict("bad_example", f"{problem[0].upper()}{problem[1:]}: a data bug, not a model failure.", None)
     details = result["details"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from course.errors import CourseError, foreign_reader
+from course.integrations.messages import output_text
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
 from course.lib.bridges.redaction import is_credential_arg, without_url_credentials
@@ -256,7 +257,7 @@ def read_inspect(path: str, policy: str | None) -> Imported:
             raise CourseError(f"{where}: duplicate sample id {ident!r}")
         seen.add(ident)
         target = s.target if isinstance(s.target, str) else (s.target[0] if s.target else None)
-        rows.append(Row(where, ident, s.output.completion, target))
+        rows.append(Row(where, ident, output_text(s.output), target))
     sampling = _finite(log.eval.model_generate_config.model_dump(exclude_none=True))
     return Imported(tuple(rows), policy or f"inspect:{log.eval.model}", sampling)
 
