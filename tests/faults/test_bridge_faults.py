@@ -261,3 +261,28 @@ def test_lm_eval_task_metric_gives_a_right_answer_1_where_exact_match_gave_0():
     from course.integrations.lm_eval import process_results
 
     assert process_results({"id": "dev-0001", "expected_answer": 323}, ["Final: 323"]) == {"course_strict": 1.0}
+
+
+def test_inspect_epochs_with_one_missing_are_refused_not_packed_unevenly(tmp_path, monkeypatch, capsys):
+    # A log whose item s2 has epochs 1 and 3 but not 2: packing it would shift epoch 3 to sample 1.
+    if importlib.util.find_spec("inspect_ai") is None:
+        pytest.skip("the inspect extra (inspect_ai) is not installed")
+    from types import SimpleNamespace
+
+    import inspect_ai.log
+
+    from course.import_completions import main
+
+    def sample(ident: str, epoch: int):
+        output = SimpleNamespace(choices=[], completion=f"Final: {epoch}")
+        return SimpleNamespace(id=ident, epoch=epoch, error=None, target="1", output=output)
+
+    log = SimpleNamespace(status="success", error=None,
+                          samples=[sample("s1", 1), sample("s1", 2), sample("s2", 1), sample("s2", 3)],
+                          eval=SimpleNamespace(model="m", model_generate_config=SimpleNamespace(model_dump=lambda **_: {})))
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", lambda path: log)
+    (tmp_path / "x.eval").write_bytes(b"")
+    out = tmp_path / "pack.jsonl"
+    assert main(["--format", "inspect", str(tmp_path / "x.eval"), "--pack", "--out", str(out)]) == 2
+    assert "x.eval:sample 3: sample 's2' has no epoch 2 (epochs [1, 3])" in capsys.readouterr().err
+    assert not out.exists()
