@@ -27,7 +27,7 @@ def _tasks(**metadata):
     from course.integrations.lm_eval import TASKS_DIR
 
     manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata or None)
-    return manager.load_task_or_group(list(TASKS))
+    return manager.load(list(TASKS))["tasks"]
 
 
 def test_the_tasks_load_from_another_folder_and_their_metric_is_the_course_scorer(tmp_path, monkeypatch):
