@@ -17,6 +17,12 @@ Three sources:
     holding exactly one), read with ``inspect_ai.log.read_eval_log``. Policy = the log's
     model; sampling = its generate config (temperature, top_p, max_tokens, seed, ...).
 
+Several samples per item (lm-eval ``repeats > 1``: every generation of a document; inspect
+``epochs > 1``: every epoch of a sample, epoch 1 first) are a selection pack, written with
+``--pack`` (docs/formats.md): ``course.selection_demo`` and ``course.compare_policies`` then
+give Loop B's best-of-N and pass@k on an outside model's samples. Without ``--pack`` they are
+refused: a frozen-rollouts file holds one completion per item.
+
 With ``--dataset`` every id must be an item of it, and for lm-eval and inspect logs the
 recorded target must equal the item's ``expected_answer`` (else: a log of another task).
 Output is written atomically, in dataset order when ``--dataset`` is given (source order
@@ -28,6 +34,7 @@ options, writes the file and prints. Run it::
     python -m course.import_completions --format plain outputs.jsonl --policy my-model --sampling '{"temperature": 0}' --out runs/mine.jsonl
     python -m course.import_completions --format lm-eval samples_course_math_2026.jsonl --results results_2026.json --dataset data/datasets/math_dev.jsonl --out runs/lmeval.jsonl
     python -m course.import_completions --format inspect runs/inspect_logs --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl
+    python -m course.import_completions --format inspect runs/inspect_epochs --pack --dataset data/datasets/math_dev.jsonl --out runs/inspect_pack.jsonl
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from typing import Sequence
 from course.cli import EXIT_OK, make_parser, run
 from course.lib.records.jsonl import refuse_existing
 from course.lib.records.temporaries import write_text_atomic
-from course.lib.bridges.rollout_readers import import_completions, import_summary, render
+from course.lib.bridges.rollout_readers import import_completions, import_summary, render, render_pack
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -58,6 +65,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--results", default=None, help="lm-eval: the results_*.json of the same run (model, seeds)")
     p.add_argument("--id-field", default="id", help="lm-eval: the document field holding the item id (default id)")
     p.add_argument("--dataset", default=None, help="check ids and targets against this course dataset and write in its order")
+    p.add_argument("--pack", action="store_true",
+                   help="write a selection pack: every sample of an item (lm-eval repeats, inspect epochs) in order")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     return p
 
@@ -72,10 +81,11 @@ def _main(argv: Sequence[str] | None) -> int:
     refuse_existing(out, args.force)
     imported, rows = import_completions(
         args.format, args.source, policy=args.policy, sampling=args.sampling, results=args.results,
-        id_field=args.id_field, dataset=args.dataset,
+        id_field=args.id_field, dataset=args.dataset, pack=args.pack,
     )
-    write_text_atomic(out, render(rows, imported.policy, imported.sampling))  # all checked first: nothing half-written
-    print(import_summary(len(rows), out, imported))
+    write = render_pack if args.pack else render
+    write_text_atomic(out, write(rows, imported.policy, imported.sampling))  # all checked first: nothing half-written
+    print(import_summary(len(rows), out, imported, sum(len(r.samples) for r in rows) if args.pack else None))
     return EXIT_OK
 
 

@@ -1,8 +1,8 @@
 """Bridges in: course.datasets import and course.import_completions, on real outside formats.
 
 The lm-eval fixtures in tests/data/bridges/ were written by lm-evaluation-harness 0.4.13 itself
-(``lm_eval --model dummy --tasks course_math --include_path <dir with lmeval_course_math.yaml>
---limit 5 --log_samples``; the dummy model answers "lol", so the five responses were replaced by
+(``lm_eval --model dummy --tasks course_math --include_path <the task's folder then> --limit 5
+--log_samples``; the dummy model answers "lol", so the five responses were replaced by
 typical completions, and the results file was cut to the keys the importer reads, without the
 machine's environment dump). The GSM8K samples are written in the release format.
 """

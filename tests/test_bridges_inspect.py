@@ -79,3 +79,75 @@ def test_inspect_log_against_another_dataset_is_refused(inspect_log, tmp_path, c
     assert import_main(["--format", "inspect", str(inspect_log), "--dataset", holdout, "--out", str(out)]) == 2
     assert ":sample 1: id 'dev-0001' is not an item of" in capsys.readouterr().err
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------------
+# epochs > 1: several samples per item, imported as a selection pack (Loop B's pass@k)
+# ---------------------------------------------------------------------------
+EPOCHS = 3
+
+
+@pytest.fixture(scope="module")
+def inspect_epochs_log(tmp_path_factory):
+    """A real inspect eval with epochs=3 over the first 6 dev items: the mock model answers each prompt
+    in turn with its frozen rollout, the right line and a bare number. Returns (dataset, log dir)."""
+    import inspect_ai
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    from course.integrations.inspect_ai import course_math
+    from course.lib.records.formats import iter_completions, read_dataset
+
+    root = tmp_path_factory.mktemp("epochs")
+    dataset = root / "dev_first.jsonl"
+    dataset.write_text("".join(Path(DEV).read_text().splitlines(keepends=True)[:6]))
+    frozen = {c.id: c.completion for c in iter_completions(FROZEN)}
+    replies = {ex.prompt: [frozen[ex.id], f"Final: {ex.expected_answer}", str(ex.expected_answer)] for ex in read_dataset(dataset)}
+    calls: dict[str, int] = {}
+
+    def respond(messages, tools, tool_choice, config):
+        prompt = messages[-1].text
+        k = calls[prompt] = calls.get(prompt, -1) + 1
+        out = ModelOutput.from_content(model="mockllm/model", content=replies[prompt][k % EPOCHS])
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return out
+
+    log = inspect_ai.eval(course_math(str(dataset)), model="mockllm/model", model_args={"custom_outputs": respond},
+                          epochs=EPOCHS, log_dir=str(root / "logs"), display="none", log_format="eval")[0]
+    assert log.status == "success" and len(log.samples) == 6 * EPOCHS
+    return dataset, root / "logs"
+
+
+def test_inspect_epochs_are_refused_as_frozen_rollouts_and_name_the_pack_route(inspect_epochs_log, tmp_path, capsys):
+    from course.import_completions import main as import_main
+
+    dataset, logs = inspect_epochs_log
+    out = tmp_path / "x.jsonl"
+    assert import_main(["--format", "inspect", str(logs), "--dataset", str(dataset), "--out", str(out)]) == 2
+    assert "3 samples of item 'dev-0001'" in capsys.readouterr().err and not out.exists()
+
+
+def test_inspect_epochs_import_as_a_pack_in_epoch_order_and_give_loop_b_its_pass_at_k(inspect_epochs_log, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    from course.import_completions import main as import_main
+    from course.instrument.spec_v1 import score
+    from course.lib.records.formats import iter_samples, read_dataset
+    from course.lib.selection.policy_comparison import compare_policies
+    from course.lib.stats import pass_at_k
+    from course.selection_demo import main as selection_main
+
+    dataset, logs = inspect_epochs_log
+    pack = tmp_path / "pack.jsonl"
+    assert import_main(["--format", "inspect", str(logs), "--pack", "--dataset", str(dataset), "--out", str(pack)]) == 0
+    (log_path,) = list(logs.iterdir())
+    by_epoch = {(s.id, s.epoch): s.output.completion for s in read_eval_log(str(log_path)).samples}
+    answers = {ex.id: ex.expected_answer for ex in read_dataset(dataset)}
+    packs = list(iter_samples(pack))
+    assert [p.id for p in packs] == list(answers) and packs[0].policy == "inspect:mockllm/model"
+    assert all([s.completion for s in p.samples] == [by_epoch[(p.id, e)] for e in range(1, EPOCHS + 1)] for p in packs)
+    passed = [sum(score({"expected_answer": answers[p.id]}, s.completion)["reward"] == 1.0 for s in p.samples) for p in packs]
+    column = compare_policies(str(dataset), [("inspect", str(pack))], k=EPOCHS)["columns"][0]
+    assert column["pass_at_k"] == pytest.approx(sum(pass_at_k(EPOCHS, c, EPOCHS) for c in passed) / len(packs))
+    assert column["pass_at_k"] == 1.0  # every item got its right line in one of the epochs
+    assert selection_main(["--dataset", str(dataset), "--samples", str(pack), "--n", str(EPOCHS),
+                           "--outdir", str(tmp_path / "best_of_3")]) == 0

@@ -17,10 +17,13 @@ silently. ``library_answer`` converts exactly the encodings of an integer and re
 
   * an ``int`` (not ``bool``) or any integer type that implements ``__index__`` (numpy's ``int64``,
     ``uint8``, ...; numpy's ``bool_`` does not);
+  * a pyarrow scalar (what iterating an Arrow column gives: Ray Data, ``datasets``), read as the
+    Python value it holds (``pa.scalar(323)``, ``pa.scalar("323")``; a null is no answer);
   * a string of ASCII digits with an optional ``-``, ASCII whitespace around it ignored
     (``" 323\\n"``; ``"007"`` is 7: a stored answer is a value, not a formatted completion).
 
-Anything else (``"3.5"``, ``"1,000"``, ``1.0``, ``None``, ``True``) is not an integer answer, and an
+Anything else (``"3.5"``, ``"1,000"``, ``1.0``, ``numpy.float64(323.0)`` -- a pandas integer column
+with a missing value becomes floats --, ``None``, ``True``) is not an integer answer, and an
 integer of more than ``MAX_DIGITS`` digits is outside what the verifier compares (rule 7): both
 come back as ``(None, why)``. What a bridge does with ``why`` depends on its library (see each
 bridge): it never turns it into a silent 0.
@@ -55,6 +58,8 @@ def library_answer(value: Any) -> tuple[int | None, str | None]:
         return _from_text(value)
     if isinstance(value, (bytes, bytearray)):
         return None, "the expected answer is bytes, not an integer or its text"
+    if type(value).__module__.startswith("pyarrow") and callable(getattr(value, "as_py", None)):
+        return _from_arrow(value)
     try:
         number = operator.index(value)  # int and every integer type (numpy int64, ...); never a float
     except TypeError:
@@ -64,6 +69,20 @@ def library_answer(value: Any) -> tuple[int | None, str | None]:
     if not -_LIMIT < number < _LIMIT:
         return None, f"the expected answer has more than {MAX_DIGITS} digits, more than the verifier compares"
     return number, None
+
+
+def _from_arrow(value: Any) -> tuple[int | None, str | None]:
+    """A pyarrow scalar (what iterating an Arrow column gives): read as the Python value it holds, so
+    ``pa.scalar("323")`` is the text ``"323"`` and ``pa.scalar(323)`` the integer; a null is no answer."""
+    try:
+        held = value.as_py()
+    except Exception as exc:  # noqa: BLE001 - an Arrow type with no Python value: a data problem, named
+        return None, f"the expected answer (an Arrow {type(value).__name__}) has no Python value ({type(exc).__name__})"
+    if held is None:
+        return None, "the expected answer is null (a missing value in an Arrow column)"
+    if type(held).__module__.startswith("pyarrow"):
+        return None, f"the expected answer is an Arrow {type(value).__name__}, not an integer"
+    return library_answer(held)
 
 
 def _from_text(text: str) -> tuple[int | None, str | None]:

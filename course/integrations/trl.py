@@ -34,6 +34,8 @@ reward that measures nothing):
   * a conversation with no assistant message (TRL passes the generated turns, which always
     hold one; scoring the last message would score the user's own text).
 
+Content given as parts is read by the course's one rule (``course.integrations.messages``: text
+parts joined with nothing in between, other parts skipped), the same in every bridge.
 A completion that is not text (``content: None``, a text part whose ``text`` is not a string)
 is the model's failure, not the caller's: the scorer names it ``not_a_string`` (reward 0). An
 empty batch returns ``[]`` and logs nothing.
@@ -48,38 +50,9 @@ from typing import Any, Callable, Sequence
 
 from course.instrument.spec_v1 import ERROR_CODES, score
 from course.integrations.expected import library_answer
+from course.integrations.messages import completion_text  # the one rule for message text (docs/bridges.md)
 
 ANSWER_COLUMN = "expected_answer"
-
-
-def completion_text(completion: Any) -> Any:
-    """The text to score: a string as is; for a conversation, the last assistant message's content.
-
-    Content given as parts (``[{"type": "text", "text": ...}]``) is joined; parts of other types
-    (images) are skipped. A text part whose ``text`` is not a string makes the whole content
-    that value, which the scorer (it never raises) names ``not_a_string``; so is anything else
-    that is not text. A conversation without an assistant message raises ``ValueError``.
-
-    >>> completion_text([{"role": "assistant", "content": "Final: 3"}])
-    'Final: 3'
-    >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": "Final: 3"}]}])
-    'Final: 3'
-    >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": 3}]}])
-    3
-    """
-    if isinstance(completion, list) and completion and all(isinstance(m, dict) for m in completion):
-        replies = [m for m in completion if m.get("role") == "assistant"]
-        if not replies:
-            roles = sorted({str(m.get("role")) for m in completion})
-            raise ValueError(f"a conversation with no assistant message (roles: {', '.join(roles)}): nothing the "
-                             f"model said to score; pass the generated turn(s), as TRL does")
-        content = replies[-1].get("content")
-        if isinstance(content, list):
-            texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-            odd = [t for t in texts if not isinstance(t, str)]
-            return odd[0] if odd else "".join(texts)
-        return content
-    return completion
 
 
 def make_strict_reward(column: str = ANSWER_COLUMN) -> Callable[..., list[float]]:

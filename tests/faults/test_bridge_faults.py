@@ -225,3 +225,64 @@ def test_a_credential_in_a_model_urls_query_is_not_copied_into_the_policy(tmp_pa
     written, policy = _policy_imported_with(tmp_path, capsys, args, form)
     assert API_KEY not in written and HF_TOKEN not in written
     assert "base_url=https://host.example/v1?api-version=2024-06-01#top" in policy, policy
+
+
+# ---------------------------------------------------------------------------
+# issue #35: numpy answers in a batch, multi-part messages, lm-eval's metric
+# ---------------------------------------------------------------------------
+def test_batch_numpy_int64_answers_are_integers_not_a_silent_bad_example():
+    np = pytest.importorskip("numpy")
+    from course.instrument.spec_v1 import score
+    from course.integrations.batch import score_batch
+
+    answers = np.array([323, 63], dtype=np.int64)  # what Ray Data hands a batch function
+    assert score({"expected_answer": answers[0]}, "Final: 323")["details"]["error_code"] == "bad_example"  # the fault
+    out = score_batch({"completion": ["Final: 323", "Final: 63"], "expected_answer": answers})
+    assert out["reward"] == [1.0, 1.0] and out["error_code"] == ["ok", "ok"]
+
+
+def test_inspect_output_in_two_text_parts_scores_as_trl_scores_it():
+    if importlib.util.find_spec("inspect_ai") is None:
+        pytest.skip("the inspect extra (inspect_ai) is not installed")
+    from inspect_ai.model import ContentText, ModelOutput
+
+    from course.integrations.messages import output_text
+    from course.integrations.trl import strict_reward
+
+    out = ModelOutput.from_content(model="m", content=[ContentText(text="Final: "), ContentText(text="66")])
+    assert out.completion == "Final: \n66"  # inspect's own join: multiple_lines, reward 0
+    assert output_text(out) == "Final: 66"
+    assert strict_reward(["p"], [[{"role": "assistant", "content": [{"type": "text", "text": "Final: "},
+                                                                   {"type": "text", "text": "66"}]}]],
+                         expected_answer=[66]) == [1.0]
+
+
+def test_lm_eval_task_metric_gives_a_right_answer_1_where_exact_match_gave_0():
+    from course.integrations.lm_eval import process_results
+
+    assert process_results({"id": "dev-0001", "expected_answer": 323}, ["Final: 323"]) == {"course_strict": 1.0}
+
+
+def test_inspect_epochs_with_one_missing_are_refused_not_packed_unevenly(tmp_path, monkeypatch, capsys):
+    # A log whose item s2 has epochs 1 and 3 but not 2: packing it would shift epoch 3 to sample 1.
+    if importlib.util.find_spec("inspect_ai") is None:
+        pytest.skip("the inspect extra (inspect_ai) is not installed")
+    from types import SimpleNamespace
+
+    import inspect_ai.log
+
+    from course.import_completions import main
+
+    def sample(ident: str, epoch: int):
+        output = SimpleNamespace(choices=[], completion=f"Final: {epoch}")
+        return SimpleNamespace(id=ident, epoch=epoch, error=None, target="1", output=output)
+
+    log = SimpleNamespace(status="success", error=None,
+                          samples=[sample("s1", 1), sample("s1", 2), sample("s2", 1), sample("s2", 3)],
+                          eval=SimpleNamespace(model="m", model_generate_config=SimpleNamespace(model_dump=lambda **_: {})))
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", lambda path: log)
+    (tmp_path / "x.eval").write_bytes(b"")
+    out = tmp_path / "pack.jsonl"
+    assert main(["--format", "inspect", str(tmp_path / "x.eval"), "--pack", "--out", str(out)]) == 2
+    assert "x.eval:sample 3: sample 's2' has no epoch 2 (epochs [1, 3])" in capsys.readouterr().err
+    assert not out.exists()

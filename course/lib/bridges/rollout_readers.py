@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from course.errors import CourseError, foreign_reader
+from course.integrations.messages import output_text
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
 from course.lib.bridges.redaction import is_credential_arg, without_url_credentials
@@ -37,6 +38,12 @@ class Row:
     id: str
     completion: str
     target: str | None = None  # what the source recorded as the answer, when it did
+    more: tuple[str, ...] = ()  # samples 1..n-1 when the source holds several (lm-eval repeats, inspect epochs)
+
+    @property
+    def samples(self) -> tuple[str, ...]:
+        """Every sample of the item, in the source's order (sample 0 is ``completion``)."""
+        return (self.completion, *self.more)
 
 
 @dataclass(frozen=True)
@@ -144,17 +151,15 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
         resps = obj["resps"]
         if not (isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], list) and resps[0]):
             raise CourseError(f"{where}: 'resps' must hold one request's generations ([[text, ...]])")
-        if len(resps[0]) != 1:
-            raise CourseError(f"{where}: {len(resps[0])} generations for one document (repeats > 1); import runs with repeats 1")
-        text = resps[0][0]
-        if not isinstance(text, str):
-            raise CourseError(f"{where}: the generation is not text")
+        texts = resps[0]  # one generation per repeat (repeats > 1: several samples of the item, in order)
+        if not all(isinstance(t, str) for t in texts):
+            raise CourseError(f"{where}: a generation is not text")
         ident = doc[id_field]
         if ident in seen:
             raise CourseError(f"{where}: duplicate document id {ident!r} (first on {seen[ident]})")
         seen[ident] = where
         target = obj.get("target")
-        rows.append(Row(where, ident, text, None if target is None else str(target).strip()))
+        rows.append(Row(where, ident, texts[0], None if target is None else str(target).strip(), tuple(texts[1:])))
     if not rows:
         raise CourseError(f"{path}: no samples")
     sampling: dict[str, Any] = {"gen_kwargs": _finite(gen_kwargs)}
@@ -243,20 +248,25 @@ def read_inspect(path: str, policy: str | None) -> Imported:
         raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({log.error.message if log.error else 'no error message'})")
     if not log.samples:
         raise CourseError(f"{log_path}: the log holds no samples (run inspect with --log-samples)")
-    rows = []
-    seen: set[str] = set()
+    # With epochs > 1 inspect logs each sample once per epoch: one item, several samples (epoch 1 is sample 0).
+    epochs: dict[str, dict[int, tuple[str, str, str | None]]] = {}
     for k, s in enumerate(log.samples, start=1):
         where = f"{log_path}:sample {k}"
-        if s.epoch != 1:
-            raise CourseError(f"{where}: epoch {s.epoch}: import runs with epochs 1 (one completion per item)")
         if s.error is not None:
             raise CourseError(f"{where}: the sample ended with an error ({s.error.message})")
         ident = str(s.id)
-        if ident in seen:
-            raise CourseError(f"{where}: duplicate sample id {ident!r}")
-        seen.add(ident)
+        if s.epoch in epochs.setdefault(ident, {}):
+            raise CourseError(f"{where}: duplicate sample id {ident!r} (epoch {s.epoch})")
         target = s.target if isinstance(s.target, str) else (s.target[0] if s.target else None)
-        rows.append(Row(where, ident, s.output.completion, target))
+        epochs[ident][s.epoch] = (where, output_text(s.output), target)
+    rows = []
+    for ident, by_epoch in epochs.items():
+        if sorted(by_epoch) != list(range(1, len(by_epoch) + 1)):
+            missing = min(set(range(1, max(by_epoch) + 1)) - set(by_epoch))
+            raise CourseError(f"{by_epoch[min(by_epoch)][0]}: sample {ident!r} has no epoch {missing} "
+                              f"(epochs {sorted(by_epoch)}): every epoch of an item must be in the log")
+        first = [by_epoch[e] for e in sorted(by_epoch)]
+        rows.append(Row(first[0][0], ident, first[0][1], first[0][2], tuple(text for _, text, _ in first[1:])))
     sampling = _finite(log.eval.model_generate_config.model_dump(exclude_none=True))
     return Imported(tuple(rows), policy or f"inspect:{log.eval.model}", sampling)
 
@@ -283,16 +293,37 @@ def order_and_check(imported: Imported, dataset: str | None) -> list[Row]:
 
 
 def render(rows: Iterable[Row], policy: str, sampling: dict[str, Any]) -> str:
+    """Frozen rollouts: one completion per item."""
     return "".join(
         dumps_line({"id": r.id, "completion": r.completion, "policy": policy, "sampling": sampling}) + "\n" for r in rows
     )
 
 
+def render_pack(rows: Iterable[Row], policy: str, sampling: dict[str, Any]) -> str:
+    """A selection pack (docs/formats.md): every sample of each item, numbered in the source's order."""
+    return "".join(
+        dumps_line({"id": r.id, "policy": policy, "sampling": sampling,
+                    "samples": [{"completion": text, "sample_index": k} for k, text in enumerate(r.samples)]}) + "\n"
+        for r in rows
+    )
+
+
+def one_per_item(rows: Iterable[Row]) -> None:
+    """A frozen-rollouts file holds one completion per item: several are a pack, written with ``--pack``."""
+    for row in rows:
+        if row.more:
+            raise CourseError(
+                f"{row.where}: {len(row.samples)} samples of item {row.id!r} (lm-eval repeats or inspect epochs > 1): "
+                f"frozen rollouts hold one per item; write them as a selection pack with --pack"
+            )
+
+
 def import_completions(fmt: str, source: str, *, policy: str | None, sampling: str | None, results: str | None,
-                       id_field: str, dataset: str | None) -> tuple[Imported, list[Row]]:
+                       id_field: str, dataset: str | None, pack: bool = False) -> tuple[Imported, list[Row]]:
     """Read ``source`` in format ``fmt`` (plain, lm-eval, inspect) and check it against ``dataset``.
 
     Returns what was read and its rows in output order; every check runs before anything is written.
+    Without ``pack`` (frozen rollouts) an item with several samples is refused (``one_per_item``).
     """
     if fmt != "plain" and sampling is not None:
         raise CourseError(f"--sampling: the {fmt} source records its own sampling settings; it is not overridden")
@@ -302,13 +333,16 @@ def import_completions(fmt: str, source: str, *, policy: str | None, sampling: s
         imported = read_lm_eval(source, results, policy, id_field)
     else:
         imported = read_inspect(source, policy)
+    if not pack:
+        one_per_item(imported.rows)
     return imported, order_and_check(imported, dataset)
 
 
-def import_summary(n_rows: int, out: Path, imported: Imported) -> str:
-    """The three lines ``python -m course.import_completions`` prints after writing."""
+def import_summary(n_rows: int, out: Path, imported: Imported, n_samples: int | None = None) -> str:
+    """The three lines ``python -m course.import_completions`` prints after writing (``n_samples`` for a pack)."""
+    what = f"{n_rows} completions" if n_samples is None else f"{n_samples} samples of {n_rows} items as a selection pack"
     return "\n".join([
-        f"imported {n_rows} completions -> {visible(str(out))}",
+        f"imported {what} -> {visible(str(out))}",
         f"policy: {visible(imported.policy)}",
         f"sampling: {dumps_safe(imported.sampling, sort_keys=True)}",
     ])
