@@ -15,7 +15,12 @@ Three questions, in this order:
    value (``same_value``: a seed of ``true`` is not a seed of ``1``). If any differs the gate
    REJECTs and lists each differing field with both values: the numbers are not
    comparable, so no delta is computed. The completions (the policy) are the one
-   thing allowed to differ — they are what is being compared.
+   thing allowed to differ — they are what is being compared. A manifest's fingerprint is a
+   claim, so the items are checked too: both runs must hold the same ids with the same
+   per-item ``expected`` (``item_differences``), and when the dataset file a manifest names is
+   at hand with the recorded sha256, every result is re-scored against it
+   (``check_against_dataset``; a run that disagrees is unusable input). One line,
+   ``Items checked: ...``, says which of these checks ran.
 2. **The bar.** REJECT if candidate pass rate − baseline pass rate < ``--min-delta``
    (computed exactly, with fractions), else ACCEPT.
 3. **Noise.** A paired comparison over the items both runs scored: the discordant
@@ -35,7 +40,8 @@ control or bidi character on the terminal, and ``--json`` escapes them too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from fractions import Fraction
 from typing import Any
 
@@ -271,18 +277,38 @@ def locked_room_table(baseline: dict[str, Any], candidate: dict[str, Any]) -> li
 # ---------------------------------------------------------------------------
 # Reading the two runs
 # ---------------------------------------------------------------------------
-@dataclass
+@dataclass(frozen=True)
 class Outcomes:
+    """One scored run as the gate reads it: each id's outcome and expected answer, and what was checked.
+
+    ``counts_by_id`` holds each item's (passing samples, samples): one sample per item for a
+    one-sample run, several for a multi-sample ``course.eval`` run (a selection pack scored whole).
+    """
+
     run: RunDir
-    passed_by_id: dict[str, bool]
+    passed_by_id: dict[str, bool]  # one-sample runs: did the item pass; multi-sample: did every sample pass
+    expected_by_id: dict[str, Any] = field(default_factory=dict)
+    counts_by_id: dict[str, tuple[int, int]] = field(default_factory=dict)
+    dataset_check: str = "not checked"
 
     @property
     def n(self) -> int:
-        return len(self.passed_by_id)
+        """Scored completions (results.jsonl lines): items x samples per item."""
+        return sum(m for _, m in self.counts_by_id.values()) if self.counts_by_id else len(self.passed_by_id)
 
     @property
     def passed(self) -> int:
-        return sum(self.passed_by_id.values())
+        """Passing completions."""
+        return sum(k for k, _ in self.counts_by_id.values()) if self.counts_by_id else sum(self.passed_by_id.values())
+
+    @property
+    def items(self) -> int:
+        return len(self.passed_by_id)
+
+    @property
+    def samples_per_item(self) -> int:
+        """Samples per item (1 for a one-sample run; the same for every item of a multi-sample run)."""
+        return self.n // self.items if self.items else 1
 
 
 def _summary_count(summary: dict[str, Any], name: str, where: str) -> int:
@@ -343,10 +369,9 @@ def load_outcomes(path: str) -> Outcomes:
             f"{visible(str(run_dir.results_path))}: does not match the sha256 recorded in its manifest; it was "
             "changed after the run, so its numbers cannot be trusted (re-run the evaluation)"
         )
-    # A reward of true is not 1.0: only a number equal to PASS_REWARD passes.
-    passed = {r["id"]: not isinstance(r["reward"], bool) and r["reward"] == PASS_REWARD
-              for r in iter_results(run_dir.results_path)}
-    outcomes = Outcomes(run_dir, passed)
+    counts, expected = _read_items(run_dir.results_path)
+    outcomes = Outcomes(run_dir, {i: k == m for i, (k, m) in counts.items()}, expected, counts,
+                        check_against_dataset(run_dir))
     summary_where = f"{visible(str(run_dir.path))}/summary.json"
     n = _summary_count(run_dir.summary, "n", summary_where)
     n_passed = _summary_count(run_dir.summary, "passed", summary_where)
@@ -358,6 +383,111 @@ def load_outcomes(path: str) -> Outcomes:
     if outcomes.n == 0:
         raise CourseError(f"{visible(str(run_dir.results_path))}: no items; nothing to compare")
     return outcomes
+
+
+def _passes(result: dict[str, Any]) -> bool:
+    # A reward of true is not 1.0: only a number equal to PASS_REWARD passes.
+    return not isinstance(result["reward"], bool) and result["reward"] == PASS_REWARD
+
+
+def _read_items(results: Path) -> tuple[dict[str, tuple[int, int]], dict[str, Any]]:
+    """Each id's (passing samples, samples) and its expected answer, from results.jsonl.
+
+    A one-sample run has one line per id; a multi-sample run (``course.eval`` on a selection
+    pack) has one line per sample, the samples of an item on consecutive lines, each naming its
+    ``sample_index`` 0..m-1, and every item the same m. Anything else is refused with its line.
+    """
+    counts: dict[str, tuple[int, int]] = {}
+    expected: dict[str, Any] = {}
+    where = visible(str(results))
+    previous: str | None = None
+    for lineno, r in enumerate(iter_results(results), 1):
+        ident, index = r["id"], r.get("sample_index", 0)
+        k, m = counts.get(ident, (0, 0))
+        if ident in counts and ident != previous:
+            raise CourseError(f"{where}:{lineno}: id {shown(ident, 80)} appears again after other ids; a run has "
+                              "one line per item, or one line per sample with an item's samples together")
+        if not is_count(index) or index != m:
+            raise CourseError(f"{where}:{lineno}: id {shown(ident, 80)} has sample_index {shown(index, 40)}, "
+                              f"expected {m} (samples numbered 0..m-1 in order)")
+        if ident in expected and not same_value(expected[ident], r.get("expected")):
+            raise CourseError(f"{where}:{lineno}: id {shown(ident, 80)}: its samples disagree on the expected answer")
+        expected[ident] = r.get("expected")
+        counts[ident] = (k + _passes(r), m + 1)
+        previous = ident
+    sizes = {m for _, m in counts.values()}
+    if len(sizes) > 1:
+        raise CourseError(f"{where}: items have different numbers of samples ({', '.join(map(str, sorted(sizes)))}); "
+                          "a multi-sample run scores the same number of samples for every item")
+    return counts, expected
+
+
+def _current_scorer_fingerprint(rubric_name: Any) -> str | None:
+    from course.instrument.rubrics import RUBRICS
+
+    rubric = RUBRICS.get(rubric_name) if isinstance(rubric_name, str) else None
+    return None if rubric is None else rubric.fingerprint()
+
+
+def check_against_dataset(run: RunDir) -> str:
+    """Re-hash the dataset file a run's manifest names and re-score every result against it.
+
+    A manifest's ``dataset_fingerprint`` is only a claim: copied from another run's manifest,
+    it would let a run scored against a doctored dataset (expected answers set to what the
+    completions say) pass the Locked Room. So when the recorded file is at hand and still
+    has the recorded sha256, every results line must name, in dataset order, that file's
+    ids and expected answers, and the run's rubric must give each completion the recorded
+    reward (a missing completion: 0). Any disagreement is a ``CourseError`` naming the line:
+    the run is unusable. Returns one phrase saying what was checked (or why not).
+    """
+    record = run.manifest.get("dataset")
+    path = record.get("path") if isinstance(record, dict) else None
+    if not isinstance(path, str) or not path:
+        return "its dataset file is not recorded, so it was not re-scored"
+    from course.lib.records.formats import iter_dataset_objects
+    from course.lib.records.jsonl import input_problem
+    from course.lib.records.manifest import shown_here
+
+    local = Path(shown_here(path))
+    name = visible(path)
+    if input_problem(local) is not None:
+        return f"its dataset file {name} is not at hand, so it was not re-scored"
+    if sha256_file(local) != run.manifest.get("dataset_fingerprint"):
+        return f"its dataset file {name} has changed since the run (another sha256), so it was not re-scored"
+    rubric_name = rubric_of(run.manifest)
+    if _current_scorer_fingerprint(rubric_name) != run.manifest.get("scorer_fingerprint"):
+        return (f"{name} re-hashed (matches); the run was scored by another version of the scorer, "
+                "so it was not re-scored")
+    from course.instrument.rubrics import get_rubric
+
+    score = get_rubric(rubric_name).score
+    where = visible(str(run.results_path))
+    examples = iter_dataset_objects(local)
+    example: dict[str, Any] | None = None
+    n = 0
+    for lineno, r in enumerate(iter_results(run.results_path), 1):
+        if example is None or r.get("sample_index", 0) == 0:  # the next item (a multi-sample run: its first sample)
+            example = next(examples, (0, None))[1]
+        if example is None or r["id"] != example["id"]:
+            want = "no further item" if example is None else f"id {shown(example['id'], 80)}"
+            raise CourseError(f"{where}:{lineno}: id {shown(r['id'], 80)} where the dataset file {name} (sha256 as "
+                              f"recorded) has {want}; the run does not score the dataset its manifest names")
+        if not same_value(r.get("expected"), example["expected_answer"]):
+            raise CourseError(
+                f"{where}:{lineno}: id {shown(r['id'], 80)} records expected {shown(r.get('expected'), 40)} but the "
+                f"dataset file {name} (sha256 as recorded) says {shown(example['expected_answer'], 40)}; the run was "
+                "not scored against the dataset its manifest names (re-run the evaluation)")
+        missing = r.get("completion") is None and r["details"].get("error_code") == "missing_completion"
+        reward = 0.0 if missing else score(example, r.get("completion"))["reward"]
+        if not same_value(reward, r["reward"]):
+            raise CourseError(
+                f"{where}:{lineno}: id {shown(r['id'], 80)} records reward {shown(r['reward'], 40)} but rubric "
+                f"{shown(rubric_name)} gives {shown(reward, 40)} against {name}; the results were not produced by "
+                "scoring this dataset (re-run the evaluation)")
+        n += 1
+    if next(examples, None) is not None:
+        raise CourseError(f"{where}: ends before the dataset file {name} does; the run does not score every item")
+    return f"{name} re-hashed (matches) and all {n} results re-scored against it"
 
 
 # ---------------------------------------------------------------------------
@@ -411,13 +541,58 @@ def points(x: float | Fraction) -> str:
     return f"{100 * float(x):+.1f} points"
 
 
+def item_differences(base: Outcomes, cand: Outcomes) -> list[dict[str, Any]]:
+    """The items themselves, compared between the runs: the same ids, each with the same expected answer.
+
+    Equal ``dataset_fingerprint``s are a claim each manifest makes; the per-item ``expected`` in
+    results.jsonl is what each run was actually scored against. Rows are shaped like
+    ``locked_room_differences``' (kind "dataset"), so a difference is a Locked Room violation.
+    """
+    rows = []
+    only_base = [i for i in base.expected_by_id if i not in cand.expected_by_id]
+    only_cand = [i for i in cand.expected_by_id if i not in base.expected_by_id]
+    if only_base or only_cand:
+        def some(ids: list[str]) -> str:
+            return f"{len(ids)} ids only here" + (f", first {shown(ids[0], 60)}" if ids else "")
+
+        rows.append({"field": "items.id", "kind": "dataset",
+                     "meaning": "the item ids in results.jsonl (the same dataset has the same ids)",
+                     "baseline": some(only_base), "candidate": some(only_cand)})
+    changed = [i for i, e in base.expected_by_id.items()
+               if i in cand.expected_by_id and not same_value(e, cand.expected_by_id[i])]
+    if changed:
+        first = changed[0]
+        rows.append({"field": "items.expected", "kind": "dataset",
+                     "meaning": "the expected answer each item was scored against, in results.jsonl",
+                     "baseline": f"{shown(first, 60)}: {shown(base.expected_by_id[first], 40)}",
+                     "candidate": f"{shown(first, 60)}: {shown(cand.expected_by_id[first], 40)} "
+                                  f"({len(changed)} of {len(base.expected_by_id)} items differ)"})
+    return rows
+
+
+def items_line(base: Outcomes, cand: Outcomes, differences: list[dict[str, Any]]) -> str:
+    """The one line saying what the gate checked of the items, beyond the manifests."""
+    if any(d["field"].startswith("items.") for d in differences):
+        head = "ids or expected answers DIFFER between the runs"
+    else:
+        head = f"the same {base.items} ids with the same expected answers in both runs"
+    if base.dataset_check == cand.dataset_check:
+        tail = f"dataset file, for both runs: {base.dataset_check}"
+    else:
+        tail = f"baseline: {base.dataset_check}; candidate: {cand.dataset_check}"
+    return f"Items checked: {head}; {tail}."
+
+
 def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_significance: bool) -> dict[str, Any]:
     """The gate's verdict and everything it rests on (what --json prints)."""
     differences = locked_room_differences(base.run.manifest, cand.run.manifest)
+    if not any(d["kind"] == "dataset" for d in differences):  # another dataset: its items differ, nothing to add
+        differences += item_differences(base, cand)
     result: dict[str, Any] = {
         "baseline": {"run": str(base.run.path), "n": base.n, "passed": base.passed, "pass_rate": base.passed / base.n},
         "candidate": {"run": str(cand.run.path), "n": cand.n, "passed": cand.passed, "pass_rate": cand.passed / cand.n},
         "locked_room": {"ok": not differences, "differences": differences},
+        "items_checked": items_line(base, cand, differences),
         "min_delta": float(min_delta),
         "require_significance": require_significance,
         "delta": None,
@@ -466,6 +641,7 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
             lines.append(f"  -> {KIND_EXPLANATION[kind]}.")
         lines.append("The pass rates above are not comparable, so no delta is computed. Measure both runs with the")
         lines.append("same dataset, split, rubric, scorer and sampling (and selection compute), changing only the policy.")
+        lines.append(result["items_checked"])
     else:
         m = base.run.manifest
         rubric = rubric_of(m)
@@ -475,6 +651,7 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
             f"{shown(m.get('split') or 'unknown')}, {named}scorer {shown(m.get('scorer_version'))} "
             f"{shown(str(m.get('scorer_fingerprint'))[:12])}…, sampling {shown(m.get('sampling'))})"
         )
+        lines.append(result["items_checked"])
         lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is {points(result['min_delta'])}")
         t = result["paired"]
         lines.append(

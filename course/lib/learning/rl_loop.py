@@ -555,7 +555,7 @@ def holdout_gate(tmp: Path, final: Path, min_delta: float, say: Say) -> dict[str
     """
     def outcomes(tag: str) -> Outcomes:
         o = load_outcomes(str(tmp / f"eval_{tag}_holdout"))
-        return Outcomes(replace(o.run, path=final / f"eval_{tag}_holdout"), o.passed_by_id)
+        return replace(o, run=replace(o.run, path=final / f"eval_{tag}_holdout"))
 
     base, cand = outcomes("pi0"), outcomes("final")
     result = decide(base, cand, Fraction(f"{min_delta:g}"), require_significance=True)
