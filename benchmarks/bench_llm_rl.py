@@ -83,8 +83,8 @@ def one_run(seed: int, args: argparse.Namespace, extra: list[str], outdir: Path)
           f"load average at the end {end_load[0]:.2f}")
     for tag in ("pi0", "final"):
         x = h[tag]
-        print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.4f} (Wilson 95% {x['pass_at_1_wilson95'][0]:.4f}-"
-              f"{x['pass_at_1_wilson95'][1]:.4f}, {x['samples']} samples); course.eval {x['eval_passed']}/{x['eval_n']}")
+        print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.4f} (95% items as the unit {x['pass_at_1_ci95'][0]:.4f}-"
+              f"{x['pass_at_1_ci95'][1]:.4f}, {x['samples']} samples)")
     lo, hi = h["lift_paired_bootstrap95"]
     print(f"  lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); "
           f"gate {h['gate'].get('verdict')}")

@@ -16,13 +16,13 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS
 from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, rubric_line
-from course.lib.evaluation.summary import breakdown_lines, pass_rate_line
+from course.lib.evaluation.summary import breakdown_lines, headline
 from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.records.manifest import PROJECT_ROOT, shown_here
 from course.lib.visible import dumps_safe, visible
@@ -61,6 +61,13 @@ def _resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path,
     if dataset is None or completions is None:
         return PROJECT_ROOT / BUNDLED_DATASET, PROJECT_ROOT / BUNDLED_COMPLETIONS
     return Path(dataset), Path(completions)
+
+
+def _counted(summary: dict[str, Any]) -> str:
+    """``100 items``, or for a selection pack scored whole ``100 items x 8 samples``."""
+    if "samples_per_item" in summary:
+        return f"{summary['items']} items x {summary['samples_per_item']} samples"
+    return f"{summary['n']} items"
 
 
 def _main(args_in: Sequence[str] | None) -> int:
@@ -105,7 +112,7 @@ def _main(args_in: Sequence[str] | None) -> int:
         print(dumps_safe({"run_dir": str(run_dir), "summary": summary}, sort_keys=True, indent=2))
         return EXIT_OK
     print(
-        f"Evaluated {summary['n']} items: {visible(shown_here(manifest['dataset']['path']))} "
+        f"Evaluated {_counted(summary)}: {visible(shown_here(manifest['dataset']['path']))} "
         f"(split {visible(manifest['split'] or 'unknown')}) "
         f"x {visible(shown_here(manifest['completions']['path']))} (policy {visible(manifest['policy'])})"
     )
@@ -113,7 +120,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     rubric = rubric_line(manifest)
     if rubric:
         print(rubric)
-    print(pass_rate_line(summary["passed"], summary["n"]))
+    print(headline(summary))
     print(f"Mean reward: {summary['mean_reward']:.3f}")
     lines = breakdown_lines(summary)
     if lines:

@@ -40,17 +40,20 @@ control or bidi character on the terminal, and ``--json`` escapes them too.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from fractions import Fraction
 from typing import Any
 
 from course.errors import CourseError
-from course.lib.evaluation.summary import PASS_REWARD, pass_rate_line
+from course.lib.evaluation.summary import PASS_REWARD, pass_at_1_line, pass_rate_line
 from course.lib.records.formats import RunDir, iter_results, read_run
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import sha256_file
-from course.lib.stats import mcnemar_exact, paired_difference_interval
+from course.lib.stats import (
+    clustered_interval, mcnemar_exact, paired_bootstrap, paired_difference_interval, paired_sign_flip,
+)
 from course.lib.visible import visible
 
 SIGNIFICANCE = 0.05
@@ -521,11 +524,61 @@ def paired_table(base: Outcomes, cand: Outcomes) -> dict[str, Any]:
     return table
 
 
+# The seed of the gate's resampling (bootstrap interval, sign-flip test) on multi-sample runs:
+# fixed, so the same two runs always get the same decision.
+RESAMPLING_SEED = 0
+PER_ITEM = "per-item pass rates"
+
+
+def paired_rates(base: Outcomes, cand: Outcomes) -> dict[str, Any]:
+    """The paired comparison of multi-sample runs: each shared item's pass rate under both runs.
+
+    The item is the unit (its samples are not independent): the change is the mean over items
+    of (candidate rate - baseline rate), its 95 % interval a paired bootstrap over items
+    (``course.lib.stats.paired_bootstrap``), its p-value a sign-flip test over items
+    (``paired_sign_flip``, which on one sample per item asks what McNemar's test asks).
+    """
+    ids = [i for i in base.counts_by_id if i in cand.counts_by_id]
+    a = [k / m for k, m in (base.counts_by_id[i] for i in ids)]
+    b = [k / m for k, m in (cand.counts_by_id[i] for i in ids)]
+    table: dict[str, Any] = {
+        "method": PER_ITEM, "shared": len(ids),
+        "higher": sum(y > x for x, y in zip(a, b)), "lower": sum(y < x for x, y in zip(a, b)),
+        "equal": sum(y == x for x, y in zip(a, b)),
+        "samples_per_item": {"baseline": base.samples_per_item, "candidate": cand.samples_per_item},
+        "only_in_baseline": base.items - len(ids), "only_in_candidate": cand.items - len(ids),
+    }
+    if ids:
+        lo, hi = paired_bootstrap(a, b, seed=RESAMPLING_SEED)
+        p = paired_sign_flip(a, b, seed=RESAMPLING_SEED)
+        table.update({"p_value": p, "difference": math.fsum(y - x for x, y in zip(a, b)) / len(ids),
+                      "difference_ci95": [lo, hi], "significant": p < SIGNIFICANCE})
+    return table
+
+
+def rate_line(o: Outcomes, label: str) -> str:
+    """A run's headline: Wilson for one sample per item, the item-clustered interval for several."""
+    if o.samples_per_item == 1:
+        return pass_rate_line(o.passed, o.n, label)
+    counts = list(o.counts_by_id.values())
+    lo, hi = clustered_interval([k for k, _ in counts], [m for _, m in counts])
+    return pass_at_1_line(o.passed, o.n, o.items, lo, hi, label)
+
+
 def noise_sentence(table: dict[str, Any]) -> str:
     """One sentence: is the paired change distinguishable from noise?"""
-    b, c = table["b"], table["c"]
     if not table["shared"]:
         return "The runs share no item ids, so no paired comparison is possible."
+    if table.get("method") == PER_ITEM:
+        up, down = table["higher"], table["lower"]
+        if up + down == 0:
+            return "Every item has the same pass rate in both runs: there is no difference to test."
+        p = table["p_value"]
+        verdict = "distinguishable" if table["significant"] else "not distinguishable"
+        sign = "<" if table["significant"] else ">="
+        return (f"The change is {verdict} from noise: sign-flip test over items p = {p:.3g} {sign} {SIGNIFICANCE} "
+                f"({up} items pass more often, {down} less often).")
+    b, c = table["b"], table["c"]
     if b + c == 0:
         return "Both runs pass and fail exactly the same items: there is no difference to test."
     p = table["mcnemar_p"]
@@ -610,7 +663,8 @@ def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_signific
         return result
     delta = Fraction(cand.passed, cand.n) - Fraction(base.passed, base.n)
     result["delta"] = float(delta)
-    result["paired"] = paired_table(base, cand)
+    several = base.samples_per_item > 1 or cand.samples_per_item > 1
+    result["paired"] = paired_rates(base, cand) if several else paired_table(base, cand)
     if delta < min_delta:
         result["reasons"].append(f"the change {points(delta)} is below the required {points(min_delta)}")
     if require_significance and not (result["paired"].get("significant")):
@@ -626,7 +680,7 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
     width = max(len(visible(str(base.run.path))), len(visible(str(cand.run.path))))
     for label, o in (("Baseline ", base), ("Candidate", cand)):
         m = o.run.manifest
-        lines.append(f"{label}: {visible(str(o.run.path)):<{width}}  {pass_rate_line(o.passed, o.n, 'pass rate')}"
+        lines.append(f"{label}: {visible(str(o.run.path)):<{width}}  {rate_line(o, 'pass rate' if o.samples_per_item == 1 else 'pass@1')}"
                      f"  [{shown(m.get('tool'))}, split {shown(m.get('split') or 'unknown')}, "
                      f"policy {shown(m.get('policy', '?'))}]")
     lines.append("")
@@ -654,13 +708,25 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
         lines.append(result["items_checked"])
         lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is {points(result['min_delta'])}")
         t = result["paired"]
-        lines.append(
-            f"Paired over {t['shared']} shared items: both pass {t['both']}, only baseline passes {t['b']} (b), "
-            f"only candidate passes {t['c']} (c), neither {t['neither']}"
-        )
+        if t.get("method") == PER_ITEM:
+            sizes = t["samples_per_item"]
+            lines.append(
+                f"Paired over {t['shared']} shared items, each item's pass rate ({sizes['baseline']} baseline and "
+                f"{sizes['candidate']} candidate samples per item): higher for {t['higher']} items, lower for "
+                f"{t['lower']}, equal for {t['equal']}"
+            )
+        else:
+            lines.append(
+                f"Paired over {t['shared']} shared items: both pass {t['both']}, only baseline passes {t['b']} (b), "
+                f"only candidate passes {t['c']} (c), neither {t['neither']}"
+            )
         if t["only_in_baseline"] or t["only_in_candidate"]:
             lines.append(f"  ({t['only_in_baseline']} ids only in the baseline, {t['only_in_candidate']} only in the candidate)")
-        if t["shared"]:
+        if t["shared"] and t.get("method") == PER_ITEM:
+            lo, hi = t["difference_ci95"]
+            lines.append(f"  sign-flip test over items p = {t['p_value']:.3g}; 95% interval for the change (paired "
+                         f"bootstrap over items): {100 * lo:+.1f} to {100 * hi:+.1f} points")
+        elif t["shared"]:
             lo, hi = t["difference_ci95"]
             lines.append(f"  exact McNemar p = {t['mcnemar_p']:.3g}; 95% interval for the change (Newcombe): "
                          f"{100 * lo:+.1f} to {100 * hi:+.1f} points")

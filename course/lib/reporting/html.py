@@ -750,9 +750,12 @@ def _tinylm_rl(run: RunData, prefix: str) -> str:
         for tag in ("pi0", "final"):
             x = h.get(tag)
             if isinstance(x, dict):
-                lo, hi = (x.get("pass_at_1_wilson95") or [None, None])[:2]
+                # runs written before the item-clustered interval recorded a Wilson one over the samples
+                clustered = "pass_at_1_ci95" in x
+                lo, hi = (x.get("pass_at_1_ci95" if clustered else "pass_at_1_wilson95") or [None, None])[:2]
+                method = "95%, items as the unit" if clustered else "Wilson 95% as if the samples were independent"
                 lines.append(f"holdout {tag}: <code>{e(x.get('policy'))}</code> pass@1 {e(_num(x.get('pass_at_1')))} "
-                             f"(Wilson 95% {e(_num(lo))}–{e(_num(hi))}, {e(x.get('samples'))} samples)")
+                             f"({method} {e(_num(lo))}–{e(_num(hi))}, {e(x.get('samples'))} samples)")
         if "lift_pass_at_1" in h:
             lo, hi = (h.get("lift_paired_bootstrap95") or [None, None])[:2]
             lines.append(f"lift {e(_num(h['lift_pass_at_1']))} (paired bootstrap 95% {e(_num(lo))} to {e(_num(hi))}); "
@@ -874,7 +877,20 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
     out.append("<p>" + "<br>".join(
         e(pass_rate_line(x["passed"], x["n"], label)) for label, x in (("baseline", base), ("candidate", cand)) if x.get("n")) + "</p>")
     t = result.get("paired")
-    if t:
+    if t and t.get("method") == "per-item pass rates":  # multi-sample runs: the items are the unit
+        facts = [("shared items", e(t["shared"])),
+                 ("items whose pass rate is higher / lower / equal", e(f"{t['higher']} / {t['lower']} / {t['equal']}")),
+                 ("change (candidate − baseline)", e(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
+                 ("the bar (--min-delta)", e(f"{100 * result['min_delta']:+.1f} points")),
+                 ("require significance", e(result.get("require_significance")))]
+        if t.get("shared"):
+            lo, hi = t["difference_ci95"]
+            facts.append(("sign-flip test over items, p", f'<strong class="mcnemar">{e(format(t["p_value"], ".3g"))}</strong>'))
+            facts.append(("95% interval for the change (paired bootstrap over items)", e(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
+        out.append("<h3>Paired over the shared items (each item's pass rate)</h3>" + _dl(facts))
+        if gate.get("noise"):
+            out.append(f"<p>{e(gate['noise'])}</p>")
+    elif t:
         out.append(
             "<h3>Paired over the shared items</h3><table class=\"paired\"><thead><tr><th></th><th>candidate passes</th>"
             "<th>candidate fails</th></tr></thead><tbody>"
