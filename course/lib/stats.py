@@ -9,6 +9,7 @@ raise ``CourseError`` (never a silent NaN):
   * ``paired_bootstrap(a, b, seed=...)``    the same question answered by resampling, seeded
   * ``pass_at_k(n, c, k)``                  chance that at least one of k samples passes (unbiased)
   * ``pass_hat_k(n, c, k)``                 chance that all k samples pass (reliability)
+  * ``plug_in_pass_at_k(n, c, k)``          the plug-in 1 - (1 - c/n)^k, biased low (for comparison only)
 
 Several samples per item (they share the item, so they are not independent draws):
 
@@ -41,6 +42,7 @@ __all__ = [
     "paired_bootstrap",
     "pass_at_k",
     "pass_hat_k",
+    "plug_in_pass_at_k",
     "clustered_interval",
     "intra_class_correlation",
     "design_effect",
@@ -276,6 +278,20 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     for i in range(n - c + 1, n + 1):
         fail_all *= 1.0 - k / i
     return 1.0 - fail_all
+
+
+def plug_in_pass_at_k(n: int, c: int, k: int) -> float:
+    """The plug-in pass@k, ``1 - (1 - c/n)^k``: the observed pass rate put into the formula for pass@k.
+
+    Biased *low* for k >= 2 (``(1 - x)^k`` is convex, so by Jensen's inequality its expectation
+    is at least ``(1 - p)^k``); ``course.passk_estimators`` shows by how much. Kept to be compared
+    with ``pass_at_k``, never to be reported as pass@k.
+
+    >>> round(plug_in_pass_at_k(10, 2, 1), 6), round(plug_in_pass_at_k(10, 2, 5), 6), round(pass_at_k(10, 2, 5), 6)
+    (0.2, 0.67232, 0.777778)
+    """
+    _nck_args(n, c, k)
+    return 1.0 - (1.0 - c / n) ** k
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:

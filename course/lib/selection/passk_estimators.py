@@ -4,7 +4,7 @@
 p; n samples drawn, c of them passed; the quantity wanted is pass@k = 1 - (1 - p)^k, the chance that
 at least one of k fresh samples passes. Three estimates from the same n samples:
 
-  * plug-in    ``1 - (1 - c/n)^k``: put the observed rate into the formula. Biased *low* for k >= 2:
+  * plug-in    ``1 - (1 - c/n)^k`` (``course.lib.stats.plug_in_pass_at_k``): put the observed rate into the formula. Biased *low* for k >= 2:
                ``(1 - x)^k`` is convex, so by Jensen's inequality E[(1 - p̂)^k] >= (1 - p)^k.
   * first-k    1 if any of the first k samples passed: unbiased (it *is* one draw of the event),
                but it throws away n - k samples, so its variance is q(1 - q), q = pass@k, whatever n.
@@ -25,17 +25,9 @@ from typing import Callable, Sequence
 
 from course.errors import CourseError
 from course.lib.stats import pass_at_k
+from course.lib.stats import plug_in_pass_at_k as plug_in
 
 ESTIMATORS = ("plug_in", "first_k", "unbiased")
-
-
-def plug_in(n: int, c: int, k: int) -> float:
-    """The plug-in estimate ``1 - (1 - c/n)^k``.
-
-    >>> round(plug_in(10, 2, 1), 6), round(plug_in(10, 2, 5), 6)
-    (0.2, 0.67232)
-    """
-    return 1.0 - (1.0 - c / n) ** k
 
 
 def truth(p: float, k: int) -> float:
