@@ -54,7 +54,7 @@ def render(table: dict[str, Any], source: str | None) -> list[str]:
     lines = [
         f"Detecting a lift of {100 * t['lift']:+.1f} points over a baseline pass rate of {100 * t['baseline_rate']:.1f}% "
         f"with power {t['power']:.2f} (two-sided alpha {t['alpha']:g})",
-        f"Model: rho (intra-class correlation) = {t['icc']:g}, kappa (item correlation between the runs) = "
+        f"Model: rho (intra-class correlation) = {t['icc']:.3g}, kappa (item correlation between the runs) = "
         f"{t['item_correlation']:g}, seed sd = {100 * t['seed_sd']:.1f} points" + (f"  [from {source}]" if source else ""),
         "  Var(lift) = (V_b + V_c - 2 C) / items + seed_sd^2 / seeds, with V = p(1-p) (1 + (m-1) rho) / m per run",
         "  (the candidate's m is samples x seeds) and C = kappa rho sqrt(p_b(1-p_b) p_c(1-p_c))",
