@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.evaluation.summary import PASS_REWARD, ordered_codes, pass_rate_line, percent
+from course.lib.evaluation.summary import PASS_REWARD, ordered_codes, pass_at_1_line, pass_rate_line, percent
 from course.instrument.spec_v1 import ERROR_CODES
 from course.lib.records.formats import (
     BANDIT_MANIFEST, EVAL_SUMMARY, KL_MANIFEST, RL_MANIFEST, RL_RECORD, RL_SUMMARY, SELECTION_SUMMARY, TOY_MDP_EPISODE,
@@ -436,12 +436,31 @@ def _ci_bar(passed: int, n: int) -> str:
     )
 
 
+def _clustered(summary: Mapping[str, Any]) -> str | None:
+    """The headline of a multi-sample course.eval run (None for any other run, or one whose fields do not fit)."""
+    items, m, ci = summary.get("items"), summary.get("samples_per_item"), summary.get("pass_rate_ci95")
+    if not (type(items) is int and type(m) is int and items > 0 and m > 0 and items * m == summary.get("n")
+            and isinstance(ci, dict) and ci.get("method") == "item-clustered"
+            and all(isinstance(ci.get(k), (int, float)) and not isinstance(ci.get(k), bool) for k in ("low", "high"))):
+        return None
+    return pass_at_1_line(summary["passed"], summary["n"], items, ci["low"], ci["high"])
+
+
 def _pass_rate(summary: Mapping[str, Any]) -> str:
     n = summary.get("n") or 0
     if not n:
         return '<p class="passrate">No items were scored.</p>'
     passed = summary["passed"]
     mean = summary.get("mean_reward")
+    clustered = _clustered(summary)
+    if clustered is not None:  # a multi-sample run: the samples of an item are not independent
+        return (
+            f'<p class="passrate"><strong>{e(clustered)}</strong></p>'
+            + (f"<p>Mean reward {mean:.3f}. " if isinstance(mean, (int, float)) else "<p>")
+            + "Several samples per item: the interval treats the items as the unit of sampling "
+            "(course.lib.stats.clustered_interval); as if the samples were independent it would be too narrow. "
+            "Compare runs with course.gate, which pairs the items.</p>"
+        )
     return (
         f'<p class="passrate"><strong>{e(pass_rate_line(passed, n))}</strong></p>'
         + _ci_bar(passed, n)
@@ -805,7 +824,7 @@ def _scoring_summary(run: RunData) -> Mapping[str, Any]:
 def _headline(run: RunData) -> str:
     s = _scoring_summary(run)
     if s.get("n"):
-        return pass_rate_line(s["passed"], s["n"])
+        return _clustered(s) or pass_rate_line(s["passed"], s["n"])
     return ""
 
 
