@@ -27,6 +27,10 @@ Three questions, in this order:
    counts b (baseline passed, candidate failed) and c (the reverse), the exact
    McNemar p-value and a 95 % Newcombe interval for the change, and one
    sentence on whether the change is distinguishable from noise.
+   When either run has several samples per item (``course.eval`` on a selection pack),
+   the items are the unit instead: each item's pass rate in both runs, a sign-flip test
+   and a paired bootstrap interval over items (``paired_rates``), each run's pass@1 with
+   its item-clustered interval: the same measurement a multi-sample headline reports.
    ``--require-significance`` adds "p < 0.05" to the bar.
 
 Unusable input (a missing or corrupt run directory, a run from a tool the gate cannot
