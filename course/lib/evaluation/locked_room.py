@@ -628,8 +628,9 @@ def item_differences(base: Outcomes, cand: Outcomes) -> list[dict[str, Any]]:
 
 
 def items_line(base: Outcomes, cand: Outcomes, differences: list[dict[str, Any]]) -> str:
-    """The one line saying what the gate checked of the items, beyond the manifests."""
-    if any(d["field"].startswith("items.") for d in differences):
+    """The one line saying what the gate checked of the items, beyond the manifests (``differences``:
+    what ``item_differences`` found)."""
+    if differences:
         head = "ids or expected answers DIFFER between the runs"
     else:
         head = f"the same {base.items} ids with the same expected answers in both runs"
@@ -643,13 +644,14 @@ def items_line(base: Outcomes, cand: Outcomes, differences: list[dict[str, Any]]
 def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_significance: bool) -> dict[str, Any]:
     """The gate's verdict and everything it rests on (what --json prints)."""
     differences = locked_room_differences(base.run.manifest, cand.run.manifest)
+    items = item_differences(base, cand)
     if not any(d["kind"] == "dataset" for d in differences):  # another dataset: its items differ, nothing to add
-        differences += item_differences(base, cand)
+        differences += items
     result: dict[str, Any] = {
         "baseline": {"run": str(base.run.path), "n": base.n, "passed": base.passed, "pass_rate": base.passed / base.n},
         "candidate": {"run": str(cand.run.path), "n": cand.n, "passed": cand.passed, "pass_rate": cand.passed / cand.n},
         "locked_room": {"ok": not differences, "differences": differences},
-        "items_checked": items_line(base, cand, differences),
+        "items_checked": items_line(base, cand, items),
         "min_delta": float(min_delta),
         "require_significance": require_significance,
         "delta": None,
