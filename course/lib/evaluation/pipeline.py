@@ -19,6 +19,10 @@ The run directory holds (formats in docs/formats.md):
   manifest.json   the conditions of the measurement (the Locked Room fields course.gate compares)
   results.jsonl   one line per dataset item, in dataset order: id, completion, expected, reward, details
   summary.json    n, passed, pass rate with a 95 % Wilson interval, mean reward, counts and shares per code
+
+A selection pack as the completions (several samples per item) makes a multi-sample run
+(``_score_pack``): one results line per sample, with ``sample_index`` and the item's
+``item_passed`` of ``item_samples``, and the summary's interval clustered by item.
   summary.md      the same for a human, with a few example failures per code
 
 How the pipeline stays flat in memory (benchmarks/bench_eval.py measures it):
