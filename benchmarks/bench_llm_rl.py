@@ -36,6 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from course.lib.stats import between_seed_interval  # noqa: E402
 
 # The recipe (docs/llm.md, "The recipe and its result", says why each setting; they are course.llm.rl's defaults): the fixed environment is the template.
 RECIPE = [
@@ -83,8 +85,8 @@ def one_run(seed: int, args: argparse.Namespace, extra: list[str], outdir: Path)
           f"load average at the end {end_load[0]:.2f}")
     for tag in ("pi0", "final"):
         x = h[tag]
-        print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.4f} (Wilson 95% {x['pass_at_1_wilson95'][0]:.4f}-"
-              f"{x['pass_at_1_wilson95'][1]:.4f}, {x['samples']} samples); course.eval {x['eval_passed']}/{x['eval_n']}")
+        print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.4f} (95% items as the unit {x['pass_at_1_ci95'][0]:.4f}-"
+              f"{x['pass_at_1_ci95'][1]:.4f}, {x['samples']} samples)")
     lo, hi = h["lift_paired_bootstrap95"]
     print(f"  lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); "
           f"gate {h['gate'].get('verdict')}")
@@ -134,6 +136,10 @@ def main() -> int:
         mean_lift = sum(lifts) / len(lifts)
         if len(runs) > 1:
             rec.figure("mean_lift_points", 100 * mean_lift, "points", f"the mean lift over seeds {seeds}", digits=1)
+            # the spread between seeds is the noise a claim about the recipe must beat (course.lib.stats)
+            lo, hi = between_seed_interval([100 * x for x in lifts])
+            rec.figure("mean_lift_t95_low_points", lo, "points", "its 95% interval between seeds (t), low end", digits=1)
+            rec.figure("mean_lift_t95_high_points", hi, "points", "its 95% interval between seeds (t), high end", digits=1)
         checks = {f"lift >= {100 * LIFT:.0f} points" + (" (the mean over the seeds)" if len(runs) > 1 else ""): mean_lift >= LIFT,
                   f"wall <= {BUDGET_S} s (every run)": all(r["wall"] <= BUDGET_S for r in runs),
                   f"peak memory < {MEMORY_MB} MB": all(r["rss_mb"] < MEMORY_MB for r in runs)}

@@ -261,8 +261,8 @@ def main() -> int:
         rec.figure("peak_rss_mb", rss_mb, "MB", f"{run}: peak memory", digits=0)
         for tag in ("pi0", "final"):
             x = h[tag]
-            print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.3f} (Wilson 95% {x['pass_at_1_wilson95'][0]:.3f}-"
-                  f"{x['pass_at_1_wilson95'][1]:.3f}, {x['samples']} samples); course.eval {x['eval_passed']}/{x['eval_n']}")
+            print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.3f} (95% items as the unit {x['pass_at_1_ci95'][0]:.3f}-"
+                  f"{x['pass_at_1_ci95'][1]:.3f}, {x['samples']} samples)")
         lo, hi = h["lift_paired_bootstrap95"]
         rec.remark(f"Holdout strict pass@1 (8 samples per item): pi0 {100 * h['pi0']['pass_at_1']:.1f}% → final "
                    f"{100 * h['final']['pass_at_1']:.1f}%, lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% "

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 from course.cli import EXIT_OK, info, make_parser, run, shard
 from course.instrument.rubrics import RUBRICS
 from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, resolve_inputs, rubric_line
 from course.lib.evaluation.shards import merge_eval_runs
-from course.lib.evaluation.summary import breakdown_lines, pass_rate_line
+from course.lib.evaluation.summary import breakdown_lines, headline
 from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.records.manifest import shown_here
 from course.lib.visible import dumps_safe, visible
@@ -68,6 +68,13 @@ MERGE_EXAMPLE = """\
   python -m course.eval --shard 1/2 --outdir runs/part_1
   python -m course.eval merge runs/part_0 runs/part_1 --outdir runs/merged
   python -m course.gate --baseline runs/demo_eval_clean --candidate runs/merged --min-delta 0.00"""
+
+
+def _counted(summary: dict[str, Any]) -> str:
+    """``100 items``, or for a selection pack scored whole ``100 items x 8 samples``."""
+    if "samples_per_item" in summary:
+        return f"{summary['items']} items x {summary['samples_per_item']} samples"
+    return f"{summary['n']} items"
 
 
 def _main(args_in: Sequence[str] | None) -> int:
@@ -157,7 +164,7 @@ def _merge(given: list[str], args_in: Sequence[str] | None) -> int:
 def _print_run(run_dir: object, manifest: dict, summary: dict) -> None:
     """What course.eval prints about a run it wrote (a whole run, a part, or parts merged)."""
     print(
-        f"Evaluated {summary['n']} items: {visible(shown_here(manifest['dataset']['path']))} "
+        f"Evaluated {_counted(summary)}: {visible(shown_here(manifest['dataset']['path']))} "
         f"(split {visible(manifest['split'] or 'unknown')}) "
         f"x {visible(shown_here(manifest['completions']['path']))} (policy {visible(manifest['policy'])})"
     )
@@ -168,7 +175,7 @@ def _print_run(run_dir: object, manifest: dict, summary: dict) -> None:
     if not summary["n"]:  # a part whose shard holds no item (more parts than items)
         print(f"Wrote {visible(str(run_dir))}/ (no items in this shard)")
         return
-    print(pass_rate_line(summary["passed"], summary["n"]))
+    print(headline(summary))
     print(f"Mean reward: {summary['mean_reward']:.3f}")
     lines = breakdown_lines(summary)
     if lines:

@@ -5,7 +5,10 @@
 Three questions, in this order: the Locked Room (were both runs measured under the same
 conditions: dataset, split, rubric, scorer, sampling, prompt template, selection compute?), the bar
 (candidate - baseline >= --min-delta, computed exactly) and the noise (a paired exact McNemar
-test and a Newcombe interval). ``course.lib.evaluation.locked_room`` decides and renders; this module
+test and a Newcombe interval; for runs with several samples per item, a sign-flip test and a
+paired bootstrap over the items' pass rates). Beyond the manifests it checks the items: the same
+ids and expected answers in both runs, and, when the dataset file is at hand, every result
+re-scored against it (one ``Items checked:`` line says what ran). ``course.lib.evaluation.locked_room`` decides and renders; this module
 parses the command line and prints.
 
 Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
@@ -39,7 +42,8 @@ def _main(args_in: Sequence[str] | None) -> int:
     parser = make_parser(
         "python -m course.gate",
         "Accept or reject a candidate run against a baseline: Locked Room check of the manifests first, "
-        "then candidate pass rate - baseline pass rate >= --min-delta, with a paired McNemar test.",
+        "then candidate pass rate - baseline pass rate >= --min-delta, with a paired test over items (McNemar; "
+        "for multi-sample runs a sign-flip test on the items' pass rates).",
         EXAMPLE,
     )
     parser.add_argument("--baseline", required=True, help="run directory of the current best (course.eval output)")
@@ -50,7 +54,8 @@ def _main(args_in: Sequence[str] | None) -> int:
              "before looking at the numbers",
     )
     parser.add_argument("--require-significance", action="store_true",
-                        help=f"also require exact McNemar p < {SIGNIFICANCE} on the paired items")
+                        help=f"also require p < {SIGNIFICANCE} on the paired items (exact McNemar; multi-sample runs: "
+                             "the sign-flip test over items)")
     parser.add_argument("--json", action="store_true", help="print the decision and its evidence as JSON")
     parser.add_argument("--html", metavar="FILE",
                         help="also write the decision and both runs as one self-contained HTML page (as course.report)")

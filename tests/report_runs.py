@@ -77,8 +77,8 @@ def _tinylm_rl(out: Path, root: Path) -> Path:
         "rubric": "contains_answer", "beta": 0.05, "seed": 0, "steps": 15, "pi0": "tinylm:aaaa", "final_policy": "tinylm:bbbb",
         "goodhart_alarms": ["step 10: rubric reward up, strict pass down"],
         "holdout": {"gate": {"min_delta": 0.1, "require_significance": True, "verdict": "REJECT"},
-                    "pi0": {"policy": "tinylm:aaaa", "pass_at_1": 0.22, "pass_at_1_wilson95": [0.18, 0.26], "samples": 400},
-                    "final": {"policy": "tinylm:bbbb", "pass_at_1": 0.24, "pass_at_1_wilson95": [0.2, 0.28], "samples": 400},
+                    "pi0": {"policy": "tinylm:aaaa", "pass_at_1": 0.22, "pass_at_1_ci95": [0.18, 0.26], "samples": 400},
+                    "final": {"policy": "tinylm:bbbb", "pass_at_1": 0.24, "pass_at_1_ci95": [0.2, 0.28], "samples": 400},
                     "lift_pass_at_1": 0.02, "lift_paired_bootstrap95": [-0.03, 0.07]},
     })
     (out / "shift.md").write_text("# shift\n\n| code | pi0 | final |\n", encoding="utf-8")

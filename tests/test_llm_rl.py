@@ -216,12 +216,12 @@ def test_a_run_on_the_tiny_model_writes_the_loop_c_layout_and_its_log_is_reprodu
     proc = llm_rl(run_in_process, *tiny_run_args(tiny_llm_dir, a, "--holdout-samples", "1"))
     assert proc.returncode == 0, proc.stderr
     for name in ("rl_log.jsonl", "curves.csv", "final.safetensors", "gate.txt", "summary.json", "manifest.json",
-                 "holdout_pi0_rollouts.jsonl", "eval_pi0_holdout", "eval_final_holdout"):
+                 "holdout_pi0_pack.jsonl", "eval_pi0_holdout", "eval_final_holdout"):
         assert (a / name).exists(), name
     manifest = json.loads((a / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["prompt_template"]["name"] == "fewshot" and manifest["model"]["source"] == "local-path"
     assert manifest["adapters"]["kind"] == "LoRA" and "peak_rss_mb" in manifest and "wall_seconds" in manifest
-    first = json.loads((a / "holdout_pi0_rollouts.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    first = json.loads((a / "holdout_pi0_pack.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert first["prompt_template"]["name"] == "fewshot"  # the environment, on every line: a Locked Room field
     assert llm_rl(run_in_process, *tiny_run_args(tiny_llm_dir, b, "--no-holdout")).returncode == 0
     assert (a / "rl_log.jsonl").read_bytes() == (b / "rl_log.jsonl").read_bytes()

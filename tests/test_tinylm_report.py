@@ -17,8 +17,8 @@ FIRST = {"step": 0, "slice_n": 200, "slice_items": 100, "slice_samples_per_item"
          "slice_rubric_reward": 0.57, "slice_strict_pass": 0.275}
 HOLDOUT = {
     "items": 50, "sampling": {"temperature": 1.0, "seed": 0, "n_for_pass_at_1": 8},
-    "pi0": {"pass_at_1": 0.2225, "pass_at_1_wilson95": [0.184, 0.266], "passed": 89, "samples": 400, "eval_passed": 16, "eval_n": 50},
-    "final": {"pass_at_1": 0.24, "pass_at_1_wilson95": [0.201, 0.284], "passed": 96, "samples": 400, "eval_passed": 15, "eval_n": 50},
+    "pi0": {"pass_at_1": 0.2225, "pass_at_1_ci95": [0.184, 0.266], "passed": 89, "samples": 400},
+    "final": {"pass_at_1": 0.24, "pass_at_1_ci95": [0.201, 0.284], "passed": 96, "samples": 400},
     "lift_pass_at_1": 0.0175, "lift_paired_bootstrap95": [-0.025, 0.0625], "gate": {"verdict": "REJECT"},
 }
 
@@ -63,11 +63,11 @@ def test_the_same_prompts_lines_do_not_claim_goodhart_when_the_proxy_fell():
     assert "strict pass rate fell and the proxy did not rise" in lines[-1]
 
 
-def test_the_holdout_headline_says_what_it_measures_and_labels_the_gate_figure():
+def test_the_holdout_headline_says_what_it_measures_and_that_the_gate_decided_on_the_same_samples():
     lines = rl_report.holdout_lines(HOLDOUT)
     assert lines[0].startswith("Holdout headline: strict pass@1 on math_holdout (50 items x 8 samples each")
     assert "pi0 22.3% [18.4, 26.6] -> final 24.0% [20.1, 28.4]" in lines[1]
-    assert lines[3].startswith("Gate input (course.eval, ONE sample per item") and "16/50 -> final 15/50" in lines[3]
+    assert lines[3] == "course.gate on these samples (paired over items): REJECT (gate.txt)"
 
 
 def test_rates_round_half_up_from_their_decimal_form_so_rounded_rates_subtract_like_the_lift():

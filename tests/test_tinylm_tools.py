@@ -129,7 +129,7 @@ def test_an_rl_run_names_its_holdout_rollouts_and_eval_runs_where_they_are_after
     assert rl.main(argv) == 0
     for tag in ("pi0", "final"):
         manifest = json.loads((run / f"eval_{tag}_holdout" / "manifest.json").read_text())
-        assert manifest["completions"]["path"] == display_path(run / f"holdout_{tag}_rollouts.jsonl")
+        assert manifest["completions"]["path"] == display_path(run / f"holdout_{tag}_pack.jsonl")
         assert ".tmp" not in (run / f"eval_{tag}_holdout" / "summary.md").read_text()
     gate = (run / "gate.txt").read_text()
     assert f"Baseline : {run / 'eval_pi0_holdout'}" in gate and ".tmp" not in gate

@@ -9,6 +9,17 @@ raise ``CourseError`` (never a silent NaN):
   * ``paired_bootstrap(a, b, seed=...)``    the same question answered by resampling, seeded
   * ``pass_at_k(n, c, k)``                  chance that at least one of k samples passes (unbiased)
   * ``pass_hat_k(n, c, k)``                 chance that all k samples pass (reliability)
+  * ``plug_in_pass_at_k(n, c, k)``          the plug-in 1 - (1 - c/n)^k, biased low (for comparison only)
+
+Several samples per item (they share the item, so they are not independent draws):
+
+  * ``clustered_interval(passed, samples)``  pass@1 over items x samples, items as the unit of sampling
+  * ``intra_class_correlation(passed, samples)``  how much samples of one item agree (rho)
+  * ``design_effect(m, icc)``                how many times wider the variance is: 1 + (m - 1) rho
+  * ``paired_sign_flip(a, b, seed=...)``     are two runs' per-item pass rates different? (paired over items)
+  * ``between_seed_interval(values)``        a t interval for the mean of one figure over training seeds
+  * ``lift_variance(...)``, ``lift_power(...)``, ``items_for_power(...)``
+                                            how many items, samples and seeds a lift of X points needs
 
 Nothing here reads files or keeps state; ``course.eval``, ``course.gate`` and
 ``course.selection_demo`` call these functions and print what they return.
@@ -31,6 +42,15 @@ __all__ = [
     "paired_bootstrap",
     "pass_at_k",
     "pass_hat_k",
+    "plug_in_pass_at_k",
+    "clustered_interval",
+    "intra_class_correlation",
+    "design_effect",
+    "paired_sign_flip",
+    "between_seed_interval",
+    "lift_variance",
+    "lift_power",
+    "items_for_power",
 ]
 
 
@@ -73,14 +93,17 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         raise CourseError("n must be at least 1: a pass rate over zero items is undefined")
     if successes > n:
         raise CourseError(f"successes ({successes}) cannot exceed n ({n})")
-    z = _z(confidence)
-    p = successes / n
+    return _wilson(successes / n, n, _z(confidence))
+
+
+def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson's interval for a rate ``p`` measured with (effective) sample size ``n``, which may be fractional."""
     z2n = z * z / n
     centre = (p + z2n / 2.0) / (1.0 + z2n)
     half = z * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
     # At 0 or n passes one end is exactly 0 or 1; say so instead of printing 1e-17.
-    lo = 0.0 if successes == 0 else max(0.0, centre - half)
-    hi = 1.0 if successes == n else min(1.0, centre + half)
+    lo = 0.0 if p == 0.0 else max(0.0, centre - half)
+    hi = 1.0 if p == 1.0 else min(1.0, centre + half)
     return lo, hi
 
 
@@ -257,6 +280,20 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - fail_all
 
 
+def plug_in_pass_at_k(n: int, c: int, k: int) -> float:
+    """The plug-in pass@k, ``1 - (1 - c/n)^k``: the observed pass rate put into the formula for pass@k.
+
+    Biased *low* for k >= 2 (``(1 - x)^k`` is convex, so by Jensen's inequality its expectation
+    is at least ``(1 - p)^k``); ``course.passk_estimators`` shows by how much. Kept to be compared
+    with ``pass_at_k``, never to be reported as pass@k.
+
+    >>> round(plug_in_pass_at_k(10, 2, 1), 6), round(plug_in_pass_at_k(10, 2, 5), 6), round(pass_at_k(10, 2, 5), 6)
+    (0.2, 0.67232, 0.777778)
+    """
+    _nck_args(n, c, k)
+    return 1.0 - (1.0 - c / n) ** k
+
+
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """pass^k: chance that *all* k samples drawn without replacement pass, ``C(c, k) / C(n, k)``.
 
@@ -276,6 +313,334 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     for i in range(k):
         all_pass *= (c - i) / (n - i)
     return all_pass
+
+
+# ---------------------------------------------------------------------------
+# Several samples per item: the item is the unit of sampling.
+#
+# With m samples of each of N items, the N*m outcomes are not independent: an
+# easy item passes most of its samples, a hard one few. The test set is a sample
+# of N items, so the uncertainty of a pass rate comes from which items were drawn
+# as much as from which samples: treating N*m outcomes as independent (a Wilson
+# interval over 400 samples of 50 items) makes the interval too narrow.
+# ---------------------------------------------------------------------------
+def _item_counts(passed: Sequence[int], samples: Sequence[int]) -> tuple[int, int]:
+    if len(passed) != len(samples):
+        raise CourseError(f"passed and samples need one entry per item, got {len(passed)} and {len(samples)}")
+    if not passed:
+        raise CourseError("no items: a pass rate over zero items is undefined")
+    for i, (k, m) in enumerate(zip(passed, samples)):
+        _count(f"passed[{i}]", k)
+        _count(f"samples[{i}]", m)
+        if m == 0 or k > m:
+            raise CourseError(f"item {i}: {k} passes of {m} samples is not a count of samples")
+    return sum(passed), sum(samples)
+
+
+def clustered_interval(
+    passed: Sequence[int], samples: Sequence[int], confidence: float = 0.95
+) -> tuple[float, float]:
+    """Interval for pass@1 = sum(passed) / sum(samples) when each item contributed several samples.
+
+    ``passed[i]`` of ``samples[i]`` samples of item i passed. The variance of the
+    ratio is estimated with items as the unit (the cluster-robust "sandwich"
+    estimate, ``sum((k_i - p*m_i)**2) / (sum m_i)**2``); divided by the variance
+    independent samples would have, ``p(1-p) / sum(m_i)``, it is the observed
+    design effect. The interval is Wilson's with the effective sample size
+    ``sum(m_i) / design effect`` (never more than the samples: a design effect
+    below 1 counts as 1). With one sample per item it is exactly
+    ``wilson_interval``; when every sample passed, or none did, the variance
+    says nothing and the items are the sample size (the widest case: each
+    item's samples all agree).
+
+    >>> lo, hi = clustered_interval([8, 0] * 25, [8] * 50)   # 200/400, but all-or-nothing per item
+    >>> f"{lo:.3f} {hi:.3f}"
+    '0.366 0.634'
+    >>> lo, hi = wilson_interval(200, 400)                   # as if 400 independent samples: too narrow
+    >>> f"{lo:.3f} {hi:.3f}"
+    '0.451 0.549'
+    >>> clustered_interval([1, 0, 1], [1, 1, 1]) == wilson_interval(2, 3)
+    True
+    """
+    k_total, m_total = _item_counts(passed, samples)
+    z = _z(confidence)
+    if all(m == 1 for m in samples):
+        return wilson_interval(k_total, m_total, confidence)
+    p = k_total / m_total
+    if p in (0.0, 1.0):
+        return _wilson(p, len(samples), z)
+    residuals = math.fsum((k - p * m) ** 2 for k, m in zip(passed, samples))
+    deff = max(1.0, residuals / (m_total * p * (1.0 - p)))
+    return _wilson(p, m_total / deff, z)
+
+
+def intra_class_correlation(passed: Sequence[int], samples: Sequence[int]) -> float:
+    """rho: the share of the outcomes' variance that lies between items (ANOVA estimator, clamped to [0, 1]).
+
+    0: an item's samples agree no more than samples of different items (all
+    items equally hard); 1: every item is all-pass or all-fail. Needs at least
+    two items, the same number m >= 2 of samples for each, and not every sample
+    with one outcome (then rho is undefined).
+
+    >>> intra_class_correlation([8, 0] * 25, [8] * 50)
+    1.0
+    >>> round(intra_class_correlation([4, 4, 3, 5], [8] * 4), 3)   # rates near 1/2 everywhere: no item effect
+    0.0
+    """
+    k_total, m_total = _item_counts(passed, samples)
+    m, n = samples[0], len(samples)
+    if n < 2 or m < 2 or any(x != m for x in samples):
+        raise CourseError("intra_class_correlation needs at least 2 items with the same number (>= 2) of samples each")
+    p = k_total / m_total
+    between = m * math.fsum((k / m - p) ** 2 for k in passed) / (n - 1)
+    within = math.fsum(k * (1.0 - k / m) for k in passed) / (n * (m - 1))
+    if between + (m - 1) * within == 0.0:
+        raise CourseError("rho is undefined when every sample has the same outcome")
+    return min(1.0, max(0.0, (between - within) / (between + (m - 1) * within)))
+
+
+def design_effect(m: int, icc: float) -> float:
+    """How many times larger the variance of a pass rate is with m samples per item than with m*N independent ones.
+
+    ``1 + (m - 1) * icc`` (Kish 1965): the effective number of samples is
+    ``N * m / design_effect``; with icc = 1 more samples per item add nothing.
+
+    >>> design_effect(8, 0.0), design_effect(8, 1.0), design_effect(8, 0.3)
+    (1.0, 8.0, 3.1)
+    """
+    _count("m", m)
+    if m == 0:
+        raise CourseError("m must be at least 1 sample per item")
+    _unit("icc", icc)
+    return 1.0 + (m - 1) * icc
+
+
+def _unit(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise CourseError(f"{name} must be a number between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def paired_sign_flip(
+    a: Sequence[float], b: Sequence[float], *, seed: int, n_resamples: int = 10_000
+) -> float:
+    """Two-sided p-value for "no difference" between paired per-item values (a sign-flip permutation test).
+
+    Under "the two runs are alike", each item's difference ``b_i - a_i`` is as
+    likely to have either sign; the p-value is the share of random sign flips
+    (from ``random.Random(seed)``) whose mean difference is at least as far from
+    0 as the observed one, counting the observed one: ``(1 + hits) / (1 + n_resamples)``.
+    With 0/1 outcomes it tests what McNemar's test does (only discordant items count).
+    Items are the unit: use it on per-item pass rates of multi-sample runs.
+
+    >>> paired_sign_flip([0] * 10, [1] * 10, seed=0) < 0.01
+    True
+    >>> paired_sign_flip([0.5, 0.25], [0.5, 0.25], seed=0)
+    1.0
+    """
+    if len(a) != len(b) or not a:
+        raise CourseError(f"paired values need equal, non-zero lengths, got {len(a)} and {len(b)}")
+    if type(seed) is not int:
+        raise CourseError(f"seed must be an integer, got {seed!r}")
+    if type(n_resamples) is not int or n_resamples < 1:
+        raise CourseError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    diffs = [float(y) - float(x) for x, y in zip(a, b) if y != x]
+    if not diffs:
+        return 1.0
+    observed = abs(math.fsum(diffs))
+    rng = random.Random(seed)
+    hits = 0
+    for _ in range(n_resamples):
+        flipped = math.fsum(d if rng.random() < 0.5 else -d for d in diffs)
+        hits += abs(flipped) >= observed - 1e-12  # ties count as "as far": the test stays conservative
+    return (1 + hits) / (1 + n_resamples)
+
+
+# ---------------------------------------------------------------------------
+# Several training seeds: the run itself is random.
+# ---------------------------------------------------------------------------
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularised incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _t_upper_tail(t: float, df: int) -> float:
+    """P(T > t) for Student's t with df degrees of freedom, t >= 0: I_{df/(df+t^2)}(df/2, 1/2) / 2."""
+    x, a, b = df / (df + t * t), df / 2.0, 0.5
+    if x <= 0.0:
+        return 0.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        ibeta = front * _beta_fraction(a, b, x) / a
+    else:
+        ibeta = 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+    return ibeta / 2.0
+
+
+def _t_quantile(q: float, df: int) -> float:
+    """The q quantile of Student's t distribution (q > 1/2), by bisection on its exact tail.
+
+    >>> [round(_t_quantile(0.975, df), 3) for df in (1, 2, 4, 30)]
+    [12.706, 4.303, 2.776, 2.042]
+    """
+    if not 0.5 < q < 1.0:
+        raise CourseError(f"q must be strictly between 0.5 and 1, got {q!r}")
+    _count("df", df)
+    lo, hi = 0.0, 1.0
+    while _t_upper_tail(hi, df) > 1.0 - q:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if _t_upper_tail(mid, df) > 1.0 - q else (lo, mid)
+    return (lo + hi) / 2.0
+
+
+def between_seed_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A t interval for the mean of one figure measured once per training seed.
+
+    ``mean ± t(df = S-1) · stdev / sqrt(S)``: the spread *between* seeds (the
+    run's own randomness: initialisation, sampling, batch order) is the noise a
+    claim "this recipe lifts pass@1 by X" must beat; a single seed's interval
+    over items cannot show it. With 2 or 3 seeds t is large (12.7, 4.3): few
+    seeds buy a wide interval, honestly.
+
+    >>> lo, hi = between_seed_interval([0.062, 0.120, 0.110])    # the RL recipe's three seeds
+    >>> f"{lo:+.3f} {hi:+.3f}"
+    '+0.020 +0.174'
+    """
+    if len(values) < 2:
+        raise CourseError(f"between-seed spread needs at least 2 seeds, got {len(values)}")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise CourseError(f"seed values must be finite numbers, got {v!r}")
+    _z(confidence)
+    import statistics
+
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    half = _t_quantile(0.5 + confidence / 2.0, len(values) - 1) * sd / math.sqrt(len(values))
+    return mean - half, mean + half
+
+
+# ---------------------------------------------------------------------------
+# Planning: how many items, samples per item and seeds does a lift of X need?
+#
+# The model (docs/loops.md, "How many items, samples and seeds"): item i has a
+# true pass rate under the baseline p_b,i (mean p_b) and under the candidate
+# p_c,i (mean p_c = p_b + lift). Items differ in difficulty: Var(p_b,i) =
+# rho * p_b(1-p_b) (rho = the intra-class correlation), likewise for p_c,i, and the
+# two rates of one item are correlated by kappa (a hard item stays fairly hard).
+# The baseline is sampled m times per item; the candidate is trained with S seeds,
+# each sampled m times per item, and each seed shifts all items alike by u_s
+# with Var(u_s) = seed_sd^2. The lift estimate D = mean over items of
+# (candidate rate averaged over seeds - baseline rate), paired over items.
+# ---------------------------------------------------------------------------
+def _rate(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+        raise CourseError(f"{name} must be a pass rate strictly between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def lift_variance(
+    p_base: float, p_cand: float, *, items: int, samples: int, seeds: int = 1,
+    icc: float, item_correlation: float, seed_sd: float = 0.0,
+) -> float:
+    """Var(D) for the paired lift estimate D under the planning model above.
+
+    ``(V_b + V_c - 2 C) / items + seed_sd**2 / seeds``, where
+    ``V_b = p_b(1-p_b) · design_effect(m, rho) / m`` (one item's baseline rate from m samples),
+    ``V_c = p_c(1-p_c) · design_effect(m·S, rho) / (m·S)`` (its candidate rate, m samples from each of S seeds),
+    ``C = kappa · rho · sqrt(p_b(1-p_b) p_c(1-p_c))`` (what pairing the items removes).
+
+    >>> round(lift_variance(0.5, 0.5, items=100, samples=1, icc=0.0, item_correlation=0.0), 6)   # two coins per item
+    0.005
+    >>> round(lift_variance(0.5, 0.5, items=100, samples=1, icc=1.0, item_correlation=1.0), 6)   # outcomes identical
+    0.0
+    """
+    pb, pc = _rate("p_base", p_base), _rate("p_cand", p_cand)
+    for name, value in (("items", items), ("samples", samples), ("seeds", seeds)):
+        if _count(name, value) == 0:
+            raise CourseError(f"{name} must be at least 1")
+    rho, kappa = _unit("icc", icc), _unit("item_correlation", item_correlation)
+    if isinstance(seed_sd, bool) or not isinstance(seed_sd, (int, float)) or not 0.0 <= seed_sd < 1.0:
+        raise CourseError(f"seed_sd must be a number in [0, 1), got {seed_sd!r}")
+    vb, vc = pb * (1.0 - pb), pc * (1.0 - pc)
+    v_base = vb * design_effect(samples, rho) / samples
+    v_cand = vc * design_effect(samples * seeds, rho) / (samples * seeds)
+    shared = kappa * rho * math.sqrt(vb * vc)
+    return max(0.0, v_base + v_cand - 2.0 * shared) / items + seed_sd**2 / seeds
+
+
+def lift_power(
+    p_base: float, lift: float, *, items: int, samples: int, seeds: int = 1, icc: float,
+    item_correlation: float, seed_sd: float = 0.0, alpha: float = 0.05,
+) -> float:
+    """Chance that a two-sided test at level alpha detects a true lift (normal approximation).
+
+    ``Phi(|lift|/sd - z) + Phi(-|lift|/sd - z)``, sd = sqrt(lift_variance), z = the 1 - alpha/2 quantile.
+
+    >>> round(lift_power(0.3, 0.1, items=100, samples=1, icc=0.0, item_correlation=0.0), 3)
+    0.32
+    >>> round(lift_power(0.3, 0.1, items=100, samples=8, icc=0.2, item_correlation=0.8), 3)
+    0.978
+    """
+    z = _z(1.0 - alpha)
+    sd = math.sqrt(lift_variance(p_base, p_base + lift, items=items, samples=samples, seeds=seeds, icc=icc,
+                                 item_correlation=item_correlation, seed_sd=seed_sd))
+    if sd == 0.0:
+        return 1.0 if lift else alpha
+    phi = NormalDist().cdf
+    return phi(abs(lift) / sd - z) + phi(-abs(lift) / sd - z)
+
+
+def items_for_power(
+    p_base: float, lift: float, *, power: float = 0.8, samples: int, seeds: int = 1, icc: float,
+    item_correlation: float, seed_sd: float = 0.0, alpha: float = 0.05,
+) -> int | None:
+    """The fewest items for which ``lift_power`` reaches ``power``; None when no number of items can.
+
+    More items shrink only the item part of the variance; the seed part,
+    ``seed_sd**2 / seeds``, stays, so when it alone exceeds what the lift allows
+    (``(lift / (z_alpha + z_power))**2``) only more seeds help.
+
+    >>> items_for_power(0.3, 0.1, samples=1, icc=0.0, item_correlation=0.0)
+    354
+    >>> items_for_power(0.3, 0.1, samples=8, icc=0.2, item_correlation=0.8)
+    50
+    >>> items_for_power(0.3, 0.1, samples=8, icc=0.2, item_correlation=0.8, seed_sd=0.05) is None
+    True
+    """
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not alpha < power < 1.0:
+        raise CourseError(f"power must be a number between alpha ({alpha}) and 1, got {power!r}")
+    if isinstance(lift, bool) or not isinstance(lift, (int, float)) or lift == 0 or not 0.0 < p_base + lift < 1.0:
+        raise CourseError(f"lift must be non-zero and keep the candidate's rate inside (0, 1), got {lift!r}")
+    z_a, z_b = _z(1.0 - alpha), NormalDist().inv_cdf(power)
+    allowed = (lift / (z_a + z_b)) ** 2
+    per_item = lift_variance(p_base, p_base + lift, items=1, samples=samples, seeds=seeds, icc=icc,
+                             item_correlation=item_correlation, seed_sd=0.0)
+    room = allowed - seed_sd**2 / seeds
+    if room <= 0.0:
+        return None
+    n = max(1, math.ceil(per_item / room))  # the one-sided approximation; then the exact two-sided power decides
+    kwargs = dict(samples=samples, seeds=seeds, icc=icc, item_correlation=item_correlation, seed_sd=seed_sd, alpha=alpha)
+    while n > 1 and lift_power(p_base, lift, items=n - 1, **kwargs) >= power:  # type: ignore[arg-type]
+        n -= 1
+    while lift_power(p_base, lift, items=n, **kwargs) < power:  # type: ignore[arg-type]
+        n += 1
+    return n
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -172,33 +172,32 @@ def lift_text(h: dict[str, Any]) -> str:
 
 
 def holdout_lines(h: dict[str, Any]) -> list[str]:
-    """The holdout headline (strict pass@1 over n samples per item, pi0 -> final, the lift) and,
-    labelled as such, the gate's one-sample course.eval figures.
+    """The holdout headline (strict pass@1 over n samples per item, pi0 -> final, the lift) and the
+    gate's decision on the same samples.
 
     >>> h = {"items": 50, "sampling": {"temperature": 1.0, "seed": 0, "n_for_pass_at_1": 8},
-    ...      "pi0": {"pass_at_1": 0.2225, "pass_at_1_wilson95": [0.184, 0.266], "eval_passed": 16, "eval_n": 50},
-    ...      "final": {"pass_at_1": 0.4775, "pass_at_1_wilson95": [0.429, 0.526], "eval_passed": 27, "eval_n": 50},
+    ...      "pi0": {"pass_at_1": 0.2225, "pass_at_1_ci95": [0.16, 0.293]},
+    ...      "final": {"pass_at_1": 0.4775, "pass_at_1_ci95": [0.392, 0.564]},
     ...      "lift_pass_at_1": 0.255, "lift_paired_bootstrap95": [0.165, 0.345], "gate": {"verdict": "ACCEPT"}}
     >>> print("\\n".join(holdout_lines(h)))
     Holdout headline: strict pass@1 on math_holdout (50 items x 8 samples each, temperature 1.0, eval seed 0)
-      pi0 22.3% [18.4, 26.6] -> final 47.8% [42.9, 52.6] (Wilson 95%)
+      pi0 22.3% [16.0, 29.3] -> final 47.8% [39.2, 56.4] (95%, items as the unit)
       Lift: +25.5 points (paired bootstrap over the 50 holdout items, 95% +16.5 to +34.5)
-    Gate input (course.eval, ONE sample per item, so noisier): pi0 16/50 -> final 27/50; course.gate: ACCEPT (gate.txt)
+    course.gate on these samples (paired over items): ACCEPT (gate.txt)
     """
     smp = h["sampling"]
     p, f = h["pi0"], h["final"]
 
     def rate(x: dict[str, Any]) -> str:
-        lo, hi = x["pass_at_1_wilson95"]
+        lo, hi = x["pass_at_1_ci95"]
         return f"{pct(x['pass_at_1'])} [{points(lo)}, {points(hi)}]"
 
     return [
         f"Holdout headline: strict pass@1 on math_holdout ({h.get('items', '?')} items x {smp['n_for_pass_at_1']} samples each, "
         f"temperature {smp['temperature']}, eval seed {smp['seed']})",
-        f"  pi0 {rate(p)} -> final {rate(f)} (Wilson 95%)",
+        f"  pi0 {rate(p)} -> final {rate(f)} (95%, items as the unit)",
         f"  Lift: {lift_text(h)}",
-        f"Gate input (course.eval, ONE sample per item, so noisier): pi0 {p['eval_passed']}/{p['eval_n']} -> final "
-        f"{f['eval_passed']}/{f['eval_n']}; course.gate: {h['gate'].get('verdict')} (gate.txt)",
+        f"course.gate on these samples (paired over items): {h['gate'].get('verdict')} (gate.txt)",
     ]
 
 

@@ -37,7 +37,10 @@ from typing import Any
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import ERROR_CODES
-from course.lib.evaluation.summary import Tally, code_meaning, ordered_codes, pass_rate_line, percent
+from course.lib.evaluation.summary import (
+    PASS_REWARD, Tally, code_meaning, ordered_codes, pass_at_1_line, pass_rate_line, percent,
+)
+from course.lib.stats import clustered_interval
 from course.lib.records.formats import RunDir, iter_results, read_dataset, read_run
 from course.lib.records.jsonl import dumps_line, read_json
 from course.lib.records.manifest import PROJECT_ROOT, sha256_file
@@ -121,6 +124,15 @@ def _pointer(directory: Path, tool: str) -> str:
     if tool in REPORTABLE_TOOLS:
         text += f"; view it: {command(['python', '-m', 'course.report', directory])}"
     return text
+
+
+def _clustered_headline(items: dict[str, list[int]]) -> str:
+    """pass@1 of a multi-sample run with its item-clustered interval (the samples of an item are not independent)."""
+    passed, samples = [k for k, _ in items.values()], [m for _, m in items.values()]
+    if len(set(samples)) != 1:
+        raise CourseError("a multi-sample run must have the same number of samples for every item")
+    lo, hi = clustered_interval(passed, samples)
+    return pass_at_1_line(sum(passed), sum(samples), len(items), lo, hi)
 
 
 def inspect_command(run_dir: str | os.PathLike[str], *options: str) -> str:
@@ -266,8 +278,13 @@ def inspect(
     if only_fails and only_passes:
         raise CourseError("--only-fails and --only-passes exclude each other")
     tally = Tally(examples_per_code=0)
+    items: dict[str, list[int]] = {}  # a multi-sample run: each item's [passing samples, samples]
     for result in iter_results(run.results_path):
         tally.add(result)
+        if "sample_index" in result:
+            counts = items.setdefault(result["id"], [0, 0])
+            counts[0] += result["reward"] == PASS_REWARD
+            counts[1] += 1
     if code is not None and code not in tally.counts and code not in ERROR_CODES:
         present = ", ".join(shown(c) for c in ordered_codes(tally.counts))
         raise CourseError(f"--code {shown(code)}: not an error code of this scorer; codes in this run: {present}")
@@ -279,7 +296,7 @@ def inspect(
     head = [
         f"Run: {visible(str(run.path))} ({shown(run.tool)}, split {shown(m.get('split') or 'unknown')}, "
         f"rubric {rubric_label(m)}, scorer {shown(m.get('scorer_version', '?'))}, policy {shown(m.get('policy', '?'))})",
-        pass_rate_line(summary["passed"], n) if n else "No items in this run.",
+        (_clustered_headline(items) if items else pass_rate_line(summary["passed"], n)) if n else "No items in this run.",
     ]
     sections: list[tuple[str, list[str]]] = []  # (title, codes)
     if code is not None:

@@ -15,13 +15,22 @@ Three questions, in this order:
    value (``same_value``: a seed of ``true`` is not a seed of ``1``). If any differs the gate
    REJECTs and lists each differing field with both values: the numbers are not
    comparable, so no delta is computed. The completions (the policy) are the one
-   thing allowed to differ — they are what is being compared.
+   thing allowed to differ — they are what is being compared. A manifest's fingerprint is a
+   claim, so the items are checked too: both runs must hold the same ids with the same
+   per-item ``expected`` (``item_differences``), and when the dataset file a manifest names is
+   at hand with the recorded sha256, every result is re-scored against it
+   (``check_against_dataset``; a run that disagrees is unusable input). One line,
+   ``Items checked: ...``, says which of these checks ran.
 2. **The bar.** REJECT if candidate pass rate − baseline pass rate < ``--min-delta``
    (computed exactly, with fractions), else ACCEPT.
 3. **Noise.** A paired comparison over the items both runs scored: the discordant
    counts b (baseline passed, candidate failed) and c (the reverse), the exact
    McNemar p-value and a 95 % Newcombe interval for the change, and one
    sentence on whether the change is distinguishable from noise.
+   When either run has several samples per item (``course.eval`` on a selection pack),
+   the items are the unit instead: each item's pass rate in both runs, a sign-flip test
+   and a paired bootstrap interval over items (``paired_rates``), each run's pass@1 with
+   its item-clustered interval: the same measurement a multi-sample headline reports.
    ``--require-significance`` adds "p < 0.05" to the bar.
 
 Unusable input (a missing or corrupt run directory, a run from a tool the gate cannot
@@ -35,16 +44,20 @@ control or bidi character on the terminal, and ``--json`` escapes them too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
 from fractions import Fraction
 from typing import Any
 
 from course.errors import CourseError
-from course.lib.evaluation.summary import PASS_REWARD, pass_rate_line
+from course.lib.evaluation.summary import PASS_REWARD, pass_at_1_line, pass_rate_line
 from course.lib.records.formats import RunDir, iter_results, read_run
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import sha256_file
-from course.lib.stats import mcnemar_exact, paired_difference_interval
+from course.lib.stats import (
+    clustered_interval, mcnemar_exact, paired_bootstrap, paired_difference_interval, paired_sign_flip,
+)
 from course.lib.visible import visible
 
 SIGNIFICANCE = 0.05
@@ -271,18 +284,38 @@ def locked_room_table(baseline: dict[str, Any], candidate: dict[str, Any]) -> li
 # ---------------------------------------------------------------------------
 # Reading the two runs
 # ---------------------------------------------------------------------------
-@dataclass
+@dataclass(frozen=True)
 class Outcomes:
+    """One scored run as the gate reads it: each id's outcome and expected answer, and what was checked.
+
+    ``counts_by_id`` holds each item's (passing samples, samples): one sample per item for a
+    one-sample run, several for a multi-sample ``course.eval`` run (a selection pack scored whole).
+    """
+
     run: RunDir
-    passed_by_id: dict[str, bool]
+    passed_by_id: dict[str, bool]  # one-sample runs: did the item pass; multi-sample: did every sample pass
+    expected_by_id: dict[str, Any] = field(default_factory=dict)
+    counts_by_id: dict[str, tuple[int, int]] = field(default_factory=dict)
+    dataset_check: str = "not checked"
 
     @property
     def n(self) -> int:
-        return len(self.passed_by_id)
+        """Scored completions (results.jsonl lines): items x samples per item."""
+        return sum(m for _, m in self.counts_by_id.values()) if self.counts_by_id else len(self.passed_by_id)
 
     @property
     def passed(self) -> int:
-        return sum(self.passed_by_id.values())
+        """Passing completions."""
+        return sum(k for k, _ in self.counts_by_id.values()) if self.counts_by_id else sum(self.passed_by_id.values())
+
+    @property
+    def items(self) -> int:
+        return len(self.passed_by_id)
+
+    @property
+    def samples_per_item(self) -> int:
+        """Samples per item (1 for a one-sample run; the same for every item of a multi-sample run)."""
+        return self.n // self.items if self.items else 1
 
 
 def _summary_count(summary: dict[str, Any], name: str, where: str) -> int:
@@ -350,10 +383,9 @@ def load_outcomes(path: str) -> Outcomes:
             f"{visible(str(run_dir.results_path))}: does not match the sha256 recorded in its manifest; it was "
             "changed after the run, so its numbers cannot be trusted (re-run the evaluation)"
         )
-    # A reward of true is not 1.0: only a number equal to PASS_REWARD passes.
-    passed = {r["id"]: not isinstance(r["reward"], bool) and r["reward"] == PASS_REWARD
-              for r in iter_results(run_dir.results_path)}
-    outcomes = Outcomes(run_dir, passed)
+    counts, expected = _read_items(run_dir.results_path)
+    outcomes = Outcomes(run_dir, {i: k == m for i, (k, m) in counts.items()}, expected, counts,
+                        check_against_dataset(run_dir))
     summary_where = f"{visible(str(run_dir.path))}/summary.json"
     n = _summary_count(run_dir.summary, "n", summary_where)
     n_passed = _summary_count(run_dir.summary, "passed", summary_where)
@@ -365,6 +397,111 @@ def load_outcomes(path: str) -> Outcomes:
     if outcomes.n == 0:
         raise CourseError(f"{visible(str(run_dir.results_path))}: no items; nothing to compare")
     return outcomes
+
+
+def _passes(result: dict[str, Any]) -> bool:
+    # A reward of true is not 1.0: only a number equal to PASS_REWARD passes.
+    return not isinstance(result["reward"], bool) and result["reward"] == PASS_REWARD
+
+
+def _read_items(results: Path) -> tuple[dict[str, tuple[int, int]], dict[str, Any]]:
+    """Each id's (passing samples, samples) and its expected answer, from results.jsonl.
+
+    A one-sample run has one line per id; a multi-sample run (``course.eval`` on a selection
+    pack) has one line per sample, the samples of an item on consecutive lines, each naming its
+    ``sample_index`` 0..m-1, and every item the same m. Anything else is refused with its line.
+    """
+    counts: dict[str, tuple[int, int]] = {}
+    expected: dict[str, Any] = {}
+    where = visible(str(results))
+    previous: str | None = None
+    for lineno, r in enumerate(iter_results(results), 1):
+        ident, index = r["id"], r.get("sample_index", 0)
+        k, m = counts.get(ident, (0, 0))
+        if ident in counts and ident != previous:
+            raise CourseError(f"{where}:{lineno}: id {shown(ident, 80)} appears again after other ids; a run has "
+                              "one line per item, or one line per sample with an item's samples together")
+        if not is_count(index) or index != m:
+            raise CourseError(f"{where}:{lineno}: id {shown(ident, 80)} has sample_index {shown(index, 40)}, "
+                              f"expected {m} (samples numbered 0..m-1 in order)")
+        if ident in expected and not same_value(expected[ident], r.get("expected")):
+            raise CourseError(f"{where}:{lineno}: id {shown(ident, 80)}: its samples disagree on the expected answer")
+        expected[ident] = r.get("expected")
+        counts[ident] = (k + _passes(r), m + 1)
+        previous = ident
+    sizes = {m for _, m in counts.values()}
+    if len(sizes) > 1:
+        raise CourseError(f"{where}: items have different numbers of samples ({', '.join(map(str, sorted(sizes)))}); "
+                          "a multi-sample run scores the same number of samples for every item")
+    return counts, expected
+
+
+def _current_scorer_fingerprint(rubric_name: Any) -> str | None:
+    from course.instrument.rubrics import RUBRICS
+
+    rubric = RUBRICS.get(rubric_name) if isinstance(rubric_name, str) else None
+    return None if rubric is None else rubric.fingerprint()
+
+
+def check_against_dataset(run: RunDir) -> str:
+    """Re-hash the dataset file a run's manifest names and re-score every result against it.
+
+    A manifest's ``dataset_fingerprint`` is only a claim: copied from another run's manifest,
+    it would let a run scored against a doctored dataset (expected answers set to what the
+    completions say) pass the Locked Room. So when the recorded file is at hand and still
+    has the recorded sha256, every results line must name, in dataset order, that file's
+    ids and expected answers, and the run's rubric must give each completion the recorded
+    reward (a missing completion: 0). Any disagreement is a ``CourseError`` naming the line:
+    the run is unusable. Returns one phrase saying what was checked (or why not).
+    """
+    record = run.manifest.get("dataset")
+    path = record.get("path") if isinstance(record, dict) else None
+    if not isinstance(path, str) or not path:
+        return "its dataset file is not recorded, so it was not re-scored"
+    from course.lib.records.formats import iter_dataset_objects
+    from course.lib.records.jsonl import input_problem
+    from course.lib.records.manifest import shown_here
+
+    local = Path(shown_here(path))
+    name = visible(path)
+    if input_problem(local) is not None:
+        return f"its dataset file {name} is not at hand, so it was not re-scored"
+    if sha256_file(local) != run.manifest.get("dataset_fingerprint"):
+        return f"its dataset file {name} has changed since the run (another sha256), so it was not re-scored"
+    rubric_name = rubric_of(run.manifest)
+    if _current_scorer_fingerprint(rubric_name) != run.manifest.get("scorer_fingerprint"):
+        return (f"{name} re-hashed (matches); the run was scored by another version of the scorer, "
+                "so it was not re-scored")
+    from course.instrument.rubrics import get_rubric
+
+    score = get_rubric(rubric_name).score
+    where = visible(str(run.results_path))
+    examples = iter_dataset_objects(local)
+    example: dict[str, Any] | None = None
+    n = 0
+    for lineno, r in enumerate(iter_results(run.results_path), 1):
+        if example is None or r.get("sample_index", 0) == 0:  # the next item (a multi-sample run: its first sample)
+            example = next(examples, (0, None))[1]
+        if example is None or r["id"] != example["id"]:
+            want = "no further item" if example is None else f"id {shown(example['id'], 80)}"
+            raise CourseError(f"{where}:{lineno}: id {shown(r['id'], 80)} where the dataset file {name} (sha256 as "
+                              f"recorded) has {want}; the run does not score the dataset its manifest names")
+        if not same_value(r.get("expected"), example["expected_answer"]):
+            raise CourseError(
+                f"{where}:{lineno}: id {shown(r['id'], 80)} records expected {shown(r.get('expected'), 40)} but the "
+                f"dataset file {name} (sha256 as recorded) says {shown(example['expected_answer'], 40)}; the run was "
+                "not scored against the dataset its manifest names (re-run the evaluation)")
+        missing = r.get("completion") is None and r["details"].get("error_code") == "missing_completion"
+        reward = 0.0 if missing else score(example, r.get("completion"))["reward"]
+        if not same_value(reward, r["reward"]):
+            raise CourseError(
+                f"{where}:{lineno}: id {shown(r['id'], 80)} records reward {shown(r['reward'], 40)} but rubric "
+                f"{shown(rubric_name)} gives {shown(reward, 40)} against {name}; the results were not produced by "
+                "scoring this dataset (re-run the evaluation)")
+        n += 1
+    if next(examples, None) is not None:
+        raise CourseError(f"{where}: ends before the dataset file {name} does; the run does not score every item")
+    return f"{name} re-hashed (matches) and all {n} results re-scored against it"
 
 
 # ---------------------------------------------------------------------------
@@ -398,11 +535,61 @@ def paired_table(base: Outcomes, cand: Outcomes) -> dict[str, Any]:
     return table
 
 
+# The seed of the gate's resampling (bootstrap interval, sign-flip test) on multi-sample runs:
+# fixed, so the same two runs always get the same decision.
+RESAMPLING_SEED = 0
+PER_ITEM = "per-item pass rates"
+
+
+def paired_rates(base: Outcomes, cand: Outcomes) -> dict[str, Any]:
+    """The paired comparison of multi-sample runs: each shared item's pass rate under both runs.
+
+    The item is the unit (its samples are not independent): the change is the mean over items
+    of (candidate rate - baseline rate), its 95 % interval a paired bootstrap over items
+    (``course.lib.stats.paired_bootstrap``), its p-value a sign-flip test over items
+    (``paired_sign_flip``, which on one sample per item asks what McNemar's test asks).
+    """
+    ids = [i for i in base.counts_by_id if i in cand.counts_by_id]
+    a = [k / m for k, m in (base.counts_by_id[i] for i in ids)]
+    b = [k / m for k, m in (cand.counts_by_id[i] for i in ids)]
+    table: dict[str, Any] = {
+        "method": PER_ITEM, "shared": len(ids),
+        "higher": sum(y > x for x, y in zip(a, b)), "lower": sum(y < x for x, y in zip(a, b)),
+        "equal": sum(y == x for x, y in zip(a, b)),
+        "samples_per_item": {"baseline": base.samples_per_item, "candidate": cand.samples_per_item},
+        "only_in_baseline": base.items - len(ids), "only_in_candidate": cand.items - len(ids),
+    }
+    if ids:
+        lo, hi = paired_bootstrap(a, b, seed=RESAMPLING_SEED)
+        p = paired_sign_flip(a, b, seed=RESAMPLING_SEED)
+        table.update({"p_value": p, "difference": math.fsum(y - x for x, y in zip(a, b)) / len(ids),
+                      "difference_ci95": [lo, hi], "significant": p < SIGNIFICANCE})
+    return table
+
+
+def rate_line(o: Outcomes, label: str) -> str:
+    """A run's headline: Wilson for one sample per item, the item-clustered interval for several."""
+    if o.samples_per_item == 1:
+        return pass_rate_line(o.passed, o.n, label)
+    counts = list(o.counts_by_id.values())
+    lo, hi = clustered_interval([k for k, _ in counts], [m for _, m in counts])
+    return pass_at_1_line(o.passed, o.n, o.items, lo, hi, label)
+
+
 def noise_sentence(table: dict[str, Any]) -> str:
     """One sentence: is the paired change distinguishable from noise?"""
-    b, c = table["b"], table["c"]
     if not table["shared"]:
         return "The runs share no item ids, so no paired comparison is possible."
+    if table.get("method") == PER_ITEM:
+        up, down = table["higher"], table["lower"]
+        if up + down == 0:
+            return "Every item has the same pass rate in both runs: there is no difference to test."
+        p = table["p_value"]
+        verdict = "distinguishable" if table["significant"] else "not distinguishable"
+        sign = "<" if table["significant"] else ">="
+        return (f"The change is {verdict} from noise: sign-flip test over items p = {p:.3g} {sign} {SIGNIFICANCE} "
+                f"({up} items pass more often, {down} less often).")
+    b, c = table["b"], table["c"]
     if b + c == 0:
         return "Both runs pass and fail exactly the same items: there is no difference to test."
     p = table["mcnemar_p"]
@@ -418,13 +605,60 @@ def points(x: float | Fraction) -> str:
     return f"{100 * float(x):+.1f} points"
 
 
+def item_differences(base: Outcomes, cand: Outcomes) -> list[dict[str, Any]]:
+    """The items themselves, compared between the runs: the same ids, each with the same expected answer.
+
+    Equal ``dataset_fingerprint``s are a claim each manifest makes; the per-item ``expected`` in
+    results.jsonl is what each run was actually scored against. Rows are shaped like
+    ``locked_room_differences``' (kind "dataset"), so a difference is a Locked Room violation.
+    """
+    rows = []
+    only_base = [i for i in base.expected_by_id if i not in cand.expected_by_id]
+    only_cand = [i for i in cand.expected_by_id if i not in base.expected_by_id]
+    if only_base or only_cand:
+        def some(ids: list[str]) -> str:
+            return f"{len(ids)} ids only here" + (f", first {shown(ids[0], 60)}" if ids else "")
+
+        rows.append({"field": "items.id", "kind": "dataset",
+                     "meaning": "the item ids in results.jsonl (the same dataset has the same ids)",
+                     "baseline": some(only_base), "candidate": some(only_cand)})
+    changed = [i for i, e in base.expected_by_id.items()
+               if i in cand.expected_by_id and not same_value(e, cand.expected_by_id[i])]
+    if changed:
+        first = changed[0]
+        rows.append({"field": "items.expected", "kind": "dataset",
+                     "meaning": "the expected answer each item was scored against, in results.jsonl",
+                     "baseline": f"{shown(first, 60)}: {shown(base.expected_by_id[first], 40)}",
+                     "candidate": f"{shown(first, 60)}: {shown(cand.expected_by_id[first], 40)} "
+                                  f"({len(changed)} of {len(base.expected_by_id)} items differ)"})
+    return rows
+
+
+def items_line(base: Outcomes, cand: Outcomes, differences: list[dict[str, Any]]) -> str:
+    """The one line saying what the gate checked of the items, beyond the manifests (``differences``:
+    what ``item_differences`` found)."""
+    if differences:
+        head = "ids or expected answers DIFFER between the runs"
+    else:
+        head = f"the same {base.items} ids with the same expected answers in both runs"
+    if base.dataset_check == cand.dataset_check:
+        tail = f"dataset file, for both runs: {base.dataset_check}"
+    else:
+        tail = f"baseline: {base.dataset_check}; candidate: {cand.dataset_check}"
+    return f"Items checked: {head}; {tail}."
+
+
 def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_significance: bool) -> dict[str, Any]:
     """The gate's verdict and everything it rests on (what --json prints)."""
     differences = locked_room_differences(base.run.manifest, cand.run.manifest)
+    items = item_differences(base, cand)
+    if not any(d["kind"] == "dataset" for d in differences):  # another dataset: its items differ, nothing to add
+        differences += items
     result: dict[str, Any] = {
         "baseline": {"run": str(base.run.path), "n": base.n, "passed": base.passed, "pass_rate": base.passed / base.n},
         "candidate": {"run": str(cand.run.path), "n": cand.n, "passed": cand.passed, "pass_rate": cand.passed / cand.n},
         "locked_room": {"ok": not differences, "differences": differences},
+        "items_checked": items_line(base, cand, items),
         "min_delta": float(min_delta),
         "require_significance": require_significance,
         "delta": None,
@@ -442,7 +676,8 @@ def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_signific
         return result
     delta = Fraction(cand.passed, cand.n) - Fraction(base.passed, base.n)
     result["delta"] = float(delta)
-    result["paired"] = paired_table(base, cand)
+    several = base.samples_per_item > 1 or cand.samples_per_item > 1
+    result["paired"] = paired_rates(base, cand) if several else paired_table(base, cand)
     if delta < min_delta:
         result["reasons"].append(f"the change {points(delta)} is below the required {points(min_delta)}")
     if require_significance and not (result["paired"].get("significant")):
@@ -458,7 +693,7 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
     width = max(len(visible(str(base.run.path))), len(visible(str(cand.run.path))))
     for label, o in (("Baseline ", base), ("Candidate", cand)):
         m = o.run.manifest
-        lines.append(f"{label}: {visible(str(o.run.path)):<{width}}  {pass_rate_line(o.passed, o.n, 'pass rate')}"
+        lines.append(f"{label}: {visible(str(o.run.path)):<{width}}  {rate_line(o, 'pass rate' if o.samples_per_item == 1 else 'pass@1')}"
                      f"  [{shown(m.get('tool'))}, split {shown(m.get('split') or 'unknown')}, "
                      f"policy {shown(m.get('policy', '?'))}]")
     lines.append("")
@@ -473,6 +708,7 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
             lines.append(f"  -> {KIND_EXPLANATION[kind]}.")
         lines.append("The pass rates above are not comparable, so no delta is computed. Measure both runs with the")
         lines.append("same dataset, split, rubric, scorer and sampling (and selection compute), changing only the policy.")
+        lines.append(result["items_checked"])
     else:
         m = base.run.manifest
         rubric = rubric_of(m)
@@ -482,15 +718,28 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
             f"{shown(m.get('split') or 'unknown')}, {named}scorer {shown(m.get('scorer_version'))} "
             f"{shown(str(m.get('scorer_fingerprint'))[:12])}…, sampling {shown(m.get('sampling'))})"
         )
+        lines.append(result["items_checked"])
         lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is {points(result['min_delta'])}")
         t = result["paired"]
-        lines.append(
-            f"Paired over {t['shared']} shared items: both pass {t['both']}, only baseline passes {t['b']} (b), "
-            f"only candidate passes {t['c']} (c), neither {t['neither']}"
-        )
+        if t.get("method") == PER_ITEM:
+            sizes = t["samples_per_item"]
+            lines.append(
+                f"Paired over {t['shared']} shared items, each item's pass rate ({sizes['baseline']} baseline and "
+                f"{sizes['candidate']} candidate samples per item): higher for {t['higher']} items, lower for "
+                f"{t['lower']}, equal for {t['equal']}"
+            )
+        else:
+            lines.append(
+                f"Paired over {t['shared']} shared items: both pass {t['both']}, only baseline passes {t['b']} (b), "
+                f"only candidate passes {t['c']} (c), neither {t['neither']}"
+            )
         if t["only_in_baseline"] or t["only_in_candidate"]:
             lines.append(f"  ({t['only_in_baseline']} ids only in the baseline, {t['only_in_candidate']} only in the candidate)")
-        if t["shared"]:
+        if t["shared"] and t.get("method") == PER_ITEM:
+            lo, hi = t["difference_ci95"]
+            lines.append(f"  sign-flip test over items p = {t['p_value']:.3g}; 95% interval for the change (paired "
+                         f"bootstrap over items): {100 * lo:+.1f} to {100 * hi:+.1f} points")
+        elif t["shared"]:
             lo, hi = t["difference_ci95"]
             lines.append(f"  exact McNemar p = {t['mcnemar_p']:.3g}; 95% interval for the change (Newcombe): "
                          f"{100 * lo:+.1f} to {100 * hi:+.1f} points")

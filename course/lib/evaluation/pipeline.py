@@ -19,6 +19,10 @@ The run directory holds (formats in docs/formats.md):
   manifest.json   the conditions of the measurement (the Locked Room fields course.gate compares)
   results.jsonl   one line per dataset item, in dataset order: id, completion, expected, reward, details
   summary.json    n, passed, pass rate with a 95 % Wilson interval, mean reward, counts and shares per code
+
+A selection pack as the completions (several samples per item) makes a multi-sample run
+(``_score_pack``): one results line per sample, with ``sample_index`` and the item's
+``item_passed`` of ``item_samples``, and the summary's interval clustered by item.
   summary.md      the same for a human, with a few example failures per code
 
 How the pipeline stays flat in memory (benchmarks/bench_eval.py measures it):
@@ -47,9 +51,12 @@ from typing import Any, Callable, Sequence
 from course.errors import CourseError
 from course.instrument.rubrics import Rubric, ScoreFn, get_rubric
 from course.lib.evaluation.shards import SHARD_FIELD, Shard
-from course.lib.evaluation.summary import Tally, missing_result, render_summary_md, split_from_path
+from course.lib.evaluation.summary import (
+    PASS_REWARD, Tally, clustered_summary, missing_result, render_summary_md, result_record, split_from_path,
+)
 from course.lib.records.formats import (
-    COMPLETION_FIELDS, PROMPT_TEMPLATE, NotAligned, iter_aligned, iter_completion_objects, iter_dataset_objects, line_check,
+    COMPLETION_FIELDS, PROMPT_TEMPLATE, NotAligned, SampleSet, iter_aligned, iter_completion_objects,
+    iter_dataset_objects, iter_samples, line_check,
 )
 from course.lib.records.jsonl import MAX_READ, JsonlWriter, dumps_line, empty_file, input_lines, input_problem, line_ends, open_input, parse_line
 from course.lib.records.manifest import PROJECT_ROOT, display_path, environment, input_fingerprint, locked_room, template_note
@@ -76,6 +83,8 @@ class Scored:
     sampling: dict[str, Any]
     in_dataset_order: bool
     prompt_template: dict[str, Any] | None = None  # line 1's, if the file records one
+    samples_per_item: int = 0  # 0: a rollouts file (one completion per item); m >= 1: a selection pack scored whole
+    item_counts: tuple[tuple[int, int], ...] = ()  # a pack: each item's (passing samples, samples), dataset order
 
 
 Progress = Callable[[int], None]
@@ -102,6 +111,11 @@ def score_files(
     indexed path) both files are read and checked whole.
     """
     rubric = get_rubric("strict") if rubric is None else rubric
+    if is_pack(completions):
+        if shard is not None:  # a part measures its shard's items; a pack's samples are per item, so shard the dataset
+            raise CourseError(f"{completions}: --shard scores rollouts files line by line; a selection pack is scored whole "
+                              "(several samples per item): run it without --shard")
+        return _score_pack(dataset, completions, results_path, allow_missing, progress, rubric)
     try:
         return _score_aligned(dataset, completions, results_path, progress, rubric, shard)
     except NotAligned:  # the completions do not follow the dataset line by line
@@ -136,6 +150,76 @@ def _score_aligned(
         sha = out.sha256
     assert first is not None  # an empty dataset file is rejected by the reader
     return Scored(tally, sha, 0, first["policy"], first["sampling"], True, first.get(PROMPT_TEMPLATE))
+
+
+def is_pack(completions: Path) -> bool:
+    """True when the completions file is a selection pack: its first line holds a ``samples`` array."""
+    with open_input(completions) as f:
+        for raw in input_lines(f):
+            record = parse_line(raw, completions, 1)
+            return isinstance(record, dict) and "samples" in record
+    return False
+
+
+def _score_pack(
+    dataset: Path, completions: Path, results_path: Path, allow_missing: bool, progress: Progress | None,
+    rubric: Rubric,
+) -> Scored:
+    """A multi-sample run: every sample of every item scored, one results line per sample.
+
+    The lines of an item follow each other in sample order, each with its ``sample_index`` and the
+    item's ``item_passed`` of ``item_samples`` (its pass rate, the unit the gate pairs over). Every
+    item must have the same number of samples (pass@1 is then the pooled rate and the mean of the
+    items' rates alike). The pack is held in memory (packs hold hundreds of items, not millions).
+    """
+    sets: dict[str, SampleSet] = {}
+    first: SampleSet | None = None
+    for sample_set in iter_samples(completions):
+        if first is None:
+            first = sample_set
+        elif len(sample_set.samples) != len(first.samples):
+            raise CourseError(
+                f"{completions}:{sample_set.line}: id {sample_set.id!r} has {len(sample_set.samples)} samples, the "
+                f"first item {len(first.samples)}; a multi-sample run scores the same number of samples for every item"
+            )
+        sets[sample_set.id] = sample_set
+    if first is None:
+        raise empty_file(completions)
+    m = len(first.samples)
+    examples = list(iter_dataset_objects(dataset))
+    known = {example["id"] for _, example in examples}
+    for ident, sample_set in sets.items():
+        if ident not in known:
+            raise CourseError(f"{completions}:{sample_set.line}: id {ident!r} is not in the dataset {dataset}")
+    missing = [(line, example["id"]) for line, example in examples if example["id"] not in sets]
+    if missing and not allow_missing:
+        line, ident = missing[0]
+        raise CourseError(
+            f"{dataset}:{line}: id {ident!r} has no samples in {completions} "
+            f"({len(missing)} of {len(examples)} items have none); pass --allow-missing to score them as failures"
+        )
+    score: ScoreFn = rubric.score
+    tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
+    counts: list[tuple[int, int]] = []
+    with JsonlWriter(results_path) as out:
+        for _, example in examples:
+            sample_set = sets.get(example["id"])
+            if sample_set is None:
+                lines = [missing_result(example, scorer_version=rubric.version) for _ in range(m)]
+            else:
+                lines = [result_record(example, x.completion, score(example, x.completion)) for x in sample_set.samples]
+            k = sum(1 for line in lines if line["reward"] == PASS_REWARD)
+            counts.append((k, m))
+            for index, line in enumerate(lines):
+                result = {**line, "sample_index": index, "item_passed": k, "item_samples": m}
+                out.write(result)
+                tally.add(result)
+                if progress is not None and tally.n % PROGRESS_EVERY == 0:
+                    progress(tally.n)
+        sha = out.sha256
+    in_order = list(sets) == [example["id"] for _, example in examples]
+    return Scored(tally, sha, len(missing), first.policy, first.sampling, in_order, first.prompt_template,
+                  samples_per_item=m, item_counts=tuple(counts))
 
 
 class _DigestsCollide(Exception):
@@ -365,7 +449,8 @@ def build_manifest(
         **environment(TOOL, argv),
         **locked_room(dataset, split, scored.policy, scored.sampling, rubric, prompt_template=scored.prompt_template),
         "completions": completions,
-        "n_items": scored.tally.n,
+        "n_items": len(scored.item_counts) if scored.samples_per_item else scored.tally.n,
+        **({"samples_per_item": scored.samples_per_item} if scored.samples_per_item else {}),
         "n_missing": scored.n_missing,
         "allow_missing": allow_missing,
         "completions_in_dataset_order": scored.in_dataset_order,
@@ -449,6 +534,8 @@ def evaluate(
             shard=shard,
         )
         summary = {**scored.tally.summary(), "split": split, "n_missing": scored.n_missing}
+        if scored.samples_per_item:  # several samples per item: the items are the unit of the interval
+            summary.update(clustered_summary(scored.item_counts))
         summary_sha256 = write_summary(tmp, summary)
         manifest = build_manifest(
             argv=argv,

@@ -25,7 +25,7 @@ from pathlib import PurePath
 from typing import Any, Iterable, Mapping
 
 from course.instrument.spec_v1 import ERROR_CODES, SCORER_VERSION
-from course.lib.stats import wilson_interval
+from course.lib.stats import clustered_interval, wilson_interval
 from course.lib.visible import code_span, markdown_value, visible
 
 PASS_REWARD = 1.0
@@ -216,6 +216,44 @@ def pass_rate_line(passed: int, n: int, label: str = "Pass rate") -> str:
     return f"{label}: {passed}/{n} = {percent(passed / n)} (95% CI {percent(lo)}–{percent(hi)})"
 
 
+def clustered_summary(item_counts: Iterable[tuple[int, int]]) -> dict[str, Any]:
+    """summary.json's fields for a multi-sample run: items, samples per item, and the item-clustered interval.
+
+    ``pass_rate_ci95`` treats the items as the unit (``course.lib.stats.clustered_interval``); the
+    Wilson interval the samples would get if they were independent is kept beside it, to show how
+    much narrower it is.
+
+    >>> s = clustered_summary([(8, 8), (0, 8)] * 25)
+    >>> s["items"], s["samples_per_item"], s["pass_rate_ci95"]["method"], round(s["pass_rate_ci95"]["low"], 3)
+    (50, 8, 'item-clustered', 0.366)
+    """
+    counts = list(item_counts)
+    passed, samples = [k for k, _ in counts], [m for _, m in counts]
+    lo, hi = clustered_interval(passed, samples)
+    w_lo, w_hi = wilson_interval(sum(passed), sum(samples))
+    return {"items": len(counts), "samples_per_item": samples[0],
+            "pass_rate_ci95": {"low": lo, "high": hi, "method": "item-clustered"},
+            "pass_rate_ci95_if_independent": {"low": w_lo, "high": w_hi, "method": "wilson"}}
+
+
+def pass_at_1_line(passed: int, n: int, items: int, low: float, high: float, label: str = "pass@1") -> str:
+    """The headline of a multi-sample run: pooled pass@1 with its item-clustered interval.
+
+    >>> pass_at_1_line(200, 400, 50, 0.366, 0.634)
+    'pass@1: 200/400 samples = 50.0% over 50 items x 8 (95% CI 36.6%–63.4%, items as the unit)'
+    """
+    return (f"{label}: {passed}/{n} samples = {percent(passed / n)} over {items} items x {n // items} "
+            f"(95% CI {percent(low)}–{percent(high)}, items as the unit)")
+
+
+def headline(summary: Mapping[str, Any], label: str = "Pass rate") -> str:
+    """The pass-rate line of any scoring run's summary: Wilson for one sample per item, clustered for several."""
+    if "samples_per_item" in summary:
+        ci = summary["pass_rate_ci95"]
+        return pass_at_1_line(summary["passed"], summary["n"], summary["items"], ci["low"], ci["high"])
+    return pass_rate_line(summary["passed"], summary["n"], label)
+
+
 def breakdown_lines(summary: Mapping[str, Any], *, include_ok: bool = False) -> list[str]:
     """One aligned line per outcome code: ``code  count  share  meaning``."""
     rows = [r for r in summary["breakdown"] if include_ok or r["code"] != "ok"]
@@ -247,7 +285,17 @@ def render_summary_md(
         out.append("")
     n = summary["n"]
     out += ["## Result", ""]
-    if n:
+    if n and "samples_per_item" in summary:
+        wide = summary["pass_rate_ci95_if_independent"]
+        out.append(headline(summary))
+        out.append("")
+        out.append(f"Mean reward: {summary['mean_reward']:.3f}")
+        out.append("")
+        out.append(f"Each item was sampled {summary['samples_per_item']} times. Samples of one item are not independent")
+        out.append("(an easy item passes most of its samples), so the interval treats the items as the unit of")
+        out.append(f"sampling; as if the {n} samples were independent it would read {percent(wide['low'])}–"
+                   f"{percent(wide['high'])}, too narrow. To compare two runs, use `python -m course.gate`, which pairs the items.")
+    elif n:
         out.append(pass_rate_line(summary["passed"], n))
         out.append("")
         out.append(f"Mean reward: {summary['mean_reward']:.3f}")

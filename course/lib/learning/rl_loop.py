@@ -54,7 +54,7 @@ from course.lib.records.jsonl import JsonlWriter, dumps_line
 from course.lib.records.manifest import peak_rss_kib
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.records.runs import write_json, write_manifest, write_text
-from course.lib.stats import paired_bootstrap, wilson_interval
+from course.lib.stats import clustered_interval, paired_bootstrap
 from course.tinylm.rl_report import story_line, tail_means, write_curves
 from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
 
@@ -487,10 +487,14 @@ def peak_rss_mb() -> float:
 
 def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: Sequence[str] | None, *,
                        progress: ProgressFactory, say: Say) -> dict[str, Any]:
-    """Sample pi0 and the final policy on math_holdout with identical settings, evaluate, gate, estimate pass@1.
+    """Sample pi0 and the final policy on math_holdout with identical settings, n samples per item;
+    score each pack with course.eval (a multi-sample run), estimate pass@1 and the lift, and gate.
 
-    Files go to ``tmp``, the run directory being written; ``final`` is the name it will have,
-    which the course.eval manifests and gate.txt record.
+    One measurement for the headline and the decision: the packs' course.eval runs give the
+    pass@1 (with its item-clustered interval: the samples of an item are not independent), the
+    per-item rates the lift is paired over, and the gate's input. Files go to ``tmp``, the run
+    directory being written; ``final`` is the name it will have, which the course.eval manifests
+    and gate.txt record.
     """
     holdout_path = DEFAULT_DATASETS[1]
     items = read_items(holdout_path)
@@ -500,42 +504,32 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     per_item: dict[str, list[float]] = {}
     policy = trained.policy
     for tag, is_pi0, name in (("pi0", True, policy.pi0_name), ("final", False, trained.final_name)):
-        line = progress(f"holdout {tag}: items", len(items) * 2)
-        # (a) one sample per item, written as frozen rollouts and scored by course.eval (the gate's input)
-        recs, _ = policy.rollout_records(pairs, pi0=is_pi0, policy_name=name, n=1, **settings, progress=line.update)
-        frozen = tmp / f"holdout_{tag}_rollouts.jsonl"
-        write_text(frozen, "".join(dumps_line(r) + "\n" for r in recs))
-        eval_dir = tmp / f"eval_{tag}_holdout"
-        # (the run is still in its temporary directory: its manifest names the rollouts where they will be)
-        _, _, eval_summary = evaluate(holdout_path, frozen, outdir=eval_dir, argv=argv, completions_recorded_as=final / frozen.name)
-        # (b) n samples per item (a selection pack) for a pass@1 estimate that is not one draw per item
+        line = progress(f"holdout {tag}: items", len(items))
+        # n samples per item (a selection pack; n = 1: a rollouts file), scored by course.eval as one run
         pack, trunc_n = policy.rollout_records(pairs, pi0=is_pi0, policy_name=name, n=s.holdout_samples, **settings,
-                                               progress=lambda done: line.update(len(items) + done))
+                                               progress=line.update)
         line.clear()
-        write_text(tmp / f"holdout_{tag}_pack.jsonl", "".join(dumps_line(r) + "\n" for r in pack))
-        rates, passed, total = [], 0, 0
-        for it, rec in zip(items, pack):
-            texts = [x["completion"] for x in rec["samples"]] if "samples" in rec else [rec["completion"]]  # n = 1: one rollout
-            k = sum(strict_score(it, t)["reward"] for t in texts)
-            rates.append(k / len(texts))
-            passed += int(k)
-            total += len(texts)
-        per_item[tag] = rates
-        lo, hi = wilson_interval(passed, total)
+        pack_path = tmp / f"holdout_{tag}_pack.jsonl"
+        write_text(pack_path, "".join(dumps_line(r) + "\n" for r in pack))
+        eval_dir = tmp / f"eval_{tag}_holdout"
+        # (the run is still in its temporary directory: its manifest names the pack where it will be)
+        evaluate(holdout_path, pack_path, outdir=eval_dir, argv=argv, completions_recorded_as=final / pack_path.name)
+        scored = load_outcomes(str(eval_dir))
+        counts = list(scored.counts_by_id.values())  # dataset order
+        per_item[tag] = [k / m for k, m in counts]
+        lo, hi = clustered_interval([k for k, _ in counts], [m for _, m in counts])
         out[tag] = {
             "policy": name,
             "eval_dir": eval_dir.name,
-            "eval_pass_rate": eval_summary.get("pass_rate"),
-            "eval_passed": eval_summary.get("passed"),
-            "eval_n": eval_summary.get("n"),
-            "pass_at_1": round(passed / total, 4),
-            "pass_at_1_wilson95": [round(lo, 4), round(hi, 4)],
-            "passed": passed,
-            "samples": total,
+            "pass_at_1": round(scored.passed / scored.n, 4),
+            "pass_at_1_ci95": [round(lo, 4), round(hi, 4)],
+            "pass_at_1_ci95_method": "item-clustered",
+            "passed": scored.passed,
+            "samples": scored.n,
             "truncated": trunc_n,
         }
-        say(f"holdout {tag:5s} ({name}): sampled and scored ({passed}/{total} strict passes over {len(items)} items "
-            f"x {s.holdout_samples}; one-sample course.eval run {eval_summary.get('passed')}/{eval_summary.get('n')})")
+        say(f"holdout {tag:5s} ({name}): sampled and scored by course.eval ({scored.passed}/{scored.n} strict passes "
+            f"over {len(items)} items x {s.holdout_samples})")
     lo, hi = paired_bootstrap(per_item["pi0"], per_item["final"], seed=s.eval_seed)
     # From the counts, not from the rounded rates: the one lift figure of the run.
     lift = (out["final"]["passed"] - out["pi0"]["passed"]) / out["final"]["samples"]
@@ -548,22 +542,21 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
 
 
 def holdout_gate(tmp: Path, final: Path, min_delta: float, say: Say) -> dict[str, Any]:
-    """The gate's decision on the two one-sample course.eval runs (pi0 = baseline, final = candidate);
-    its report goes to gate.txt, naming the runs where they will be.
+    """The gate's decision on the two holdout course.eval runs (pi0 = baseline, final = candidate),
+    the same samples the headline pass@1 and lift come from (paired over items when n > 1); its
+    report goes to gate.txt, naming the runs where they will be.
 
-    The bar: at least ``min_delta`` better, and distinguishable from noise (McNemar p < 0.05).
+    The bar: at least ``min_delta`` better, and distinguishable from noise (p < 0.05).
     """
     def outcomes(tag: str) -> Outcomes:
         o = load_outcomes(str(tmp / f"eval_{tag}_holdout"))
-        return Outcomes(replace(o.run, path=final / f"eval_{tag}_holdout"), o.passed_by_id)
+        return replace(o, run=replace(o.run, path=final / f"eval_{tag}_holdout"))
 
     base, cand = outcomes("pi0"), outcomes("final")
     result = decide(base, cand, Fraction(f"{min_delta:g}"), require_significance=True)
     write_text(tmp / "gate.txt", "\n".join(render(result, base, cand)) + "\n")
     verdict = result["decision"]
-    # Its report stays in gate.txt: its one-sample delta is a different figure from the pass@1 lift
-    # on stdout, and two unlabelled lifts side by side mislead.
-    say(f"course.gate on the one-sample course.eval runs: {verdict} (report: gate.txt)")
+    say(f"course.gate on the holdout course.eval runs (the same samples as the headline): {verdict} (report: gate.txt)")
     return {"verdict": verdict, "exit_code": 0 if verdict == "ACCEPT" else 1, "min_delta": min_delta, "require_significance": True}
 
 

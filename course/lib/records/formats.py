@@ -579,10 +579,19 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
 # Run directories (what course.eval and the other scoring tools write)
 # ===========================================================================
 def _result_check(path: Any) -> Check:
-    fields = line_check(path, RESULT_FIELDS[:2])  # id, reward; then finiteness, then details
+    fields = line_check(path, RESULT_FIELDS[:2], unique=False)  # id, reward; then finiteness, then details
+    # Ids are unique per item: a multi-sample run (course.eval on a selection pack) writes one line
+    # per sample, the item's id on each, so only its first sample's line (sample_index 0) counts.
+    add_id = UniqueIds(path).add
 
     def check(obj: dict[str, Any], path: Any, lineno: int) -> None:
         fields(obj, path, lineno)
+        index = obj.get("sample_index", 0)
+        if type(index) is not int or index < 0:
+            raise CourseError(f"{path}:{lineno}: field 'sample_index' must be a non-negative integer, got "
+                              f"{json_kind(index)}{_short(index)}")
+        if index == 0:
+            add_id(obj["id"], lineno)
         reward = obj["reward"]
         if not math.isfinite(reward):
             where = f"{path}:{lineno}"
@@ -698,7 +707,8 @@ KL_COLUMNS = ("beta", "kl", "expected_reward")  # and p_<i>, one per completion
 
 _GATE_DELTA = number_in(-1.0, 1.0)  # a pass-rate difference, as course.gate's --min-delta
 RL_MANIFEST = obj(optional={"settings": obj(optional={"gate_min_delta": _GATE_DELTA})})
-_HOLDOUT_SIDE = obj(optional={"pass_at_1_wilson95": array_of(min_items=2, max_items=2)})
+_HOLDOUT_SIDE = obj(optional={"pass_at_1_ci95": array_of(min_items=2, max_items=2),
+                              "pass_at_1_wilson95": array_of(min_items=2, max_items=2)})  # (runs before the clustered interval)
 RL_SUMMARY = obj(optional={
     "goodhart_alarms": array_of(),
     "holdout": obj(optional={

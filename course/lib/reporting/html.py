@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.evaluation.summary import PASS_REWARD, ordered_codes, pass_rate_line, percent
+from course.lib.evaluation.summary import PASS_REWARD, ordered_codes, pass_at_1_line, pass_rate_line, percent
 from course.instrument.spec_v1 import ERROR_CODES
 from course.lib.records.formats import (
     BANDIT_MANIFEST, EVAL_SUMMARY, KL_MANIFEST, RL_MANIFEST, RL_RECORD, RL_SUMMARY, SELECTION_SUMMARY, TOY_MDP_EPISODE,
@@ -436,12 +436,31 @@ def _ci_bar(passed: int, n: int) -> str:
     )
 
 
+def _clustered(summary: Mapping[str, Any]) -> str | None:
+    """The headline of a multi-sample course.eval run (None for any other run, or one whose fields do not fit)."""
+    items, m, ci = summary.get("items"), summary.get("samples_per_item"), summary.get("pass_rate_ci95")
+    if not (type(items) is int and type(m) is int and items > 0 and m > 0 and items * m == summary.get("n")
+            and isinstance(ci, dict) and ci.get("method") == "item-clustered"
+            and all(isinstance(ci.get(k), (int, float)) and not isinstance(ci.get(k), bool) for k in ("low", "high"))):
+        return None
+    return pass_at_1_line(summary["passed"], summary["n"], items, ci["low"], ci["high"])
+
+
 def _pass_rate(summary: Mapping[str, Any]) -> str:
     n = summary.get("n") or 0
     if not n:
         return '<p class="passrate">No items were scored.</p>'
     passed = summary["passed"]
     mean = summary.get("mean_reward")
+    clustered = _clustered(summary)
+    if clustered is not None:  # a multi-sample run: the samples of an item are not independent
+        return (
+            f'<p class="passrate"><strong>{e(clustered)}</strong></p>'
+            + (f"<p>Mean reward {mean:.3f}. " if isinstance(mean, (int, float)) else "<p>")
+            + "Several samples per item: the interval treats the items as the unit of sampling "
+            "(course.lib.stats.clustered_interval); as if the samples were independent it would be too narrow. "
+            "Compare runs with course.gate, which pairs the items.</p>"
+        )
     return (
         f'<p class="passrate"><strong>{e(pass_rate_line(passed, n))}</strong></p>'
         + _ci_bar(passed, n)
@@ -750,9 +769,12 @@ def _tinylm_rl(run: RunData, prefix: str) -> str:
         for tag in ("pi0", "final"):
             x = h.get(tag)
             if isinstance(x, dict):
-                lo, hi = (x.get("pass_at_1_wilson95") or [None, None])[:2]
+                # runs written before the item-clustered interval recorded a Wilson one over the samples
+                clustered = "pass_at_1_ci95" in x
+                lo, hi = (x.get("pass_at_1_ci95" if clustered else "pass_at_1_wilson95") or [None, None])[:2]
+                method = "95%, items as the unit" if clustered else "Wilson 95% as if the samples were independent"
                 lines.append(f"holdout {tag}: <code>{e(x.get('policy'))}</code> pass@1 {e(_num(x.get('pass_at_1')))} "
-                             f"(Wilson 95% {e(_num(lo))}–{e(_num(hi))}, {e(x.get('samples'))} samples)")
+                             f"({method} {e(_num(lo))}–{e(_num(hi))}, {e(x.get('samples'))} samples)")
         if "lift_pass_at_1" in h:
             lo, hi = (h.get("lift_paired_bootstrap95") or [None, None])[:2]
             lines.append(f"lift {e(_num(h['lift_pass_at_1']))} (paired bootstrap 95% {e(_num(lo))} to {e(_num(hi))}); "
@@ -802,7 +824,7 @@ def _scoring_summary(run: RunData) -> Mapping[str, Any]:
 def _headline(run: RunData) -> str:
     s = _scoring_summary(run)
     if s.get("n"):
-        return pass_rate_line(s["passed"], s["n"])
+        return _clustered(s) or pass_rate_line(s["passed"], s["n"])
     return ""
 
 
@@ -874,7 +896,20 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
     out.append("<p>" + "<br>".join(
         e(pass_rate_line(x["passed"], x["n"], label)) for label, x in (("baseline", base), ("candidate", cand)) if x.get("n")) + "</p>")
     t = result.get("paired")
-    if t:
+    if t and t.get("method") == "per-item pass rates":  # multi-sample runs: the items are the unit
+        facts = [("shared items", e(t["shared"])),
+                 ("items whose pass rate is higher / lower / equal", e(f"{t['higher']} / {t['lower']} / {t['equal']}")),
+                 ("change (candidate − baseline)", e(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
+                 ("the bar (--min-delta)", e(f"{100 * result['min_delta']:+.1f} points")),
+                 ("require significance", e(result.get("require_significance")))]
+        if t.get("shared"):
+            lo, hi = t["difference_ci95"]
+            facts.append(("sign-flip test over items, p", f'<strong class="mcnemar">{e(format(t["p_value"], ".3g"))}</strong>'))
+            facts.append(("95% interval for the change (paired bootstrap over items)", e(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
+        out.append("<h3>Paired over the shared items (each item's pass rate)</h3>" + _dl(facts))
+        if gate.get("noise"):
+            out.append(f"<p>{e(gate['noise'])}</p>")
+    elif t:
         out.append(
             "<h3>Paired over the shared items</h3><table class=\"paired\"><thead><tr><th></th><th>candidate passes</th>"
             "<th>candidate fails</th></tr></thead><tbody>"

@@ -51,7 +51,7 @@ from course.errors import CourseError
 from course.lib.evaluation.summary import PASS_REWARD, Tally
 from course.instrument.spec_v1 import score
 from course.lib.records.formats import SampleSet
-from course.lib.stats import pass_at_k, pass_hat_k, wilson_interval
+from course.lib.stats import pass_at_k, pass_hat_k, plug_in_pass_at_k, wilson_interval
 
 Picker = Callable[[Sequence[Mapping[str, Any]]], Mapping[str, Any]]
 
@@ -214,7 +214,7 @@ class SelectionTally:
                     "pass_at_k": math.fsum(m * pass_at_k(n, c, k) for (n, c), m in groups) / items,
                     "pass_hat_k": math.fsum(m * pass_hat_k(n, c, k) for (n, c), m in groups) / items,
                     "first_k": sum(m for i, m in self.first_pass_counts.items() if i < k) / items,
-                    "plug_in": math.fsum(m * (1.0 - (1.0 - c / n) ** k) for (n, c), m in groups) / items,
+                    "plug_in": math.fsum(m * plug_in_pass_at_k(n, c, k) for (n, c), m in groups) / items,
                 }
             )
         return rows
