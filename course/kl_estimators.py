@@ -64,7 +64,8 @@ def analyse(pol: kl.Enumerated, per_token: bool, sizes: Sequence[int], seed_: in
 
 
 def _vec(v: Sequence[float]) -> str:
-    return "[" + " ".join(f"{round(x, 4) + 0.0:+.4f}" for x in v)  # (round first: no -0.0000) + "]"
+    # round first, then add 0.0: a tiny negative rounds to -0.0, which would print as -0.0000
+    return "[" + " ".join(f"{round(x, 4) + 0.0:+.4f}" for x in v) + "]"
 
 
 def render(block: dict[str, Any], seed_: int) -> list[str]:

@@ -341,6 +341,7 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
         "truncated_share": round(sum(ro.truncated) / len(ro.truncated), 6),
         "multi_number_share": round(sum(mentions_several_numbers(t) for t in ro.texts) / len(ro.texts), 6),
         "mean_tokens": round(float(n_tokens) / len(adv), 4),
+        "mean_tokens_wrong": mean_or_none([n for n, c in zip(mask.sum(dim=1).tolist(), strict_codes) if c != "ok"]),
         "pg_loss": round(float(parts["pg_loss"]), 6),
         "kl_loss": round(float(parts["kl_loss"]), 6),
         "grad_norm": round(grad_norm, 6),
@@ -508,6 +509,11 @@ def group_advantages(r: Any, scale: str) -> Any:
     elif scale != "none":
         raise ValueError(f"scale_rewards must be one of {', '.join(REWARD_SCALES)}, got {scale!r}")
     return adv.view(-1)
+
+
+def mean_or_none(xs: Sequence[float]) -> float | None:
+    """The mean to 4 places, or None for no values (a step where every sample passed has no wrong answer to measure)."""
+    return round(sum(xs) / len(xs), 4) if xs else None
 
 
 def objective_text(s: LoopSettings) -> str:
