@@ -230,3 +230,24 @@ def test_an_unknown_choice_is_refused_by_name() -> None:
     x = torch.zeros(1, 1)
     with pytest.raises(ValueError, match="loss_norm"):
         policy_loss(x, x, x > -1, torch.zeros(1), 0.0, loss_norm="per-token")
+
+
+def test_the_kl_estimator_defaults_to_k3_in_the_loss_and_k1_in_the_reward() -> None:
+    from course.tinylm import rl
+
+    for argv, want in (([], "k3"), (["--kl-in", "reward"], "k1"), (["--kl-in", "reward", "--kl-estimator", "k3"], "k3")):
+        args = rl.build_parser().parse_args(argv)
+        rl.check_args(args)
+        assert args.kl_estimator == want
+
+
+def test_the_objective_flags_default_to_the_loop_as_it_always_was() -> None:
+    from course.lib.learning.rl_loop import LoopSettings
+    from course.tinylm import rl
+
+    args = rl.build_parser().parse_args([])
+    rl.check_args(args)
+    s = LoopSettings.from_args(args)
+    assert (s.kl_estimator, s.kl_in, s.loss_norm, s.scale_rewards) == ("k3", "loss", "constant", "none")
+    with pytest.raises(SystemExit):
+        rl.build_parser().parse_args(["--loss-norm", "per-token"])
