@@ -1,9 +1,9 @@
 """The objective's switches on the tiny LM: one short training run per choice, side by side.
 
-    python benchmarks/bench_objective.py                                  # every choice, seed 0, 40 steps
-    python benchmarks/bench_objective.py --only kl --steps 20 --plot runs/objective.png
-    python benchmarks/bench_objective.py --json
-    python benchmarks/bench_objective.py --steps 30 --threads 1 --prompts-per-step 4 --eval-every 30 --slice-items 50 --eval-samples 1
+    python scripts/objective_runs.py                                  # every choice, seed 0, 40 steps
+    python scripts/objective_runs.py --only kl --steps 20 --plot runs/objective.png
+    python scripts/objective_runs.py --json
+    python scripts/objective_runs.py --steps 30 --threads 1 --prompts-per-step 4 --eval-every 30 --slice-items 50 --eval-samples 1
 
 One ``python -m course.tinylm.rl`` run (no holdout step) per choice of the loop's objective, all
 else equal (seed, problems, samples' seeds, beta, lr): the KL estimator and where it goes
@@ -15,7 +15,7 @@ else equal (seed, problems, samples' seeds, beta, lr): the KL estimator and wher
   * the length of wrong answers (tokens of the samples the strict scorer rejects), first 10 -> last 10 steps;
   * the zero-signal accounting: the share of samples with a non-zero advantage over the run.
 
-A printer of figures, not a test (training runs take minutes). ``--plot`` also draws the drift
+A printer of figures, not a test and not a timing benchmark (eleven training runs take tens of minutes). ``--plot`` also draws the drift
 curves (KL per token by step) and the wrong answers' length by step, one line per run.
 docs/objective.md quotes its output.
 """
