@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from course.errors import CourseError, foreign_reader
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
-from course.lib.bridges.redaction import is_credential_arg, without_url_credentials
+from course.lib.bridges.redaction import public_args_text, public_settings, without_url_credentials
 from course.lib.visible import dumps_safe, visible
 
 
@@ -44,6 +44,9 @@ class Imported:
     rows: tuple[Row, ...]
     policy: str
     sampling: dict[str, Any]
+    # What the source recorded but the output leaves out because it may carry a credential
+    # (``extra_headers``, ``extra_body.api_key``, ``model_args.token``): named, never shown.
+    withheld: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------
@@ -159,12 +162,13 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
         raise CourseError(f"{path}: no samples")
     sampling: dict[str, Any] = {"gen_kwargs": _finite(gen_kwargs)}
     recorded_policy = None
+    withheld: list[str] = []
     if results:
         res = read_json(results, "lm-eval results file")
         config = res.get("config")
         if not isinstance(config, dict) or "model" not in config:
             raise CourseError(f"{results}: no 'config.model' (not an lm-eval results_*.json)")
-        model_args = public_model_args(config.get("model_args"))
+        model_args, withheld = _public_model_args(config.get("model_args"))
         recorded_policy = f"lm-eval:{config['model']}" + (f":{model_args}" if model_args else "")
         for key in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed"):
             if key in config:
@@ -175,44 +179,42 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
             f"{path}: the samples file does not name the model: give --results (the results_*.json of the same run) "
             "or state it with --policy"
         )
-    return Imported(tuple(rows), chosen, sampling)
+    return Imported(tuple(rows), chosen, sampling, tuple(f"model_args.{name}" for name in withheld) if not policy else ())
 
 
 def public_model_args(model_args: Any) -> str:
     """lm-eval's ``model_args`` for a policy name, without the credentials they may carry.
 
-    lm-eval records the arguments as given, ``"pretrained=org/m,token=hf_..."`` or a dict, and its
-    API models take ``api_key``/``token``: a credential is not part of which model answered, and
-    the policy name is written on every line and printed. An argument that is a credential
-    (``course.lib.bridges.redaction.is_credential_arg``: its name says so and its value is not a flag or a
-    number) is left out; a password in a URL (``base_url=http://user:pw@host``) is taken out of it.
-    The string form keeps its order (the policy names of logs without credentials do not change);
-    a dict is sorted.
+    lm-eval records the arguments as given, ``"pretrained=org/m,token=hf_..."``, a JSON text or a
+    dict, and its API models take ``api_key``/``token``/``headers``: a credential is not part of
+    which model answered, and the policy name is written on every line and printed. What is left
+    out is ``course.lib.bridges.redaction``'s rule (``public_args_text``, ``public_settings``): an
+    argument whose name or value is a credential (numbers included: ``token=12345678901234``),
+    every header and cookie, a credential inside a nested argument, a URL's password. The string
+    form keeps its order (the policy names of logs without credentials do not change); a dict is
+    sorted. ``model_args_withheld`` names what was left out.
 
     >>> public_model_args("pretrained=org/m,token=hf_SeCrEt,add_bos_token=True")
     'pretrained=org/m,add_bos_token=True'
     >>> public_model_args({"api_key": "sk-x", "model": "m", "base_url": "http://u:pw@h:8000/v1"})
     'base_url=http://h:8000/v1,model=m'
     """
+    return _public_model_args(model_args)[0]
+
+
+def model_args_withheld(model_args: Any) -> list[str]:
+    """The names of the arguments ``public_model_args`` leaves out."""
+    return _public_model_args(model_args)[1]
+
+
+def _public_model_args(model_args: Any) -> tuple[str, list[str]]:
     if isinstance(model_args, dict):
-        pairs = [(str(k), v) for k, v in sorted(model_args.items(), key=lambda kv: str(kv[0]))]
-    elif isinstance(model_args, str):
-        pairs = [tuple(part.split("=", 1)) if "=" in part else (part, _BARE) for part in model_args.split(",")]
-    else:
-        return "" if not model_args else without_url_credentials(str(model_args))
-    kept = [name if value is _BARE else f"{name}={_public_value(value)}" for name, value in pairs
-            if value is _BARE or not is_credential_arg(name, value)]
-    return without_url_credentials(",".join(kept))
-
-
-_BARE: Any = object()  # a model_args entry without '=' (a flag)
-
-
-def _public_value(value: Any) -> Any:
-    """A nested argument (``headers={...}``) without its credential entries."""
-    if isinstance(value, dict):
-        return {k: _public_value(v) for k, v in value.items() if not is_credential_arg(k, v)}
-    return value
+        clean, withheld = public_settings(model_args)
+        text = ",".join(f"{k}={v}" for k, v in sorted(clean.items(), key=lambda kv: str(kv[0])))
+        return without_url_credentials(text), withheld
+    if isinstance(model_args, str):
+        return public_args_text(model_args)
+    return ("" if not model_args else without_url_credentials(str(model_args))), []
 
 
 def _inspect_log_path(path: str) -> Path:
@@ -302,16 +304,36 @@ def import_completions(fmt: str, source: str, *, policy: str | None, sampling: s
         imported = read_lm_eval(source, results, policy, id_field)
     else:
         imported = read_inspect(source, policy)
+    imported = without_credentials(imported)
     return imported, order_and_check(imported, dataset)
 
 
+def without_credentials(imported: Imported) -> Imported:
+    """``imported`` with nothing in its policy or sampling that may carry a credential.
+
+    Every line of the output repeats both, ``course.eval`` copies them into manifest.json and
+    summary.md, and the tool prints them: a source's request headers (``extra_headers``:
+    ``Authorization: Bearer ...``), the strings of its request body (``extra_body.api_key``) or a
+    token among a model's arguments would be published with every result. They say nothing about
+    how the completions were sampled; what is left out is named (``withheld``), never shown.
+    """
+    sampling, from_sampling = public_settings(imported.sampling)
+    policy, from_policy = public_args_text(imported.policy)
+    withheld = (*imported.withheld, *from_sampling, *(f"policy.{name}" for name in from_policy))
+    return Imported(imported.rows, policy, sampling, tuple(dict.fromkeys(withheld)))
+
+
 def import_summary(n_rows: int, out: Path, imported: Imported) -> str:
-    """The three lines ``python -m course.import_completions`` prints after writing."""
-    return "\n".join([
+    """The lines ``python -m course.import_completions`` prints after writing (three, and a fourth
+    naming what was left out because it may carry a credential)."""
+    lines = [
         f"imported {n_rows} completions -> {visible(str(out))}",
         f"policy: {visible(imported.policy)}",
         f"sampling: {dumps_safe(imported.sampling, sort_keys=True)}",
-    ])
+    ]
+    if imported.withheld:
+        lines.append(f"not recorded (may carry a credential): {visible(', '.join(imported.withheld))}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
