@@ -135,6 +135,34 @@ def test_a_saved_dataset_whose_state_names_a_file_outside_it_is_refused(tmp_path
 
 
 @needs_datasets
+def test_a_saved_dataset_whose_arrow_file_is_compressed_is_refused_before_datasets_decompresses_it(tmp_path, capsys):
+    import pyarrow as pa
+
+    saved = _saved(tmp_path)
+    capsys.readouterr()  # datasets' own progress bar
+    arrow = next(saved.glob("*.arrow"))
+    table = pa.table({"question": ["What is 2+2?"] * 3, "answer": ["4"] * 3})
+    with pa.OSFile(str(arrow), "wb") as sink, pa.ipc.new_stream(
+            sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_table(table)
+    code, _, err = _import(capsys, "--format", "hf", str(saved), "--out", str(tmp_path / "o.jsonl"))
+    _one_line(code, err, f"{arrow}: an Arrow file with compressed record batches")
+
+
+@needs_pyarrow
+def test_a_parquet_footer_claiming_gigabytes_is_refused_before_pyarrow_parses_it(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"question": ["q?"], "answer": ["4"]}), tmp_path / "good.parquet")
+    good = (tmp_path / "good.parquet").read_bytes()
+    src = tmp_path / "footer.parquet"
+    src.write_bytes(good[:-8] + (2 ** 31 - 1).to_bytes(4, "little") + b"PAR1")
+    code, _, err = _import(capsys, "--format", "hf", str(src), "--out", str(tmp_path / "o.jsonl"))
+    _one_line(code, err, f"{src}: its metadata claims 2,147,483,647 bytes")
+
+
+@needs_datasets
 def test_a_saved_dataset_still_imports_exactly(tmp_path, capsys):
     saved = _saved(tmp_path)
     capsys.readouterr()  # datasets' own progress bar

@@ -216,6 +216,7 @@ DECODED_LIMIT = 256 << 20
 ROW_COST = 256
 BATCH_ROWS = 1024
 SOURCE_LIMIT = 4 << 30  # bytes of a parquet file (its footer is read whole; the rows in batches)
+FOOTER_LIMIT = 16 << 20  # bytes of a parquet footer (a dataset's is a few KB)
 SAVED_FILES_LIMIT = 10_000  # entries of a save_to_disk folder that are looked at before anything is opened
 
 
@@ -261,6 +262,7 @@ def hf_rows(path: str | os.PathLike[str], split: str | None,
         except ImportError:
             raise CourseError("reading parquet needs the hf extra: pip install -e '.[hf]'") from None
         with open_input(p, "a parquet file", limit=SOURCE_LIMIT) as f:  # a FIFO or a device is refused, never waited on
+            _check_parquet_footer(path, f)
             with foreign_reader(path, "parquet file"):
                 parquet = pq.ParquetFile(f)
                 chosen = _chosen_columns(path, parquet.schema_arrow.names, columns)
@@ -284,6 +286,19 @@ def _chosen_columns(path: Any, names: Sequence[str], columns: Sequence[str] | No
             have = ", ".join(sorted(map(str, names))) or "none"
             raise CourseError(f"{path}:1: missing column '{col}' (columns: {have})")
     return list(dict.fromkeys(columns))
+
+
+def _check_parquet_footer(path: Any, f: Any) -> None:
+    """Refuse a footer (the file's metadata, parsed whole by pyarrow) longer than ``FOOTER_LIMIT``:
+    its length is the four bytes before the closing ``PAR1``."""
+    size = os.fstat(f.fileno()).st_size
+    if size >= 12:
+        f.seek(size - 8)
+        tail = f.read(8)
+        f.seek(0)
+        if tail[4:] == b"PAR1" and int.from_bytes(tail[:4], "little") > FOOTER_LIMIT:
+            raise CourseError(f"{path}: its metadata claims {int.from_bytes(tail[:4], 'little'):,} bytes, more than the "
+                              f"{FOOTER_LIMIT:,} a dataset's footer needs; refusing to parse it")
 
 
 def _check_parquet_sizes(path: Any, parquet: Any, columns: Sequence[str]) -> None:
@@ -349,6 +364,62 @@ def _bounded_rows(path: Any, batches: Iterator[Any], what: str) -> Iterator[tupl
             yield f"{path}:{row}", values
 
 
+def _refuse_compressed_arrow(path: Path) -> None:
+    """Refuse an Arrow stream whose record batches are compressed, reading only message headers.
+
+    ``save_to_disk`` writes uncompressed Arrow, which ``datasets`` memory-maps: nothing is decoded
+    before a row is read. A compressed stream (hand-made: 3 GB of text in 120 KB of zstd) is
+    decompressed whole when ``datasets`` opens it, before any row could be counted. Whether a batch
+    is compressed is its header's ``compression`` field (Arrow's Message flatbuffer: the
+    RecordBatch table's fourth field), read here without touching the body.
+    """
+    import pyarrow as pa
+
+    with open_input(path, "an Arrow file of a saved dataset") as f:
+        with foreign_reader(path, "Arrow file of a saved dataset"):
+            reader = pa.ipc.MessageReader.open_stream(f)
+            while True:
+                try:
+                    message = reader.read_next_message()
+                except StopIteration:
+                    return
+                if message is None:
+                    return
+                if message.type in ("record batch", "dictionary batch") and _batch_compressed(
+                        message.metadata.to_pybytes(), dictionary=message.type == "dictionary batch"):
+                    raise CourseError(f"{path}: an Arrow file with compressed record batches, which datasets would "
+                                      "decompress whole before a row is counted; save_to_disk writes them uncompressed")
+
+
+def _table_field(buf: bytes, table: int, field: int) -> int | None:
+    """The position of a flatbuffer table's field ``field`` (None when absent)."""
+    vtable = table - int.from_bytes(buf[table:table + 4], "little", signed=True)
+    vtable_size = int.from_bytes(buf[vtable:vtable + 2], "little")
+    slot = 4 + 2 * field
+    if slot + 2 > vtable_size:
+        return None
+    offset = int.from_bytes(buf[vtable + slot:vtable + slot + 2], "little")
+    return table + offset if offset else None
+
+
+def _batch_compressed(metadata: bytes, *, dictionary: bool) -> bool:
+    """Does an Arrow IPC message's metadata (a ``Message`` flatbuffer) declare compressed buffers?"""
+    try:
+        message = int.from_bytes(metadata[0:4], "little")
+        header = _table_field(metadata, message, 2)  # Message.header
+        if header is None:
+            return False
+        batch = header + int.from_bytes(metadata[header:header + 4], "little")
+        if dictionary:  # DictionaryBatch.data is the RecordBatch
+            data = _table_field(metadata, batch, 1)
+            if data is None:
+                return False
+            batch = data + int.from_bytes(metadata[data:data + 4], "little")
+        return _table_field(metadata, batch, 3) is not None  # RecordBatch.compression
+    except (IndexError, ValueError):
+        return True  # a header this cannot read is not one save_to_disk wrote
+
+
 def check_saved_dataset(folder: Path) -> None:
     """Check every file of a ``save_to_disk`` folder before ``datasets`` opens any.
 
@@ -385,6 +456,7 @@ def check_saved_dataset(folder: Path) -> None:
             problem = input_problem(state_path.parent / name)
             if problem is not None:
                 raise CourseError(f"{state_path.parent / name}: {problem}, expected an Arrow file of the saved dataset")
+            _refuse_compressed_arrow(state_path.parent / name)
     for json_path in sorted(folder.rglob("*.json")):
         document = read_json(json_path, "save_to_disk JSON file")  # dataset_info.json, dataset_dict.json: the reader's caps
         if json_path.name == "dataset_dict.json":
