@@ -93,6 +93,7 @@ MODEL_ARGS = {
     "all_digit_token": f"pretrained=org/m,token={DIGITS},dtype=float16",
     "basic_auth_header": f"pretrained=org/m,header=Authorization: Basic {API_KEY[3:]},dtype=float16",
     "dict_with_a_number": {"pretrained": "org/m", "token": int(DIGITS), "dtype": "float16"},
+    "a_random_key_under_an_innocent_name": f"pretrained=org/m,extra=Xq7{API_KEY[8:]}Zr8Wk2,dtype=float16",
 }
 
 
@@ -106,7 +107,7 @@ def test_a_credential_in_lm_eval_model_args_reaches_neither_the_policy_name_nor_
                         "--results", str(tmp_path / "results.json"), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     written = out.read_text(encoding="utf-8") + printed
-    assert API_KEY[3:] not in written and DIGITS not in written
+    assert API_KEY[8:] not in written and DIGITS not in written
     policy = json.loads(written.splitlines()[0])["policy"]
     assert "pretrained=org/m" in policy and "dtype=float16" in policy, policy  # what is no secret stays
     assert "not recorded (may carry a credential): model_args." in printed
@@ -139,11 +140,15 @@ def test_course_eval_refuses_a_completions_file_whose_policy_or_sampling_carries
 # ---------------------------------------------------------------------------
 # Redaction: no spelling of the key survives
 # ---------------------------------------------------------------------------
+_LOOKALIKE = str.maketrans("\u0430\u0435\u043e\u0440\u0441\u0445\u0443", "aeopcxy")
+
+
 def _as_read(text: str) -> str:
-    """What a reader sees (written without the redaction module: the check must not share its mistakes)."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(c for c in decomposed if unicodedata.category(c)[0] not in "MZC" and not c.isspace())
-    return unicodedata.normalize("NFKC", kept).lower()
+    """The letters and digits a reader sees, in order (written without the redaction module: the check
+    must not share its mistakes): compatibility forms, accents, case and lookalike letters folded."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    kept = "".join(c for c in decomposed if unicodedata.category(c)[0] not in "MZC")
+    return "".join(c for c in unicodedata.normalize("NFKC", kept).lower().translate(_LOOKALIKE) if c.isalnum())
 
 
 SPELLINGS = {
@@ -153,6 +158,9 @@ SPELLINGS = {
     "acute_accent": lambda c: c + "\u0301",
     "dot_below_and_tilde": lambda c: c + "\u0323\u0303",
     "zero_width_space_after": lambda c: c + "\u200b",
+    "dotted": lambda c: c + ".",
+    "cyrillic_lookalike": lambda c: {"a": "\u0430", "e": "\u0435", "o": "\u043e", "p": "\u0440", "c": "\u0441",
+                                     "x": "\u0445", "y": "\u0443"}.get(c, c),
     "bold_math_capital": lambda c: chr(0x1D400 + ord(c.upper()) - 65) if c.isalpha() else c,
     "circled": lambda c: chr(0x24D0 + ord(c.lower()) - 97) if c.isalpha() else c,
 }
@@ -165,6 +173,7 @@ KEY_CHARS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 def test_no_spelling_of_the_key_survives_redaction(key, spellings, before, after):
     echoed = "".join(SPELLINGS[spellings[i % len(spellings)]](c) for i, c in enumerate(key))
     shown = _as_read(redact(before + echoed + after, key))
-    width = max(8, -(-len(key) // 2))
-    for i in range(len(key) - width + 1):
-        assert key[i:i + width].lower() not in shown, (key, echoed, shown)
+    width = max(8, -(-len(key) // 2))  # redact's rule: any piece of half the key (8 characters at least)
+    letters = _as_read(key)
+    for i in range(len(letters) - width + 1):
+        assert letters[i:i + width] not in shown, (key, echoed, shown)

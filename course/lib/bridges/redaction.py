@@ -13,7 +13,8 @@ Two jobs, one module:
         (``ｇｓｋ_...``), in mathematical or circled letters, or with an accent on every character
         is the key;
       - whitespace, control and invisible characters between the key's characters are ignored
-        (the key broken over two lines, spaced out, or with zero-width spaces in it);
+        (the key broken over two lines, spaced out, or with zero-width spaces in it), and so is
+        punctuation the key does not hold (``s.k.-.p.r.o.j``);
       - any piece holding at least half of the key's characters (and at least
         ``MIN_SECRET_CHARS``) is the key: a key split in two, each half shown somewhere
         else, or its first 30 characters before a cut, would still give half of it away.
@@ -122,6 +123,11 @@ def key_spans(text: str, secret: str | None) -> list[tuple[int, int]]:
     if width < MIN_SECRET_CHARS:
         return []
     folded, origin = fold(text)
+    # Punctuation the key does not hold is a separator too ("s.k.-.p.r.o.j" spells "sk-proj").
+    foreign = {c for c in set(folded) if not c.isalnum() and c not in key}
+    if foreign:
+        kept = [i for i, c in enumerate(folded) if c not in foreign]
+        folded, origin = "".join(folded[i] for i in kept), [origin[i] for i in kept]
     # Every occurrence of every window of `width` key characters; overlapping windows cover a longer piece.
     hits: list[tuple[int, int]] = []
     for gram in {key[i:i + width] for i in range(len(key) - width + 1)}:
@@ -187,6 +193,9 @@ _SECRET_VALUE = re.compile(
     r"(?i:\b(?:bearer|basic|digest|token)\s+[a-z0-9._~+/=-]{6,})"
     r"|(?<![A-Za-z0-9])(?:sk|pk|rk|hf|gsk|ghp|gho|ghu|ghs|ghr|github_pat|xox[abpr]|glpat|nvapi|r8|sk-ant|sk-proj)[-_][A-Za-z0-9_-]{8,}"
     r"|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{30,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    # A random-looking run: 24 letters and digits or more, upper case, lower case and digits mixed, no
+    # separator (a model's name has words between dashes or dots; a sha is lower-case hex).
+    r"|(?<![A-Za-z0-9])(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{24,}(?![A-Za-z0-9])"
 )
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
