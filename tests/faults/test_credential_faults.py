@@ -78,6 +78,21 @@ def test_an_inspect_logs_headers_and_body_strings_reach_no_line_no_output_no_man
     assert API_KEY not in everything and "Bearer" not in everything
 
 
+@needs_inspect
+def test_a_failed_inspect_logs_error_message_is_shown_without_the_key_it_quotes(inspect_log_with_a_key, tmp_path, capsys):
+    from inspect_ai.log import EvalError, read_eval_log, write_eval_log
+
+    log = read_eval_log(str(inspect_log_with_a_key))
+    log.status = "error"
+    log.error = EvalError(message=f"AuthenticationError: Incorrect API key provided: {API_KEY}", traceback="",
+                          traceback_ansi="")
+    failed = tmp_path / "failed.json"
+    write_eval_log(log, str(failed))
+    assert import_main(["--format", "inspect", str(failed), "--out", str(tmp_path / "r.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "Incorrect API key provided: [redacted]" in err and API_KEY[8:] not in err
+
+
 # ---------------------------------------------------------------------------
 # lm-eval model_args: every form, nested arguments, numbers
 # ---------------------------------------------------------------------------

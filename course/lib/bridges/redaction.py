@@ -240,6 +240,17 @@ def is_secret_value(value: Any) -> bool:
     return False
 
 
+def without_key_shapes(text: str) -> str:
+    """``text`` with everything shaped like a credential (``is_secret_value``) replaced by ``[redacted]``:
+    for a message another tool recorded (an inspect log's error: ``Incorrect API key provided: sk-...``),
+    where the key itself is not known.
+
+    >>> without_key_shapes("401: Incorrect API key provided: sk-proj-abcdefgh1234")
+    '401: Incorrect API key provided: [redacted]'
+    """
+    return _SECRET_VALUE.sub(REDACTED, unicodedata.normalize("NFKC", text))
+
+
 def is_credential_arg(name: Any, value: Any) -> bool:
     """Is ``name=value`` a credential (``token=hf_...``, ``api_key=sk-...``, ``cookie=session=...``)?
 
@@ -277,6 +288,7 @@ def _nested(text: str) -> Any:
     return _UNPARSED
 
 
+_KEY_SHAPED = "(something shaped like a key)"  # how a withheld entry whose name is itself secret is named
 _UNPARSED: Any = object()  # bracketed text that is no JSON or Python literal: it cannot be checked
 _INNER_PAIR = re.compile(r"""["']?([A-Za-z_][\w.-]*)["']?\s*[:=]\s*["']?([^,"'}\]\s]*)""")
 
@@ -299,6 +311,9 @@ def public_settings(value: Any, path: str = "") -> tuple[Any, list[str]]:
         kept: dict[Any, Any] = {}
         body = path.rsplit(".", 1)[-1].lower() in _BODY_NAMES
         for name, item in value.items():
+            if is_secret_value(str(name)):  # the key as a name: left out, and never shown as a path
+                withheld.append(f"{path}.{_KEY_SHAPED}" if path else _KEY_SHAPED)
+                continue
             where = f"{path}.{name}" if path else str(name)
             if isinstance(item, (dict, list, tuple)):
                 if body or is_credential_name(name):  # headers, cookies: whatever they hold
@@ -382,9 +397,12 @@ def public_args_text(text: str) -> tuple[str, list[str]]:
         name, mark, value = part.partition("=")
         if not mark:
             if is_secret_value(part):
-                withheld.append(name.strip()[:40] or "(unnamed)")
+                withheld.append(_KEY_SHAPED)  # never a character of it
             else:
                 kept.append(part)
+            continue
+        if is_secret_value(name):
+            withheld.append(_KEY_SHAPED)
             continue
         if is_credential_arg(name, value):
             withheld.append(name.strip())

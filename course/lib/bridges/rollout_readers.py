@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from course.errors import CourseError, foreign_reader
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
-from course.lib.bridges.redaction import public_args_text, public_settings, without_url_credentials
+from course.lib.bridges.redaction import public_args_text, public_settings, without_key_shapes, without_url_credentials
 from course.lib.visible import dumps_safe, visible
 
 
@@ -143,7 +143,7 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
         if gen_kwargs is None:
             gen_kwargs = kwargs
         elif kwargs != gen_kwargs:
-            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({kwargs} vs {gen_kwargs}); one file, one sampling")
+            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({without_key_shapes(str(kwargs))} vs {without_key_shapes(str(gen_kwargs))}); one file, one sampling")
         resps = obj["resps"]
         if not (isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], list) and resps[0]):
             raise CourseError(f"{where}: 'resps' must hold one request's generations ([[text, ...]])")
@@ -242,7 +242,7 @@ def read_inspect(path: str, policy: str | None) -> Imported:
     with foreign_reader(log_path, "inspect eval log"):  # inspect raises several types for a file that is not a log
         log = read_eval_log(str(log_path))
     if log.status != "success":
-        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({log.error.message if log.error else 'no error message'})")
+        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({without_key_shapes(log.error.message) if log.error else 'no error message'})")
     if not log.samples:
         raise CourseError(f"{log_path}: the log holds no samples (run inspect with --log-samples)")
     rows = []
@@ -252,7 +252,7 @@ def read_inspect(path: str, policy: str | None) -> Imported:
         if s.epoch != 1:
             raise CourseError(f"{where}: epoch {s.epoch}: import runs with epochs 1 (one completion per item)")
         if s.error is not None:
-            raise CourseError(f"{where}: the sample ended with an error ({s.error.message})")
+            raise CourseError(f"{where}: the sample ended with an error ({without_key_shapes(s.error.message)})")
         ident = str(s.id)
         if ident in seen:
             raise CourseError(f"{where}: duplicate sample id {ident!r}")
@@ -319,6 +319,9 @@ def without_credentials(imported: Imported) -> Imported:
     """
     sampling, from_sampling = public_settings(imported.sampling)
     policy, from_policy = public_args_text(imported.policy)
+    if not policy.strip():
+        raise CourseError("the policy name (recorded by the source, or given) is itself shaped like a credential; "
+                          "name the policy with --policy NAME")
     withheld = (*imported.withheld, *from_sampling, *(f"policy.{name}" for name in from_policy))
     return Imported(imported.rows, policy, sampling, tuple(dict.fromkeys(withheld)))
 
