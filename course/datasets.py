@@ -89,7 +89,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise CourseError(f"--source-name {name!r}: use letters, digits, '_', '.', '-' (it becomes part of every id)")
     style = args.answer_style or ("gsm8k" if args.format == "gsm8k" else "plain")
-    rows = jsonl_rows(source) if args.format == "gsm8k" else hf_rows(source, args.split)
+    rows = jsonl_rows(source) if args.format == "gsm8k" else hf_rows(source, args.split, (args.question_col, args.answer_col))
     result = convert(
         rows, source=name, question_col=args.question_col, answer_col=args.answer_col, answer_style=style,
         skip_non_integer=args.skip_non_integer, instruction="" if args.no_instruction else INSTRUCTION,

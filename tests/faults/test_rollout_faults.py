@@ -567,11 +567,26 @@ KEY_ECHOES = {
     "zero_width_inside": lambda key: f"Invalid API key {key[:5]}\u200b{key[5:]}",
     "split_in_two_halves": lambda key: f"first half {key[:len(key) // 2]} ... second half {key[len(key) // 2:]}",
     "upper_cased_halves_over_lines": lambda key: "\n".join(_pieces(key.upper(), len(key) // 2 + 1)),
+    # Issue 30 item 9: forms NFKC folds back to the key, and accents on every character.
+    "fullwidth": lambda key: "Invalid API key " + "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in key),
+    "combining_marks_on_every_character": lambda key: "Invalid API key " + "".join(c + "\u0301\u0323" for c in key),
+    "mathematical_sans_serif_upper_case": lambda key: "Invalid API key " + "".join(
+        chr(0x1D5A0 + ord(c) - 65) if "A" <= c <= "Z" else c for c in key.upper()),
 }
 
 
+def _as_read(text: str) -> str:
+    """``text`` as a reader sees it: compatibility forms and case folded, accents and invisible characters gone
+    (written here without the redaction module, so the check does not share its mistakes)."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(c for c in decomposed if unicodedata.category(c)[0] not in "MZC" and not c.isspace())
+    return unicodedata.normalize("NFKC", kept).lower()
+
+
 def _assert_no_piece_of_the_key(text: str) -> None:
-    folded = "".join(text.split()).lower().replace("\u200b", "")
+    folded = _as_read(text)
     for i in range(len(KEY) - 7):
         assert KEY[i:i + 8].lower() not in folded, text[-500:]
 

@@ -23,7 +23,7 @@ from course.errors import CourseError, foreign_reader
 from course.integrations.messages import output_text
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
-from course.lib.bridges.redaction import is_credential_arg, without_url_credentials
+from course.lib.bridges.redaction import public_args_text, public_settings, without_key_shapes, without_url_credentials
 from course.lib.visible import dumps_safe, visible
 
 
@@ -51,6 +51,9 @@ class Imported:
     rows: tuple[Row, ...]
     policy: str
     sampling: dict[str, Any]
+    # What the source recorded but the output leaves out because it may carry a credential
+    # (``extra_headers``, ``extra_body.api_key``, ``model_args.token``): named, never shown.
+    withheld: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------
@@ -147,7 +150,7 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
         if gen_kwargs is None:
             gen_kwargs = kwargs
         elif kwargs != gen_kwargs:
-            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({kwargs} vs {gen_kwargs}); one file, one sampling")
+            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({without_key_shapes(str(kwargs))} vs {without_key_shapes(str(gen_kwargs))}); one file, one sampling")
         resps = obj["resps"]
         if not (isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], list) and resps[0]):
             raise CourseError(f"{where}: 'resps' must hold one request's generations ([[text, ...]])")
@@ -164,12 +167,13 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
         raise CourseError(f"{path}: no samples")
     sampling: dict[str, Any] = {"gen_kwargs": _finite(gen_kwargs)}
     recorded_policy = None
+    withheld: list[str] = []
     if results:
         res = read_json(results, "lm-eval results file")
         config = res.get("config")
         if not isinstance(config, dict) or "model" not in config:
             raise CourseError(f"{results}: no 'config.model' (not an lm-eval results_*.json)")
-        model_args = public_model_args(config.get("model_args"))
+        model_args, withheld = _public_model_args(config.get("model_args"))
         recorded_policy = f"lm-eval:{config['model']}" + (f":{model_args}" if model_args else "")
         for key in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed"):
             if key in config:
@@ -180,44 +184,42 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
             f"{path}: the samples file does not name the model: give --results (the results_*.json of the same run) "
             "or state it with --policy"
         )
-    return Imported(tuple(rows), chosen, sampling)
+    return Imported(tuple(rows), chosen, sampling, tuple(f"model_args.{name}" for name in withheld) if not policy else ())
 
 
 def public_model_args(model_args: Any) -> str:
     """lm-eval's ``model_args`` for a policy name, without the credentials they may carry.
 
-    lm-eval records the arguments as given, ``"pretrained=org/m,token=hf_..."`` or a dict, and its
-    API models take ``api_key``/``token``: a credential is not part of which model answered, and
-    the policy name is written on every line and printed. An argument that is a credential
-    (``course.lib.bridges.redaction.is_credential_arg``: its name says so and its value is not a flag or a
-    number) is left out; a password in a URL (``base_url=http://user:pw@host``) is taken out of it.
-    The string form keeps its order (the policy names of logs without credentials do not change);
-    a dict is sorted.
+    lm-eval records the arguments as given, ``"pretrained=org/m,token=hf_..."``, a JSON text or a
+    dict, and its API models take ``api_key``/``token``/``headers``: a credential is not part of
+    which model answered, and the policy name is written on every line and printed. What is left
+    out is ``course.lib.bridges.redaction``'s rule (``public_args_text``, ``public_settings``): an
+    argument whose name or value is a credential (numbers included: ``token=12345678901234``),
+    every header and cookie, a credential inside a nested argument, a URL's password. The string
+    form keeps its order (the policy names of logs without credentials do not change); a dict is
+    sorted. ``model_args_withheld`` names what was left out.
 
     >>> public_model_args("pretrained=org/m,token=hf_SeCrEt,add_bos_token=True")
     'pretrained=org/m,add_bos_token=True'
     >>> public_model_args({"api_key": "sk-x", "model": "m", "base_url": "http://u:pw@h:8000/v1"})
     'base_url=http://h:8000/v1,model=m'
     """
+    return _public_model_args(model_args)[0]
+
+
+def model_args_withheld(model_args: Any) -> list[str]:
+    """The names of the arguments ``public_model_args`` leaves out."""
+    return _public_model_args(model_args)[1]
+
+
+def _public_model_args(model_args: Any) -> tuple[str, list[str]]:
     if isinstance(model_args, dict):
-        pairs = [(str(k), v) for k, v in sorted(model_args.items(), key=lambda kv: str(kv[0]))]
-    elif isinstance(model_args, str):
-        pairs = [tuple(part.split("=", 1)) if "=" in part else (part, _BARE) for part in model_args.split(",")]
-    else:
-        return "" if not model_args else without_url_credentials(str(model_args))
-    kept = [name if value is _BARE else f"{name}={_public_value(value)}" for name, value in pairs
-            if value is _BARE or not is_credential_arg(name, value)]
-    return without_url_credentials(",".join(kept))
-
-
-_BARE: Any = object()  # a model_args entry without '=' (a flag)
-
-
-def _public_value(value: Any) -> Any:
-    """A nested argument (``headers={...}``) without its credential entries."""
-    if isinstance(value, dict):
-        return {k: _public_value(v) for k, v in value.items() if not is_credential_arg(k, v)}
-    return value
+        clean, withheld = public_settings(model_args)
+        text = ",".join(f"{k}={v}" for k, v in sorted(clean.items(), key=lambda kv: str(kv[0])))
+        return without_url_credentials(text), withheld
+    if isinstance(model_args, str):
+        return public_args_text(model_args)
+    return ("" if not model_args else without_url_credentials(str(model_args))), []
 
 
 def _inspect_log_path(path: str) -> Path:
@@ -245,7 +247,7 @@ def read_inspect(path: str, policy: str | None) -> Imported:
     with foreign_reader(log_path, "inspect eval log"):  # inspect raises several types for a file that is not a log
         log = read_eval_log(str(log_path))
     if log.status != "success":
-        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({log.error.message if log.error else 'no error message'})")
+        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({without_key_shapes(log.error.message) if log.error else 'no error message'})")
     if not log.samples:
         raise CourseError(f"{log_path}: the log holds no samples (run inspect with --log-samples)")
     # With epochs > 1 inspect logs each sample once per epoch: one item, several samples (epoch 1 is sample 0).
@@ -253,7 +255,7 @@ def read_inspect(path: str, policy: str | None) -> Imported:
     for k, s in enumerate(log.samples, start=1):
         where = f"{log_path}:sample {k}"
         if s.error is not None:
-            raise CourseError(f"{where}: the sample ended with an error ({s.error.message})")
+            raise CourseError(f"{where}: the sample ended with an error ({without_key_shapes(s.error.message)})")
         ident = str(s.id)
         if s.epoch in epochs.setdefault(ident, {}):
             raise CourseError(f"{where}: duplicate sample id {ident!r} (epoch {s.epoch})")
@@ -335,17 +337,40 @@ def import_completions(fmt: str, source: str, *, policy: str | None, sampling: s
         imported = read_inspect(source, policy)
     if not pack:
         one_per_item(imported.rows)
+    imported = without_credentials(imported)
     return imported, order_and_check(imported, dataset)
 
 
+def without_credentials(imported: Imported) -> Imported:
+    """``imported`` with nothing in its policy or sampling that may carry a credential.
+
+    Every line of the output repeats both, ``course.eval`` copies them into manifest.json and
+    summary.md, and the tool prints them: a source's request headers (``extra_headers``:
+    ``Authorization: Bearer ...``), the strings of its request body (``extra_body.api_key``) or a
+    token among a model's arguments would be published with every result. They say nothing about
+    how the completions were sampled; what is left out is named (``withheld``), never shown.
+    """
+    sampling, from_sampling = public_settings(imported.sampling)
+    policy, from_policy = public_args_text(imported.policy)
+    if not policy.strip():
+        raise CourseError("the policy name (recorded by the source, or given) is itself shaped like a credential; "
+                          "name the policy with --policy NAME")
+    withheld = (*imported.withheld, *from_sampling, *(f"policy.{name}" for name in from_policy))
+    return Imported(imported.rows, policy, sampling, tuple(dict.fromkeys(withheld)))
+
+
 def import_summary(n_rows: int, out: Path, imported: Imported, n_samples: int | None = None) -> str:
-    """The three lines ``python -m course.import_completions`` prints after writing (``n_samples`` for a pack)."""
+    """The lines ``python -m course.import_completions`` prints after writing (three, and a fourth naming
+    what was left out because it may carry a credential; ``n_samples`` for a pack)."""
     what = f"{n_rows} completions" if n_samples is None else f"{n_samples} samples of {n_rows} items as a selection pack"
-    return "\n".join([
+    lines = [
         f"imported {what} -> {visible(str(out))}",
         f"policy: {visible(imported.policy)}",
         f"sampling: {dumps_safe(imported.sampling, sort_keys=True)}",
-    ])
+    ]
+    if imported.withheld:
+        lines.append(f"not recorded (may carry a credential): {visible(', '.join(imported.withheld))}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -63,6 +63,7 @@ its own reader accepts.
 
 from __future__ import annotations
 
+import decimal
 import hashlib
 import json
 import os
@@ -487,6 +488,11 @@ class _Floats(dict):  # type: ignore[type-arg]
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=_Floats().__getitem__)
 _raw_decode = _DECODER.raw_decode
+# The same rules, with every number that has a fraction or an exponent read as the ``Decimal`` its
+# text states (``1e23`` is exactly 10**23, ``9007199254740993.0`` exactly that integer), for a
+# reader that must know which integer a number's text means before a float rounds it
+# (``course.lib.bridges.dataset_readers``: answers). Never the fast path (orjson reads floats).
+_EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=decimal.Decimal)
 _JSON_SPACE = " \t\n\r"
 
 
@@ -620,8 +626,11 @@ def _fast_object(raw: bytes) -> dict[str, Any] | None:
     return value
 
 
-def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
-    """One JSONL line (bytes, with or without its ``\\n``) as a checked JSON object, or ``CourseError``."""
+def parse_line(raw: bytes, path: Any, lineno: int, *, exact_numbers: bool = False) -> dict[str, Any]:
+    """One JSONL line (bytes, with or without its ``\\n``) as a checked JSON object, or ``CourseError``.
+
+    With ``exact_numbers`` a number with a fraction or an exponent is the ``decimal.Decimal`` its
+    text states, not the nearest float (``_EXACT_DECODER``)."""
     if len(raw) > MAX_READ:  # input_lines cut it there: the rest of the line was never read
         raise CourseError(f"{path}:{lineno}: a line longer than {MAX_READ:,} bytes, more than any line of a course file; refusing to read it")
     if lineno == 1 and raw.startswith(_BOM):
@@ -636,7 +645,7 @@ def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
             "files use LF only, and a CR changes the file's sha256 while looking identical "
             "(convert with: sed -i 's/\\r$//' FILE, or dos2unix)"
         )
-    if _fast_on:
+    if _fast_on and not exact_numbers:
         value = _fast_object(raw)
         if value is not None:
             return value
@@ -653,12 +662,13 @@ def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
         # raw_decode is decode() without its two whitespace scans; a line with anything
         # but one value and its newline (rare: leading or trailing text) goes to decode(),
         # which gives the verdict.
-        value, end = _raw_decode(text)
+        decoder = _EXACT_DECODER if exact_numbers else _DECODER
+        value, end = decoder.raw_decode(text)
         rest = len(text) - end  # usually 1 (the "\n") or 0 (a last line without one)
         if rest and (rest > 1 or text[end] != "\n") and text[end:].strip(_JSON_SPACE):
-            value = _DECODER.decode(text)
+            value = decoder.decode(text)
     except json.JSONDecodeError:
-        value = _decode_slowly(text, path, lineno)
+        value = _decode_slowly(text, path, lineno, decoder)
     except ValueError as exc:  # NaN/Infinity, or an integer beyond Python's digit limit
         raise CourseError(f"{path}:{lineno}: invalid JSON: {exc}") from None
     except RecursionError:  # pragma: no cover - too_deep_at refuses these first; same verdict if not
@@ -672,10 +682,10 @@ def parse_line(raw: bytes, path: Any, lineno: int) -> dict[str, Any]:
     return value
 
 
-def _decode_slowly(text: str, path: Any, lineno: int) -> Any:
+def _decode_slowly(text: str, path: Any, lineno: int, decoder: json.JSONDecoder = _DECODER) -> Any:
     """``JSONDecoder.decode`` (which skips leading whitespace), every error as a ``CourseError``."""
     try:
-        return _DECODER.decode(text)
+        return decoder.decode(text)
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise CourseError(
@@ -689,7 +699,8 @@ def _decode_slowly(text: str, path: Any, lineno: int) -> Any:
 
 
 def iter_objects(
-    path: str | os.PathLike[str], check: Callable[[dict[str, Any], Any, int], None] | None = None
+    path: str | os.PathLike[str], check: Callable[[dict[str, Any], Any, int], None] | None = None,
+    *, exact_numbers: bool = False,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for every line of a JSONL file, checking the
     file-level rules (regular file, encoding, BOM, CRLF, blank lines, JSON, depth,
@@ -697,13 +708,14 @@ def iter_objects(
 
     ``check(obj, path, line)``, if given, is a format's field and per-file rules
     (``course.lib.records.formats``); it raises ``CourseError`` to refuse the line.
-    Reads one line at a time: memory is one line, whatever the file size.
+    Reads one line at a time: memory is one line, whatever the file size. With ``exact_numbers``,
+    a number with a fraction or an exponent is the ``Decimal`` its text states (``parse_line``).
     """
     with open_input(path) as f:
         lineno = 0
         for raw in input_lines(f):
             lineno += 1
-            obj = parse_line(raw, path, lineno)
+            obj = parse_line(raw, path, lineno, exact_numbers=exact_numbers)
             if check is not None:
                 check(obj, path, lineno)
             yield lineno, obj

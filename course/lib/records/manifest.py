@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import course
+from course.errors import CourseError
 from course.instrument.rubrics import Rubric, get_rubric
+from course.lib.bridges.redaction import public_args_text, public_settings
 from course.lib.records.jsonl import open_input
 from course.lib.visible import markdown_value, terminal_line
 
@@ -91,6 +93,7 @@ def locked_room(
     gave its policy the dataset prompt as it is, and its manifest has no such key, as
     before the field existed (the gate reads the absence as the ``plain`` template).
     """
+    refuse_credentials(policy, sampling)
     rubric = get_rubric("strict") if rubric is None else rubric
     fields = {
         "dataset": dict(dataset),
@@ -106,6 +109,28 @@ def locked_room(
     if prompt_template is not None:
         fields["prompt_template"] = dict(prompt_template)
     return fields
+
+
+def refuse_credentials(policy: str, sampling: Mapping[str, Any]) -> None:
+    """Refuse a policy or sampling that may carry a credential, before it is copied into a manifest.
+
+    Defence in depth: ``course.import_completions`` leaves request headers, body strings and
+    tokens out of what it writes, but a completions file written by an older version of it, by
+    hand or by another tool reaches ``course.eval`` and ``course.selection_demo`` as it is, and
+    its policy and sampling would be copied into manifest.json and summary.md, files meant to be
+    shared. The rule is ``course.lib.bridges.redaction``'s (``public_settings``,
+    ``public_args_text``); the field is named, its value never shown.
+    """
+    _, in_sampling = public_settings(dict(sampling))
+    _, in_policy = public_args_text(str(policy))
+    found = [f"sampling.{name}" for name in in_sampling] + [f"policy ({name}=...)" for name in in_policy]
+    if found:
+        shown = ", ".join(terminal_line(name)[:80] for name in found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        raise CourseError(
+            f"the completions' {shown} may hold a credential (a key, token, header or cookie), which the "
+            "manifest and summary would publish; nothing written. Re-import the source with "
+            "python -m course.import_completions (it leaves credentials out), or remove the field"
+        )
 
 
 def template_note(manifest: Mapping[str, Any]) -> str:
