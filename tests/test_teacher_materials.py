@@ -90,15 +90,16 @@ def test_teacher_readme_indexes_every_file_and_says_it_holds_solutions() -> None
     index = _read("teacher/README.md")
     assert "holds solutions" in index
     for path in sorted(TEACHER.rglob("*")):
-        if path.is_file() and path.name != "README.md":
+        if path.is_file() and path.name != "README.md" and "__pycache__" not in path.parts:
             relative = path.relative_to(TEACHER).as_posix()
             assert f"({relative})" in index, f"teacher/README.md does not link {relative}"
 
 
 def test_teacher_materials_are_text_not_binary_decks() -> None:
+    # .py: the teacher's tools (kata marking, the corrected planted-bug loops), run as scripts.
     for path in TEACHER.rglob("*"):
-        if path.is_file():
-            assert path.suffix in (".md", ".json"), path
+        if path.is_file() and "__pycache__" not in path.parts:
+            assert path.suffix in (".md", ".json", ".py"), path
             path.read_text(encoding="utf-8")
 
 
