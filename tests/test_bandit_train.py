@@ -290,3 +290,54 @@ def _exit_code(main, argv) -> int:  # type: ignore[no-untyped-def]
         return main(argv)
     except SystemExit as exc:
         return int(exc.code)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reward noise (Milestone 3): a share of the rewards flipped, seeded, and what it does to learning.
+# ---------------------------------------------------------------------------------------------
+def test_a_noisy_run_logs_which_rewards_were_flipped_and_the_learner_saw_the_flip(tmp_path: Path) -> None:
+    bt.main([*DEMO, "--reward-noise", "0.3", "--outdir", str(tmp_path / "n")])
+    log = _log(tmp_path / "n")
+    flipped = [r for r in log if r["reward_flipped"]]
+    assert 0 < len(flipped) < len(log)
+    assert all(r["reward"] == 1.0 - r["scorer_reward"] for r in flipped)
+    assert all(r["reward"] == r["scorer_reward"] for r in log if not r["reward_flipped"])
+    manifest = _manifest(tmp_path / "n")
+    assert manifest["reward_noise"] == 0.3 and manifest["result"]["rewards_flipped"] == len(flipped)
+    assert "FLIPPED by reward noise" in (tmp_path / "n" / "bandit_story.txt").read_text(encoding="utf-8")
+
+
+def test_the_same_seed_and_noise_give_byte_identical_logs(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        bt.main([*DEMO, "--reward-noise", "0.3", "--outdir", str(tmp_path / name)])
+    assert (tmp_path / "a" / "bandit_log.jsonl").read_bytes() == (tmp_path / "b" / "bandit_log.jsonl").read_bytes()
+
+
+def test_without_noise_the_log_is_the_clean_runs_and_noise_draws_never_shift_the_sampler(tmp_path: Path) -> None:
+    bt.main([*DEMO, "--outdir", str(tmp_path / "clean")])
+    bt.main([*DEMO, "--reward-noise", "0", "--outdir", str(tmp_path / "zero")])
+    assert (tmp_path / "clean" / "bandit_log.jsonl").read_bytes() == (tmp_path / "zero" / "bandit_log.jsonl").read_bytes()
+    bt.main([*DEMO, "--reward-noise", "0.3", "--outdir", str(tmp_path / "noisy")])
+    clean, noisy = _log(tmp_path / "clean"), _log(tmp_path / "noisy")
+    first_flip = next(i for i, r in enumerate(noisy) if r["reward_flipped"])
+    # Up to and including the first flipped step, the two runs sampled the same actions.
+    assert [r["action"] for r in clean[: first_flip + 1]] == [r["action"] for r in noisy[: first_flip + 1]]
+
+
+def test_the_noise_sweep_learns_less_as_more_rewards_are_flipped_and_nothing_at_one_half(tmp_path: Path, capsys) -> None:
+    assert bt.main(["--noise-sweep", "0", "0.2", "0.4", "0.5", "--seeds", "40", "--steps", "100", "--outdir", str(tmp_path / "s")]) == 0
+    rows = json.loads((tmp_path / "s" / "noise_sweep.json").read_text(encoding="utf-8"))["rows"]
+    means = [r["mean_final_expected_reward"] for r in rows]
+    assert means == sorted(means, reverse=True)
+    assert means[0] > 0.9 and means[-1] < 0.35  # clean: learned; a coin-flip grader: near the uniform 1/6
+    out = capsys.readouterr().out
+    assert "final J mean" in out and "wrote " in out
+
+
+@pytest.mark.parametrize("args", [["--reward-noise", "1.5"], ["--reward-noise", "-0.1"],
+                                  ["--noise-sweep", "0.2", "--ablation"], ["--reward-noise", "0.2", "--ablation"]])
+def test_bad_reward_noise_settings_are_usage_errors_and_write_nothing(tmp_path: Path, args: list[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        rc = bt.main([*args, "--outdir", str(tmp_path / "x")])
+        raise SystemExit(rc)
+    assert exc.value.code == 2 and not (tmp_path / "x").exists()
