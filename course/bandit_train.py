@@ -52,7 +52,7 @@ from typing import Any, Sequence
 
 from course.cli import float_in, info, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
-from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.rubrics import get_rubric, scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.learning.bandit import (  # the bandit, REINFORCE on it and the ablation's measurements: library code
     BASELINE_NAMES,
@@ -129,8 +129,12 @@ def story_header(
         f"REINFORCE on one prompt: {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']})",
         f"{len(actions)} actions = whole candidate completions; rewards from the strict scorer {SCORER_VERSION}:",
     ]
+    weak = any(a.strict_error_code and (a.strict_error_code != a.error_code or a.strict_reward != a.reward) for a in actions)
+    if weak:
+        lines[-1] = f"{len(actions)} actions = whole candidate completions; rewards from a HACKABLE rubric, strict verdict beside:"
     for a in actions:
-        lines.append(f"  [{a.index}] {quote(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}")
+        strict = f"   (strict: {a.strict_reward:.1f} {a.strict_error_code})" if weak else ""
+        lines.append(f"  [{a.index}] {quote(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}{strict}")
     if use_baseline is not None:
         baseline = "mean" if use_baseline else "none"
     base = describe_baseline(baseline, alpha)
@@ -219,6 +223,12 @@ def final_table(first: BanditStep, last: BanditStep, actions: Sequence[ScoredAct
         f"exact expected reward J(theta): {first.expected_reward:.4f} at the start -> "
         f"{last.expected_reward_after:.4f} after {last.step} steps"
     )
+    if any(a.strict_error_code and a.strict_reward != a.reward for a in actions):
+        # trained on a weak rubric: the goal, measured on the same policy
+        strict = [a.strict_reward for a in actions]
+        start = math.fsum(p * r for p, r in zip(first.probs, strict))
+        end = math.fsum(p * r for p, r in zip(last.probs_after, strict))
+        lines.append(f"exact expected STRICT reward (the goal): {start:.4f} at the start -> {end:.4f} after {last.step} steps")
     return lines
 
 
@@ -484,6 +494,12 @@ def build_parser():  # type: ignore[no-untyped-def]
         help="a candidate completion (repeat for each); replaces the default actions",
     )
     parser.add_argument(
+        "--rubric",
+        default="strict",
+        help="the rubric that pays the bandit: strict (reward spec v1, the default) or a hackable one from "
+        "course.rubrics, e.g. format_only; the strict verdicts are shown beside it",
+    )
+    parser.add_argument(
         "--reward-noise",
         type=float_in(0.0, 1.0),
         default=0.0,
@@ -530,6 +546,9 @@ def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # 
         "error_codes": [a.error_code for a in actions],
         "scorer_version": SCORER_VERSION,
         "scorer_fingerprint": scorer_fingerprint(),
+        **({"rubric": args.rubric, "rubric_version": get_rubric(args.rubric).version,
+            "rubric_fingerprint": get_rubric(args.rubric).fingerprint(),
+            "strict_rewards": [a.strict_reward for a in actions]} if args.rubric != "strict" else {}),
         "seed": args.seed,
         "lr": args.lr,
         "steps": args.steps,
@@ -563,7 +582,9 @@ def _main(argv: Sequence[str] | None) -> int:
                 "(run it in a terminal, without a pipe or redirect)"
             )
         args.slow = True
-    actions = score_actions(EXAMPLE, args.action if args.action else DEFAULT_ACTIONS)
+    rubric = get_rubric(args.rubric)  # an unknown name: exit 2 before any work
+    actions = score_actions(EXAMPLE, args.action if args.action else DEFAULT_ACTIONS,
+                            None if args.rubric == "strict" else rubric)
     rewards = [a.reward for a in actions]
     if args.ablation:
         return _ablation_main(argv, args, actions)
@@ -665,19 +686,25 @@ NOISE_NOTE = (
 def noise_table(actions: Sequence[ScoredAction], rows: Sequence[dict[str, Any]], *, lr: float, baseline: str, alpha: float) -> list[str]:
     """The sweep's table: one row per noise rate."""
     first = rows[0]
-    best = max(range(len(actions)), key=lambda i: (actions[i].reward, -i))
+    weak = "mean_final_strict_expected_reward" in first
+    goal = [a.strict_reward if weak else a.reward for a in actions]
+    best = max(range(len(actions)), key=lambda i: (goal[i], -i))
     start = math.fsum(a.reward for a in actions) / len(actions)
     lines = [
         f"Reward noise: {first['seeds']} seeds x {first['steps']} steps per rate, lr {lr:g}, baseline "
         f"{_short_baseline(baseline, alpha)}; J(theta) starts at {start:.4f} (uniform policy)",
         f"{'noise P':>8}  {'rewards flipped':>15}  {'final J mean':>12}  {'sd':>6}  {'min':>6}  {'max':>6}  "
-        f"{'runs ending on [' + str(best) + '] ' + quote(actions[best].text):>30}",
+        + (f"{'strict J mean':>13}  " if weak else "")
+        + f"{'runs ending on [' + str(best) + '] ' + quote(actions[best].text):>30}",
     ]
+    if weak:
+        lines[0] += f"; J is the trained rubric's, strict J the goal's (it starts at {math.fsum(goal) / len(goal):.4f})"
     for r in rows:
         lines.append(
             f"{r['reward_noise']:>8.2f}  {100 * r['share_of_rewards_flipped']:>14.1f}%  {r['mean_final_expected_reward']:>12.4f}  "
             f"{r['sd_final_expected_reward']:>6.3f}  {r['min_final_expected_reward']:>6.3f}  {r['max_final_expected_reward']:>6.3f}  "
-            f"{100 * r['share_best_action_most_likely']:>29.1f}%"
+            + (f"{r['mean_final_strict_expected_reward']:>13.4f}  " if weak else "")
+            + f"{100 * r['share_best_action_most_likely']:>29.1f}%"
         )
     return lines
 
@@ -686,9 +713,11 @@ def _noise_sweep_main(argv, args, actions) -> int:  # type: ignore[no-untyped-de
     final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_noise")
     rates = list(dict.fromkeys(args.noise_sweep))  # each rate once, in the order given
     info(f"noise sweep: {len(rates)} rates x {args.seeds} seeds x {args.steps} steps ...")
+    weak = args.rubric != "strict"
     rows = run_noise_sweep(
         [a.reward for a in actions], rates=rates, seeds=args.seeds, base_seed=args.seed, steps=args.steps,
         lr=args.lr, baseline=args.baseline, alpha=args.alpha,
+        goal_rewards=[a.strict_reward for a in actions] if weak else None,
     )
     table = noise_table(actions, rows, lr=args.lr, baseline=args.baseline, alpha=args.alpha) + [""] + wrap(NOISE_NOTE)
     with atomic_run_dir(final, force=args.force, prefix="bandit_noise") as tmp:

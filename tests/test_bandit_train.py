@@ -341,3 +341,48 @@ def test_bad_reward_noise_settings_are_usage_errors_and_write_nothing(tmp_path: 
         rc = bt.main([*args, "--outdir", str(tmp_path / "x")])
         raise SystemExit(rc)
     assert exc.value.code == 2 and not (tmp_path / "x").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# A weak rubric pays the bandit (Milestone 3's format rewards); the strict verdict stays in view.
+# ---------------------------------------------------------------------------------------------
+FORMAT_ACTIONS = ["The answer is 323", "323", "Final:323", "Final: 324", "Final: 322", "Final: 0", "Final: 323"]
+
+
+def _with_actions(actions: list[str]) -> list[str]:
+    return [arg for text in actions for arg in ("--action", text)]
+
+
+def test_a_format_only_bandit_learns_the_format_while_the_strict_reward_falls(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "f"
+    assert bt.main(["--rubric", "format_only", *_with_actions(FORMAT_ACTIONS), "--steps", "100", "--seed", "1",
+                    "--outdir", str(run)]) == 0
+    out = capsys.readouterr().out
+    manifest = _manifest(run)
+    assert manifest["rubric"] == "format_only" and manifest["rewards"] == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+    assert manifest["strict_rewards"] == [0.0] * 6 + [1.0]
+    probs = manifest["result"]["final_probs"]
+    assert manifest["result"]["final_expected_reward"] > 0.9  # the format is learned ...
+    assert probs[-1] < 0.2  # ... and the answer is not: seed 1 ends on a well-formed wrong number
+    assert "exact expected STRICT reward (the goal): 0.1429 at the start -> " in out
+    assert "(strict: 0.0 wrong_answer)" in (run / "bandit_story.txt").read_text(encoding="utf-8")
+
+
+def test_over_seeds_a_format_only_bandit_ends_on_the_answer_by_chance_and_a_strict_one_always(tmp_path: Path) -> None:
+    common = [*_with_actions(FORMAT_ACTIONS), "--steps", "100", "--noise-sweep", "0", "--seeds", "40"]
+    bt.main(["--rubric", "format_only", *common, "--outdir", str(tmp_path / "f")])
+    bt.main([*common, "--outdir", str(tmp_path / "s")])
+    (weak,) = json.loads((tmp_path / "f" / "noise_sweep.json").read_text(encoding="utf-8"))["rows"]
+    (strict,) = json.loads((tmp_path / "s" / "noise_sweep.json").read_text(encoding="utf-8"))["rows"]
+    assert weak["mean_final_expected_reward"] > 0.9 and weak["mean_final_strict_expected_reward"] < 0.5
+    assert weak["share_best_action_most_likely"] < 0.6 and strict["share_best_action_most_likely"] == 1.0
+
+
+def test_the_default_rubric_is_strict_and_its_output_has_no_strict_column(tmp_path: Path, capsys) -> None:
+    bt.main([*DEMO, "--outdir", str(tmp_path / "a")])
+    assert "rubric" not in _manifest(tmp_path / "a") and "(strict:" not in capsys.readouterr().out
+
+
+def test_an_unknown_rubric_is_a_usage_error_that_writes_nothing(tmp_path: Path) -> None:
+    assert bt.main(["--rubric", "nope", "--outdir", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()

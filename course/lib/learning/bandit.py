@@ -55,10 +55,15 @@ class ScoredAction:
     reward: float
     error_code: str
     reason: str
+    strict_reward: float = 0.0  # what reward spec v1 pays for it, whatever rubric trains the bandit
+    strict_error_code: str = ""
 
 
-def score_actions(example: dict[str, Any], actions: Sequence[str]) -> tuple[ScoredAction, ...]:
+def score_actions(example: dict[str, Any], actions: Sequence[str], scorer: Any = None) -> tuple[ScoredAction, ...]:
     """Score every candidate completion once: the bandit's reward table, with evidence.
+
+    ``scorer`` is the rubric that pays the bandit (default: reward spec v1); every action also
+    carries the strict verdict, so a run trained on a weak rubric can still be read against the goal.
 
     >>> [(a.reward, a.error_code) for a in score_actions(EXAMPLE, ["Final: 323", "323"])]
     [(1.0, 'ok'), (0.0, 'missing_prefix')]
@@ -72,9 +77,11 @@ def score_actions(example: dict[str, Any], actions: Sequence[str]) -> tuple[Scor
         seen[text] = i
     scored = []
     for i, text in enumerate(actions):
-        verdict = score(example, text)
+        strict = score(example, text)
+        verdict = strict if scorer is None else scorer(example, text)
         details = verdict["details"]
-        scored.append(ScoredAction(i, text, verdict["reward"], details["error_code"], details["reason"]))
+        scored.append(ScoredAction(i, text, verdict["reward"], details["error_code"], details["reason"],
+                                   strict["reward"], strict["details"]["error_code"]))
     return tuple(scored)
 
 
@@ -276,15 +283,22 @@ def run_noise_sweep(
     lr: float,
     baseline: str = "mean",
     alpha: float = DEFAULT_ALPHA,
+    goal_rewards: Sequence[float] | None = None,
 ) -> list[dict[str, Any]]:
     """For each noise rate: the exact final J(theta) (under the true rewards) of ``seeds`` runs,
     summarised as its mean, its spread and the share of runs that end with the best action the
     most probable. Each seed samples the same actions' stream at every rate until the flips
-    change the updates, so the rates differ by the noise and not by luck of the draw."""
-    best = max(range(len(rewards)), key=lambda i: (rewards[i], -i))
+    change the updates, so the rates differ by the noise and not by luck of the draw.
+
+    ``goal_rewards``: when the bandit is paid by a weak rubric, the strict rewards of the same
+    actions; each row then also has the mean final expected *strict* reward (the goal), and "the
+    best action" is the goal's."""
+    goal = rewards if goal_rewards is None else goal_rewards
+    best = max(range(len(goal)), key=lambda i: (goal[i], -i))
     rows = []
     for rate in rates:
         finals: list[float] = []
+        goal_finals: list[float] = []
         best_first = 0
         flipped = 0
         for s in range(base_seed, base_seed + seeds):
@@ -295,6 +309,7 @@ def run_noise_sweep(
             if last is None:
                 raise CourseError(f"steps must be at least 1, got {steps}")
             finals.append(last.expected_reward_after)
+            goal_finals.append(pg.expected_reward(last.probs_after, goal))
             probs = last.probs_after
             best_first += probs[best] == max(probs)
         rows.append({
@@ -307,6 +322,8 @@ def run_noise_sweep(
             "max_final_expected_reward": max(finals),
             "share_best_action_most_likely": best_first / seeds,
             "share_of_rewards_flipped": flipped / (seeds * steps),
+            **({"mean_final_strict_expected_reward": math.fsum(goal_finals) / len(goal_finals)}
+               if goal_rewards is not None else {}),
         })
     return rows
 
