@@ -25,11 +25,21 @@ Run it (the instructor's live demo, then the "unlearning" perturbation)::
     python -m course.bandit_train --steps 500 --summary-every 50 --plot
     python -m course.bandit_train --steps 30 --baseline ema --alpha 0.1   # moving-average baseline
     python -m course.bandit_train --ablation --seeds 200        # none, mean, EMA, b*: exact and measured
+    python -m course.bandit_train --steps 30 --reward-noise 0.3 --slow   # 30% of the rewards flipped
+    python -m course.bandit_train --noise-sweep 0 0.1 0.2 0.3 0.4 0.5 --seeds 200 --steps 100
 
 A run directory gets manifest.json, bandit_log.jsonl (one record per step),
 bandit_story.txt (the same story ``--slow`` prints) and, with ``--plot``,
 learning_curve.png. The ablation writes manifest.json, ablation.json and
-ablation.txt (and ablation.png with ``--plot``).
+ablation.txt (and ablation.png with ``--plot``); the noise sweep writes manifest.json,
+noise_sweep.json and noise_sweep.txt.
+
+Reward noise (``--reward-noise P``) is Milestone 3's lesson on why noisy rewards break training:
+on each step, with probability P, the learner is handed the flipped verdict (1 - r). The flips
+come from a generator of their own, seeded from ``--seed``, so the actions sampled are the same
+as without noise until a flipped update changes the policy. ``--noise-sweep`` runs the same
+learner at several rates over ``--seeds`` seeds and prints the exact final J(theta), measured
+under the scorer's true rewards.
 """
 
 from __future__ import annotations
@@ -42,10 +52,12 @@ from typing import Any, Sequence
 
 from course.cli import float_in, info, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
-from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.rubrics import get_rubric, scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.learning.bandit import (  # the bandit, REINFORCE on it and the ablation's measurements: library code
     BASELINE_NAMES,
+    noise_seed,
+    run_noise_sweep,
     BASELINES,
     DEFAULT_ACTIONS,
     DEFAULT_ALPHA,
@@ -117,8 +129,12 @@ def story_header(
         f"REINFORCE on one prompt: {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']})",
         f"{len(actions)} actions = whole candidate completions; rewards from the strict scorer {SCORER_VERSION}:",
     ]
+    weak = any(a.strict_error_code and (a.strict_error_code != a.error_code or a.strict_reward != a.reward) for a in actions)
+    if weak:
+        lines[-1] = f"{len(actions)} actions = whole candidate completions; rewards from a HACKABLE rubric, strict verdict beside:"
     for a in actions:
-        lines.append(f"  [{a.index}] {quote(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}")
+        strict = f"   (strict: {a.strict_reward:.1f} {a.strict_error_code})" if weak else ""
+        lines.append(f"  [{a.index}] {quote(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}{strict}")
     if use_baseline is not None:
         baseline = "mean" if use_baseline else "none"
     base = describe_baseline(baseline, alpha)
@@ -163,7 +179,8 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
     width = max(len(quote(x.text)) for x in actions)
     lines = [
         f"step {s.step}/{steps}   J(theta) = {s.expected_reward:.4f}  (exact expected reward before the update)",
-        f"  sampled [{a.index}] {quote(a.text)} -> reward {s.reward:.1f} ({a.error_code})",
+        f"  sampled [{a.index}] {quote(a.text)} -> reward {s.reward:.1f} ({a.error_code})"
+        + (f"  FLIPPED by reward noise: the scorer gave {a.reward:.1f}" if s.flipped else ""),
         f"  baseline b = {s.baseline:.4f} ({why_b})",
         f"  advantage A = {s.reward:.1f} - {s.baseline:.4f} = {s.advantage:+.4f}  {meaning}",
         f"  {direction}",
@@ -189,7 +206,7 @@ def summary_line(s: BanditStep, actions: Sequence[ScoredAction], *, steps: int) 
     best = max(range(len(actions)), key=lambda i: (actions[i].reward, -i))
     return (
         f"step {s.step:>{len(str(steps))}}/{steps}  J {s.expected_reward:.4f} -> {s.expected_reward_after:.4f}  "
-        f"sampled [{s.action}] r={s.reward:.1f} b={s.baseline:.3f} A={s.advantage:+.3f}  "
+        f"sampled [{s.action}] r={s.reward:.1f}{' (flipped)' if s.flipped else ''} b={s.baseline:.3f} A={s.advantage:+.3f}  "
         f"p[{best}] {quote(actions[best].text)} = {s.probs_after[best]:.4f}"
     )
 
@@ -206,6 +223,12 @@ def final_table(first: BanditStep, last: BanditStep, actions: Sequence[ScoredAct
         f"exact expected reward J(theta): {first.expected_reward:.4f} at the start -> "
         f"{last.expected_reward_after:.4f} after {last.step} steps"
     )
+    if any(a.strict_error_code and a.strict_reward != a.reward for a in actions):
+        # trained on a weak rubric: the goal, measured on the same policy
+        strict = [a.strict_reward for a in actions]
+        start = math.fsum(p * r for p, r in zip(first.probs, strict))
+        end = math.fsum(p * r for p, r in zip(last.probs_after, strict))
+        lines.append(f"exact expected STRICT reward (the goal): {start:.4f} at the start -> {end:.4f} after {last.step} steps")
     return lines
 
 
@@ -425,7 +448,9 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.bandit_train --steps 30 --seed 0 --lr -0.5 --baseline --slow --outdir runs/demo_bandit_negative\n"
         "  python -m course.bandit_train --steps 1000 --summary-every 100 --plot\n"
         "  python -m course.bandit_train --steps 30 --baseline ema --alpha 0.1\n"
-        "  python -m course.bandit_train --ablation --seeds 200 --steps 100",
+        "  python -m course.bandit_train --ablation --seeds 200 --steps 100\n"
+        "  python -m course.bandit_train --steps 30 --reward-noise 0.3 --slow\n"
+        "  python -m course.bandit_train --noise-sweep 0 0.1 0.2 0.3 0.4 0.5 --seeds 200 --steps 100",
     )
     parser.add_argument("--steps", type=STEPS_RANGE, default=100, help="number of updates, at most 100,000 (default 100)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the sampler; same seed, same run (default 0)")
@@ -468,8 +493,29 @@ def build_parser():  # type: ignore[no-untyped-def]
         metavar="TEXT",
         help="a candidate completion (repeat for each); replaces the default actions",
     )
+    parser.add_argument(
+        "--rubric",
+        default="strict",
+        help="the rubric that pays the bandit: strict (reward spec v1, the default) or a hackable one from "
+        "course.rubrics, e.g. format_only; the strict verdicts are shown beside it",
+    )
+    parser.add_argument(
+        "--reward-noise",
+        type=float_in(0.0, 1.0),
+        default=0.0,
+        metavar="P",
+        help="flip each reward (1 - r) with probability P in [0, 1], from a generator seeded by --seed: "
+        "a grader that is wrong a share P of the time (default 0)",
+    )
+    parser.add_argument(
+        "--noise-sweep",
+        type=float_in(0.0, 1.0),
+        nargs="+",
+        metavar="P",
+        help="run --seeds seeds at each reward-noise rate and tabulate the exact final J(theta)",
+    )
     parser.add_argument("--ablation", action="store_true", help="run many seeds with and without the baseline")
-    parser.add_argument("--seeds", type=int_in(1, 10_000), default=200, help="ablation: number of seeds, from --seed upward, at most 10,000 (default 200)")
+    parser.add_argument("--seeds", type=int_in(1, 10_000), default=200, help="ablation and noise sweep: number of seeds, from --seed upward, at most 10,000 (default 200)")
     parser.add_argument("--plot", action="store_true", help="also write a PNG (the plot extra; without it the run is written, without the picture)")
     parser.add_argument("--outdir", help="run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
@@ -485,6 +531,10 @@ def _check_args(args) -> None:  # type: ignore[no-untyped-def]
         raise CourseError(f"--story-steps must be >= 0, got {args.story_steps}")
     if not math.isfinite(args.lr):
         raise CourseError(f"--lr must be a finite number, got {args.lr}")
+    if args.noise_sweep and (args.ablation or args.slow or args.reward_noise):
+        raise CourseError("--noise-sweep runs its own rates over many seeds; it does not go with --ablation, --slow or --reward-noise")
+    if args.reward_noise and args.ablation:
+        raise CourseError("--reward-noise does not go with --ablation (the ablation measures the baseline on clean rewards)")
 
 
 def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -496,10 +546,14 @@ def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # 
         "error_codes": [a.error_code for a in actions],
         "scorer_version": SCORER_VERSION,
         "scorer_fingerprint": scorer_fingerprint(),
+        **({"rubric": args.rubric, "rubric_version": get_rubric(args.rubric).version,
+            "rubric_fingerprint": get_rubric(args.rubric).fingerprint(),
+            "strict_rewards": [a.strict_reward for a in actions]} if args.rubric != "strict" else {}),
         "seed": args.seed,
         "lr": args.lr,
         "steps": args.steps,
         "baseline": BASELINE_NAMES[args.baseline],
+        **({"reward_noise": args.reward_noise, "reward_noise_seed": f"reward-noise:{args.seed}"} if args.reward_noise else {}),
         **(
             {"ema_alpha": args.alpha, "initial_baseline": INITIAL_BASELINE}
             if args.baseline == "ema" or extra.get("mode") == "ablation"
@@ -528,13 +582,22 @@ def _main(argv: Sequence[str] | None) -> int:
                 "(run it in a terminal, without a pipe or redirect)"
             )
         args.slow = True
-    actions = score_actions(EXAMPLE, args.action if args.action else DEFAULT_ACTIONS)
+    rubric = get_rubric(args.rubric)  # an unknown name: exit 2 before any work
+    actions = score_actions(EXAMPLE, args.action if args.action else DEFAULT_ACTIONS,
+                            None if args.rubric == "strict" else rubric)
     rewards = [a.reward for a in actions]
     if args.ablation:
         return _ablation_main(argv, args, actions)
+    if args.noise_sweep:
+        return _noise_sweep_main(argv, args, actions)
 
     final = resolve_outdir(args.outdir, force=args.force, prefix="bandit")
     header = story_header(actions, steps=args.steps, lr=args.lr, seed=args.seed, baseline=args.baseline, alpha=args.alpha)
+    if args.reward_noise:
+        header[-1:-1] = [
+            f"reward noise: each reward is flipped (1 - r) with probability {args.reward_noise:g}, from its own generator "
+            "(seed 'reward-noise:{args.seed}'); J(theta) is measured under the scorer's true rewards".replace("{args.seed}", str(args.seed))
+        ]
     story: list[str] = list(header)
     if args.slow:
         print("\n".join(header), flush=True)
@@ -543,11 +606,12 @@ def _main(argv: Sequence[str] | None) -> int:
     with atomic_run_dir(final, force=args.force, prefix="bandit") as tmp:
         with open(tmp / "bandit_log.jsonl", "w", encoding="utf-8", newline="\n") as log:
             steps = reinforce(
-                rewards, steps=args.steps, lr=args.lr, rng=random.Random(args.seed), baseline=args.baseline, alpha=args.alpha
+                rewards, steps=args.steps, lr=args.lr, rng=random.Random(args.seed), baseline=args.baseline, alpha=args.alpha,
+                reward_noise=args.reward_noise, noise_rng=noise_seed(args.seed) if args.reward_noise else None,
             )
             for s in steps:
                 records.append(s)
-                log.write(dumps_line(log_record(s, actions)) + "\n")
+                log.write(dumps_line(log_record(s, actions, noisy=bool(args.reward_noise))) + "\n")
                 if s.step <= args.story_steps:
                     chunk = story_step(s, actions, lr=args.lr, steps=args.steps)
                 else:
@@ -595,6 +659,7 @@ def _main(argv: Sequence[str] | None) -> int:
                         "final_theta": list(last.theta_after),
                         "final_probs": list(last.probs_after),
                         "mean_sampled_reward": math.fsum(s.reward for s in records) / len(records),
+                        **({"rewards_flipped": sum(s.flipped for s in records)} if args.reward_noise else {}),
                     },
                     **({"prediction_score": {"right": score[0], "asked": score[1]}} if args.predict else {}),
                 },
@@ -606,6 +671,70 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"prediction score: {score[0]}/{score[1]} right" + (f" ({100 * score[0] / score[1]:.0f}%)" if score[1] else ""))
     print(f"wrote {visible(str(final))}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
           + (", learning_curve.png" if args.plot else "") + ")")
+    return 0
+
+
+NOISE_NOTE = (
+    "Reading it: a flipped reward is a grader that is wrong. Averaged over the flips the learner is paid "
+    "p + (1 - 2p) r for an action whose true reward is r, so the ordering of the actions survives but the "
+    "signal shrinks by (1 - 2p) while the sampling noise does not: the same number of steps buys less "
+    "learning, at p = 0.5 every reward is a coin flip and J only wanders, and beyond 0.5 the learner is "
+    "paid for the wrong answer. J(theta) is exact, under the scorer's true rewards."
+)
+
+
+def noise_table(actions: Sequence[ScoredAction], rows: Sequence[dict[str, Any]], *, lr: float, baseline: str, alpha: float) -> list[str]:
+    """The sweep's table: one row per noise rate."""
+    first = rows[0]
+    weak = "mean_final_strict_expected_reward" in first
+    goal = [a.strict_reward if weak else a.reward for a in actions]
+    best = max(range(len(actions)), key=lambda i: (goal[i], -i))
+    start = math.fsum(a.reward for a in actions) / len(actions)
+    lines = [
+        f"Reward noise: {first['seeds']} seeds x {first['steps']} steps per rate, lr {lr:g}, baseline "
+        f"{_short_baseline(baseline, alpha)}; J(theta) starts at {start:.4f} (uniform policy)",
+        f"{'noise P':>8}  {'rewards flipped':>15}  {'final J mean':>12}  {'sd':>6}  {'min':>6}  {'max':>6}  "
+        + (f"{'strict J mean':>13}  " if weak else "")
+        + f"{'runs ending on [' + str(best) + '] ' + quote(actions[best].text):>30}",
+    ]
+    if weak:
+        lines[0] += f"; J is the trained rubric's, strict J the goal's (it starts at {math.fsum(goal) / len(goal):.4f})"
+    for r in rows:
+        lines.append(
+            f"{r['reward_noise']:>8.2f}  {100 * r['share_of_rewards_flipped']:>14.1f}%  {r['mean_final_expected_reward']:>12.4f}  "
+            f"{r['sd_final_expected_reward']:>6.3f}  {r['min_final_expected_reward']:>6.3f}  {r['max_final_expected_reward']:>6.3f}  "
+            + (f"{r['mean_final_strict_expected_reward']:>13.4f}  " if weak else "")
+            + f"{100 * r['share_best_action_most_likely']:>29.1f}%"
+        )
+    return lines
+
+
+def _noise_sweep_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
+    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_noise")
+    rates = list(dict.fromkeys(args.noise_sweep))  # each rate once, in the order given
+    info(f"noise sweep: {len(rates)} rates x {args.seeds} seeds x {args.steps} steps ...")
+    weak = args.rubric != "strict"
+    rows = run_noise_sweep(
+        [a.reward for a in actions], rates=rates, seeds=args.seeds, base_seed=args.seed, steps=args.steps,
+        lr=args.lr, baseline=args.baseline, alpha=args.alpha,
+        goal_rewards=[a.strict_reward for a in actions] if weak else None,
+    )
+    table = noise_table(actions, rows, lr=args.lr, baseline=args.baseline, alpha=args.alpha) + [""] + wrap(NOISE_NOTE)
+    with atomic_run_dir(final, force=args.force, prefix="bandit_noise") as tmp:
+        write_json(tmp / "noise_sweep.json", {"rows": rows, "note": NOISE_NOTE})
+        (tmp / "noise_sweep.txt").write_text("\n".join(table) + "\n", encoding="utf-8")
+        write_json(
+            tmp / "manifest.json",
+            _manifest(argv, args, actions, {
+                "mode": "noise_sweep",
+                "reward_noise_rates": rates,
+                "seeds": list(range(args.seed, args.seed + args.seeds)),
+                "reward_noise_seed": "reward-noise:<seed>",
+                "files": ["manifest.json", "noise_sweep.json", "noise_sweep.txt"],
+            }),
+        )
+    print("\n".join(table))
+    print(f"wrote {visible(str(final))}/ (manifest.json, noise_sweep.json, noise_sweep.txt)")
     return 0
 
 

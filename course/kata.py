@@ -12,7 +12,6 @@ Run it::
     python -m course.kata                          # show every example with its score details
     python -m course.kata --template > my_labels.json
     python -m course.kata --check my_labels.json   # N/10; exit 0 only if all ten are right and justified
-    python -m course.kata --reveal                 # (teacher) the key: label, why and fix per example
 
 Milestones 4-5 repeat the kata with a harder pack: ``--pack hard`` with any of
 the commands above (``data/kata/kata_hard.jsonl``, key
@@ -21,16 +20,15 @@ the commands above (``data/kata/kata_hard.jsonl``, key
 Each example records the scorer that produced its reward (``scorer``): one of
 the rubrics in ``course.rubrics`` or a draft of ``course.lib.spec.kata_drafts`` (``draft_v0``, ``draft_v1``).
 ``tests/test_kata.py`` re-scores every example with its named scorer, so the recorded rewards and
-details are reproducible, not invented. The teacher's answer key, with a
-justification and a proposed fix per example, lives apart from the pack in
-``teacher/kata_answer_key.json``.
+details are reproducible, not invented (without the ``loophole`` note of a hackable rubric, which
+would name the reward hacks). The teacher's answer key, with a justification and a proposed fix
+per example, lives apart from the pack in ``teacher/kata_answer_key.json``.
 
-``--check`` marks each label right, wrong or blank and never shows the key: a
-wrong label is only said to be wrong, so the student goes back to the details
-and the spec instead of copying an answer. A labelled example whose justification
-is shorter than a sentence (fewer than 6 words, or no closing . ! ?) is flagged, and
-full marks (exit 0) need every label right *and* justified. Showing the key (alone, or beside a
-student's file with ``--check FILE --reveal``) is the teacher's explicit action.
+``--check`` prints the score, the blank items and the justifications shorter than a sentence
+(fewer than 6 words, or no closing . ! ?); it never says which labels are wrong, because a
+per-item verdict gives the key away in a few tries per item. Full marks (exit 0) need every label
+right *and* justified. Marking a file item by item against the key, and printing the key, are the
+teacher's: ``python teacher/kata_mark.py``, which this tool does not advertise.
 Every text read from the pack or a label file is printed through
 ``course.lib.visible``, so a hand-edited file cannot put control characters on the
 terminal.
@@ -43,7 +41,7 @@ from typing import Sequence
 
 from course.cli import info, make_parser, run
 from course.lib.spec.kata_labels import (
-    PACKS, check, format_check, format_key, format_listing, load_examples, load_key, load_labels, passed,
+    PACKS, check, format_listing, format_score, load_examples, load_key, load_labels, passed,
     rescore_pack, template,
 )
 from course.lib.visible import dumps_safe, visible
@@ -61,13 +59,13 @@ def _main(args_in: Sequence[str] | None) -> int:
         "  python -m course.kata                              # read the ten examples\n"
         "  python -m course.kata --template > my_labels.json  # blank label file\n"
         "  python -m course.kata --check my_labels.json       # Score: N/10 (exit 0: 10/10, each justified)\n"
-        "  python -m course.kata --pack hard                  # the harder pack (Milestones 4-5)\n"
-        "  python -m course.kata --reveal                     # (teacher) print the key, why and fix",
+        "  python -m course.kata --pack hard                  # the harder pack (Milestones 4-5)",
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--template", action="store_true", help="print a blank label file (JSON) on stdout")
     mode.add_argument("--check", metavar="FILE",
-                      help="mark your label file: right, wrong or blank per example (the key is not shown)")
+                      help="score your label file: N/10, the blank items and the short justifications "
+                           "(which labels are wrong is not shown)")
     mode.add_argument(
         "--rescore",
         action="store_true",
@@ -78,15 +76,8 @@ def _main(args_in: Sequence[str] | None) -> int:
         help="which bundled pack: basic (Milestone 0) or hard (Milestones 4-5); picks the examples and the key",
     )
     parser.add_argument("--examples", default=None, help="the kata pack file (default: the --pack's bundled one)")
-    parser.add_argument(
-        "--reveal", action="store_true",
-        help="(for teachers) print the answer key: each example's label, why and fix; with --check FILE, "
-             "the key's label, why and fix under each miss of that file. Students: label first.",
-    )
-    parser.add_argument("--key", default=None, help="the answer key used by --check and --reveal (default: the --pack's key)")
+    parser.add_argument("--key", default=None, help="the answer key --check scores against (default: the --pack's key)")
     args = parser.parse_args(args_in)
-    if args.reveal and (args.template or args.rescore):
-        parser.error("--reveal goes alone or with --check FILE")
     args.examples = args.examples or str(PACKS[args.pack][0])
     args.key = args.key or str(PACKS[args.pack][1])
 
@@ -108,11 +99,8 @@ def _main(args_in: Sequence[str] | None) -> int:
     if args.check:
         labels = load_labels(args.check, ids)
         results = check(labels, load_key(args.key), ids)
-        print(format_check(results, reveal=args.reveal))
+        print(format_score(results, args.pack))
         return 0 if passed(results) else 1
-    if args.reveal:
-        print(format_key(load_key(args.key), ids))
-        return 0
 
     print(format_listing(examples, args.pack))
     return 0

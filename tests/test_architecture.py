@@ -124,9 +124,9 @@ def _modules() -> list[Path]:
     return [p for p in sorted(COURSE.rglob("*.py")) if p.name != "__main__.py"]
 
 
-# Exercise content, not library: the corrected twin of the planted-bug loops reuses the exercise's
-# own scaffolding (the bandit, the log formats), so that the two files differ only where the bugs are.
-EXERCISE_COMPANIONS = frozenset({"course.exercises.solutions"})
+# Exercise content that may import a tool module. None today: the corrected twin of the planted-bug
+# loops is the teacher's (teacher/planted_bugs_solutions.py), outside the package.
+EXERCISE_COMPANIONS: frozenset[str] = frozenset()
 
 
 @pytest.mark.parametrize(

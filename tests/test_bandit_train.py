@@ -290,3 +290,99 @@ def _exit_code(main, argv) -> int:  # type: ignore[no-untyped-def]
         return main(argv)
     except SystemExit as exc:
         return int(exc.code)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reward noise (Milestone 3): a share of the rewards flipped, seeded, and what it does to learning.
+# ---------------------------------------------------------------------------------------------
+def test_a_noisy_run_logs_which_rewards_were_flipped_and_the_learner_saw_the_flip(tmp_path: Path) -> None:
+    bt.main([*DEMO, "--reward-noise", "0.3", "--outdir", str(tmp_path / "n")])
+    log = _log(tmp_path / "n")
+    flipped = [r for r in log if r["reward_flipped"]]
+    assert 0 < len(flipped) < len(log)
+    assert all(r["reward"] == 1.0 - r["scorer_reward"] for r in flipped)
+    assert all(r["reward"] == r["scorer_reward"] for r in log if not r["reward_flipped"])
+    manifest = _manifest(tmp_path / "n")
+    assert manifest["reward_noise"] == 0.3 and manifest["result"]["rewards_flipped"] == len(flipped)
+    assert "FLIPPED by reward noise" in (tmp_path / "n" / "bandit_story.txt").read_text(encoding="utf-8")
+
+
+def test_the_same_seed_and_noise_give_byte_identical_logs(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        bt.main([*DEMO, "--reward-noise", "0.3", "--outdir", str(tmp_path / name)])
+    assert (tmp_path / "a" / "bandit_log.jsonl").read_bytes() == (tmp_path / "b" / "bandit_log.jsonl").read_bytes()
+
+
+def test_without_noise_the_log_is_the_clean_runs_and_noise_draws_never_shift_the_sampler(tmp_path: Path) -> None:
+    bt.main([*DEMO, "--outdir", str(tmp_path / "clean")])
+    bt.main([*DEMO, "--reward-noise", "0", "--outdir", str(tmp_path / "zero")])
+    assert (tmp_path / "clean" / "bandit_log.jsonl").read_bytes() == (tmp_path / "zero" / "bandit_log.jsonl").read_bytes()
+    bt.main([*DEMO, "--reward-noise", "0.3", "--outdir", str(tmp_path / "noisy")])
+    clean, noisy = _log(tmp_path / "clean"), _log(tmp_path / "noisy")
+    first_flip = next(i for i, r in enumerate(noisy) if r["reward_flipped"])
+    # Up to and including the first flipped step, the two runs sampled the same actions.
+    assert [r["action"] for r in clean[: first_flip + 1]] == [r["action"] for r in noisy[: first_flip + 1]]
+
+
+def test_the_noise_sweep_learns_less_as_more_rewards_are_flipped_and_nothing_at_one_half(tmp_path: Path, capsys) -> None:
+    assert bt.main(["--noise-sweep", "0", "0.2", "0.4", "0.5", "--seeds", "40", "--steps", "100", "--outdir", str(tmp_path / "s")]) == 0
+    rows = json.loads((tmp_path / "s" / "noise_sweep.json").read_text(encoding="utf-8"))["rows"]
+    means = [r["mean_final_expected_reward"] for r in rows]
+    assert means == sorted(means, reverse=True)
+    assert means[0] > 0.9 and means[-1] < 0.35  # clean: learned; a coin-flip grader: near the uniform 1/6
+    out = capsys.readouterr().out
+    assert "final J mean" in out and "wrote " in out
+
+
+@pytest.mark.parametrize("args", [["--reward-noise", "1.5"], ["--reward-noise", "-0.1"],
+                                  ["--noise-sweep", "0.2", "--ablation"], ["--reward-noise", "0.2", "--ablation"]])
+def test_bad_reward_noise_settings_are_usage_errors_and_write_nothing(tmp_path: Path, args: list[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        rc = bt.main([*args, "--outdir", str(tmp_path / "x")])
+        raise SystemExit(rc)
+    assert exc.value.code == 2 and not (tmp_path / "x").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# A weak rubric pays the bandit (Milestone 3's format rewards); the strict verdict stays in view.
+# ---------------------------------------------------------------------------------------------
+FORMAT_ACTIONS = ["The answer is 323", "323", "Final:323", "Final: 324", "Final: 322", "Final: 0", "Final: 323"]
+
+
+def _with_actions(actions: list[str]) -> list[str]:
+    return [arg for text in actions for arg in ("--action", text)]
+
+
+def test_a_format_only_bandit_learns_the_format_while_the_strict_reward_falls(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "f"
+    assert bt.main(["--rubric", "format_only", *_with_actions(FORMAT_ACTIONS), "--steps", "100", "--seed", "1",
+                    "--outdir", str(run)]) == 0
+    out = capsys.readouterr().out
+    manifest = _manifest(run)
+    assert manifest["rubric"] == "format_only" and manifest["rewards"] == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+    assert manifest["strict_rewards"] == [0.0] * 6 + [1.0]
+    probs = manifest["result"]["final_probs"]
+    assert manifest["result"]["final_expected_reward"] > 0.9  # the format is learned ...
+    assert probs[-1] < 0.2  # ... and the answer is not: seed 1 ends on a well-formed wrong number
+    assert "exact expected STRICT reward (the goal): 0.1429 at the start -> " in out
+    assert "(strict: 0.0 wrong_answer)" in (run / "bandit_story.txt").read_text(encoding="utf-8")
+
+
+def test_over_seeds_a_format_only_bandit_ends_on_the_answer_by_chance_and_a_strict_one_always(tmp_path: Path) -> None:
+    common = [*_with_actions(FORMAT_ACTIONS), "--steps", "100", "--noise-sweep", "0", "--seeds", "40"]
+    bt.main(["--rubric", "format_only", *common, "--outdir", str(tmp_path / "f")])
+    bt.main([*common, "--outdir", str(tmp_path / "s")])
+    (weak,) = json.loads((tmp_path / "f" / "noise_sweep.json").read_text(encoding="utf-8"))["rows"]
+    (strict,) = json.loads((tmp_path / "s" / "noise_sweep.json").read_text(encoding="utf-8"))["rows"]
+    assert weak["mean_final_expected_reward"] > 0.9 and weak["mean_final_strict_expected_reward"] < 0.5
+    assert weak["share_best_action_most_likely"] < 0.6 and strict["share_best_action_most_likely"] == 1.0
+
+
+def test_the_default_rubric_is_strict_and_its_output_has_no_strict_column(tmp_path: Path, capsys) -> None:
+    bt.main([*DEMO, "--outdir", str(tmp_path / "a")])
+    assert "rubric" not in _manifest(tmp_path / "a") and "(strict:" not in capsys.readouterr().out
+
+
+def test_an_unknown_rubric_is_a_usage_error_that_writes_nothing(tmp_path: Path) -> None:
+    assert bt.main(["--rubric", "nope", "--outdir", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()

@@ -89,3 +89,49 @@ def test_exploration_is_taught_at_milestones_half_and_one() -> None:
         assert knob in half, knob
     assert "sampling differs" in half  # the gate's refusal is shown, not asserted
     assert "Exploration against exploitation" in _section("1")
+
+
+@pytest.mark.parametrize(
+    "note, milestone",
+    [("concepts/rft_vs_rl.md", "0.5"), ("concepts/toy_tax.md", "1"), ("concepts/proxy_gap.md", "5")],
+)
+def test_each_concept_note_is_linked_where_its_milestone_needs_it(note: str, milestone: str) -> None:
+    assert f"]({note})" in _section(milestone), f"{note} is not linked from Milestone {milestone}"
+
+
+def _before_milestone_zero() -> str:
+    return GUIDE.split("## Milestone 0 —", 1)[0]
+
+
+def test_the_rl_family_tree_comes_before_the_milestones_with_its_three_branches() -> None:
+    intro = _before_milestone_zero()
+    assert "family tree" in intro
+    for branch in ("value-based", "policy-gradient", "model-based"):
+        assert f"| {branch} |" in intro, branch
+    assert "**covered**" in intro and intro.count("not covered") == 2
+
+
+def test_the_build_sabotage_reflect_repair_cycle_is_stated_before_the_milestones() -> None:
+    intro = _before_milestone_zero().lower()
+    assert "build, sabotage, reflect, repair" in intro
+    for step in ("*build*", "*sabotage*", "*reflect*", "*repair*"):
+        assert step in intro, step
+
+
+def test_the_transfer_section_follows_milestone_six_and_names_what_gets_harder() -> None:
+    after = GUIDE.split("## Milestone 6 —", 1)[1]
+    assert "## Transfer:" in after
+    transfer = after.split("## Transfer:", 1)[1].split("\n## ", 1)[0]
+    assert "**What stays the same.**" in transfer and "**What gets harder.**" in transfer
+    for topic in ("*Multi-turn work.*", "*Learned rewards.*", "*Non-determinism.*", "*Longer horizons.*"):
+        assert topic in transfer, topic
+
+
+def test_the_real_llm_and_the_bridges_are_said_to_be_optional_and_off_the_student_path() -> None:
+    beyond = GUIDE.split("## Beyond the course:", 1)[1]
+    assert "optional, off the student path" in GUIDE
+    assert "compare_policies" in beyond and "course.llm.rl" in beyond  # the real LLM lives in that section
+    assert "## Milestone" not in beyond
+    bridges = (REPO / "docs" / "bridges.md").read_text(encoding="utf-8")
+    assert "**Optional, and off the student path.**" in bridges.split("\n## ", 1)[0]
+    assert "No milestone uses a bridge" in bridges

@@ -157,8 +157,8 @@ def test_a_right_label_with_a_one_character_justification_is_flagged_and_is_not_
     labels[IDS[1]]["justification"] = "x"
     assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1
     out = capsys.readouterr().out
-    assert f"{IDS[1]}  right  (justification shorter than a sentence)" in out
-    assert "Score: 10/10 (0 wrong, 0 blank)" in out  # the labels are still all right ...
+    assert f"{IDS[1]}  labelled  (justification shorter than a sentence)" in out
+    assert "Score: 10/10 (10 labelled, 0 blank)" in out  # the labels are still all right ...
     assert f"Justification shorter than a sentence (at least 6 words, ending with . ! or ?) for 1: {IDS[1]}." in out
 
 
@@ -192,43 +192,53 @@ def test_a_sentence_is_six_words_ending_with_a_full_stop_or_question_mark(text, 
     assert kata_labels.is_a_sentence(text) is sentence
 
 
-def test_check_marks_a_miss_wrong_without_the_key_and_exits_1(tmp_path, capsys):
+def test_check_gives_the_score_without_naming_the_wrong_item_or_the_key_and_exits_1(tmp_path, capsys):
     labels = {i: KEY[i].label for i in IDS}
     wrong_id = BY_LABEL["verifier_bug"][0].id
     labels[wrong_id] = "model_failure"
     assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1
     out = capsys.readouterr().out
-    assert "Score: 9/10 (1 wrong, 0 blank)" in out
-    assert f"{wrong_id}  WRONG  you: model_failure\n" in out
+    assert "Score: 9/10 (10 labelled, 0 blank)" in out
+    assert wrong_id not in out and "WRONG" not in out and " right" not in out
     assert "verifier_bug" not in out and KEY[wrong_id].justification not in out
 
 
-def test_check_with_reveal_shows_the_keys_label_why_and_fix_under_a_miss(tmp_path, capsys):
-    labels = {i: KEY[i].label for i in IDS}
-    wrong_id = BY_LABEL["verifier_bug"][0].id
-    labels[wrong_id] = "model_failure"
-    assert kata.main(["--check", _labels_file(tmp_path, labels), "--reveal"]) == 1
-    out = capsys.readouterr().out
-    assert f"{wrong_id}  WRONG  you: model_failure\n        key: verifier_bug" in out
-    assert KEY[wrong_id].justification in out and KEY[wrong_id].fix in out
+def test_two_label_files_that_differ_in_one_wrong_item_print_the_same_check(tmp_path, capsys):
+    # Which item is wrong cannot be read off the output: moving the mistake changes nothing printed.
+    outputs = []
+    for wrong_id in (BY_LABEL["verifier_bug"][0].id, BY_LABEL["model_failure"][0].id):
+        labels = {i: KEY[i].label for i in IDS}
+        labels[wrong_id] = "spec_ambiguity"
+        assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
 
 
-def test_reveal_prints_every_key_entry_in_pack_order(capsys):
-    assert kata.main(["--reveal"]) == 0
-    out = capsys.readouterr().out
-    assert [line.split()[0] for line in out.splitlines() if line.startswith("kata-")] == IDS
-    assert all(KEY[i].justification in out and KEY[i].fix in out for i in IDS)
-
-
-def test_help_says_reveal_is_for_teachers(run_in_process, tmp_path):
+def test_help_offers_the_student_no_way_to_the_key(run_in_process, tmp_path):
     out = run_in_process("course.kata", ["--help"], cwd=tmp_path)
-    assert out.returncode == 0 and "--reveal" in out.stdout and "(for teachers)" in out.stdout
+    assert out.returncode == 0
+    assert "--reveal" not in out.stdout and "kata_mark" not in out.stdout and "print the key" not in out.stdout
 
 
-def test_reveal_with_template_is_a_usage_error(capsys):
+def test_reveal_is_not_a_student_flag(capsys):
     with pytest.raises(SystemExit) as exc:
-        kata.main(["--template", "--reveal"])
+        kata.main(["--reveal"])
     assert exc.value.code == 2
+
+
+def test_no_example_carries_a_loophole_field_that_would_name_the_reward_hacks(capsys):
+    assert all(not (set(ex.details) & kata_labels.HIDDEN_DETAILS) for ex in EXAMPLES)
+    assert kata.main([]) == 0
+    assert "loophole" not in capsys.readouterr().out
+
+
+def test_the_listing_hides_a_loophole_field_even_in_a_hand_made_pack(tmp_path, capsys):
+    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[1])
+    record["details"]["loophole"] = "any 'Final:' line with the right number wins"
+    path = tmp_path / "pack.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert kata.main(["--examples", str(path)]) == 0
+    assert "loophole" not in capsys.readouterr().out
 
 
 def test_show_handles_an_example_with_empty_details(tmp_path, capsys):

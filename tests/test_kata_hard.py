@@ -221,3 +221,11 @@ def test_rescore_leaves_the_hard_pack_byte_identical(tmp_path, capsys):
 def test_kata_help_mentions_the_hard_pack(run_in_process, tmp_path):
     out = run_in_process("course.kata", ["--help"], cwd=tmp_path)
     assert out.returncode == 0 and "--pack hard" in out.stdout
+
+
+def test_the_hard_packs_check_sends_the_student_back_to_the_hard_pack(tmp_path, capsys):
+    labels = {i: KEY[i].label for i in IDS}
+    labels[BY_LABEL["spec_ambiguity"][0].id] = "model_failure"
+    assert kata.main(["--pack", "hard", "--check", _labels_file(tmp_path, labels)]) == 1
+    out = capsys.readouterr().out
+    assert "(python -m course.kata --pack hard)" in out and "(python -m course.kata)" not in out

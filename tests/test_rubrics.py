@@ -85,7 +85,8 @@ def test_every_rubric_rewards_the_canonical_correct_answer(name):
     assert result["details"]["error_code"] == "ok" and result["details"]["extracted"] == 323
 
 
-@pytest.mark.parametrize("name", list(RUBRICS))
+# format_only is the exception by design: a clean wrong number is exactly what it pays for (its loophole case).
+@pytest.mark.parametrize("name", [n for n in RUBRICS if n != "format_only"])
 def test_every_rubric_gives_zero_and_wrong_answer_for_a_clean_wrong_number(name):
     result = RUBRICS[name](EX, "Final: 324")
     assert result["reward"] == 0.0
@@ -108,6 +109,8 @@ LOOPHOLE_CASES = [
     ("lenient_int", "Final: 0323"),
     ("lenient_int", " 323 "),
     ("lenient_int", "final:\u00a0323"),
+    ("format_only", "Final: 324"),
+    ("format_only", "Final: 0"),
 ]
 
 
@@ -132,6 +135,8 @@ REJECTION_CASES = [
     ("lenient_int", "Final: 323.", "no_integer"),
     ("lenient_int", "   ", "empty"),
     ("lenient_int", "Final: 3" + "0" * 5000, "integer_too_long"),
+    ("format_only", "The answer is 323", "missing_prefix"),
+    ("format_only", "Final: 323\nFinal: 323", "multiple_lines"),
 ]
 
 
@@ -258,3 +263,18 @@ def test_last_number_extracts_the_last_number_token(text, expected):
     result = RUBRICS["last_number"]({"expected_answer": expected}, text)
     tokens = _tokens(text)
     assert result["details"]["extracted"] == (tokens[-1] if tokens else None)
+
+
+def test_format_only_keeps_the_strict_verdict_so_a_right_answer_and_a_well_formed_wrong_one_stay_apart():
+    right, wrong = RUBRICS["format_only"](EX, "Final: 323"), RUBRICS["format_only"](EX, "Final: 324")
+    assert right["reward"] == wrong["reward"] == 1.0
+    assert right["details"]["strict_error_code"] == "ok" and wrong["details"]["strict_error_code"] == "wrong_answer"
+    assert wrong["details"]["extracted"] == 324
+
+
+def test_the_golden_exploits_already_show_the_format_only_loophole():
+    from course.lib.spec.exploit_suites import DEFAULT_EXPLOITS
+    import json
+    rows = [json.loads(line) for line in DEFAULT_EXPLOITS.read_text(encoding="utf-8").splitlines()]
+    paid = [r["id"] for r in rows if RUBRICS["format_only"]({"expected_answer": r["expected_answer"]}, r["completion"])["reward"] == 1.0]
+    assert paid and all(r["expected_error_code"] == "wrong_answer" for r in rows if r["id"] in paid)

@@ -90,15 +90,16 @@ def test_teacher_readme_indexes_every_file_and_says_it_holds_solutions() -> None
     index = _read("teacher/README.md")
     assert "holds solutions" in index
     for path in sorted(TEACHER.rglob("*")):
-        if path.is_file() and path.name != "README.md":
+        if path.is_file() and path.name != "README.md" and "__pycache__" not in path.parts:
             relative = path.relative_to(TEACHER).as_posix()
             assert f"({relative})" in index, f"teacher/README.md does not link {relative}"
 
 
 def test_teacher_materials_are_text_not_binary_decks() -> None:
+    # .py: the teacher's tools (kata marking, the corrected planted-bug loops), run as scripts.
     for path in TEACHER.rglob("*"):
-        if path.is_file():
-            assert path.suffix in (".md", ".json"), path
+        if path.is_file() and "__pycache__" not in path.parts:
+            assert path.suffix in (".md", ".json", ".py"), path
             path.read_text(encoding="utf-8")
 
 
@@ -228,3 +229,57 @@ def test_milestone_fours_checklist_questions_are_stated() -> None:
     m4 = _read("teacher/milestone_checklists.md").split("## Milestone 4", 1)[1].split("\n## ", 1)[0]
     assert "parser's quirks instead of correctness" in m4
     assert "the model, the verifier, the prompt or the data" in m4
+
+
+# ---------------------------------------------------------------------------------------------
+# What is graded is asked: the teacher's "Done when" boxes and the student's "Hand in" tables pair up.
+# ---------------------------------------------------------------------------------------------
+_HAND_IN_MARK = re.compile(r"\*\(hand-in: (.+?)\)\*")
+
+
+def _boxes(milestone: str) -> list[str]:
+    """The "Done when" boxes of one milestone of teacher/milestone_checklists.md, each on one line."""
+    section = _sections(_read("teacher/milestone_checklists.md"))[milestone]
+    done = section.split("**Done when.**", 1)[1].split("\n\n", 1)[0]
+    return [" ".join(box.split()) for box in re.split(r"^- \[ \] ", done, flags=re.M)[1:]]
+
+
+def _hand_in_rows(milestone: str) -> list[str]:
+    """The first cell of every row of the guide's Hand in table for one milestone."""
+    section = _sections(_read("docs/guide.md"))[milestone]
+    table = section.split(f"### Hand in (Milestone {milestone})", 1)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith(("| file ", "|---"))]
+    return [row.split(" | ", 1)[0][2:].strip() for row in rows]
+
+
+@pytest.mark.parametrize("milestone", MILESTONES)
+def test_every_graded_box_names_a_row_of_the_students_hand_in_table(milestone: str) -> None:
+    rows = set(_hand_in_rows(milestone))
+    for box in _boxes(milestone):
+        named = _HAND_IN_MARK.findall(box)
+        assert named, f"milestone {milestone}: a box grades something the student is not asked to hand in: {box[:80]}"
+        for name in named:
+            assert name in rows, f"milestone {milestone}: {name!r} is not a row of the guide's hand-in table {sorted(rows)}"
+
+
+@pytest.mark.parametrize("milestone", MILESTONES)
+def test_every_row_of_the_students_hand_in_table_is_graded_by_a_box(milestone: str) -> None:
+    graded = {name for box in _boxes(milestone) for name in _HAND_IN_MARK.findall(box)}
+    for row in _hand_in_rows(milestone):
+        assert row in graded, f"milestone {milestone}: the hand-in {row!r} is asked for but no box grades it"
+
+
+@pytest.mark.parametrize(
+    "milestone, graded, asked",
+    [
+        ("0", "contextual bandit", "contextual bandit"),
+        ("2", "horizon", "horizon"),
+        ("4", "spec is written first", "before"),
+    ],
+)
+def test_the_items_the_teacher_grades_are_in_the_students_hand_in_and_template(milestone: str, graded: str, asked: str) -> None:
+    assert any(graded in box for box in _boxes(milestone)), graded
+    table = _sections(_read("docs/guide.md"))[milestone].split(f"### Hand in (Milestone {milestone})", 1)[1]
+    assert asked in " ".join(table.split()), f"milestone {milestone}: the hand-in table does not ask for {graded}"
+    template = {"0": "notes/mental_map_v1.md", "2": "notes/llm_as_policy.md", "4": "notes/eval_vs_reward.md"}[milestone]
+    assert asked in _read(template).lower(), f"{template} does not ask for {graded}"

@@ -10,6 +10,5 @@ that something is wrong, then to find the line responsible.
     python -m course.exercises.planted_bugs --bug x_axis --log-every 1
     python -m course.exercises.planted_bugs --bug x_axis --log-every 10
 
-``--fixed`` runs the corrected loop (``course/exercises/solutions.py``), which is
-a spoiler: compare the two logs first, open the solution last.
+The corrected loops are the teacher's (``teacher/planted_bugs_solutions.py``), outside the package.
 """

@@ -29,17 +29,17 @@ Run::
     python -m course.exercises.planted_bugs --bug advantage
     python -m course.exercises.planted_bugs --bug kl
     python -m course.exercises.planted_bugs --bug x_axis --log-every 10
-    python -m course.exercises.planted_bugs --bug kl --fixed   # the corrected loop (spoiler)
 
 Write down (1) the symptom, in the log's own numbers, (2) the line that causes
-it, (3) a test that would have caught it. The corrected loops are in
-``course/exercises/solutions.py``; read them only after step (2).
+it, (3) a test that would have caught it. The corrected loops are the teacher's
+(``teacher/planted_bugs_solutions.py`` runs them through ``cli`` below).
 """
 
 from __future__ import annotations
 
 import math
 import random
+import sys
 from collections import defaultdict
 from typing import Any, Sequence
 
@@ -221,12 +221,11 @@ def format_axis_log(rows: list[dict[str, Any]], steps: int, log_every: int) -> s
 BUGS = ("advantage", "kl", "x_axis")
 
 
-def run(bug: str, fixed: bool, steps: int | None, seed: int, log_every: int, beta: float) -> tuple[list[dict[str, Any]], str]:
-    """Run one exercise (buggy, or the corrected version from solutions.py); return its rows and printed log."""
-    if fixed:
-        from course.exercises import solutions as impl
-    else:
-        import course.exercises.planted_bugs as impl
+def run(bug: str, steps: int | None, seed: int, log_every: int, beta: float, impl: Any = None) -> tuple[list[dict[str, Any]], str]:
+    """Run one exercise with the loops of ``impl`` (default: this module's planted ones); return its
+    rows and printed log. The teacher's corrected loops have the same names and signatures."""
+    if impl is None:
+        impl = sys.modules[__name__]
     if bug == "advantage":
         rows = impl.train_group_baseline(steps=steps or 30, seed=seed)
         return rows, format_group_log(rows)
@@ -239,22 +238,27 @@ def run(bug: str, fixed: bool, steps: int | None, seed: int, log_every: int, bet
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(_main, argv)
+    return cli(
+        argv,
+        prog="python -m course.exercises.planted_bugs",
+        description="Run a training loop with a planted bug and print its log. Find the bug from the log.",
+        example="  python -m course.exercises.planted_bugs --bug advantage\n"
+        "  python -m course.exercises.planted_bugs --bug x_axis --log-every 10",
+    )
 
 
-def _main(args_in: Sequence[str] | None) -> int:
+def cli(argv: Sequence[str] | None, *, prog: str, description: str, example: str, impl: Any = None, banner: str = "") -> int:
+    """The exercise's command line, for the planted loops (``main``) or another module's loops of
+    the same names (the teacher's corrected ones); ``banner`` heads the printed log."""
+    return run_cli(lambda args_in: _main(args_in, prog, description, example, impl, banner), argv)
+
+
+def _main(args_in: Sequence[str] | None, prog: str, description: str, example: str, impl: Any, banner: str) -> int:
     from course.errors import CourseError
     from course.lib.records.jsonl import dumps_line
 
-    parser = make_parser(
-        "python -m course.exercises.planted_bugs",
-        "Run a training loop with a planted bug and print its log. Find the bug from the log.",
-        "  python -m course.exercises.planted_bugs --bug advantage\n"
-        "  python -m course.exercises.planted_bugs --bug x_axis --log-every 10\n"
-        "  python -m course.exercises.planted_bugs --bug kl --fixed     # the corrected loop (spoiler)",
-    )
+    parser = make_parser(prog, description, example)
     parser.add_argument("--bug", required=True, choices=BUGS, help="which exercise")
-    parser.add_argument("--fixed", action="store_true", help="run the corrected loop instead (spoiler)")
     parser.add_argument("--steps", type=int_in(1, 100_000), default=None, help="training steps, at most 100,000 (default per exercise)")
     parser.add_argument("--seed", type=seed, default=0, help="sampling seed (advantage exercise)")
     parser.add_argument("--log-every", type=positive_int, default=5, help="log every K updates (x_axis exercise)")
@@ -267,12 +271,12 @@ def _main(args_in: Sequence[str] | None) -> int:
         raise CourseError("--log-every must be at least 1")
     if args.beta <= 0:
         raise CourseError("--beta must be positive")
-    rows, text = run(args.bug, args.fixed, args.steps, args.seed, args.log_every, args.beta)
+    rows, text = run(args.bug, args.steps, args.seed, args.log_every, args.beta, impl)
     if args.json:
         for row in rows:
             print(dumps_line(row))
     else:
-        print(("[corrected loop]\n" if args.fixed else "") + text)
+        print(banner + text)
     return 0
 
 

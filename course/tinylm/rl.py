@@ -133,7 +133,7 @@ def build_parser():  # type: ignore[no-untyped-def]
         "Train the tiny LM with REINFORCE (group baseline, KL penalty to pi0) on fresh on-policy samples; "
         "evaluate pi0 and the result on math_holdout through course.eval and gate them.",
         "  python -m course.tinylm.rl --rubric strict --seed 0 --outdir runs/rl_strict\n"
-        "  python -m course.tinylm.rl --rubric contains_answer --seed 0 --outdir runs/rl_goodhart\n"
+        "  python -m course.tinylm.rl --rubric contains_answer --beta 0 --lr 2e-4 --steps 150 --seed 0 --outdir runs/rl_goodhart\n"
         "  python -m course.gate --baseline runs/rl_strict/eval_pi0_holdout --candidate runs/rl_strict/eval_final_holdout",
     )
     add_loop_options(p, DEFAULTS, policy_options)

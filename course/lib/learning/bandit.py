@@ -55,10 +55,15 @@ class ScoredAction:
     reward: float
     error_code: str
     reason: str
+    strict_reward: float = 0.0  # what reward spec v1 pays for it, whatever rubric trains the bandit
+    strict_error_code: str = ""
 
 
-def score_actions(example: dict[str, Any], actions: Sequence[str]) -> tuple[ScoredAction, ...]:
+def score_actions(example: dict[str, Any], actions: Sequence[str], scorer: Any = None) -> tuple[ScoredAction, ...]:
     """Score every candidate completion once: the bandit's reward table, with evidence.
+
+    ``scorer`` is the rubric that pays the bandit (default: reward spec v1); every action also
+    carries the strict verdict, so a run trained on a weak rubric can still be read against the goal.
 
     >>> [(a.reward, a.error_code) for a in score_actions(EXAMPLE, ["Final: 323", "323"])]
     [(1.0, 'ok'), (0.0, 'missing_prefix')]
@@ -72,9 +77,11 @@ def score_actions(example: dict[str, Any], actions: Sequence[str]) -> tuple[Scor
         seen[text] = i
     scored = []
     for i, text in enumerate(actions):
-        verdict = score(example, text)
+        strict = score(example, text)
+        verdict = strict if scorer is None else scorer(example, text)
         details = verdict["details"]
-        scored.append(ScoredAction(i, text, verdict["reward"], details["error_code"], details["reason"]))
+        scored.append(ScoredAction(i, text, verdict["reward"], details["error_code"], details["reason"],
+                                   strict["reward"], strict["details"]["error_code"]))
     return tuple(scored)
 
 
@@ -115,6 +122,7 @@ class BanditStep:
     probs_after: tuple[float, ...]
     expected_reward_after: float
     baseline_kind: str = "mean"  # none | mean | ema | optimal
+    flipped: bool = False  # reward noise: the learner saw 1 - (the scorer's reward) on this step
 
 
 BASELINES: tuple[str, ...] = ("none", "mean", "ema", "optimal")
@@ -137,8 +145,16 @@ def reinforce(
     rng: random.Random,
     baseline: str = "mean",
     alpha: float = DEFAULT_ALPHA,
+    reward_noise: float = 0.0,
+    noise_rng: random.Random | None = None,
 ) -> Iterator[BanditStep]:
     """Run ``steps`` REINFORCE updates from theta = 0 and yield one ``BanditStep`` per update.
+
+    ``reward_noise`` p: on each step, with probability p (drawn from ``noise_rng``, a generator of
+    its own so that the noise never shifts which actions are sampled), the learner is handed
+    1 - r instead of the scorer's reward r: a grader that is wrong a share p of the time. The
+    step's ``reward`` is what the learner saw; J(theta) stays the exact expected reward under
+    the scorer's true rewards, which is what the noise is measured against.
 
     ``baseline``: "none" (b = 0), "mean" (mean of earlier rewards), "ema" (b <- (1-alpha) b +
     alpha R, starting at 0) or "optimal" (the variance-optimal constant b* of the current
@@ -149,6 +165,10 @@ def reinforce(
         baseline = "mean" if use_baseline else "none"
     if baseline not in BASELINES:
         raise CourseError(f"baseline must be one of {', '.join(BASELINES)}, got {baseline!r}")
+    if not 0.0 <= reward_noise <= 1.0:
+        raise CourseError(f"reward noise must be a probability in [0, 1], got {reward_noise}")
+    if reward_noise > 0 and noise_rng is None:
+        raise CourseError("reward noise needs its own seeded random generator (noise_rng)")
     k = len(rewards)
     theta = [0.0] * k
     probs = pg.softmax(theta)
@@ -160,6 +180,13 @@ def reinforce(
 
         action = pg.sample_action(probs, rng)
         reward = rewards[action]
+        # Reward noise: a flipped verdict. Expected over the flips, the learner sees
+        # p + (1 - 2p) r(a) for action a: the same ordering of actions shrunk by (1 - 2p), so
+        # the gradient's signal shrinks with it while its noise does not -- learning slows,
+        # stops at p = 0.5 (every reward is a coin flip) and reverses beyond it.
+        flipped = reward_noise > 0 and noise_rng is not None and noise_rng.random() < reward_noise
+        if flipped:
+            reward = 1.0 - reward
 
         # The baseline is computed from EARLIER steps only, BEFORE this step's reward is
         # seen. A baseline may depend on anything except the action being scored: then
@@ -204,18 +231,21 @@ def reinforce(
             probs_after=tuple(probs_after),
             expected_reward_after=j_after,
             baseline_kind=baseline,
+            flipped=flipped,
         )
         reward_sum += reward
         ema = pg.ema_baseline(ema, reward, alpha) if baseline == "ema" else ema  # AFTER its use above
         theta, probs, j_before = theta_after, probs_after, j_after  # J after this update is J before the next
 
 
-def log_record(s: BanditStep, actions: Sequence[ScoredAction]) -> dict[str, Any]:
+def log_record(s: BanditStep, actions: Sequence[ScoredAction], *, noisy: bool = False) -> dict[str, Any]:
     """The JSONL line for one step (floats at full precision: the log is data, the story is prose).
 
     theta and probs are the policy *before* the update; the next line's theta is
-    theta + lr * grad (the final theta and probs are in manifest.json).
+    theta + lr * grad (the final theta and probs are in manifest.json). In a run with reward
+    noise (``noisy``) ``reward`` is what the learner saw and two fields say what the scorer said.
     """
+    noise = {"scorer_reward": actions[s.action].reward, "reward_flipped": s.flipped} if noisy else {}
     return {
         "step": s.step,
         "theta": list(s.theta),
@@ -230,7 +260,72 @@ def log_record(s: BanditStep, actions: Sequence[ScoredAction]) -> dict[str, Any]
         "grad": list(s.grad),
         "exact_grad": list(s.exact_grad),
         "expected_reward_after": s.expected_reward_after,
+        **noise,
     }
+
+
+# ---------------------------------------------------------------------------
+# Reward noise: the same learner, a share of its rewards flipped, over many seeds.
+# ---------------------------------------------------------------------------
+def noise_seed(seed: int) -> random.Random:
+    """The flips' own generator for a run of ``seed`` (a string seed: stable across processes and
+    PYTHONHASHSEED, and different from the sampler's stream)."""
+    return random.Random(f"reward-noise:{seed}")
+
+
+def run_noise_sweep(
+    rewards: Sequence[float],
+    *,
+    rates: Sequence[float],
+    seeds: int,
+    base_seed: int,
+    steps: int,
+    lr: float,
+    baseline: str = "mean",
+    alpha: float = DEFAULT_ALPHA,
+    goal_rewards: Sequence[float] | None = None,
+) -> list[dict[str, Any]]:
+    """For each noise rate: the exact final J(theta) (under the true rewards) of ``seeds`` runs,
+    summarised as its mean, its spread and the share of runs that end with the best action the
+    most probable. Each seed samples the same actions' stream at every rate until the flips
+    change the updates, so the rates differ by the noise and not by luck of the draw.
+
+    ``goal_rewards``: when the bandit is paid by a weak rubric, the strict rewards of the same
+    actions; each row then also has the mean final expected *strict* reward (the goal), and "the
+    best action" is the goal's."""
+    goal = rewards if goal_rewards is None else goal_rewards
+    best = max(range(len(goal)), key=lambda i: (goal[i], -i))
+    rows = []
+    for rate in rates:
+        finals: list[float] = []
+        goal_finals: list[float] = []
+        best_first = 0
+        flipped = 0
+        for s in range(base_seed, base_seed + seeds):
+            last = None
+            for last in reinforce(rewards, steps=steps, lr=lr, rng=random.Random(s), baseline=baseline, alpha=alpha,
+                                  reward_noise=rate, noise_rng=noise_seed(s)):
+                flipped += last.flipped
+            if last is None:
+                raise CourseError(f"steps must be at least 1, got {steps}")
+            finals.append(last.expected_reward_after)
+            goal_finals.append(pg.expected_reward(last.probs_after, goal))
+            probs = last.probs_after
+            best_first += probs[best] == max(probs)
+        rows.append({
+            "reward_noise": rate,
+            "seeds": seeds,
+            "steps": steps,
+            "mean_final_expected_reward": math.fsum(finals) / len(finals),
+            "sd_final_expected_reward": statistics.pstdev(finals),
+            "min_final_expected_reward": min(finals),
+            "max_final_expected_reward": max(finals),
+            "share_best_action_most_likely": best_first / seeds,
+            "share_of_rewards_flipped": flipped / (seeds * steps),
+            **({"mean_final_strict_expected_reward": math.fsum(goal_finals) / len(goal_finals)}
+               if goal_rewards is not None else {}),
+        })
+    return rows
 
 
 # ---------------------------------------------------------------------------

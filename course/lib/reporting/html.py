@@ -89,7 +89,7 @@ HEADER_KEYS: tuple[str, ...] = (
 SCORING_TOOLS = ("course.eval", "course.selection_demo")
 KIND_LABEL = {
     "eval": "Evaluation", "selection": "Selection (best-of-N)", "bandit": "Bandit (REINFORCE)",
-    "ablation": "Bandit baseline ablation", "toy_mdp": "Two-step MDP", "kl": "KL trade-off",
+    "ablation": "Bandit baseline ablation", "noise_sweep": "Bandit reward-noise sweep", "toy_mdp": "Two-step MDP", "kl": "KL trade-off",
     "tinylm_rl": "Tiny LM RL", "other": "Run",
 }
 _TOOL_KIND = {
@@ -127,8 +127,8 @@ class RunData:
 
 def _kind(manifest: Mapping[str, Any]) -> str:
     kind = _TOOL_KIND.get(str(manifest.get("tool")), "other")
-    if kind == "bandit" and manifest.get("mode") == "ablation":
-        return "ablation"
+    if kind == "bandit" and manifest.get("mode") in ("ablation", "noise_sweep"):
+        return str(manifest["mode"])
     return kind
 
 
@@ -280,8 +280,8 @@ def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> Run
     elif kind == "bandit":
         actions = manifest.get("actions")
         data["records"] = read_bandit_log(run / "bandit_log.jsonl", None if actions is None else len(actions))
-    elif kind == "ablation":
-        data["texts"] = {"ablation.txt": _read_text(run / "ablation.txt")}
+    elif kind in ("ablation", "noise_sweep"):
+        data["texts"] = {f"{kind}.txt": _read_text(run / f"{kind}.txt")}
     elif kind == "toy_mdp":
         data["records"] = read_log(run / "toy_mdp_log.jsonl", TOY_MDP_EPISODE)
     elif kind == "kl":
@@ -805,6 +805,8 @@ def _run_body(run: RunData, prefix: str) -> str:
         return _bandit(run)
     if run.kind == "ablation":
         return "<h3>Baseline ablation</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
+    if run.kind == "noise_sweep":
+        return "<h3>Reward-noise sweep</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
     if run.kind == "toy_mdp":
         return _toy_mdp(run)
     if run.kind == "kl":

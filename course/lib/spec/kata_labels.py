@@ -6,9 +6,16 @@ for Milestones 4-5) and where their teacher keys live, the fixed label set
 the drafts of ``course.lib.spec.kata_drafts``), loading a pack, a key or a student's label
 file (``load_examples``, ``load_key``, ``load_labels``; bad input is a ``CourseError``
 naming the place), the check (``check`` -> ``CheckResult``), the template, re-scoring
-(``rescore``, ``rescore_pack``) and the text the tool prints (``format_example``,
-``format_check``, ``format_key``, ``format_listing``). It returns strings and never prints;
-every text read from a file goes through ``course.lib.visible``.
+(``rescore``, ``rescore_pack``) and the text the tools print: the student's (``format_example``,
+``format_score``, ``format_listing``) and the teacher's (``format_marking``, ``format_key``, used
+by ``teacher/kata_mark.py``). It returns strings and never prints; every text read from a file
+goes through ``course.lib.visible``.
+
+What a student's view never shows is part of the exercise: the key (label, why, fix), which of
+their labels are wrong (a per-item right/wrong answers the kata in at most three tries per item),
+and any field that names a label, such as the ``loophole`` a hackable rubric puts in its details
+(``HIDDEN_DETAILS``: shown only on the items scored by a hackable rubric, it would point at
+exactly the reward hacks). The score alone is shown; the per-item marking is the teacher's.
 """
 
 from __future__ import annotations
@@ -223,9 +230,20 @@ def load_labels(path: str | Path, ids: list[str]) -> dict[str, Answer]:
 # ---------------------------------------------------------------------------
 # Pure helpers: re-scoring, the template, the check.
 # ---------------------------------------------------------------------------
+# Details fields a pack never records: a hackable rubric's ``loophole`` describes the rubric, not
+# the completion, and appears only on the items such a rubric scored, so showing it would label
+# them ``reward_hack`` for the student. The rubric's name (``scorer``) stays: which instrument
+# produced a verdict is evidence the student must weigh, and strict and the drafts score honest
+# and dishonest completions alike.
+HIDDEN_DETAILS = frozenset({"loophole"})
+
+
 def rescore(example: KataExample) -> dict[str, Any]:
-    """Score the example again with the scorer it names (what the recorded fields must equal)."""
-    return SCORERS[example.scorer]({"expected_answer": example.expected_answer}, example.completion)
+    """Score the example again with the scorer it names (what the recorded fields must equal),
+    without the details a pack never records (``HIDDEN_DETAILS``)."""
+    verdict = SCORERS[example.scorer]({"expected_answer": example.expected_answer}, example.completion)
+    details = {k: v for k, v in verdict["details"].items() if k not in HIDDEN_DETAILS}
+    return {"reward": verdict["reward"], "details": details}
 
 
 def _pack_flag(pack: str) -> str:
@@ -301,7 +319,7 @@ def _show_value(value: Any) -> str:
     return json.dumps(value)
 
 
-_DETAIL_ORDER = ("scorer_version", "error_code", "parsed", "extracted", "expected", "reason", "loophole")
+_DETAIL_ORDER = ("scorer_version", "error_code", "parsed", "extracted", "expected", "reason")
 
 
 def format_example(ex: KataExample) -> str:
@@ -317,21 +335,51 @@ def format_example(ex: KataExample) -> str:
         return "\n".join(lines)
     lines.append("  details")
     # The contract's fields first, in the order a reader needs them; extras after, by name.
-    keys = [k for k in _DETAIL_ORDER if k in ex.details] + sorted(k for k in ex.details if k not in _DETAIL_ORDER)
+    shown = {k: v for k, v in ex.details.items() if k not in HIDDEN_DETAILS}  # a hand-made pack may still carry one
+    if not shown:
+        lines[-1] = "  details     {} (the scorer recorded no details)"
+        return "\n".join(lines)
+    keys = [k for k in _DETAIL_ORDER if k in shown] + sorted(k for k in shown if k not in _DETAIL_ORDER)
     width = max(len(visible(k)) for k in keys)
     for k in keys:
-        lines.append(f"    {visible(k):<{width}}  {_show_value(ex.details[k])}")
+        lines.append(f"    {visible(k):<{width}}  {_show_value(shown[k])}")
     return "\n".join(lines)
 
 
-def format_check(results: list[CheckResult], *, reveal: bool = False) -> str:
-    """Right, wrong or blank per example, a justification shorter than a sentence flagged, and the score.
+def format_score(results: list[CheckResult], pack: str = "basic") -> str:
+    """The student's check: the score, which items are still blank and which justifications are
+    shorter than a sentence -- never which labels are wrong, and nothing of the key.
 
-    Without ``reveal`` nothing of the key is printed: not the right label, not
-    its why, not its fix (a wrong label is only said to be wrong; the student's
-    own label is echoed, and it is never the key's). ``reveal`` is the teacher's
-    marking view: the key's label, why and fix under each miss.
+    A per-item right/wrong would let a student find every label by trying the four choices one
+    item at a time; the score is the whole answer until the teacher marks the file
+    (``format_marking``).
     """
+    lines = []
+    for r in results:
+        if not r.given:
+            lines.append(f"{visible(r.id)}  blank  (no label yet)")
+        elif r.short_justification:
+            lines.append(f"{visible(r.id)}  labelled  (justification shorter than a sentence)")
+    n_right = sum(r.right for r in results)
+    n_blank = sum(not r.given for r in results)
+    if lines:
+        lines.append("")
+    lines.append(f"Score: {n_right}/{len(results)} ({len(results) - n_blank} labelled, {n_blank} blank)")
+    short = [r.id for r in results if r.short_justification]
+    if short:
+        lines.append(f"Justification shorter than a sentence ({SENTENCE_RULE}) for {len(short)}: "
+                     f"{', '.join(visible(kid) for kid in short)}. Each label needs 2-3 sentences saying why; "
+                     "full marks need them.")
+    if n_right < len(results):
+        lines.append("Which labels are wrong is not shown: read each example's details against the spec "
+                     f"again (python -m course.kata{_pack_flag(pack)}), then check again. Your teacher marks "
+                     "the file you hand in, item by item.")
+    return "\n".join(lines)
+
+
+def format_marking(results: list[CheckResult]) -> str:
+    """The teacher's marking of a label file: right, WRONG or blank per item, the key's label, why
+    and fix under each miss, short justifications flagged, and the score."""
     lines = []
     for r in results:
         short = "  (justification shorter than a sentence)" if r.short_justification else ""
@@ -341,29 +389,23 @@ def format_check(results: list[CheckResult], *, reveal: bool = False) -> str:
         if not r.given:
             lines.append(f"{visible(r.id)}  blank  (no label yet)")
         else:
-            lines.append(f"{visible(r.id)}  WRONG  you: {r.given}{short}")
-        if reveal:
-            lines.append(f"        key: {r.correct}")
-            lines.append(f"        why: {visible(r.entry.justification)}")
-            lines.append(f"        fix: {visible(r.entry.fix)}")
+            lines.append(f"{visible(r.id)}  WRONG  student: {r.given}{short}")
+        lines.append(f"        key: {r.correct}")
+        lines.append(f"        why: {visible(r.entry.justification)}")
+        lines.append(f"        fix: {visible(r.entry.fix)}")
     n_right = sum(r.right for r in results)
     n_blank = sum(not r.given for r in results)
     lines.append("")
-    lines.append(f"Score: {n_right}/{len(results)}"
-                 f" ({len(results) - n_right - n_blank} wrong, {n_blank} blank)")
+    lines.append(f"Score: {n_right}/{len(results)} ({len(results) - n_right - n_blank} wrong, {n_blank} blank)")
     short = [r.id for r in results if r.short_justification]
     if short:
         lines.append(f"Justification shorter than a sentence ({SENTENCE_RULE}) for {len(short)}: "
-                     f"{', '.join(visible(kid) for kid in short)}. Each label needs 2-3 sentences saying why; "
-                     "full marks need them.")
-    if n_right < len(results) and not reveal:
-        lines.append("For each wrong or blank one, read its details against the spec again "
-                     "(python -m course.kata) and check again.")
+                     f"{', '.join(visible(kid) for kid in short)}.")
     return "\n".join(lines)
 
 
 def format_key(key: Mapping[str, KeyEntry], ids: list[str]) -> str:
-    """The teacher's key in pack order: label, why and fix per example (what --reveal prints)."""
+    """The teacher's key in pack order: label, why and fix per example (``teacher/kata_mark.py`` without a file)."""
     missing = [kid for kid in ids if kid not in key]
     if missing:
         raise CourseError(f"the answer key has no entry for {', '.join(visible(m) for m in missing)}")

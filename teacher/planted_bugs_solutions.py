@@ -1,19 +1,30 @@
-"""SPOILERS: the corrected versions of the loops in ``planted_bugs.py``.
+"""The teacher's solutions: the corrected versions of the loops in ``course/exercises/planted_bugs.py``.
 
-Open this file only after you have named each bug from its log and pointed at
-the line responsible. Each function has the same signature and log format as
-its broken twin, so ``python -m course.exercises.planted_bugs --bug NAME --fixed``
-prints the same columns and the two logs can be compared row by row.
-The comment marked ``FIX`` in each function is the only change.
+Each function has the same signature and log format as its broken twin, so the corrected log can
+be compared with the planted one row by row; the comment marked ``FIX`` in each function is the
+only change. The student's tool runs only the broken loops; this file runs the corrected ones,
+from the top of the checkout::
+
+    python teacher/planted_bugs_solutions.py --bug advantage
+    python teacher/planted_bugs_solutions.py --bug kl --json
+
+Show a corrected log only after every student has named the symptom and the line
+(``teacher/planted_bugs_key.md``).
 """
 
 from __future__ import annotations
 
 import math
 import random
+import sys
 from collections import defaultdict
-from typing import Any
+from pathlib import Path
+from typing import Any, Sequence
 
+if __name__ == "__main__":  # run as a script from a checkout: the course package is one folder up
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from course.exercises import planted_bugs
 from course.exercises.planted_bugs import (
     BANDIT_PROMPT,
     PROMPTS,
@@ -102,7 +113,19 @@ def train_logged(steps: int = 60, log_every: int = 5, lr: float = 0.8) -> list[d
     return log
 
 
-if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
-    from course.lib import not_a_tool
+def main(argv: Sequence[str] | None = None) -> int:
+    """The planted-bugs tool's command line, running these corrected loops."""
+    return planted_bugs.cli(
+        argv,
+        impl=sys.modules[__name__],
+        prog="python teacher/planted_bugs_solutions.py",
+        description="(teacher) Run the corrected version of a planted-bug loop and print its log, "
+        "to compare with the planted one row by row.",
+        example="  python teacher/planted_bugs_solutions.py --bug advantage\n"
+        "  python teacher/planted_bugs_solutions.py --bug x_axis --log-every 10",
+        banner="[corrected loop]\n",
+    )
 
-    raise SystemExit(not_a_tool("course.exercises.solutions"))
+
+if __name__ == "__main__":
+    raise SystemExit(main())
