@@ -533,7 +533,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.ablation:
         return _ablation_main(argv, args, actions)
 
-    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit")
+    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit", tool="course.bandit_train")
     header = story_header(actions, steps=args.steps, lr=args.lr, seed=args.seed, baseline=args.baseline, alpha=args.alpha)
     story: list[str] = list(header)
     if args.slow:
@@ -610,7 +610,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
-    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_ablation")
+    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_ablation", tool="course.bandit_train")
     # Without --action, both regimes are measured: rare success (the demo's actions) and common success.
     named = [("chosen actions" if args.action else "default actions (rare success)", actions)]
     if not args.action:

@@ -60,7 +60,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if len(set(args.betas)) != len(args.betas):
         raise CourseError("--betas lists a value twice")
     get_rubric(args.rubric)
-    final = resolve_outdir(args.outdir, force=args.force, prefix="sweep")
+    final = resolve_outdir(args.outdir, force=args.force, prefix="sweep", tool="course.tinylm.sweep")
     rows: list[dict[str, Any]] = []
     with atomic_run_dir(final, force=args.force, prefix="sweep") as tmp:
         for beta in args.betas:

@@ -387,7 +387,7 @@ def evaluate(
     they lie in a run directory still being written (course.tinylm.rl): the path they will have.
     """
     chosen = get_rubric(rubric)  # an unknown name: CourseError listing the names, before any work
-    final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
+    final = resolve_outdir(outdir, force=force, prefix="eval", tool=TOOL, inputs=(dataset, completions))  # fail before any work
     for path, what in ((dataset, "dataset"), (completions, "completions")):
         problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
         if problem is not None:
