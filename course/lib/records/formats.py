@@ -577,7 +577,7 @@ def _result_check(path: Any) -> Check:
     def check(obj: dict[str, Any], path: Any, lineno: int) -> None:
         fields(obj, path, lineno)
         reward = obj["reward"]
-        if not math.isfinite(reward):
+        if not NUMBER.accepts(reward):  # an integer of 400 digits is not a reward either (math.isfinite overflows on it)
             where = f"{path}:{lineno}"
             raise CourseError(f"{where}: field 'reward' must be a finite number, got {json_kind(reward)}{_short(reward)}")
         details = obj.get("details")
