@@ -50,7 +50,7 @@ from course.lib.records.formats import (
     BANDIT_MANIFEST, EVAL_SUMMARY, KL_MANIFEST, RL_MANIFEST, RL_RECORD, RL_SUMMARY, SELECTION_SUMMARY, TOY_MDP_EPISODE,
     TOY_MDP_MANIFEST, iter_results, read_bandit_log, read_checked_json, read_kl_table, read_log,
 )
-from course.lib.records.jsonl import open_input, output_problem, read_json
+from course.lib.records.jsonl import open_input, output_problem, read_json, writes_into
 from course.lib.records.shapes import check
 from course.lib.reporting.svg import Mark, Series, line_chart
 from course.lib.records.temporaries import write_text_atomic
@@ -1128,17 +1128,35 @@ def is_report_file(path: str | os.PathLike[str]) -> bool:
     return f'<meta name="generator" content="{GENERATOR}">'.encode() in head
 
 
-def write_report(path: str | os.PathLike[str], html: str, *, force: bool = False) -> Path:
-    """Write atomically (temp file, then rename). A file this tool wrote is replaced; any other needs ``force``."""
+def check_output(path: str | os.PathLike[str], *, force: bool = False,
+                 runs: Sequence[str | os.PathLike[str]] = ()) -> Path:
+    """Refuse an output the page may not be written to; called before any run is read, and again
+    by ``write_report``. A page course.report wrote is replaced; any other file needs ``force``,
+    and a file inside one of the ``runs`` shown (``results.jsonl``, a user's ``README.md``) is
+    never replaced, even with ``force``: the report would destroy what it shows."""
     out = Path(path)
     if out.is_dir():
         raise CourseError(f"{out}: is a directory; give a file name such as {out / REPORT_NAME}")
+    if not out.parent.is_dir():
+        return out  # nothing there to protect; a missing run is named by the reader, a missing folder by write_report
     problem = output_problem(out)  # a FIFO or a device is never written into, even with --force
     if problem is not None:
         raise CourseError(f"{out}: {problem}")
-    if os.path.lexists(out) and not force and not is_report_file(out):
-        raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
-    if not out.parent.is_dir():
+    if os.path.lexists(out) and not is_report_file(out):
+        for run in runs:
+            if writes_into(out, run):
+                raise CourseError(f"{out}: is a file of the run {run} shown in the report, not a page course.report "
+                                  "wrote; the report never replaces it, even with --force; choose another --out")
+        if not force:
+            raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
+    return out
+
+
+def write_report(path: str | os.PathLike[str], html: str, *, force: bool = False,
+                 runs: Sequence[str | os.PathLike[str]] = ()) -> Path:
+    """Write atomically (temp file, then rename), after ``check_output`` (again: things may have changed)."""
+    out = check_output(path, force=force, runs=runs)
+    if not out.parent.is_dir():  # here, not before the work: a missing run is named as such first
         raise CourseError(f"{out.parent}: no such directory")
     write_text_atomic(out, html)  # marked temporary, then one rename (course.lib.records.temporaries)
     return out
