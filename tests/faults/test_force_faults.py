@@ -223,3 +223,18 @@ def test_a_run_from_before_the_file_list_keeps_every_name_the_new_run_does_not_w
     assert (old / "results.jsonl").read_text(encoding="utf-8") == "new\n"
     assert (old / "README.md").read_text(encoding="utf-8") == "mine"
     assert "an older run without a file list" in capsys.readouterr().err
+
+
+def test_an_empty_folder_the_run_made_is_the_runs_and_a_note_put_in_it_is_kept(tmp_path: Path) -> None:
+    # A short tinylm.rl run leaves checkpoints/ empty; the rerun refused it as the user's before.
+    def write() -> None:
+        with runs.atomic_run_dir(tmp_path / "r", force=True, tool="course.tinylm.rl") as tmp:
+            (tmp / "checkpoints").mkdir()
+            runs.write_manifest(tmp, {"tool": "course.tinylm.rl"})
+
+    write()
+    write()
+    (tmp_path / "r/checkpoints/note.txt").write_text("mine", encoding="utf-8")
+    write()
+    assert (tmp_path / "r/checkpoints/note.txt").read_text(encoding="utf-8") == "mine"
+    assert json.loads((tmp_path / "r/manifest.json").read_text(encoding="utf-8"))[runs.RUN_FOLDERS] == ["checkpoints"]

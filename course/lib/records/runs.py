@@ -117,35 +117,39 @@ def is_project_run(path: str | os.PathLike[str]) -> bool:
 # What a run owns: the files it wrote (the --force rule, issue 30)
 # ===========================================================================
 RUN_FILES = "run_files"  # manifest key: {relative POSIX path: sha256} of every file the run wrote
+RUN_FOLDERS = "run_folders"  # manifest key: every folder the run made, empty ones too (checkpoints/ of a short run)
 _SHOWN = 10  # a message names this many kept entries, then says how many more
 
 
-def _walk_files(root: Path) -> dict[str, Path]:
-    """Every regular file under ``root`` (symbolic links never followed), by relative POSIX path."""
+def _walk(root: Path) -> tuple[dict[str, Path], list[str]]:
+    """Every regular file under ``root`` by relative POSIX path, and every folder (symbolic links never followed)."""
     found: dict[str, Path] = {}
+    folders: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs.sort()
+        folders += [(Path(folder) / d).relative_to(root).as_posix() for d in dirs if not (Path(folder) / d).is_symlink()]
         for name in sorted(files):
             path = Path(folder) / name
             if stat.S_ISREG(os.lstat(path).st_mode):
                 found[path.relative_to(root).as_posix()] = path
-    return found
+    return found, sorted(folders)
 
 
-def _record_run_files(tmp: Path) -> frozenset[str]:
-    """Write the ownership record into the finished run's manifest; return every path the run holds.
+def _record_run_files(tmp: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """Write the ownership record into the finished run's manifest; return the run's files and folders.
 
     Every regular file but the manifest itself (and the reservation's marker) is listed with its
     sha256: a later ``--force`` replaces exactly these files, and only while they are unchanged.
     A run without a manifest (a caller of ``atomic_run_dir`` that writes none) gets no record.
     """
-    files = {rel: path for rel, path in _walk_files(tmp).items() if rel != OWNER_FILE}
+    found, folders = _walk(tmp)
+    files = {rel: path for rel, path in found.items() if rel != OWNER_FILE}
     manifest_path = tmp / "manifest.json"
     if "manifest.json" in files:
         manifest = read_json(manifest_path, "manifest")
         record = {rel: sha256_file(path) for rel, path in files.items() if rel != "manifest.json"}
-        write_json(manifest_path, {**manifest, RUN_FILES: record})
-    return frozenset(files) | _folders(files)
+        write_json(manifest_path, {**manifest, RUN_FILES: record, RUN_FOLDERS: folders})
+    return frozenset(files), frozenset(folders)
 
 
 def _folders(paths: Iterator[str] | frozenset[str] | dict[str, Any]) -> frozenset[str]:
@@ -175,14 +179,15 @@ class _Owners:
     changed: tuple[str, ...]  # files the run wrote that were changed (or replaced) since
 
 
-def _owners(final: Path, new_files: frozenset[str] | None) -> _Owners:
+def _owners(final: Path, new_files: frozenset[str] | None, new_folders: frozenset[str] = frozenset()) -> _Owners:
     """Sort an existing run's entries into the run's and the user's.
 
     An entry is the run's when the manifest lists it and it is still the regular file with the
     recorded sha256 (the manifest itself is always the run's). Without a record (an older run),
     an entry is the run's when the new run writes the same name (``new_files``; before the work,
-    when they are not known yet, nothing but the manifest counts as the run's). Everything
-    else, a symbolic link, a FIFO or an empty folder included, is the user's.
+    when they are not known yet, nothing but the manifest counts as the run's). A folder the run
+    made (``run_folders``, or one holding a file of the run) or the new run makes is looked into;
+    every other entry, a symbolic link, a FIFO or a folder of the user's, is the user's.
     """
     try:
         manifest = read_json(final / "manifest.json", "manifest")
@@ -194,7 +199,11 @@ def _owners(final: Path, new_files: frozenset[str] | None) -> _Owners:
     record = _recorded(manifest)
     owned = set(record) if record is not None else set(new_files or ())
     owned.add("manifest.json")
-    holding = _folders(owned)
+    # Folders the run made (recorded, or holding one of its files) or the new run makes are looked
+    # into, entry by entry; any other folder is the user's, whole.
+    made = manifest.get(RUN_FOLDERS) if isinstance(manifest, dict) else None
+    made = frozenset(m for m in made if isinstance(m, str)) if isinstance(made, list) else frozenset()
+    holding = _folders(owned) | made | new_folders
     theirs: list[str] = []
     changed: list[str] = []
 
@@ -235,7 +244,7 @@ def _listed(names: Sequence[str]) -> str:
 
 
 def _check_replaceable(final: Path, tool: str | None, inputs: Sequence[str],
-                       new_files: frozenset[str] | None = None) -> _Owners:
+                       new_files: frozenset[str] | None = None, new_folders: frozenset[str] = frozenset()) -> _Owners:
     """Refuse a ``--force`` that would lose something; return who owns what in ``final``.
 
     Before any work (``resolve_outdir``) with what the caller said; again when the new run is
@@ -247,7 +256,7 @@ def _check_replaceable(final: Path, tool: str | None, inputs: Sequence[str],
                 f"{final}: holds {visible(path)}, an input of this run; --force would replace the folder it lives in, "
                 "so nothing was changed; choose another --outdir"
             )
-    owners = _owners(final, new_files)
+    owners = _owners(final, new_files, new_folders)
     if tool is not None and owners.tool != tool:
         raise CourseError(
             f"{final}: is a run of {visible(str(owners.tool))}, not of {tool}; --force replaces only a run of the same "
@@ -505,7 +514,7 @@ def _commit(res: _Reservation) -> None:
 def _finish(res: _Reservation) -> None:
     final, tmp = res.final, res.tmp
     (tmp / OWNER_FILE).unlink(missing_ok=True)
-    new_files = _record_run_files(tmp)  # before anything of the user's is carried in: the record lists only the run's
+    new_files, new_folders = _record_run_files(tmp)  # before the user's entries are carried in: only the run's are listed
     if not os.path.lexists(final):
         try:
             os.rename(tmp, final)  # rename(2) also replaces an *empty* directory: check the result
@@ -522,7 +531,7 @@ def _finish(res: _Reservation) -> None:
     if tool is None:
         raise CourseError(f"{final}: the new run has no manifest.json naming its tool, so it cannot replace a run; "
                           "the old run was kept as it was")
-    owners = _check_replaceable(final, tool, res.inputs + inputs_seen()[res.inputs_from:], new_files)
+    owners = _check_replaceable(final, tool, res.inputs + inputs_seen()[res.inputs_from:], new_files, new_folders)
     _carry(final, tmp, owners.theirs, tool)
     old = final.parent / f".{final.name}.old"
     try:
@@ -650,6 +659,7 @@ def write_manifest(run_dir: str | os.PathLike[str], manifest: dict[str, Any]) ->
 __all__ = [
     "RUNS_ROOT",
     "RUN_FILES",
+    "RUN_FOLDERS",
     "atomic_run_dir",
     "clean_stale",
     "dumps_json",
