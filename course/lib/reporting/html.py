@@ -285,11 +285,14 @@ def _summary_disagrees(summary: Mapping[str, Any], sample: _ItemSample) -> tuple
                         f"codes past them ({sample.uncounted:,}) are counted in n only, not code by code")
         return tuple(warnings)
     # Both of summary.json's tallies by code (checked for shape by formats.EVAL_SUMMARY): the bars show "breakdown".
-    tallies = {"breakdown": {str(r["code"]): r["count"] for r in summary.get("breakdown") or []}}
-    if "counts" in summary and dict(summary["counts"]) != tallies["breakdown"]:
-        tallies["counts"] = dict(summary["counts"])
-    elif "counts" in summary:
-        tallies = {"breakdown (and counts)": tallies["breakdown"]}
+    tallies: dict[str, dict[str, int]] = {}
+    if "breakdown" in summary:
+        tallies["breakdown"] = {str(r["code"]): r["count"] for r in summary["breakdown"]}
+    if "counts" in summary:
+        if tallies.get("breakdown") == dict(summary["counts"]):
+            tallies = {"breakdown (and counts)": tallies["breakdown"]}
+        else:
+            tallies["counts"] = dict(summary["counts"])
     for key, claimed in tallies.items():
         wrong = sorted(((c, claimed.get(c, 0), sample.counts.get(c, 0)) for c in set(claimed) | set(sample.counts)
                         if claimed.get(c, 0) != sample.counts.get(c, 0)),
