@@ -238,3 +238,15 @@ def test_an_empty_folder_the_run_made_is_the_runs_and_a_note_put_in_it_is_kept(t
     write()
     assert (tmp_path / "r/checkpoints/note.txt").read_text(encoding="utf-8") == "mine"
     assert json.loads((tmp_path / "r/manifest.json").read_text(encoding="utf-8"))[runs.RUN_FOLDERS] == ["checkpoints"]
+
+
+def test_a_run_inside_another_run_is_not_replaced_piecemeal(cli, tmp_path: Path) -> None:
+    # tinylm.rl keeps its holdout evals as eval runs inside it: replacing one would change the rl run.
+    rl = tmp_path / "rl"
+    assert cli(*EVAL, "--outdir", "rl/eval_final_holdout", cwd=tmp_path).returncode == 0
+    (rl / "manifest.json").write_text(json.dumps({"written_by": "rl-foundations-llm", "tool": "course.tinylm.rl"}),
+                                      encoding="utf-8")
+    before = tree(rl)
+    line = error_line(cli(*EVAL, "--outdir", "rl/eval_final_holdout", "--force", cwd=tmp_path))
+    assert "is part of the run" in line and "course.tinylm.rl" in line
+    assert tree(rl) == before

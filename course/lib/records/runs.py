@@ -388,6 +388,10 @@ def _check_destination(path: Path, *, force: bool, tool: str | None = None, inpu
             "--force replaces only runs, so it was left untouched"
         )
     _check_replaceable(path, tool, inputs)  # another tool's run, an input inside, an edited file: now, not after the work
+    for above in Path(os.path.abspath(path)).parents:  # a run inside another run (rl's eval_final_holdout) is part of it
+        if is_project_run(above):
+            raise CourseError(f"{path}: is part of the run {above} ({run_tool(above) or 'a course tool'}); --force "
+                              "replaces a whole run, never a piece of another one; choose another --outdir")
     old = path.parent / f".{name}.old"  # where the old run will be set aside: refused now, not after the work
     if os.path.lexists(old) and not (clean_stale(path.parent) and not os.path.lexists(old)):
         raise _in_the_way(path, old, "old")
