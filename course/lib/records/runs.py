@@ -27,13 +27,13 @@ never replace something the user owns. This module guarantees it for every tool:
   the new one is complete; if the swap fails the old run is put back.
 * **--force replaces only what the same tool wrote** (issue 30: a rerun deleted the README a
   student had put in the run folder). At the moment a run appears, the run writer records
-  every file it holds with its sha256 in the manifest (``run_files``): that list is the run's
-  ownership record. A rerun with ``--force`` then replaces only those files, unchanged; every
+  every file it holds with its sha256 in the manifest (``run_files``), and every folder it made
+  (``run_folders``): that is the run's ownership record. A rerun with ``--force`` then replaces only those files, unchanged; every
   other entry (a README, notes, a report page, a folder of plots) is the user's and is carried
   into the new run (hard-linked, so nothing is copied or lost if the swap fails), and one
   stderr line names what was kept. It refuses, before any work, a run of another tool, an
-  ``--outdir`` that holds one of the run's own inputs, and a run whose recorded file was
-  changed since (the user's edit would be lost); after the work, a user's file with the name
+  ``--outdir`` that holds one of the run's own inputs, a run inside another run, and a run
+  whose recorded file was changed since (the user's edit would be lost); after the work, a user's file with the name
   of a file the new run writes (both cannot be kept: the old run stays as it was). A run
   written before the record existed has no list: there the files the new run writes are
   replaced and everything else is kept.
@@ -66,7 +66,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from course.errors import CourseError
 from course.lib.records import temporaries
@@ -152,7 +152,7 @@ def _record_run_files(tmp: Path) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(files), frozenset(folders)
 
 
-def _folders(paths: Iterator[str] | frozenset[str] | dict[str, Any]) -> frozenset[str]:
+def _folders(paths: Iterable[str]) -> frozenset[str]:
     """Every folder that holds one of ``paths`` (``a/b/c`` gives ``a`` and ``a/b``)."""
     out: set[str] = set()
     for rel in paths:
