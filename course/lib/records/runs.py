@@ -517,9 +517,11 @@ def _commit(res: _Reservation) -> None:
 
 def _finish(res: _Reservation) -> None:
     final, tmp = res.final, res.tmp
-    (tmp / OWNER_FILE).unlink(missing_ok=True)
+    # The marker stays while the files are hashed (a kill leaves a folder the next run cleans), and
+    # goes just before the renames: the finished run carries no marker of a temporary.
     new_files, new_folders = _record_run_files(tmp)  # before the user's entries are carried in: only the run's are listed
     if not os.path.lexists(final):
+        (tmp / OWNER_FILE).unlink(missing_ok=True)
         try:
             os.rename(tmp, final)  # rename(2) also replaces an *empty* directory: check the result
         except OSError as exc:
@@ -536,6 +538,7 @@ def _finish(res: _Reservation) -> None:
         raise CourseError(f"{final}: the new run has no manifest.json naming its tool, so it cannot replace a run; "
                           "the old run was kept as it was")
     owners = _check_replaceable(final, tool, res.inputs + inputs_seen()[res.inputs_from:], new_files, new_folders)
+    (tmp / OWNER_FILE).unlink(missing_ok=True)  # before the carry: a .owner of the user's may be among the entries
     _carry(final, tmp, owners.theirs, tool)
     old = final.parent / f".{final.name}.old"
     try:
