@@ -591,7 +591,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.noise_sweep:
         return _noise_sweep_main(argv, args, actions)
 
-    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit")
+    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit", tool="course.bandit_train")
     header = story_header(actions, steps=args.steps, lr=args.lr, seed=args.seed, baseline=args.baseline, alpha=args.alpha)
     if args.reward_noise:
         header[-1:-1] = [
@@ -739,7 +739,7 @@ def _noise_sweep_main(argv, args, actions) -> int:  # type: ignore[no-untyped-de
 
 
 def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
-    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_ablation")
+    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_ablation", tool="course.bandit_train")
     # Without --action, both regimes are measured: rare success (the demo's actions) and common success.
     named = [("chosen actions" if args.action else "default actions (rare success)", actions)]
     if not args.action:

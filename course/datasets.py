@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     out = Path(args.out)
-    refuse_existing(out, args.force)
+    refuse_existing(out, args.force, inputs=(args.source,))
     source = Path(args.source)
     if not source.exists():
         raise CourseError(f"{source}: no such file or directory")

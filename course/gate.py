@@ -61,6 +61,10 @@ def _main(args_in: Sequence[str] | None) -> int:
                         help="also write the decision and both runs as one self-contained HTML page (as course.report)")
     parser.add_argument("--force", action="store_true", help="let --html overwrite a file course.report did not write")
     args = parser.parse_args(args_in)
+    if args.html:  # the one output check of a page, before any run is read (issue 30 item 11)
+        from course.lib.reporting.html import check_output
+
+        check_output(args.html, force=args.force, runs=(args.baseline, args.candidate))
     base, cand = load_outcomes(args.baseline), load_outcomes(args.candidate)
     result = decide(base, cand, args.min_delta, args.require_significance)
     if args.html:
@@ -68,7 +72,7 @@ def _main(args_in: Sequence[str] | None) -> int:
 
         page = report_html.render_report([report_html.load_run(args.baseline), report_html.load_run(args.candidate)],
                                          [gate_view(result, base, cand)])
-        info(f"wrote {visible(str(report_html.write_report(args.html, page, force=args.force)))}")
+        info(f"wrote {visible(str(report_html.write_report(args.html, page, force=args.force, runs=(args.baseline, args.candidate))))}")
     if args.json:
         print(dumps_safe(result, sort_keys=True, indent=2))
     else:

@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     out = Path(args.out)
-    refuse_existing(out, args.force)
+    refuse_existing(out, args.force, inputs=(args.source, args.results, args.dataset))
     imported, rows = import_completions(
         args.format, args.source, policy=args.policy, sampling=args.sampling, results=args.results,
         id_field=args.id_field, dataset=args.dataset, pack=args.pack,

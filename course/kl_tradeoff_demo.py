@@ -279,7 +279,7 @@ def _main(argv: Sequence[str] | None) -> int:
     actions = [a.text for a in scored]
     rewards = [a.reward for a in scored]
     pi_ref = list(PI_REF)
-    final = resolve_outdir(args.outdir, force=args.force, prefix="kl_tradeoff")
+    final = resolve_outdir(args.outdir, force=args.force, prefix="kl_tradeoff", tool="course.kl_tradeoff_demo")
     rows = sweep(pi_ref, rewards, betas)
     lines = report(rows, actions, pi_ref, rewards)
     with atomic_run_dir(final, force=args.force, prefix="kl_tradeoff") as tmp:

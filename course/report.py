@@ -90,8 +90,9 @@ def _main(args_in: Sequence[str] | None) -> int:
     parser.add_argument("--require-significance", action="store_true", help="as in course.gate")
     args = parser.parse_args(args_in)
     out = Path(args.out) if args.out else report_html.default_output(args.runs)
+    report_html.check_output(out, force=args.force, runs=args.runs)  # before any run is read: the one output check
     page = build(args.runs, args.min_delta, args.require_significance)
-    written = report_html.write_report(out, page, force=args.force)
+    written = report_html.write_report(out, page, force=args.force, runs=args.runs)
     print(f"Wrote {visible(str(written))} ({len(page.encode('utf-8')):,} bytes); open it in a browser.")
     return EXIT_OK
 

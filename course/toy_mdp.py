@@ -232,7 +232,7 @@ def _main(argv: Sequence[str] | None) -> int:
     rewards = (
         DEFAULT_REWARDS if args.rewards is None else ((args.rewards[0], args.rewards[1]), (args.rewards[2], args.rewards[3]))
     )
-    final = resolve_outdir(args.outdir, force=args.force, prefix="toy_mdp")
+    final = resolve_outdir(args.outdir, force=args.force, prefix="toy_mdp", tool="course.toy_mdp")
     header = story_header(rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, seed=args.seed)
     story = list(header)
     print("\n".join(header), flush=True)

@@ -204,11 +204,12 @@ def test_an_existing_run_is_not_overwritten_without_force(files, tmp_path: Path,
     assert (tmp_path / "runs/a/manifest.json").read_bytes() == before
 
 
-def test_force_replaces_an_existing_run(files, tmp_path: Path) -> None:
+def test_force_replaces_an_existing_run_and_keeps_the_file_the_user_added(files, tmp_path: Path) -> None:
     run_eval(*files, "--outdir", "runs/a")
-    (tmp_path / "runs/a/stale.txt").write_text("old")
+    (tmp_path / "runs/a/results.jsonl").unlink()  # a file of the run: replaced by the new one
+    (tmp_path / "runs/a/notes.txt").write_text("mine")  # the user's: kept (issue 30)
     assert run_eval(*files, "--outdir", "runs/a", "--force") == 0
-    assert not (tmp_path / "runs/a/stale.txt").exists()
+    assert (tmp_path / "runs/a/results.jsonl").is_file() and (tmp_path / "runs/a/notes.txt").read_text() == "mine"
     assert leftovers(tmp_path) == ["a"]
 
 

@@ -181,7 +181,7 @@ def _main(argv: Sequence[str] | None) -> int:
     check_args(args)
     get_rubric(args.rubric)  # unknown name: exit 2 before any work
     t_start = time.time()
-    final = resolve_outdir(args.outdir, force=args.force, prefix="rl")
+    final = resolve_outdir(args.outdir, force=args.force, prefix="rl", tool="course.tinylm.rl", inputs=(args.init, args.pi0))
     info(f"run directory: {visible(str(final))}")
     with atomic_run_dir(final, force=args.force, prefix="rl") as tmp:
         trained = train(args, tmp)

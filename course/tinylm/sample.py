@@ -78,7 +78,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if not 1 <= args.max_tokens <= MAX_TOKENS_LIMIT:
         raise CourseError(f"--max-tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {args.max_tokens}")
     out = Path(args.out)
-    refuse_existing(out, args.force)  # a FIFO, a device or a directory is refused here, before any sampling
+    refuse_existing(out, args.force, inputs=(args.dataset, args.checkpoint))  # a FIFO, a device or a directory is refused here, before any sampling
     out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out fails here, before minutes of sampling
 
     items = read_dataset(args.dataset)  # validated: bad input stops here, before anything is written

@@ -57,7 +57,7 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError("pass exactly one of --run or --checkpoint")
     checkpoint = Path(args.checkpoint) if args.checkpoint else Path(args.run) / "final.pt"
     if args.out:
-        refuse_existing(args.out, force=True)  # replaced if it is a file; a FIFO or a device is refused before sampling
+        refuse_existing(args.out, force=True, inputs=(args.run, args.checkpoint, args.frozen))  # replaced if it is a file; a FIFO or a device is refused before sampling
     # torch-dependent imports stay here, not at the top: --help works without the lm extra
     from course.tinylm.distribution_shift import shift_report
     from course.tinylm.model import load_checkpoint

@@ -60,7 +60,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if len(set(args.betas)) != len(args.betas):
         raise CourseError("--betas lists a value twice")
     get_rubric(args.rubric)
-    final = resolve_outdir(args.outdir, force=args.force, prefix="sweep")
+    given = rl.build_parser().parse_args(passthrough)  # the runs' own --init/--pi0: never inside the sweep it replaces
+    final = resolve_outdir(args.outdir, force=args.force, prefix="sweep", tool="course.tinylm.sweep",
+                           inputs=(given.init, given.pi0))
     rows: list[dict[str, Any]] = []
     with atomic_run_dir(final, force=args.force, prefix="sweep") as tmp:
         for beta in args.betas:

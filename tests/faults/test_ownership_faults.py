@@ -90,9 +90,10 @@ def cli(run_in_process):  # type: ignore[no-untyped-def]
     return call
 
 
-def _make_run(path: Path) -> None:
+def _make_run(path: Path, tool: str = "course.toy_mdp") -> None:
+    # A run of the tool these tests rerun with --force (another tool's run is refused: test_force_faults).
     path.mkdir(parents=True)
-    (path / "manifest.json").write_text(json.dumps({"tool": "course.eval", "course_version": "0.1.0"}), encoding="utf-8")
+    (path / "manifest.json").write_text(json.dumps({"tool": tool, "course_version": "0.1.0"}), encoding="utf-8")
 
 
 # ===========================================================================
@@ -172,7 +173,7 @@ def test_force_stops_before_any_work_when_a_users_folder_holds_the_old_runs_name
     assert proc.returncode == 2
     assert ".config.old is in the way" in one_error_line(proc)
     assert_untouched(tmp_path, before, runs=("config",))
-    assert json.loads((tmp_path / "config/manifest.json").read_text())["tool"] == "course.eval"  # old run kept
+    assert (tmp_path / "config/manifest.json").read_text() == json.dumps({"tool": "course.toy_mdp", "course_version": "0.1.0"})  # old run kept
 
 
 def test_a_single_file_output_whose_temporary_name_a_user_holds_is_refused_untouched(cli, tmp_path: Path) -> None:

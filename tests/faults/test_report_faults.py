@@ -256,3 +256,69 @@ def test_any_mutation_of_a_run_gives_a_page_or_one_line_and_exit_2(runs, capsys,
         if kind in SCORING:  # also as the candidate of a comparison (side by side, and the gate)
             code, err = render(capsys, runs[kind], run, out=out)
             assert_page_or_one_line(code, err, out)
+
+
+# ---------------------------------------------------------------------------
+# The page hides nothing (issue 30 item 8): every code left out of the item table is counted and
+# named, and a summary.json that results.jsonl does not bear out is flagged
+# ---------------------------------------------------------------------------
+def _write_results(run: Path, codes: list[str], *, summary_of: list[str] | None = None) -> None:
+    """results.jsonl with one item per entry of ``codes`` (each a failure of that code), and the summary
+    course.eval would write for it (or, with ``summary_of``, for those codes: a summary that is
+    consistent in itself but not with these results)."""
+    from course.lib.evaluation.summary import Tally
+
+    template = json.loads((run / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+
+    def line(i: int, code: str) -> dict[str, Any]:
+        return {**template, "id": f"item-{i:04d}", "reward": 0.0, "details": {**template["details"], "error_code": code}}
+
+    (run / "results.jsonl").write_text("".join(json.dumps(line(i, c)) + "\n" for i, c in enumerate(codes)), encoding="utf-8")
+    tally = Tally()
+    for i, code in enumerate(codes if summary_of is None else summary_of):
+        tally.add(line(i, code))
+    (run / "summary.json").write_text(json.dumps(tally.summary()), encoding="utf-8")
+
+
+def test_a_code_past_the_tables_code_limit_is_counted_and_named_on_the_page(runs, tmp_path, capsys):
+    run = _copy(runs["eval"], tmp_path)
+    _write_results(run, [f"code_{i:03d}" for i in range(250)] + ["zz_hidden"] * 50)
+    code, err = render(capsys, run, out=tmp_path / "r.html")
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    note = page.split('<p class="sample-note">', 1)[1].split("</p>", 1)[0]
+    assert "Left out entirely: 100 items of the 51 codes past the first 200" in note
+    assert "zz_hidden (50)" in note  # the most numerous left-out code, named first
+    assert "not in the table below" in page  # its bar says where its items are instead
+
+
+def test_a_summary_whose_n_disagrees_with_the_results_is_flagged_on_the_page(runs, tmp_path, capsys):
+    run = _copy(runs["eval"], tmp_path)
+    _write_results(run, ["wrong_answer"] * 300, summary_of=["wrong_answer"] * 100)
+    code, err = render(capsys, run, out=tmp_path / "r.html")
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "warning: summary.json says n = 100 but results.jsonl holds 300 items" in page
+
+
+def test_a_summary_whose_code_counts_disagree_with_the_results_is_flagged_naming_the_code(runs, tmp_path, capsys):
+    run = _copy(runs["eval"], tmp_path)
+    _write_results(run, ["wrong_answer"] * 5 + ["no_final_line"] * 5, summary_of=["wrong_answer"] * 8 + ["no_final_line"] * 2)
+    code, err = render(capsys, run, out=tmp_path / "r.html")
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert ("breakdown (and counts) by error code disagree with results.jsonl for 2 code(s): no_final_line: 2 in "
+            "summary.json, 5 in results.jsonl; wrong_answer: 8 in summary.json, 5 in results.jsonl") in page
+
+
+def test_a_run_whose_summary_matches_its_results_has_no_disagreement_warning(runs, tmp_path, capsys):
+    code, err = render(capsys, runs["eval"], out=tmp_path / "r.html")
+    assert code == 0, err
+    assert "summary.json says" not in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_a_reward_that_is_an_integer_too_large_for_a_float_is_one_line_not_a_traceback(runs, tmp_path, capsys):
+    run = _copy(runs["eval"], tmp_path)
+    _edit_lines(run / "results.jsonl", 1, lambda o: o.__setitem__("reward", 10**400))
+    code, err = render(capsys, run, out=tmp_path / "r.html")
+    assert_refused(code, err, "results.jsonl:1", "reward")

@@ -129,7 +129,7 @@ def test_a_symlink_to_a_run_is_not_a_run_force_may_replace(tmp_path: Path) -> No
 
 
 def test_force_replaces_a_run_of_this_project_and_marks_the_new_manifest(cli, tmp_path: Path) -> None:
-    _make_run(tmp_path / "r")
+    _make_run(tmp_path / "r", tool="course.toy_mdp")  # a run of the same tool: another tool's is refused (test_force_faults)
     proc = cli("course.toy_mdp", "--steps", "3", "--outdir", "r", "--force", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text(encoding="utf-8"))

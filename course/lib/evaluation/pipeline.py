@@ -519,7 +519,7 @@ def evaluate(
     ``shard``: write part K of N only (``course.lib.evaluation.shards``; ``merge_eval_runs`` joins the parts).
     """
     chosen = get_rubric(rubric)  # an unknown name: CourseError listing the names, before any work
-    final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
+    final = resolve_outdir(outdir, force=force, prefix="eval", tool=TOOL, inputs=(dataset, completions))  # fail before any work
     for path, what in ((dataset, "dataset"), (completions, "completions")):
         problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
         if problem is not None:

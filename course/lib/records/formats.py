@@ -593,7 +593,7 @@ def _result_check(path: Any) -> Check:
         if index == 0:
             add_id(obj["id"], lineno)
         reward = obj["reward"]
-        if not math.isfinite(reward):
+        if not NUMBER.accepts(reward):  # an integer of 400 digits is not a reward either (math.isfinite overflows on it)
             where = f"{path}:{lineno}"
             raise CourseError(f"{where}: field 'reward' must be a finite number, got {json_kind(reward)}{_short(reward)}")
         details = obj.get("details")

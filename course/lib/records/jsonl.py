@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import decimal
 import hashlib
+import io
 import json
 import os
 import re
@@ -214,14 +215,41 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterable[Any]) -> int:
     return out.count
 
 
-def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
-    """An output file that already exists is replaced only with ``--force``, and only if it is a
-    regular file (checked before any work: a FIFO or a device is never written into)."""
+def refuse_existing(path: str | os.PathLike[str], force: bool,
+                    inputs: Sequence[str | os.PathLike[str] | None] = ()) -> None:
+    """The one output check, before any work: an output file that already exists is replaced only
+    with ``--force``, and only if it is a regular file (a FIFO or a device is never written into);
+    an output that is one of the command's ``inputs``, or an existing file inside an input folder,
+    is refused even with ``--force`` (the tool would destroy what it reads: issue 30)."""
     problem = output_problem(path)
     if problem is not None:
         raise CourseError(f"{path}: {problem}")
+    for given in inputs:
+        if given is not None and writes_into(path, given):
+            where = "a file inside the input" if _real(path).startswith(_real(given).rstrip(os.sep) + os.sep) else \
+                "the same file as the input"
+            raise CourseError(f"{path}: is {where} {given}; writing it would destroy what is being read, so nothing "
+                              "was done; choose another output")
     if os.path.lexists(path) and not force:
         raise CourseError(f"{path}: already exists (use --force to replace it)")
+
+
+def _real(path: str | os.PathLike[str]) -> str:
+    return os.path.realpath(path)
+
+
+def writes_into(output: str | os.PathLike[str], given: str | os.PathLike[str]) -> bool:
+    """Would writing ``output`` replace the input ``given``, or a file inside the input folder ``given``?
+    (Through symbolic links and hard links; a new file beside an input's files replaces nothing.)"""
+    out, home = _real(output), _real(given)
+    if out == home:
+        return True
+    try:
+        if os.path.exists(output) and os.path.exists(given) and os.path.samefile(output, given):
+            return True  # a hard link to the input
+    except OSError:
+        pass
+    return os.path.lexists(output) and out.startswith(home.rstrip(os.sep) + os.sep)
 
 
 def output_problem(path: str | os.PathLike[str]) -> str | None:
@@ -354,6 +382,45 @@ def _mode_problem(mode: int) -> str | None:
     return f"is not a regular file ({_kind(mode)})"
 
 
+class _InputFile(io.FileIO):
+    """The raw file under every reader ``open_input`` returns: a failed read names the file.
+
+    The operating system reports a read error (``EIO`` from ``/proc/self/mem``, a bad disk, a
+    network file system gone away) without a path, and Python's ``OSError`` then has none: the
+    tool's one line said ``error: Input/output error`` and nothing else (issue 30 item 11). Only
+    the raw reads are wrapped (one per buffer of ``_BUFFER`` bytes), so the reader loop's per-line
+    ``readline`` stays in C and costs nothing more.
+    """
+
+    _course_path: str
+
+    def readinto(self, buffer: Any) -> int | None:
+        try:
+            return super().readinto(buffer)
+        except OSError as exc:
+            raise _naming(exc, self._course_path) from None
+
+    def readall(self) -> bytes:
+        try:
+            return super().readall()
+        except OSError as exc:
+            raise _naming(exc, self._course_path) from None
+
+    def read(self, size: int = -1) -> bytes | None:
+        try:
+            return super().read(size)
+        except OSError as exc:
+            raise _naming(exc, self._course_path) from None
+
+
+def _naming(exc: OSError, path: str) -> OSError:
+    """``exc`` with ``path`` as its file name if it had none (the same errno, so the same subclass)."""
+    return exc if exc.filename is not None else OSError(exc.errno, exc.strerror, path)
+
+
+_BUFFER = 1 << 16  # bytes per raw read of an input (readline serves lines from it in C)
+
+
 def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file", *, limit: int | None = None) -> IO[bytes]:
     """Open a regular file for reading in binary; ``CourseError`` naming what it is otherwise.
 
@@ -379,10 +446,12 @@ def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file", *, 
         if limit is not None and info.st_size > limit:
             raise too_large(path, limit, expected)
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        raw = _InputFile(fd, "rb", closefd=True)
     except BaseException:
         os.close(fd)
         raise
+    raw._course_path = os.fspath(path)
+    return io.BufferedReader(raw, _BUFFER)
 
 
 def too_large(path: Any, limit: int, expected: str) -> CourseError:

@@ -67,9 +67,23 @@ def display_path(path: str | os.PathLike[str], root: Path = PROJECT_ROOT) -> str
         return str(resolved)
 
 
+# Every input a run recorded in this process (as given, in order): the run writer refuses a
+# --force that would replace a run directory holding one of them (course.lib.records.runs).
+_INPUTS: list[str] = []
+
+
 def input_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """``file_fingerprint`` with the path named as ``display_path`` names it: how run manifests record inputs."""
-    return {**file_fingerprint(path), "path": display_path(path)}
+    """``file_fingerprint`` with the path named as ``display_path`` names it: how run manifests record inputs.
+
+    The input is also noted (``inputs_seen``): a run must never replace the folder its own input lives in."""
+    fingerprint = {**file_fingerprint(path), "path": display_path(path)}
+    _INPUTS.append(os.fspath(path))
+    return fingerprint
+
+
+def inputs_seen() -> tuple[str, ...]:
+    """Every input ``input_fingerprint`` recorded in this process so far (paths as given), in order."""
+    return tuple(_INPUTS)
 
 
 def locked_room(

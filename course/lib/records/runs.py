@@ -25,6 +25,18 @@ never replace something the user owns. This module guarantees it for every tool:
   ``manifest.json`` written by this project. Anything else (a user's folder with
   notes) is refused with one line, untouched. The old run is replaced only after
   the new one is complete; if the swap fails the old run is put back.
+* **--force replaces only what the same tool wrote** (issue 30: a rerun deleted the README a
+  student had put in the run folder). At the moment a run appears, the run writer records
+  every file it holds with its sha256 in the manifest (``run_files``), and every folder it made
+  (``run_folders``): that is the run's ownership record. A rerun with ``--force`` then replaces only those files, unchanged; every
+  other entry (a README, notes, a report page, a folder of plots) is the user's and is carried
+  into the new run (hard-linked, so nothing is copied or lost if the swap fails), and one
+  stderr line names what was kept. It refuses, before any work, a run of another tool, an
+  ``--outdir`` that holds one of the run's own inputs, a run inside another run, and a run
+  whose recorded file was changed since (the user's edit would be lost); after the work, a user's file with the name
+  of a file the new run writes (both cannot be kept: the old run stays as it was). A run
+  written before the record existed has no list: there the files the new run writes are
+  replaced and everything else is kept.
 * **OS errors carry their path.** A failure of the file system (read-only, disk
   full, name too long, a file where a directory should be) becomes one
   ``CourseError`` line naming the user's path (never the temporary's) and the cause;
@@ -35,7 +47,8 @@ never replace something the user owns. This module guarantees it for every tool:
 
 Usage inside a tool::
 
-    final = resolve_outdir(args.outdir, force=args.force, prefix="eval")  # reserves; fails before any work
+    final = resolve_outdir(args.outdir, force=args.force, prefix="eval",  # reserves; fails before any work
+                           tool="course.eval", inputs=(args.dataset, args.completions))
     with atomic_run_dir(final, force=args.force, prefix="eval") as tmp:
         write_summary(tmp, summary, markdown)
         write_manifest(tmp, {**environment("course.eval", argv), ...})   # last
@@ -47,16 +60,20 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import shutil
+import stat
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from course.errors import CourseError
 from course.lib.records import temporaries
 from course.lib.records.jsonl import dumps_pretty, encode_text, read_json
-from course.lib.records.manifest import MARKER, MARKER_FIELD
+from course.lib.records.manifest import MARKER, MARKER_FIELD, inputs_seen, sha256_file
 from course.lib.records.temporaries import OWNER_FILE, clean_stale
+from course.lib.visible import terminal_line, visible
 
 RUNS_ROOT = Path("runs")
 
@@ -97,6 +114,205 @@ def is_project_run(path: str | os.PathLike[str]) -> bool:
 
 
 # ===========================================================================
+# What a run owns: the files it wrote (the --force rule, issue 30)
+# ===========================================================================
+RUN_FILES = "run_files"  # manifest key: {relative POSIX path: sha256} of every file the run wrote
+RUN_FOLDERS = "run_folders"  # manifest key: every folder the run made, empty ones too (checkpoints/ of a short run)
+_SHOWN = 10  # a message names this many kept entries, then says how many more
+
+
+def _walk(root: Path) -> tuple[dict[str, Path], list[str]]:
+    """Every regular file under ``root`` by relative POSIX path, and every folder (symbolic links never followed)."""
+    found: dict[str, Path] = {}
+    folders: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        folders += [(Path(folder) / d).relative_to(root).as_posix() for d in dirs if not (Path(folder) / d).is_symlink()]
+        for name in sorted(files):
+            path = Path(folder) / name
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                found[path.relative_to(root).as_posix()] = path
+    return found, sorted(folders)
+
+
+def _record_run_files(tmp: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """Write the ownership record into the finished run's manifest; return the run's files and folders.
+
+    Every regular file but the manifest itself (and the reservation's marker) is listed with its
+    sha256: a later ``--force`` replaces exactly these files, and only while they are unchanged.
+    A run without a manifest (a caller of ``atomic_run_dir`` that writes none) gets no record.
+    """
+    found, folders = _walk(tmp)
+    files = {rel: path for rel, path in found.items() if rel != OWNER_FILE}
+    manifest_path = tmp / "manifest.json"
+    if "manifest.json" in files:
+        manifest = read_json(manifest_path, "manifest")
+        record = {rel: sha256_file(path) for rel, path in files.items() if rel != "manifest.json"}
+        write_json(manifest_path, {**manifest, RUN_FILES: record, RUN_FOLDERS: folders})
+    return frozenset(files), frozenset(folders)
+
+
+def _folders(paths: Iterable[str]) -> frozenset[str]:
+    """Every folder that holds one of ``paths`` (``a/b/c`` gives ``a`` and ``a/b``)."""
+    out: set[str] = set()
+    for rel in paths:
+        parts = rel.split("/")
+        out.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    return frozenset(out)
+
+
+def _recorded(manifest: Any) -> dict[str, str] | None:
+    """The ownership record of an old run's manifest, or None (a run from before the record existed)."""
+    record = manifest.get(RUN_FILES) if isinstance(manifest, dict) else None
+    if not isinstance(record, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in record.items()):
+        return None
+    return record
+
+
+@dataclass(frozen=True)
+class _Owners:
+    """Who owns what in an existing run directory, as ``--force`` sees it."""
+
+    tool: str | None  # the tool that wrote it, from its manifest
+    recorded: bool  # its manifest lists the files it wrote (RUN_FILES)
+    theirs: tuple[str, ...]  # the user's entries (top-most: a folder of the user's is one entry), relative paths
+    changed: tuple[str, ...]  # files the run wrote that were changed (or replaced) since
+
+
+def _owners(final: Path, new_files: frozenset[str] | None, new_folders: frozenset[str] = frozenset()) -> _Owners:
+    """Sort an existing run's entries into the run's and the user's.
+
+    An entry is the run's when the manifest lists it and it is still the regular file with the
+    recorded sha256 (the manifest itself is always the run's). Without a record (an older run),
+    an entry is the run's when the new run writes the same name (``new_files``; before the work,
+    when they are not known yet, nothing but the manifest counts as the run's). A folder the run
+    made (``run_folders``, or one holding a file of the run) or the new run makes is looked into;
+    every other entry, a symbolic link, a FIFO or a folder of the user's, is the user's.
+    """
+    try:
+        manifest = read_json(final / "manifest.json", "manifest")
+    except (OSError, CourseError):
+        manifest = None
+    tool = manifest.get("tool") if isinstance(manifest, dict) and isinstance(manifest.get("tool"), str) else None
+    if tool is None and (final / "sweep.csv").is_file():
+        tool = "course.tinylm.sweep"  # a sweep from before sweeps had a manifest (see is_project_run)
+    record = _recorded(manifest)
+    owned = set(record) if record is not None else set(new_files or ())
+    owned.add("manifest.json")
+    # Folders the run made (recorded, or holding one of its files) or the new run makes are looked
+    # into, entry by entry; any other folder is the user's, whole.
+    made = manifest.get(RUN_FOLDERS) if isinstance(manifest, dict) else None
+    made = frozenset(m for m in made if isinstance(m, str)) if isinstance(made, list) else frozenset()
+    holding = _folders(owned) | made | new_folders
+    theirs: list[str] = []
+    changed: list[str] = []
+
+    def visit(folder: Path, prefix: str) -> None:
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if rel in holding:
+                    visit(Path(entry.path), rel + "/")
+                else:
+                    theirs.append(rel)  # a folder holding nothing of the run's: the user's, whole
+                continue
+            if rel not in owned:
+                theirs.append(rel)
+            elif rel == "manifest.json":
+                continue
+            elif record is None:
+                continue  # an older run: the new run's file of that name replaces it
+            elif entry.is_file(follow_symlinks=False) and sha256_file(entry.path) == record[rel]:
+                continue
+            else:
+                theirs.append(rel)
+                changed.append(rel)
+
+    visit(final, "")
+    return _Owners(tool, record is not None, tuple(theirs), tuple(changed))
+
+
+def _inside(path: str, folder: Path) -> bool:
+    """Does ``path`` (a file or folder, through any symbolic link) lie in ``folder`` or is it ``folder``?"""
+    real, home = os.path.realpath(path), os.path.realpath(folder)
+    return real == home or real.startswith(home.rstrip(os.sep) + os.sep)
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(visible(n) for n in names[:_SHOWN])
+    return shown + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
+
+
+def _check_replaceable(final: Path, tool: str | None, inputs: Sequence[str],
+                       new_files: frozenset[str] | None = None, new_folders: frozenset[str] = frozenset()) -> _Owners:
+    """Refuse a ``--force`` that would lose something; return who owns what in ``final``.
+
+    Before any work (``resolve_outdir``) with what the caller said; again when the new run is
+    complete (``_finish``) with the tool its manifest names and every input it recorded.
+    """
+    for path in inputs:
+        if _inside(path, final):
+            raise CourseError(
+                f"{final}: holds {visible(path)}, an input of this run; --force would replace the folder it lives in, "
+                "so nothing was changed; choose another --outdir"
+            )
+    owners = _owners(final, new_files, new_folders)
+    if tool is not None and owners.tool != tool:
+        raise CourseError(
+            f"{final}: is a run of {visible(str(owners.tool))}, not of {tool}; --force replaces only a run of the same "
+            "tool, so it was left untouched; choose another --outdir"
+        )
+    if owners.changed:
+        raise CourseError(
+            f"{final}: {_listed(owners.changed)} changed since {owners.tool or 'the run'} wrote "
+            f"{'it' if len(owners.changed) == 1 else 'them'}; --force would lose the change, so nothing was replaced; "
+            "move your version out of the run folder (or delete it), then rerun"
+        )
+    return owners
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """Carry one entry of the user's: a hard link (no copy, and the original stays until the old run
+    is gone), or a copy of a regular file where the file system refuses links."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        if not stat.S_ISREG(os.lstat(src).st_mode):
+            raise
+        shutil.copy2(src, dst)
+
+
+def _carry(final: Path, tmp: Path, theirs: Sequence[str], tool: str | None) -> None:
+    """Put the user's entries of the old run ``final`` into the new run ``tmp``, at the same paths.
+
+    A name the new run holds itself cannot take both: refused, naming it (the old run is kept).
+    """
+    for rel in theirs:
+        parts = rel.split("/")
+        for i in range(1, len(parts) + 1):
+            there = tmp.joinpath(*parts[:i])
+            if os.path.lexists(there) and (i == len(parts) or not there.is_dir() or there.is_symlink()):
+                raise CourseError(
+                    f"{final / rel}: was not written by {tool or 'this tool'} (it is yours, or was changed) and the new "
+                    f"run writes {'/'.join(parts[:i])} too; the old run was kept as it was; move it out of the run "
+                    "folder, then rerun with --force"
+                )
+    for rel in theirs:
+        src, dst = final / rel, tmp / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if src.is_symlink():
+                os.symlink(os.readlink(src), dst)
+            elif src.is_dir():
+                shutil.copytree(src, dst, symlinks=True, copy_function=_link_or_copy)
+            else:
+                _link_or_copy(str(src), str(dst))
+        except (OSError, shutil.Error) as exc:
+            raise CourseError(f"{src}: cannot carry it into the new run, so the old run was kept as it was: "
+                              f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
+# ===========================================================================
 # Reservations and the signal handlers that unwind them
 # ===========================================================================
 @dataclass
@@ -104,6 +320,9 @@ class _Reservation:
     final: Path
     tmp: Path
     force: bool
+    tool: str | None = None  # the tool writing it (course.eval, ...), when the caller said so
+    inputs: tuple[str, ...] = ()  # inputs named by the caller (paths as given)
+    inputs_from: int = 0  # inputs course.lib.records.manifest.input_fingerprint noted from here on are the run's too
 
 
 _PENDING: dict[str, _Reservation] = {}
@@ -147,7 +366,7 @@ def _reserve(final: Path, *, exclusive_name: bool) -> Path | None:
         raise CourseError(f"{final.parent}: cannot create the run directory {final.name} here: {exc.strerror or exc}") from None
 
 
-def _check_destination(path: Path, *, force: bool) -> None:
+def _check_destination(path: Path, *, force: bool, tool: str | None = None, inputs: Sequence[str] = ()) -> None:
     if os.path.islink(path):
         raise CourseError(f"{path}: is a symbolic link; give the run directory's real path")
     name = Path(os.path.abspath(path)).name
@@ -168,6 +387,11 @@ def _check_destination(path: Path, *, force: bool) -> None:
             f"{path}: exists and is not a run of this project (no manifest.json written by course.*); "
             "--force replaces only runs, so it was left untouched"
         )
+    _check_replaceable(path, tool, inputs)  # another tool's run, an input inside, an edited file: now, not after the work
+    for above in Path(os.path.abspath(path)).parents:  # a run inside another run (rl's eval_final_holdout) is part of it
+        if is_project_run(above):
+            raise CourseError(f"{path}: is part of the run {above} ({run_tool(above) or 'a course tool'}); --force "
+                              "replaces a whole run, never a piece of another one; choose another --outdir")
     old = path.parent / f".{name}.old"  # where the old run will be set aside: refused now, not after the work
     if os.path.lexists(old) and not (clean_stale(path.parent) and not os.path.lexists(old)):
         raise _in_the_way(path, old, "old")
@@ -193,13 +417,25 @@ def next_run_name(prefix: str, root: Path = RUNS_ROOT) -> Path:
     raise CourseError(f"no free run name under {root}/ for prefix {prefix!r}")
 
 
-def resolve_outdir(outdir: str | os.PathLike[str] | None, *, force: bool, prefix: str) -> Path:
+def resolve_outdir(
+    outdir: str | os.PathLike[str] | None,
+    *,
+    force: bool,
+    prefix: str,
+    tool: str | None = None,
+    inputs: Sequence[str | os.PathLike[str] | None] = (),
+) -> Path:
     """Check the destination and reserve it before any work is done; return the final path.
 
+    ``tool`` (the name its manifest will give, ``course.eval``) and ``inputs`` (the files and
+    folders the run reads) let ``--force`` refuse before any work to replace another tool's run
+    or a folder holding an input; the finished run is checked again either way, with the tool
+    its manifest names and every input ``input_fingerprint`` recorded.
     With ``outdir`` None the first free ``runs/<prefix>_NNN`` is reserved atomically.
     The reservation is released by ``atomic_run_dir`` (which adopts it), by
     ``release_pending`` (``course.cli.run`` calls it on every exit) or at interpreter exit.
     """
+    named = tuple(os.fspath(p) for p in inputs if p is not None)
     if outdir is None:
         _make_parent(RUNS_ROOT)
         clean_stale(RUNS_ROOT)
@@ -213,19 +449,19 @@ def resolve_outdir(outdir: str | os.PathLike[str] | None, *, force: bool, prefix
             if os.path.lexists(final):  # created between our check and our mkdir
                 temporaries.remove(tmp)
                 continue
-            _hold(_Reservation(final, tmp, force))
+            _hold(_Reservation(final, tmp, force, tool, named, len(inputs_seen())))
             return final
         raise CourseError(f"no free run name under {RUNS_ROOT}/ for prefix {prefix!r}")
     final = Path(outdir)
     held = _PENDING.get(_key(final))
     if held is not None:
         return final
-    _check_destination(final, force=force)
+    _check_destination(final, force=force, tool=tool, inputs=named)
     _make_parent(final.parent)
     clean_stale(final.parent)
     tmp = _reserve(final, exclusive_name=False)
     assert tmp is not None
-    _hold(_Reservation(final, tmp, force))
+    _hold(_Reservation(final, tmp, force, tool, named, len(inputs_seen())))
     return final
 
 
@@ -281,8 +517,11 @@ def _commit(res: _Reservation) -> None:
 
 def _finish(res: _Reservation) -> None:
     final, tmp = res.final, res.tmp
-    (tmp / OWNER_FILE).unlink(missing_ok=True)
+    # The marker stays while the files are hashed (a kill leaves a folder the next run cleans), and
+    # goes just before the renames: the finished run carries no marker of a temporary.
+    new_files, new_folders = _record_run_files(tmp)  # before the user's entries are carried in: only the run's are listed
     if not os.path.lexists(final):
+        (tmp / OWNER_FILE).unlink(missing_ok=True)
         try:
             os.rename(tmp, final)  # rename(2) also replaces an *empty* directory: check the result
         except OSError as exc:
@@ -292,6 +531,15 @@ def _finish(res: _Reservation) -> None:
         raise CourseError(f"{final}: run directory appeared during the run; pass --force to overwrite it")
     if os.path.islink(final) or not is_project_run(final):
         raise CourseError(f"{final}: was replaced during the run by something that is not a run; left untouched")
+    # The same checks as before the work, now with the tool the new manifest names and every input
+    # the run recorded (a tool that did not name them up front is checked here, the old run kept).
+    tool = run_tool(tmp) or res.tool
+    if tool is None:
+        raise CourseError(f"{final}: the new run has no manifest.json naming its tool, so it cannot replace a run; "
+                          "the old run was kept as it was")
+    owners = _check_replaceable(final, tool, res.inputs + inputs_seen()[res.inputs_from:], new_files, new_folders)
+    (tmp / OWNER_FILE).unlink(missing_ok=True)  # before the carry: a .owner of the user's may be among the entries
+    _carry(final, tmp, owners.theirs, tool)
     old = final.parent / f".{final.name}.old"
     try:
         # Exclusive, marked first: a concurrent --force on the same name is refused, not interleaved,
@@ -316,11 +564,21 @@ def _finish(res: _Reservation) -> None:
             temporaries.remove(old)
         raise CourseError(f"{final}: cannot move the finished run into place (the old run was kept): {exc.strerror or exc}") from None
     temporaries.remove(old)
+    if owners.theirs:  # one line: what --force kept, so nobody wonders where their notes went
+        print(terminal_line(
+            f"{final}: kept {len(owners.theirs)} {'entry' if len(owners.theirs) == 1 else 'entries'} {tool} did not "
+            f"write{'' if owners.recorded else ' (an older run without a file list: every name the new run does not write)'}"
+            f": {_listed(owners.theirs)} (carried into the new run)"), file=sys.stderr, flush=True)
 
 
 @contextmanager
 def atomic_run_dir(
-    outdir: str | os.PathLike[str] | None, *, force: bool = False, prefix: str = "run"
+    outdir: str | os.PathLike[str] | None,
+    *,
+    force: bool = False,
+    prefix: str = "run",
+    tool: str | None = None,
+    inputs: Sequence[str | os.PathLike[str] | None] = (),
 ) -> Iterator[Path]:
     """Yield the temporary directory to write the run into; on success, rename it into place.
 
@@ -329,7 +587,7 @@ def atomic_run_dir(
     directory is removed, an ``OSError`` becomes a one-line ``CourseError`` naming the run,
     and an existing run is left as it was.
     """
-    final = resolve_outdir(outdir, force=force, prefix=prefix)
+    final = resolve_outdir(outdir, force=force, prefix=prefix, tool=tool, inputs=inputs)
     res = _PENDING[_key(final)]
     res.force = res.force or force
     try:
@@ -407,6 +665,8 @@ def write_manifest(run_dir: str | os.PathLike[str], manifest: dict[str, Any]) ->
 
 __all__ = [
     "RUNS_ROOT",
+    "RUN_FILES",
+    "RUN_FOLDERS",
     "atomic_run_dir",
     "clean_stale",
     "dumps_json",

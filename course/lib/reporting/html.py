@@ -50,13 +50,13 @@ from course.lib.records.formats import (
     BANDIT_MANIFEST, EVAL_SUMMARY, KL_MANIFEST, RL_MANIFEST, RL_RECORD, RL_SUMMARY, SELECTION_SUMMARY, TOY_MDP_EPISODE,
     TOY_MDP_MANIFEST, iter_results, read_bandit_log, read_checked_json, read_kl_table, read_log,
 )
-from course.lib.records.jsonl import open_input, output_problem, read_json
+from course.lib.records.jsonl import open_input, output_problem, read_json, writes_into
 from course.lib.records.shapes import check
 from course.lib.reporting.svg import Mark, Series, line_chart
 from course.lib.records.temporaries import write_text_atomic
 from course.lib.records.manifest import sha256_file
 from course.lib.stats import wilson_interval
-from course.lib.visible import legend, visible
+from course.lib.visible import command, legend, visible
 
 __all__ = [
     "RunData", "load_run", "render_report", "write_report", "is_report_file", "default_output",
@@ -77,7 +77,11 @@ PAGE_SIZE = 50
 # flat in the run's size (benchmarks/bench_report.py measures both, at 100,000 and 1,000,000 items).
 # Every item stays in results.jsonl, and the page says how to see the rest.
 TABLE_ROWS = 50_000
-MAX_TABLE_CODES = 200  # codes beyond these (a hand-made results.jsonl) are counted, not embedded
+MAX_TABLE_CODES = 200  # codes beyond these (a hand-made results.jsonl) are counted and named, not embedded
+# Items are counted per code for this many distinct codes (a real run has a few dozen); the items of
+# any further code are counted together, and the page says how many (memory stays bounded).
+MAX_COUNTED_CODES = 100_000
+NAMED_CODES = 20  # a note names this many codes left out of the table, then says how many more
 MAX_CHART_POINTS = 600  # longer logs are thinned evenly for drawing (the last point always kept)
 
 # The manifest keys shown in the header: course.gate's Locked Room (LOCKED_FIELDS; a test checks
@@ -115,6 +119,8 @@ class RunData:
     rows: tuple[list[Any], ...] = ()
     n_items: int = 0  # scoring runs: the items in results.jsonl (len(rows) unless the table is a sample)
     item_counts: dict[str, int] = field(default_factory=dict)  # scoring runs: items per outcome code, all of them
+    left_out: dict[str, int] = field(default_factory=dict)  # scoring runs: codes with no row in the item table, their counts
+    uncounted: int = 0  # scoring runs: items of codes past MAX_COUNTED_CODES (in n_items, in no code's count)
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     records: tuple[dict[str, Any], ...] = ()  # bandit / toy_mdp / tinylm.rl logs
     table: tuple[dict[str, str], ...] = ()  # kl_tradeoff.csv
@@ -201,12 +207,18 @@ class _ItemSample:
     of the code's stride, and whenever the table would exceed ``limit`` the code holding the most
     rows doubles its stride (every other kept row goes). So rare codes keep all their items, common
     ones an evenly spaced subset spread over the whole dataset (not just its start), with no random
-    numbers: the same run gives the same page.
+    numbers: the same run gives the same page. Only the first ``max_codes`` codes (in order of first
+    appearance) have rows at all; every code is still counted (``counts``, up to
+    ``MAX_COUNTED_CODES`` codes, then ``uncounted``), so the page names what the table leaves out
+    (issue 30: a 251st code's 50 items vanished without a word).
     """
 
-    def __init__(self, limit: int | None = None, max_codes: int = MAX_TABLE_CODES) -> None:
-        self.limit, self.max_codes = TABLE_ROWS if limit is None else limit, max_codes
+    def __init__(self, limit: int | None = None, max_codes: int = MAX_TABLE_CODES,
+                 max_counted: int = MAX_COUNTED_CODES) -> None:
+        self.limit, self.max_codes, self.max_counted = TABLE_ROWS if limit is None else limit, max_codes, max_counted
         self.n = 0
+        self.passed = 0  # items whose reward is PASS_REWARD: checked against summary.json's "passed"
+        self.uncounted = 0  # items of codes beyond max_counted distinct ones (counted only here)
         self.counts: dict[str, int] = {}
         self._kept: dict[str, list[tuple[int, int, list[Any]]]] = {}  # code -> (item index, rank in code, row)
         self._stride: dict[str, int] = {}
@@ -214,13 +226,19 @@ class _ItemSample:
 
     def add(self, result: Mapping[str, Any]) -> None:
         index, self.n = self.n, self.n + 1
+        self.passed += result["reward"] == PASS_REWARD
         code = result["details"]["error_code"]
         rank = self.counts.get(code)
         if rank is None:
-            if len(self.counts) >= self.max_codes:
+            if len(self.counts) >= self.max_counted:
+                self.uncounted += 1
                 return
-            rank, self._kept[code], self._stride[code] = 0, [], 1
+            rank = 0
+            if len(self._kept) < self.max_codes:
+                self._kept[code], self._stride[code] = [], 1
         self.counts[code] = rank + 1
+        if code not in self._kept:  # counted, named on the page, never embedded
+            return
         if rank % self._stride[code] == 0:
             self._kept[code].append((index, rank, _item_row(result)))
             self._total += 1
@@ -242,18 +260,66 @@ class _ItemSample:
     def sampled(self) -> bool:
         return self._total < self.n
 
+    def left_out(self) -> dict[str, int]:
+        """The codes with no row in the table (beyond the first ``max_codes``), with their item counts."""
+        return {code: count for code, count in self.counts.items() if code not in self._kept}
+
+
+def _summary_disagrees(summary: Mapping[str, Any], sample: _ItemSample) -> tuple[str, ...]:
+    """A warning for each figure of summary.json that results.jsonl does not bear out.
+
+    The page's pass rate and code bars come from summary.json, its table from results.jsonl: a
+    summary saying n = 100 beside 300 results (hand-edited, or the files of two runs) would show
+    numbers that describe neither (issue 30). Compared: n, passed, and the count of every code.
+    """
+    warnings = []
+    n, passed = summary.get("n"), summary.get("passed")
+    if n != sample.n:
+        warnings.append(f"summary.json says n = {n:,} but results.jsonl holds {sample.n:,} items: the pass rate and "
+                        "the code counts shown come from summary.json and do not describe these results")
+    if passed != sample.passed:
+        warnings.append(f"summary.json says {passed:,} passed but {sample.passed:,} items of results.jsonl have "
+                        f"reward {PASS_REWARD:g}")
+    if sample.uncounted:
+        warnings.append(f"results.jsonl holds more than {MAX_COUNTED_CODES:,} distinct error codes; the items of the "
+                        f"codes past them ({sample.uncounted:,}) are counted in n only, not code by code")
+        return tuple(warnings)
+    # Both of summary.json's tallies by code (checked for shape by formats.EVAL_SUMMARY): the bars show "breakdown".
+    tallies: dict[str, dict[str, int]] = {}
+    if "breakdown" in summary:
+        tallies["breakdown"] = {str(r["code"]): r["count"] for r in summary["breakdown"]}
+    if "counts" in summary:
+        if tallies.get("breakdown") == dict(summary["counts"]):
+            tallies = {"breakdown (and counts)": tallies["breakdown"]}
+        else:
+            tallies["counts"] = dict(summary["counts"])
+    for key, claimed in tallies.items():
+        wrong = sorted(((c, claimed.get(c, 0), sample.counts.get(c, 0)) for c in set(claimed) | set(sample.counts)
+                        if claimed.get(c, 0) != sample.counts.get(c, 0)),
+                       key=lambda w: (-abs(w[1] - w[2]), w[0]))  # the largest gap named first
+        if wrong:
+            named = "; ".join(f"{visible(c)}: {s:,} in summary.json, {r:,} in results.jsonl" for c, s, r in wrong[:NAMED_CODES])
+            more = f"; and {len(wrong) - NAMED_CODES:,} more codes" if len(wrong) > NAMED_CODES else ""
+            warnings.append(f"summary.json's {key} by error code disagree with results.jsonl for {len(wrong):,} code(s): "
+                            f"{named}{more}")
+    return tuple(warnings)
+
 
 def _load_scoring(run: Path, kind: str) -> dict[str, Any]:
     sample = _ItemSample()
     examples: dict[str, list[dict[str, Any]]] = {}
     for result in iter_results(run / "results.jsonl"):
         sample.add(result)
-        bucket = examples.setdefault(result["details"]["error_code"], [])
+        code = result["details"]["error_code"]
+        if code not in sample.counts:  # past MAX_COUNTED_CODES: counted in n only (and said so)
+            continue
+        bucket = examples.setdefault(code, [])
         if len(bucket) < EXAMPLES_PER_CODE:
             bucket.append(_example(result))
     summary = read_checked_json(run / "summary.json", EVAL_SUMMARY if kind == "eval" else SELECTION_SUMMARY, "summary")
     return {"rows": sample.rows(), "n_items": sample.n, "item_counts": dict(sample.counts), "examples": examples,
-            "summary": summary}
+            "summary": summary, "left_out": sample.left_out(), "uncounted": sample.uncounted,
+            "warnings": _summary_disagrees(summary, sample)}
 
 
 def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> RunData:
@@ -297,7 +363,7 @@ def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> Run
         data["sub_runs"] = tuple(subs)
     elif (run / "summary.json").is_file():
         data["summary"] = read_json(run / "summary.json", "summary")
-    data["warnings"] = _edited_after_the_run(run, manifest)
+    data["warnings"] = _edited_after_the_run(run, manifest) + data.get("warnings", ())
     return RunData(**data)
 
 
@@ -507,7 +573,10 @@ def _taxonomy(run: RunData, prefix: str) -> str:
         cls = "ok" if code == "ok" else "fail"
         body = "".join(_render_example(x) for x in examples)
         more = r["count"] - len(examples)
-        if more > 0:
+        if more > 0 and (code in run.left_out or code not in run.item_counts):  # no row of it in the table
+            body += (f'<p class="more">… and {more:,} more item(s) with this code, not in the table below (see its '
+                     f'note): <code>{e(command(["python", "-m", "course.inspect_run", "--run", run.path, "--code", code, "--show", "20"]))}</code></p>')
+        elif more > 0:
             body += f'<p class="more">… and {more:,} more item(s) with this code: filter the table below by code.</p>'
         out.append(
             f'<details class="bar {cls}" id="{prefix}-code-{i}"><summary>'
@@ -539,16 +608,34 @@ def _row_cells(row: Sequence[Any]) -> str:
 
 
 def _sample_note(run: RunData) -> str:
-    """What the item table holds when it is a sample, and how to see every item."""
+    """What the item table holds when it is not every item: how the rows were chosen, every code it
+    leaves out named with its count, and how to see every item."""
     if len(run.rows) == run.n_items:
         return ""
+    left = run.left_out
+    left_items = sum(left.values()) + run.uncounted
+    parts = [f"This table holds {len(run.rows):,} of the run's {run.n_items:,} items."]
+    if len(run.rows) < run.n_items - left_items:
+        parts.append(
+            f"A page holds at most {TABLE_ROWS:,} rows (every item of a larger run would make it too heavy for a "
+            "browser): rare outcome codes keep all their items, the most frequent ones an evenly spaced subset "
+            "(every 2nd, 4th, 8th... item of the code, in dataset order), so the rows span the whole dataset."
+        )
+    if left or run.uncounted:
+        order = ordered_codes(left)
+        named = ", ".join(f"{visible(c)} ({left[c]:,})" for c in order[:NAMED_CODES])
+        more = f" and {len(order) - NAMED_CODES:,} more codes" if len(order) > NAMED_CODES else ""
+        past = (f"; and {run.uncounted:,} items of codes past the first {MAX_COUNTED_CODES:,} distinct ones, not "
+                "counted code by code") if run.uncounted else ""
+        parts.append(
+            f"Left out entirely: {left_items:,} items of the {len(left):,} codes past the first {MAX_TABLE_CODES:,} "
+            f"(a page lists at most that many codes): {named}{more}{past}."
+        )
+    parts.append("The pass rate above is over every item, and the code list below gives both figures for each code "
+                 "it lists.")
     return (
-        f'<p class="sample-note">This table holds {len(run.rows):,} of the run\'s {run.n_items:,} items (a page holds '
-        f"at most {TABLE_ROWS:,}: every item of a larger run would make it too heavy for a browser). Rare outcome "
-        "codes keep all their items; the most frequent ones an evenly spaced subset (every 2nd, 4th, 8th... item of "
-        "the code, in dataset order), so the rows span the whole dataset. The counts and the pass rate above are over "
-        "every item, and the code list below gives both figures. All items are "
-        f"in <code>{e(run.path)}/results.jsonl</code>, one per line; the items of one code, with the scorer's details: "
+        f'<p class="sample-note">{e(" ".join(parts))} All items are in <code>{e(run.path)}/results.jsonl</code>, one '
+        f"per line; the items of one code, with the scorer's details: "
         f"<code>python -m course.inspect_run --run {e(run.path)} --code CODE --show 20</code>.</p>"
     )
 
@@ -1081,17 +1168,35 @@ def is_report_file(path: str | os.PathLike[str]) -> bool:
     return f'<meta name="generator" content="{GENERATOR}">'.encode() in head
 
 
-def write_report(path: str | os.PathLike[str], html: str, *, force: bool = False) -> Path:
-    """Write atomically (temp file, then rename). A file this tool wrote is replaced; any other needs ``force``."""
+def check_output(path: str | os.PathLike[str], *, force: bool = False,
+                 runs: Sequence[str | os.PathLike[str]] = ()) -> Path:
+    """Refuse an output the page may not be written to; called before any run is read, and again
+    by ``write_report``. A page course.report wrote is replaced; any other file needs ``force``,
+    and a file inside one of the ``runs`` shown (``results.jsonl``, a user's ``README.md``) is
+    never replaced, even with ``force``: the report would destroy what it shows."""
     out = Path(path)
     if out.is_dir():
         raise CourseError(f"{out}: is a directory; give a file name such as {out / REPORT_NAME}")
+    if not out.parent.is_dir():
+        return out  # nothing there to protect; a missing run is named by the reader, a missing folder by write_report
     problem = output_problem(out)  # a FIFO or a device is never written into, even with --force
     if problem is not None:
         raise CourseError(f"{out}: {problem}")
-    if os.path.lexists(out) and not force and not is_report_file(out):
-        raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
-    if not out.parent.is_dir():
+    if os.path.lexists(out) and not is_report_file(out):
+        for run in runs:
+            if writes_into(out, run):
+                raise CourseError(f"{out}: is a file of the run {run} shown in the report, not a page course.report "
+                                  "wrote; the report never replaces it, even with --force; choose another --out")
+        if not force:
+            raise CourseError(f"{out}: exists and was not written by course.report; pass --force to overwrite it")
+    return out
+
+
+def write_report(path: str | os.PathLike[str], html: str, *, force: bool = False,
+                 runs: Sequence[str | os.PathLike[str]] = ()) -> Path:
+    """Write atomically (temp file, then rename), after ``check_output`` (again: things may have changed)."""
+    out = check_output(path, force=force, runs=runs)
+    if not out.parent.is_dir():  # here, not before the work: a missing run is named as such first
         raise CourseError(f"{out.parent}: no such directory")
     write_text_atomic(out, html)  # marked temporary, then one rename (course.lib.records.temporaries)
     return out

@@ -153,7 +153,7 @@ def select(
     """
     if type(n) is not int or n < 1:
         raise CourseError(f"--n must be a positive integer (how many samples to choose from), got {n!r}")
-    final = resolve_outdir(outdir, force=force, prefix=f"sel_n{n}")  # fail before any work
+    final = resolve_outdir(outdir, force=force, prefix=f"sel_n{n}", tool=TOOL, inputs=(dataset, samples))  # fail before any work
     for path, what in ((dataset, "dataset"), (samples, "selection pack")):
         problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
         if problem is not None:
