@@ -242,7 +242,7 @@ def load_tokenizer(source: str | None = None, *, cache_dir: str | os.PathLike[st
             entry = None if root is None else root / sha256_file(path)
             name = TOKENIZER_NAME if kind == "gguf-package" else path.stem
             # only an entry both witnesses vouch for: a swapped tokenizer.json is never shown under this name
-            if entry is not None and _verified_entry(entry, entry.name, header) is not None:
+            if entry is not None and _verified_entry(entry, entry.name, header, TOKENIZER_FILES) is not None:
                 return name, AutoTokenizer.from_pretrained(str(entry))
             return name, AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         except CourseError:
@@ -374,9 +374,14 @@ _CONFIG_FROM_GGUF = {"num_hidden_layers": "block_count", "hidden_size": "embeddi
 CACHE_META = "cache.json"
 
 
-def _entry_files(entry: Path) -> dict[str, str]:
-    """``{name: sha256}`` of every file of a cache entry but ``cache.json``; CourseError if one is not a regular file."""
-    names = sorted(p.name for p in entry.iterdir() if p.name != CACHE_META)
+# The files of a cache entry that make its tokenizer (what course.token_inspect reads without the weights).
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json")
+
+
+def _entry_files(entry: Path, only: tuple[str, ...] | None = None) -> dict[str, str]:
+    """``{name: sha256}`` of every file of a cache entry but ``cache.json`` (or of those in ``only``);
+    CourseError if one is not a regular file."""
+    names = sorted(p.name for p in entry.iterdir() if p.name != CACHE_META and (only is None or p.name in only))
     return {name: sha256_file(entry / name) for name in names}  # the one opener: a directory or a FIFO is refused
 
 
@@ -420,8 +425,10 @@ def _read_cache(entry: Path, digest: str, header: GGUFHeader) -> tuple[Any, Any]
     return model, tokenizer
 
 
-def _verified_entry(entry: Path, digest: str, header: GGUFHeader) -> dict[str, Any] | None:
-    """``cache.json`` of ``entry`` if every file is the one it lists and the GGUF header agrees; else None."""
+def _verified_entry(entry: Path, digest: str, header: GGUFHeader, only: tuple[str, ...] | None = None) -> dict[str, Any] | None:
+    """``cache.json`` of ``entry`` if every file is the one it lists and the GGUF header agrees; else None.
+    With ``only``, the entry must still hold exactly the files listed, but only those named are hashed
+    (the tokenizer's files: the 540 MB of weights are not read to show a vocabulary)."""
     meta_path = entry / CACHE_META
     if entry.is_symlink() or not meta_path.is_file():
         return None
@@ -429,8 +436,11 @@ def _verified_entry(entry: Path, digest: str, header: GGUFHeader) -> dict[str, A
         meta = read_json(meta_path, "cache entry")
         if meta.get("format") != CACHE_FORMAT or meta.get("gguf_sha256") != digest:
             return None
-        if _entry_files(entry) != meta.get("files"):
-            return None  # a file added, missing or changed: rebuilt from the GGUF, never trusted
+        listed = meta.get("files")
+        if not isinstance(listed, dict) or sorted(p.name for p in entry.iterdir() if p.name != CACHE_META) != sorted(listed):
+            return None  # a file added or missing
+        if _entry_files(entry, only) != {k: v for k, v in listed.items() if only is None or k in only}:
+            return None  # a file changed: rebuilt from the GGUF, never trusted
         if _disagreement(entry, header) is not None:
             return None
     except (CourseError, OSError, ValueError, UnicodeDecodeError):
