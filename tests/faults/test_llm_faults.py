@@ -63,6 +63,12 @@ def sample_args(model: Path, out: Path, *extra: str, dataset: Path = DEV) -> lis
             "--out", str(out), *extra]
 
 
+@pytest.fixture(autouse=True)
+def private_model_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test of this module ever writes the user's model cache, whatever the code under test does."""
+    monkeypatch.setenv("COURSE_LLM_CACHE", str(tmp_path / "cache"))
+
+
 @pytest.fixture
 def tiny_gguf(tmp_path: Path) -> Path:
     from tiny_gguf import write_tiny_gguf
@@ -138,7 +144,7 @@ def test_a_cache_entry_whose_list_of_hashes_was_rewritten_to_match_is_still_chec
     meta["files"] = {name: sha256_file(entry / name) for name in meta["files"]}
     (entry / "cache.json").write_text(json.dumps(meta), encoding="utf-8")
     _, tokenizer = load_tokenizer(str(tiny_gguf), cache_dir=cache)  # token_inspect's reader: the GGUF's own tokenizer
-    assert tokenizer.get_vocab() == load_llm(str(tiny_gguf), cache_dir=None).tokenizer.get_vocab()
+    assert tokenizer.get_vocab() == load_llm(str(tiny_gguf), cache_dir=tmp_path / "fresh").tokenizer.get_vocab()
     assert load_llm(str(tiny_gguf), cache_dir=cache).cache == "written"  # the GGUF header disagrees: rebuilt
 
 
@@ -348,10 +354,14 @@ FLAG_FAULTS = [
 
 @pytest.mark.parametrize(("tool", "flags", "words"), FLAG_FAULTS, ids=[f"{t} {' '.join(f)}" for t, f, _ in FLAG_FAULTS])
 def test_a_sampler_flag_out_of_its_range_is_a_usage_error(tool, flags, words, run_in_process, tmp_path) -> None:
-    base = {"course.llm.sample": ["--dataset", str(DEV), "--out", str(tmp_path / "o.jsonl")],
-            "course.tinylm.sample": ["--dataset", str(DEV), "--out", str(tmp_path / "o.jsonl")],
-            "course.llm.rl": ["--outdir", str(tmp_path / "run")]}[tool]
-    proc = run_in_process(tool, [*base, *flags], cwd=tmp_path)
+    # A model that does not exist: were the flag let through, the tool would stop on it (other words), never
+    # load a real model or write a cache.
+    missing = str(tmp_path / "no-such-model")
+    base = {"course.llm.sample": ["--model", missing, "--dataset", str(DEV), "--out", str(tmp_path / "o.jsonl")],
+            "course.tinylm.sample": ["--checkpoint", missing, "--dataset", str(DEV), "--out", str(tmp_path / "o.jsonl")],
+            "course.llm.rl": ["--model", missing, "--outdir", str(tmp_path / "run")]}[tool]
+    env = {**os.environ, "COURSE_LLM_CACHE": "off"}
+    proc = run_in_process(tool, [*base, *flags], cwd=tmp_path, env=env)
     assert proc.returncode == 2 and words in proc.stderr, proc.stderr
     assert list(tmp_path.iterdir()) == []
 
