@@ -43,6 +43,7 @@ from course.lib.extras import require
 from course.lib.records.manifest import environment, input_fingerprint
 from course.lib.learning.rl_loop import LoopSettings, Trained
 from course.lib.records.runs import atomic_run_dir, resolve_outdir
+from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
 from course.llm.templates import TEMPLATES, get_template
 from course.tinylm.progress import ProgressLine
 from course.tinylm.rl import add_loop_options, check_args  # one definition of Loop C's flags and their checks
@@ -54,10 +55,6 @@ if TYPE_CHECKING:
 
 TOOL = "course.llm.rl"
 MAX_TOKENS_LIMIT = 256
-# The adapters' rank and alpha: the flags' ranges, and what a saved adapter file's metadata may say
-# (course.llm.policy.read_adapter: a rank is allocated before any tensor is compared, so it is bounded first).
-LORA_RANK_LIMIT = 256
-LORA_ALPHA_RANGE = (1e-3, 1e4)
 # The warm start's counts: one problem's samples are drawn together (memory grows with them, as
 # course.llm.sample's --n), and the pool of problems is held in memory.
 RFT_SAMPLES_LIMIT = 128
