@@ -139,6 +139,24 @@ def probability(text: str) -> float:
     return float_in(0.0, 1.0)(text)
 
 
+def nucleus_mass(text: str) -> float:
+    """A top-p (nucleus) mass: a finite float in (0, 1]; 1 keeps every token, and 0 would keep none."""
+    return float_in(0.0, 1.0, low_open=True)(text)
+
+
+TEMPERATURE_MIN = 1e-3  # below it logits / T overflow float32 (1e-300 rounds to 0: a division by zero)
+TEMPERATURE_MAX = 100.0
+
+
+def sampling_temperature(text: str) -> float:
+    """A sampling temperature: 0 (greedy decoding) or a finite float in [TEMPERATURE_MIN, TEMPERATURE_MAX]."""
+    value = _finite(text)
+    if value != 0 and not TEMPERATURE_MIN <= value <= TEMPERATURE_MAX:
+        raise argparse.ArgumentTypeError(f"must be 0 (greedy) or between {TEMPERATURE_MIN:g} and {TEMPERATURE_MAX:g}, "
+                                         f"got {_shown(text)}")
+    return value
+
+
 def float_in(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
     """A finite float in [low, high] (or (low, high] with ``low_open``); the range is named in the error."""
 

@@ -214,7 +214,7 @@ def tiny_llm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         " + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
     )
     config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=2048,
                          bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True)
     torch.manual_seed(0)  # the fixture's random weights, reproducible (the course's own code never seeds globally)
     model = LlamaForCausalLM(config)

@@ -194,7 +194,7 @@ BAD: dict[str, tuple[str, str]] = {
     "empty": ("0 bytes", "not a safetensors file (0 bytes"),
     "truncated": ("the good file without its last 100 bytes", "not a readable safetensors file"),
     "no course metadata": ("the good tensors, no metadata", "without the course's 'course.llm.lora' metadata"),
-    "malformed metadata": ("rank 'four'", "metadata is malformed: rank must be a positive integer"),
+    "malformed metadata": ("rank 'four'", "metadata is malformed: rank must be an integer between 1 and 256"),
     "wrong shapes": ("rank-4 tensors, metadata rank 2", "shape (4, 32), the model needs (2, 32)"),
     "wrong names": ("layer 1's tensors named layer 7's", "adapter file does not fit the model"),
 }

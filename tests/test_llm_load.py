@@ -118,14 +118,17 @@ def test_the_cached_weights_give_bit_identical_logits(real_llm, llm_cache_dir) -
 def test_a_damaged_cache_entry_is_not_trusted(real_llm, llm_cache_dir, tmp_path) -> None:
     import shutil
 
+    from course.llm.gguf_header import read_header
+
     digest = real_llm.provenance["sha256"]
+    header = read_header(load.packaged_gguf())
     entry = tmp_path / digest
     shutil.copytree(llm_cache_dir / digest, entry)
-    assert load._read_cache(entry, digest) is not None  # the intact copy is usable
+    assert load._read_cache(entry, digest, header) is not None  # the intact copy is usable
     weights = entry / "model.safetensors"
     with open(weights, "r+b") as f:  # flip one byte in the middle of the weights
         f.seek(weights.stat().st_size // 2)
         byte = f.read(1)
         f.seek(-1, 1)
         f.write(bytes([byte[0] ^ 0xFF]))
-    assert load._read_cache(entry, digest) is None  # load_llm then rebuilds it from the GGUF
+    assert load._read_cache(entry, digest, header) is None  # load_llm then rebuilds it from the GGUF

@@ -99,7 +99,7 @@ def test_an_existing_output_is_not_overwritten_without_force(run_in_process, tin
     out = tmp_path / "r.jsonl"
     out.write_text("keep me\n")
     proc = sample(run_in_process, *tiny_args(tiny_llm_dir, out, "--n", "1"))
-    assert proc.returncode == 2 and proc.stderr.strip() == f"error: {out}: exists; pass --force to overwrite it"
+    assert proc.returncode == 2 and proc.stderr.strip() == f"error: {out}: already exists (use --force to replace it)"
     assert out.read_text() == "keep me\n" and not (tmp_path / "r.manifest.json").exists()
     assert sample(run_in_process, *tiny_args(tiny_llm_dir, out, "--n", "1", "--force")).returncode == 0
 

@@ -23,3 +23,9 @@ would compile llama.cpp, which the course does not use). A tool that needs them 
 ``templates`` is standard library only, so the Locked Room (``course.lib.evaluation.locked_room``)
 can name the template an old file implicitly used without importing PyTorch.
 """
+
+# The adapters' rank and alpha: course.llm.rl's --lora-rank and --lora-alpha ranges, and what a saved
+# adapter file's metadata may say (course.llm.policy.read_adapter: a rank is allocated before any tensor
+# is compared, so it is bounded first). Here, with no import, so the tool's --help needs no extra.
+LORA_RANK_LIMIT = 256
+LORA_ALPHA_RANGE = (1e-3, 1e4)

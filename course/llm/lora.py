@@ -83,6 +83,20 @@ def add_lora(model: nn.Module, *, rank: int, alpha: float, seed: int, targets: S
     return wrapped
 
 
+def lora_shapes(model: nn.Module, *, rank: int, targets: Sequence[str] = TARGETS) -> dict[str, tuple[int, ...]]:
+    """``{parameter name: shape}`` of the adapters ``add_lora`` would give ``model``, computed without
+    allocating them: what a saved adapter file must hold, exactly, before anything is built from it."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for path, module in model.named_modules():
+        for name in targets:
+            child = getattr(module, name, None)
+            if isinstance(child, nn.Linear):
+                at = f"{path}.{name}" if path else name
+                shapes[f"{at}.lora_A"] = (rank, child.in_features)
+                shapes[f"{at}.lora_B"] = (child.out_features, rank)
+    return shapes
+
+
 def adapters(model: nn.Module) -> list[LoRALinear]:
     """The model's LoRA wrappers, in module order."""
     return [m for m in model.modules() if isinstance(m, LoRALinear)]

@@ -51,8 +51,10 @@ from course.errors import CourseError
 from course.lib.records.formats import PROMPT_TEMPLATE
 from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
-from course.llm.lora import TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored, load_adapter_state
+from course.llm.lora import (TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored,
+                             load_adapter_state, lora_shapes)
 from course.llm.sampling import _cache_of, encode_prompts, generate, sample_items
+from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
 from course.llm.templates import PromptTemplate, get_template, render
 from course.tinylm.policy import Rollouts
 from course.tinylm.rollouts import rollout_records
@@ -65,6 +67,9 @@ ADAPTER_METADATA = "course.llm.lora"
 # with room, and a file beyond it is not the course's (the whole file is read into memory, then parsed).
 ADAPTER_FILE_LIMIT = 512 << 20
 ADAPTER_EXPECTED = "a LoRA adapter file (.safetensors, as course.llm.rl saves)"
+# What an adapter's metadata may say: course.llm.rl's --lora-rank and --lora-alpha ranges. A rank is
+# allocated (rank x width per projection) before any tensor is compared, so it is bounded first.
+RANK_LIMIT, ALPHA_RANGE = LORA_RANK_LIMIT, LORA_ALPHA_RANGE
 
 
 def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
@@ -170,8 +175,9 @@ class LLMPolicy:
         self.llm, self.template, self.threads = llm, template, threads
         self.model, self.tokenizer = llm.model, llm.tokenizer
         self.rank, self.alpha, self.adapter_seed = rank, alpha, adapter_seed
-        if init_adapter is not None:  # before the model is touched: a refusal leaves it as loaded
+        if init_adapter is not None:  # before the model is touched or anything allocated: a refusal leaves it as loaded
             _check_fits(init_adapter, llm.policy, rank, alpha)
+            _check_tensors(init_adapter, lora_shapes(self.model, rank=rank))
         add_lora(self.model, rank=rank, alpha=alpha, seed=adapter_seed)
         if init_adapter is not None:
             try:
@@ -179,6 +185,7 @@ class LLMPolicy:
             except ValueError as exc:  # names or shapes that are not this model's
                 raise CourseError(f"{init_adapter.path}: {exc}") from None
         self.model.eval()
+        self.render(["Compute 2 + 3."])  # a template that cannot render this chat is refused now, not mid-run
         # The KL reference: pi0 (adapters off) until ``anchor_reference`` makes it the policy as it is then.
         self.anchored = False
         self.pi0_name: str = llm.policy
@@ -338,15 +345,33 @@ def _adapter_metadata(data: bytes, path: str | Path) -> dict[str, Any]:
     problems = []
     if not isinstance(base, str) or not base:
         problems.append("base_policy must be a policy name")
-    if type(rank) is not int or rank < 1:
-        problems.append("rank must be a positive integer")
-    if type(alpha) not in (int, float) or not alpha > 0:
-        problems.append("alpha must be a positive number")
+    if type(rank) is not int or not 1 <= rank <= RANK_LIMIT:
+        problems.append(f"rank must be an integer between 1 and {RANK_LIMIT}")
+    if type(alpha) not in (int, float) or not ALPHA_RANGE[0] <= alpha <= ALPHA_RANGE[1]:
+        problems.append(f"alpha must be a number between {ALPHA_RANGE[0]:g} and {ALPHA_RANGE[1]:g}")
     if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
         problems.append("targets must be a list of layer names")
     if problems:
         raise CourseError(f"{path}: the {ADAPTER_METADATA!r} metadata is malformed: {'; '.join(problems)}")
     return {"base_policy": base, "rank": rank, "alpha": float(alpha), "targets": tuple(targets)}
+
+
+def _check_tensors(adapter: AdapterFile, expected: dict[str, tuple[int, ...]]) -> None:
+    """``CourseError`` unless the file holds exactly the tensors ``expected`` names, each float32, of exactly
+    that shape and finite (a NaN or an infinity in lora_B would make every logit NaN: every completion the
+    last token id). Checked before ``add_lora`` allocates anything."""
+    missing, extra = sorted(set(expected) - set(adapter.state)), sorted(set(adapter.state) - set(expected))
+    if missing or extra:
+        raise CourseError(f"{adapter.path}: adapter file does not fit the model: missing {missing[:2]}, unexpected {extra[:2]}")
+    for name, shape in expected.items():
+        t = adapter.state[name]
+        if t.dtype != torch.float32:
+            raise CourseError(f"{adapter.path}: adapter {name} holds {str(t.dtype).replace('torch.', '')} numbers; "
+                              "adapters are float32")
+        if tuple(t.shape) != shape:
+            raise CourseError(f"{adapter.path}: adapter {name}: shape {tuple(t.shape)}, the model needs {shape}")
+        if not bool(torch.isfinite(t).all()):
+            raise CourseError(f"{adapter.path}: adapter {name} holds NaN or infinite numbers; refusing it")
 
 
 def _check_fits(adapter: AdapterFile, policy: str, rank: int, alpha: float) -> None:

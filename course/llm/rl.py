@@ -36,13 +36,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from course.cli import float_in, info, int_in, make_parser, positive_int, run
+from course.cli import float_in, info, int_in, make_parser, run
 from course.instrument.rubrics import get_rubric
 from course.lib.learning import rl_loop
 from course.lib.extras import require
 from course.lib.records.manifest import environment, input_fingerprint
 from course.lib.learning.rl_loop import LoopSettings, Trained
 from course.lib.records.runs import atomic_run_dir, resolve_outdir
+from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
 from course.llm.templates import TEMPLATES, get_template
 from course.tinylm.progress import ProgressLine
 from course.tinylm.rl import OBJECTIVE, add_loop_options, check_args  # one definition of Loop C's flags and their checks
@@ -54,6 +55,12 @@ if TYPE_CHECKING:
 
 TOOL = "course.llm.rl"
 MAX_TOKENS_LIMIT = 256
+# The warm start's counts: one problem's samples are drawn together (memory grows with them, as
+# course.llm.sample's --n), and the pool of problems is held in memory.
+RFT_SAMPLES_LIMIT = 128
+RFT_PROBLEMS_LIMIT = 100_000
+RFT_BATCH_LIMIT = 256
+RFT_EPOCHS_LIMIT = 100
 
 DEFAULTS: dict[str, Any] = {
     "beta": 0.05,
@@ -110,22 +117,22 @@ def policy_options(p: Any) -> None:
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where to run (default cpu)")
     p.add_argument("--init", default=None, metavar="ADAPTER",
                    help="start from these adapters (a final.safetensors of an earlier run) instead of pi0; the KL reference stays pi0")
-    p.add_argument("--lora-rank", type=int_in(1, 256), default=DEFAULTS["lora_rank"],
-                   help=f"rank r of every adapter (default {DEFAULTS['lora_rank']})")
-    p.add_argument("--lora-alpha", type=float_in(1e-3, 1e4), default=DEFAULTS["lora_alpha"],
+    p.add_argument("--lora-rank", type=int_in(1, LORA_RANK_LIMIT), default=DEFAULTS["lora_rank"],
+                   help=f"rank r of every adapter, at most {LORA_RANK_LIMIT} (default {DEFAULTS['lora_rank']})")
+    p.add_argument("--lora-alpha", type=float_in(*LORA_ALPHA_RANGE), default=DEFAULTS["lora_alpha"],
                    help=f"adapter scale alpha (the update is alpha/r * B A; default {DEFAULTS['lora_alpha']:g})")
     p.add_argument("--warm-start", choices=("none", "rft"), default="none",
                    help="rft: before the RL steps, fine-tune on the policy's own passing best-of-N samples (default none)")
     p.add_argument("--rft-template", choices=sorted(TEMPLATES), default=None,
                    help="template the RFT pool is SAMPLED under (default: --template); training and every evaluation stay on --template")
-    p.add_argument("--rft-problems", type=positive_int, default=RFT_DEFAULTS["rft_problems"],
-                   help=f"fresh training problems in the RFT pool (default {RFT_DEFAULTS['rft_problems']})")
-    p.add_argument("--rft-samples", type=positive_int, default=RFT_DEFAULTS["rft_samples"],
-                   help=f"N of best-of-N per problem (default {RFT_DEFAULTS['rft_samples']})")
-    p.add_argument("--rft-epochs", type=positive_int, default=RFT_DEFAULTS["rft_epochs"],
-                   help=f"supervised passes over the kept samples (default {RFT_DEFAULTS['rft_epochs']})")
-    p.add_argument("--rft-batch", type=positive_int, default=RFT_DEFAULTS["rft_batch"],
-                   help=f"kept samples per supervised step (default {RFT_DEFAULTS['rft_batch']})")
+    p.add_argument("--rft-problems", type=int_in(1, RFT_PROBLEMS_LIMIT), default=RFT_DEFAULTS["rft_problems"],
+                   help=f"fresh training problems in the RFT pool, at most {RFT_PROBLEMS_LIMIT:,} (default {RFT_DEFAULTS['rft_problems']})")
+    p.add_argument("--rft-samples", type=int_in(1, RFT_SAMPLES_LIMIT), default=RFT_DEFAULTS["rft_samples"],
+                   help=f"N of best-of-N per problem, at most {RFT_SAMPLES_LIMIT} (default {RFT_DEFAULTS['rft_samples']})")
+    p.add_argument("--rft-epochs", type=int_in(1, RFT_EPOCHS_LIMIT), default=RFT_DEFAULTS["rft_epochs"],
+                   help=f"supervised passes over the kept samples, at most {RFT_EPOCHS_LIMIT} (default {RFT_DEFAULTS['rft_epochs']})")
+    p.add_argument("--rft-batch", type=int_in(1, RFT_BATCH_LIMIT), default=RFT_DEFAULTS["rft_batch"],
+                   help=f"kept samples per supervised step, at most {RFT_BATCH_LIMIT} (default {RFT_DEFAULTS['rft_batch']})")
     p.add_argument("--rft-lr", type=float_in(1e-8, 1.0), default=RFT_DEFAULTS["rft_lr"],
                    help=f"Adam learning rate of the supervised passes (default {RFT_DEFAULTS['rft_lr']})")
 

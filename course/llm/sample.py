@@ -54,20 +54,23 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import float_in, info, int_in, make_parser, non_negative_int, positive_int, probability, run, shard
+from course.cli import info, int_in, make_parser, non_negative_int, nucleus_mass, positive_int, run, sampling_temperature, shard
 from course.errors import CourseError
 from course.lib.evaluation.shards import merge_rollout_parts
 from course.lib.extras import require
 from course.lib.records.formats import PROMPT_TEMPLATE, read_dataset
-from course.lib.records.jsonl import read_json
-from course.lib.records.jsonl import dumps_line
+from course.lib.records.jsonl import dumps_line, read_json, refuse_existing
 from course.lib.records.temporaries import write_bytes_atomic, write_json_atomic, write_text_atomic
+from course.lib.visible import visible
 from course.lib.records.manifest import environment, file_fingerprint, input_fingerprint
 from course.llm.templates import TEMPLATES, get_template
 from course.tinylm.progress import ProgressLine
 
 TOOL = "course.llm.sample"
 DEFAULT_N = 8
+# One item's samples are drawn together (their cache rows side by side): memory grows with --n, so it is
+# bounded (rollout_sample's bound; 128 rows of a few-shot SmolLM2 prompt hold ~1.5 GB of keys and values).
+N_LIMIT = 128
 DEFAULT_MAX_TOKENS = 32  # as the course's other policies: ~120 characters, several lines of prose
 MAX_TOKENS_LIMIT = 1024
 # One thread by default: on a busy 2-core machine two OpenMP threads made a forward pass ~9x slower
@@ -92,13 +95,13 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--out", required=True, help="output JSONL file (OUT.manifest.json is written beside it)")
     p.add_argument("--template", choices=sorted(TEMPLATES), default="plain",
                    help="how each item is put to the model (a Locked Room field; default plain)")
-    p.add_argument("--n", type=positive_int, default=DEFAULT_N,
-                   help=f"samples per item: 1 = frozen rollouts, >1 = selection pack (default {DEFAULT_N})")
+    p.add_argument("--n", type=int_in(1, N_LIMIT), default=DEFAULT_N,
+                   help=f"samples per item, at most {N_LIMIT}: 1 = frozen rollouts, >1 = selection pack (default {DEFAULT_N})")
     p.add_argument("--frozen-out", default=None, metavar="PATH",
                    help="also write sample 0 of every item as frozen rollouts (needs --n > 1)")
-    p.add_argument("--temperature", type=float_in(0.0, 100.0), default=1.0,
-                   help="softmax temperature in [0, 100]; 0 = greedy (default 1.0: the model's own distribution)")
-    p.add_argument("--top-p", type=probability, default=1.0, help="nucleus sampling mass, 1.0 = off (default 1.0)")
+    p.add_argument("--temperature", type=sampling_temperature, default=1.0,
+                   help="softmax temperature, 0 = greedy or in [0.001, 100] (default 1.0: the model's own distribution)")
+    p.add_argument("--top-p", type=nucleus_mass, default=1.0, help="nucleus sampling mass in (0, 1], 1.0 = off (default 1.0)")
     p.add_argument("--max-tokens", type=int_in(1, MAX_TOKENS_LIMIT), default=DEFAULT_MAX_TOKENS,
                    help=f"completion length limit in tokens (default {DEFAULT_MAX_TOKENS})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed, recorded in every line (default 0)")
@@ -163,14 +166,12 @@ def manifest_path(out: Path) -> Path:
 
 
 def _check_outputs(paths: Sequence[Path], force: bool) -> None:
-    """Refuse before any work: an existing output without --force, a directory, two outputs on one path."""
+    """Refuse before any work, through the one output check (``refuse_existing``): an existing output
+    without --force, a directory, a FIFO or a device (even with --force), two outputs on one path."""
     if len(set(paths)) != len(paths):
         raise CourseError(f"--out and --frozen-out name the same file: {paths[0]}")
     for path in paths:
-        if path.is_dir():
-            raise CourseError(f"{path}: is a directory; name a file")
-        if path.exists() and not force:
-            raise CourseError(f"{path}: exists; pass --force to overwrite it")
+        refuse_existing(path, force)
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)  # a bad path fails here, before minutes of sampling
 
@@ -252,9 +253,12 @@ def _main(argv: Sequence[str] | None) -> int:
     sampling = {"temperature": args.temperature, "top_p": args.top_p, "max_tokens": args.max_tokens, "seed": args.seed}
     progress = ProgressLine("sampled items", len(items))
     t0 = time.perf_counter()
-    drawn = sample_items(llm.model, llm.tokenizer, [(it.id, it.prompt) for it in items], template, n=args.n,
-                         seed=args.seed, temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
-                         progress=progress.update)
+    try:  # every item is rendered and measured before the first draw: a refusal names the dataset and the item
+        drawn = sample_items(llm.model, llm.tokenizer, [(it.id, it.prompt) for it in items], template, n=args.n,
+                             seed=args.seed, temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
+                             progress=progress.update)
+    except CourseError as exc:
+        raise CourseError(f"{args.dataset}: {exc}") from None
     seconds = time.perf_counter() - t0
     progress.clear()
     load_after = os.getloadavg()
@@ -298,9 +302,9 @@ def _main(argv: Sequence[str] | None) -> int:
         f"{n_truncated} truncated at {args.max_tokens} tokens"
     )
     kind = "frozen rollouts" if args.n == 1 else f"selection pack, n={args.n}"
-    print(f"wrote {out} ({kind}, policy {policy}, template {template.name})")
+    print(f"wrote {visible(str(out))} ({kind}, policy {visible(policy)}, template {template.name})")
     if args.frozen_out is not None:
-        print(f"wrote {args.frozen_out} (frozen rollouts: sample 0 of each item)")
+        print(f"wrote {visible(args.frozen_out)} (frozen rollouts: sample 0 of each item)")
     return 0
 
 

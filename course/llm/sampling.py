@@ -25,6 +25,11 @@ one token per row; a row stops at the model's end-of-turn token (``<|im_end|>``)
 rows mostly answer in five tokens does not pay for its longest ramble 64 times over. The stop
 token is an action (it is in ``tokens`` and ``mask``) but not text.
 
+Before any token is drawn, every prompt is rendered (``course.llm.templates.render``: no special-token
+text from the data, a bounded template) and measured: a prompt whose tokens plus ``max_tokens`` do not
+fit the model's context (``model.config.max_position_embeddings``) is refused, naming the item,
+instead of running on past the positions the model was trained on.
+
 Not a CLI; see ``python -m course.llm.sample --help``.
 """
 
@@ -36,6 +41,7 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.nn.functional as F
 
+from course.errors import CourseError
 from course.llm.templates import PromptTemplate, render
 from course.tinylm.policy import Rollouts, _draw, _filter_top_p, sample_in_batches
 
@@ -75,6 +81,21 @@ def encode_prompts(tokenizer: Any, texts: Sequence[str], device: str = "cpu") ->
     return tokens.to(device), valid.to(device)
 
 
+def context_length(model: Any) -> int | None:
+    """How many positions the model was built for (``max_position_embeddings``), or None if it does not say."""
+    n = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    return n if type(n) is int and n > 0 else None
+
+
+def check_fits(model: Any, prompt_tokens: int, max_tokens: int, where: str) -> None:
+    """``CourseError`` unless a prompt of ``prompt_tokens`` tokens plus ``max_tokens`` fits the model's context."""
+    context = context_length(model)
+    if context is not None and prompt_tokens + max_tokens > context:
+        raise CourseError(f"{where}: the prompt is {prompt_tokens:,} tokens; with --max-tokens {max_tokens} that is "
+                          f"{prompt_tokens + max_tokens:,}, beyond the model's context of {context:,} tokens; "
+                          "shorten the prompt or lower --max-tokens")
+
+
 def positions(valid: torch.Tensor) -> torch.Tensor:
     """Position ids that start at 0 on each row's first real token (left padding gets 0 too)."""
     return (valid.long().cumsum(dim=1) - 1).clamp(min=0)
@@ -106,6 +127,7 @@ def generate(
         raise ValueError(f"need {B} row seeds for {P} prompts x {group}, got {len(row_seeds)}")
     device = next(model.parameters()).device
     prompt, prompt_valid = encode_prompts(tokenizer, texts, str(device))
+    check_fits(model, int(prompt_valid.sum(dim=1).max()), max_tokens, "a prompt of the batch")
     stops = stop_ids(model, tokenizer)
     pad = int(tokenizer.pad_token_id)
     rngs = [random.Random(s) for s in row_seeds]
@@ -183,13 +205,32 @@ def sample_items(
     Items go ``rows_per_batch // n`` at a time, in the given order; each row has its own random
     stream (``row_seed``). ``progress(items_done)``, if given, is called after each batch.
     """
-    def draw(prompts: list[str], seeds: list[str]) -> Rollouts:
-        texts = [render(tokenizer, template, prompt) for prompt in prompts]
+    rendered = render_items(model, tokenizer, items, template, max_tokens)  # every refusal before the first draw
+
+    def draw(texts: list[str], seeds: list[str]) -> Rollouts:
         return generate(model, tokenizer, texts, seeds, group=n, temperature=temperature, top_p=top_p,
                         max_tokens=max_tokens)
 
-    return sample_in_batches(items, draw, n=n, seed=seed, seed_of=row_seed, rows_per_batch=rows_per_batch,
+    return sample_in_batches(rendered, draw, n=n, seed=seed, seed_of=row_seed, rows_per_batch=rows_per_batch,
                              progress=progress)
+
+
+def render_items(model: Any, tokenizer: Any, items: Sequence[tuple[str, str]], template: PromptTemplate,
+                 max_tokens: int) -> list[tuple[str, str]]:
+    """``(item id, the chat the model reads)`` for every item, each checked: rendered by the one bounded
+    renderer (no special-token text from the data) and short enough for the model's context with
+    ``max_tokens`` more. ``CourseError`` naming the first item that is not."""
+    out = []
+    for ident, prompt in items:
+        try:
+            text = render(tokenizer, template, prompt)
+            n = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+            check_fits(model, n, max_tokens, f"item {ident}")
+        except CourseError as exc:
+            message = str(exc)
+            raise CourseError(message if message.startswith(f"item {ident}:") else f"item {ident}: {message}") from None
+        out.append((ident, text))
+    return out
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

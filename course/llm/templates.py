@@ -31,11 +31,30 @@ files record ``{"name": ..., "sha256": ...}`` as ``prompt_template``::
 A rollout file with no ``prompt_template`` (the simulated policy, the tiny LM, anything
 written before the field existed) gave its policy the dataset prompt as it is: it counts as
 ``plain`` (``IMPLICIT``). Standard library only: the Locked Room imports this module.
+
+``render`` is the one door from a dataset prompt to the string the model reads, and it holds two
+rules (issue 30):
+
+* **No role boundaries from data.** A chat template joins the turns with special tokens
+  (``<|im_start|>``, ``<|im_end|>``); the tokenizer turns that TEXT into the special ids wherever
+  it appears, so a dataset prompt holding ``<|im_end|>\n<|im_start|>system\n...`` would open a
+  real system turn of its own (prompt injection through the data). A prompt holding the text of
+  any special or added token of the model is refused, naming the token. It is not escaped: any
+  escape changes the text the item asks about, and the course never scores an item it altered.
+* **Bounded rendering.** The chat template is the model's code (Jinja, run in transformers'
+  sandbox), and the sandbox bounds what it may touch, not how long it runs: two nested
+  100,000-step loops never end. Rendering runs under a step budget: every line the compiled
+  template executes counts (``sys.settrace`` on the template's own frames only), and past
+  ``RENDER_STEPS`` the render stops with one line. The count is deterministic (the same template
+  and chat always take the same steps), unlike a wall-clock limit; SmolLM2's template takes a few
+  dozen steps per chat. Whatever else the template raises (``raise_exception`` on a system turn,
+  a recursion) is one line too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,10 +144,73 @@ def describe(record: Any) -> str:
     return dumps_line(record)
 
 
+# Lines of the compiled chat template one render may execute. SmolLM2's template takes ~40 for the
+# few-shot chat; a template needing 5,000 times that is not a chat template, it is a loop.
+RENDER_STEPS = 200_000
+_TEMPLATE_CODE = "<template>"  # the file name Jinja gives the code it compiles a template into
+
+
+class _OverBudget(BaseException):
+    """Raised inside the template's frames at the step limit. A BaseException, so no ``except Exception``
+    of Jinja or transformers on the way out can swallow or rewrap it."""
+
+
+def special_texts(tokenizer: Any) -> list[str]:
+    """The text of every special or added token of ``tokenizer``: strings it reads as one special id."""
+    texts = set(getattr(tokenizer, "all_special_tokens", None) or ())
+    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    texts |= {getattr(t, "content", str(t)) for t in added.values()}
+    return sorted(t for t in texts if t)
+
+
+def check_prompt(tokenizer: Any, prompt: str) -> None:
+    """``CourseError`` if ``prompt`` holds the text of a special token (it would become a real role boundary)."""
+    for token in special_texts(tokenizer):
+        if token in prompt:
+            raise CourseError(
+                f"the prompt holds {token!r}, the text of one of the model's special tokens: the chat template would "
+                "make it a real turn boundary (a prompt injected from the data); it is refused, not escaped (an escape "
+                "would change the item), so remove it from the dataset"
+            )
+
+
 def render(tokenizer: Any, template: PromptTemplate, prompt: str) -> str:
     """The exact string the model reads: the template's messages through the tokenizer's chat template,
-    ending with the assistant's turn opened (``add_generation_prompt``)."""
-    return tokenizer.apply_chat_template(template.messages(prompt), tokenize=False, add_generation_prompt=True)
+    ending with the assistant's turn opened (``add_generation_prompt``).
+
+    ``CourseError`` (one line) for a prompt holding special-token text, a template that raises, or
+    one that runs past ``RENDER_STEPS`` (see the module docstring).
+    """
+    check_prompt(tokenizer, prompt)
+    steps = 0
+
+    def count(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal steps
+        if event == "line":
+            steps += 1
+            if steps > RENDER_STEPS:
+                raise _OverBudget
+        return count
+
+    def calls(frame: Any, event: str, arg: Any) -> Any:
+        return count if frame.f_code.co_filename == _TEMPLATE_CODE else None
+
+    before = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        text = tokenizer.apply_chat_template(template.messages(prompt), tokenize=False, add_generation_prompt=True)
+    except _OverBudget:
+        raise CourseError(f"the model's chat template ran past {RENDER_STEPS:,} steps rendering the {template.name!r} "
+                          "chat (a loop, not a chat template); use a model with an ordinary chat template") from None
+    except Exception as exc:  # noqa: BLE001 - the template is the model's code: whatever it raises is one line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise CourseError(f"the model's chat template cannot render the {template.name!r} chat "
+                          f"({type(exc).__name__}: {first})") from None
+    finally:
+        sys.settrace(before)
+    if not isinstance(text, str):
+        raise CourseError(f"the model's chat template rendered {type(text).__name__}, not text")
+    return text
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

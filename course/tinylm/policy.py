@@ -107,6 +107,9 @@ def _filter_top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     """Nucleus sampling: keep the smallest set of most likely tokens whose mass reaches top_p."""
     sorted_p, order = torch.sort(probs, dim=-1, descending=True, stable=True)  # (B, V)
     keep_sorted = (sorted_p.cumsum(dim=-1) - sorted_p) < top_p  # mass *before* a token < top_p
+    # The most likely token is always kept: a top_p below float32's smallest number (1e-300) compares as 0,
+    # and an empty nucleus would divide 0 by 0 (NaN probabilities: every draw the last id).
+    keep_sorted[..., 0] = True
     keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
     probs = probs * keep
     return probs / probs.sum(dim=-1, keepdim=True)

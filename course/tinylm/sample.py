@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from course.cli import float_in, info, int_in, make_parser, positive_int, probability, run, seed
+from course.cli import info, int_in, make_parser, nucleus_mass, positive_int, run, sampling_temperature, seed
 from course.errors import CourseError
 from course.lib.extras import require
 from course.lib.records.formats import read_dataset
@@ -52,8 +52,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--dataset", required=True, help="dataset JSONL (id, prompt, expected_answer)")
     p.add_argument("--out", required=True, help="output JSONL file")
     p.add_argument("--n", type=int_in(1, 1024), default=1, help="samples per item, at most 1024 (sampled together): 1 = frozen rollouts, >1 = selection pack (default 1)")
-    p.add_argument("--temperature", type=float_in(0.0, 100.0), default=1.0, help="softmax temperature in [0, 100]; 0 = greedy (default 1.0)")
-    p.add_argument("--top-p", type=probability, default=1.0, help="nucleus sampling mass, 1.0 = off (default 1.0)")
+    p.add_argument("--temperature", type=sampling_temperature, default=1.0, help="softmax temperature, 0 = greedy or in [0.001, 100] (default 1.0)")
+    p.add_argument("--top-p", type=nucleus_mass, default=1.0, help="nucleus sampling mass in (0, 1], 1.0 = off (default 1.0)")
     p.add_argument("--seed", type=seed, default=0, help="sampling seed, recorded in every line (default 0)")
     p.add_argument("--max-tokens", type=positive_int, default=32, help="completion length limit in tokens = characters (default 32)")
     p.add_argument("--checkpoint", default=None, help="weights file (default: the shipped pi0, data/tinylm/pi0.pt)")
