@@ -152,7 +152,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
         init = read_adapter(args.init)
     t_start = time.time()
-    final = resolve_outdir(args.outdir, force=args.force, prefix="llm_rl")
+    # tool and inputs: --force refuses another tool's run, or a folder holding --init or a dataset, before minutes of training
+    final = resolve_outdir(args.outdir, force=args.force, prefix="llm_rl", tool=TOOL, inputs=(args.init, *DEFAULT_DATASETS))
     info(f"run directory: {final}")
     with atomic_run_dir(final, force=args.force, prefix="llm_rl") as tmp:
         policy, loaded = load_policy(args, init)
