@@ -52,7 +52,7 @@ from course.lib.records.formats import PROMPT_TEMPLATE
 from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
 from course.llm.lora import TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored, load_adapter_state
-from course.llm.sampling import _cache_of, encode_prompts, generate, sample_items
+from course.llm.sampling import _cache_of, common_prefix_length, encode_prompts, generate, sample_items
 from course.llm.templates import PromptTemplate, get_template, render
 from course.tinylm.policy import Rollouts
 from course.tinylm.rollouts import rollout_records
@@ -65,22 +65,6 @@ ADAPTER_METADATA = "course.llm.lora"
 # with room, and a file beyond it is not the course's (the whole file is read into memory, then parsed).
 ADAPTER_FILE_LIMIT = 512 << 20
 ADAPTER_EXPECTED = "a LoRA adapter file (.safetensors, as course.llm.rl saves)"
-
-
-def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
-    """How many leading tokens every row shares, leaving each row at least one token of its own.
-
-    >>> common_prefix_length([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]])
-    2
-    >>> common_prefix_length([[7, 8], [7, 8]])
-    1
-    """
-    limit = min(len(r) for r in rows) - 1
-    first = rows[0]
-    k = 0
-    while k < limit and all(r[k] == first[k] for r in rows):
-        k += 1
-    return k
 
 
 def _prompt_rows(ro: Rollouts) -> list[list[int]]:
