@@ -38,7 +38,7 @@ def tiny_args(model: Path, out: Path, *extra: str) -> list[str]:
 def test_help_ends_with_a_worked_example(run_in_process) -> None:
     proc = sample(run_in_process, "--help")
     assert proc.returncode == 0 and proc.stdout.rstrip().splitlines()[-1].strip().startswith("--completions")
-    assert "example:" in proc.stdout and "--template {fewshot,plain}" in proc.stdout
+    assert "example:" in proc.stdout and "--template {fewshot,gsm8k_final,plain}" in proc.stdout
 
 
 def test_a_pack_and_its_frozen_rollouts_are_written_in_the_courses_formats(run_in_process, tiny_llm_dir, tmp_path) -> None:
@@ -95,6 +95,25 @@ def test_eval_and_selection_read_the_output_unchanged(run_in_process, tiny_llm_d
 
 
 # --- refusals: one line, exit 2, nothing written ---------------------------------------------------------
+def test_an_imported_gsm8k_file_is_sampled_under_the_gsm8k_template_and_scored_strictly(run_in_process, tiny_llm_dir, tmp_path) -> None:
+    from course.llm.templates import GSM8K_FINAL
+
+    dataset, out = tmp_path / "gsm8k.jsonl", tmp_path / "gsm8k_pi0.jsonl"
+    sample_file = PROJECT_ROOT / "tests" / "data" / "bridges" / "gsm8k_sample.jsonl"
+    imported = run_in_process("course.datasets", ["import", "--format", "gsm8k", str(sample_file), "--out", str(dataset)],
+                              cwd=PROJECT_ROOT)
+    assert imported.returncode == 0, imported.stderr
+    proc = sample(run_in_process, "--model", str(tiny_llm_dir), "--dataset", str(dataset), "--template", "gsm8k_final",
+                  "--n", "1", "--max-tokens", "4", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rows = list(iter_completions(out))
+    assert [r.id for r in rows] == [f"gsm8k_sample-{i:05d}" for i in range(1, 6)]
+    assert {json.dumps(r.prompt_template, sort_keys=True) for r in rows} == {json.dumps(GSM8K_FINAL.record(), sort_keys=True)}
+    assert ev.main(["--dataset", str(dataset), "--completions", str(out), "--outdir", str(tmp_path / "run")]) == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["n"] == 5  # a random tiny model passes none: the figure is the strict pass rate with its interval
+
+
 def test_an_existing_output_is_not_overwritten_without_force(run_in_process, tiny_llm_dir, tmp_path) -> None:
     out = tmp_path / "r.jsonl"
     out.write_text("keep me\n")
