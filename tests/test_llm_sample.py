@@ -38,7 +38,7 @@ def tiny_args(model: Path, out: Path, *extra: str) -> list[str]:
 def test_help_ends_with_a_worked_example(run_in_process) -> None:
     proc = sample(run_in_process, "--help")
     assert proc.returncode == 0 and proc.stdout.rstrip().splitlines()[-1].strip().startswith("--completions")
-    assert "example:" in proc.stdout and "--template {fewshot,plain}" in proc.stdout
+    assert "example:" in proc.stdout and "--template {fewshot,gsm8k_final,plain}" in proc.stdout
 
 
 def test_a_pack_and_its_frozen_rollouts_are_written_in_the_courses_formats(run_in_process, tiny_llm_dir, tmp_path) -> None:
@@ -95,6 +95,25 @@ def test_eval_and_selection_read_the_output_unchanged(run_in_process, tiny_llm_d
 
 
 # --- refusals: one line, exit 2, nothing written ---------------------------------------------------------
+def test_an_imported_gsm8k_file_is_sampled_under_the_gsm8k_template_and_scored_strictly(run_in_process, tiny_llm_dir, tmp_path) -> None:
+    from course.llm.templates import GSM8K_FINAL
+
+    dataset, out = tmp_path / "gsm8k.jsonl", tmp_path / "gsm8k_pi0.jsonl"
+    sample_file = PROJECT_ROOT / "tests" / "data" / "bridges" / "gsm8k_sample.jsonl"
+    imported = run_in_process("course.datasets", ["import", "--format", "gsm8k", str(sample_file), "--out", str(dataset)],
+                              cwd=PROJECT_ROOT)
+    assert imported.returncode == 0, imported.stderr
+    proc = sample(run_in_process, "--model", str(tiny_llm_dir), "--dataset", str(dataset), "--template", "gsm8k_final",
+                  "--n", "1", "--max-tokens", "4", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rows = list(iter_completions(out))
+    assert [r.id for r in rows] == [f"gsm8k_sample-{i:05d}" for i in range(1, 6)]
+    assert {json.dumps(r.prompt_template, sort_keys=True) for r in rows} == {json.dumps(GSM8K_FINAL.record(), sort_keys=True)}
+    assert ev.main(["--dataset", str(dataset), "--completions", str(out), "--outdir", str(tmp_path / "run")]) == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["n"] == 5  # a random tiny model passes none: the figure is the strict pass rate with its interval
+
+
 def test_an_existing_output_is_not_overwritten_without_force(run_in_process, tiny_llm_dir, tmp_path) -> None:
     out = tmp_path / "r.jsonl"
     out.write_text("keep me\n")
@@ -140,6 +159,58 @@ def test_each_row_is_seeded_by_seed_item_and_sample_index_not_by_its_batch(tiny_
     together = sample_items(llm.model, llm.tokenizer, items, PLAIN, n=2, seed=0, max_tokens=8)
     one_by_one = sample_items(llm.model, llm.tokenizer, items, PLAIN, n=2, seed=0, max_tokens=8, rows_per_batch=2)
     assert together == one_by_one  # the same random numbers whatever the batch (float rounding aside)
+
+
+def test_a_rerun_with_the_same_seeds_draws_the_same_completions_and_token_ids(tiny_llm_dir) -> None:
+    from course.llm.load import load_llm
+    from course.llm.sampling import generate
+    from course.llm.templates import render
+
+    llm = load_llm(str(tiny_llm_dir))
+    texts = [render(llm.tokenizer, FEWSHOT, p) for p in ("Compute 17 * 19.", "Compute 7 * 9 + 1000.", "Compute 6 * 5.")]
+    seeds = [f"s:{i}" for i in range(3 * 4)]
+    a, b = (generate(llm.model, llm.tokenizer, texts, seeds, group=4, max_tokens=8) for _ in range(2))
+    assert a.texts == b.texts and a.truncated == b.truncated
+    assert a.tokens.tolist() == b.tokens.tolist() and a.mask.tolist() == b.mask.tolist()
+
+
+def test_the_prefill_with_the_shared_prefix_read_once_gives_each_prompt_the_logits_of_its_whole_forward_pass(tiny_llm_dir) -> None:
+    import torch
+
+    from course.llm.load import load_llm
+    from course.llm.sampling import encode_prompts, prefill
+    from course.llm.templates import render
+
+    llm = load_llm(str(tiny_llm_dir))
+    # Prompts of different lengths: their tails are left-padded after the shared prefix, so padding sits in the middle.
+    texts = [render(llm.tokenizer, FEWSHOT, p) for p in ("Compute 1 + 2.", "What is 1234 * 5678 - 42, exactly?", "9 - 3?")]
+    prompt, valid = encode_prompts(llm.tokenizer, texts)
+    with torch.no_grad():
+        logits, _, key_valid, next_pos = prefill(llm.model, prompt, valid, int(llm.tokenizer.pad_token_id))
+        for i, text in enumerate(texts):
+            ids = llm.tokenizer(text, add_special_tokens=False)["input_ids"]
+            whole = llm.model(torch.tensor([ids])).logits[0, -1]
+            assert torch.allclose(logits[i], whole, atol=1e-5), (i, float((logits[i] - whole).abs().max()))
+            assert int(next_pos[i]) == len(ids) and int(key_valid[i].sum()) == len(ids)
+
+
+def test_laying_the_weights_out_for_sampling_keeps_every_value_and_the_outputs(tiny_llm_dir) -> None:
+    import torch
+
+    from course.llm.load import load_llm
+    from course.llm.sampling import lay_out_for_sampling
+
+    llm = load_llm(str(tiny_llm_dir))
+    before = {name: p.detach().clone() for name, p in llm.model.named_parameters()}
+    ids = torch.tensor([[5, 6, 7, 8, 9]])
+    with torch.no_grad():
+        logits = llm.model(ids).logits
+        lay_out_for_sampling(llm.model)
+        lay_out_for_sampling(llm.model)  # idempotent
+        after = llm.model(ids).logits
+    assert all(torch.equal(before[name], p) for name, p in llm.model.named_parameters())
+    assert all(m.weight.t().is_contiguous() for m in llm.model.modules() if isinstance(m, torch.nn.Linear))
+    assert torch.allclose(logits, after, atol=1e-5)  # the same function: only the summation order may differ
 
 
 def test_the_stop_token_ends_a_completion_and_is_an_action_not_text(tiny_llm_dir) -> None:

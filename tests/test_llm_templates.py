@@ -11,7 +11,7 @@ from course.errors import CourseError
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line
 from course.llm import templates
-from course.llm.templates import FEWSHOT, PLAIN, TEMPLATES, get_template
+from course.llm.templates import FEWSHOT, GSM8K_FINAL, PLAIN, TEMPLATES, get_template
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = "Compute 2 + 3. Output exactly one line: Final: <int>"
@@ -38,11 +38,31 @@ def test_the_worked_examples_answer_their_own_questions_correctly_under_the_stri
         assert verdict["reward"] == 1.0 and verdict["details"]["error_code"] == "ok"
 
 
+def test_the_gsm8k_templates_worked_word_problems_answer_correctly_under_the_strict_scorer() -> None:
+    from course.instrument.spec_v1 import score
+
+    chat = GSM8K_FINAL.messages(PROMPT)
+    assert [m["role"] for m in chat] == ["system", "user", "assistant", "user", "assistant", "user"] and chat[-1]["content"] == PROMPT
+    for (user, assistant), expected in zip(GSM8K_FINAL.shots, (7 * 36 - 150, 45 - 3 * 12)):
+        assert user.endswith("Output exactly one line: Final: <int>")  # as course.datasets import words every prompt
+        verdict = score({"id": "shot", "prompt": user, "expected_answer": expected}, assistant)
+        assert verdict["reward"] == 1.0 and verdict["details"]["error_code"] == "ok"
+
+
+def test_no_gsm8k_worked_example_is_an_item_of_the_bundled_gsm8k_sample() -> None:
+    import json
+
+    sample = ROOT / "tests" / "data" / "bridges" / "gsm8k_sample.jsonl"
+    questions = [json.loads(line)["question"] for line in sample.read_text(encoding="utf-8").splitlines()]
+    assert questions, "the sample was not read"
+    assert [user for user, _ in GSM8K_FINAL.shots if any(user.startswith(q) or q in user for q in questions)] == []
+
+
 def test_no_worked_example_is_a_dev_or_holdout_item() -> None:
     evaluated = {ex.prompt for name in ("math_dev", "math_holdout")
                  for ex in read_dataset(ROOT / "data" / "datasets" / f"{name}.jsonl")}
     assert evaluated, "the bundled datasets were not read"
-    assert [user for user, _ in FEWSHOT.shots if user in evaluated] == []
+    assert [user for t in TEMPLATES.values() for user, _ in t.shots if user in evaluated] == []
 
 
 def test_the_fingerprint_is_the_sha256_of_the_exact_text_with_the_prompt_slot() -> None:

@@ -53,7 +53,7 @@ from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
 from course.llm.lora import (TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored,
                              load_adapter_state, lora_shapes)
-from course.llm.sampling import _cache_of, encode_prompts, generate, sample_items
+from course.llm.sampling import _cache_of, common_prefix_length, encode_prompts, generate, sample_items
 from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
 from course.llm.templates import PromptTemplate, get_template, render
 from course.tinylm.policy import Rollouts
@@ -70,22 +70,6 @@ ADAPTER_EXPECTED = "a LoRA adapter file (.safetensors, as course.llm.rl saves)"
 # What an adapter's metadata may say: course.llm.rl's --lora-rank and --lora-alpha ranges. A rank is
 # allocated (rank x width per projection) before any tensor is compared, so it is bounded first.
 RANK_LIMIT, ALPHA_RANGE = LORA_RANK_LIMIT, LORA_ALPHA_RANGE
-
-
-def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
-    """How many leading tokens every row shares, leaving each row at least one token of its own.
-
-    >>> common_prefix_length([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]])
-    2
-    >>> common_prefix_length([[7, 8], [7, 8]])
-    1
-    """
-    limit = min(len(r) for r in rows) - 1
-    first = rows[0]
-    k = 0
-    while k < limit and all(r[k] == first[k] for r in rows):
-        k += 1
-    return k
 
 
 def _prompt_rows(ro: Rollouts) -> list[list[int]]:

@@ -15,15 +15,19 @@ not depend on which other rows share its batch, up to float rounding, and with t
 composition fixed (``rows_per_batch`` items in dataset order) and the thread count fixed,
 a rerun on the same machine is byte-identical.
 
-How a batch is computed: the chat prompts (rendered by ``course.llm.templates.render``) are
-tokenised and padded on the LEFT, so every row's next token sits in the last column. The
-prompts are read once each (prefill, logits of the last position only); their key/value
-cache is then repeated for the G samples of each prompt (a few-shot prompt is ~150 tokens,
-a completion ~20: reading it once instead of 8 times is most of the saving). Each step feeds
-one token per row; a row stops at the model's end-of-turn token (``<|im_end|>``) or at
-``max_tokens``, and leaves the batch (its cache rows are dropped), so a few-shot batch whose
-rows mostly answer in five tokens does not pay for its longest ramble 64 times over. The stop
-token is an action (it is in ``tokens`` and ``mask``) but not text.
+How a batch is computed. Every prompt of a template begins with the same tokens (the chat
+header, the system prompt and the worked examples: ~120 of a few-shot prompt's ~145), so the
+prefill is in two parts: that shared prefix is read ONCE (batch 1), then each prompt's own tail
+(~25 tokens), left-padded and placed after the prefix ([prefix | padding | tail], the padding
+masked out of every key, the tail's positions continuing the prefix's): each row computes exactly
+its own prompt, up to float rounding. Only the last position's logits are computed. The key/value
+cache of each prompt is then repeated for its G samples. Each step feeds one token per row; a row
+stops at the model's end-of-turn token (``<|im_end|>``) or at ``max_tokens``, and leaves the batch
+(its cache rows are dropped), so a few-shot batch whose rows mostly answer in five tokens does not
+pay for its longest ramble 64 times over. The stop token is an action (it is in ``tokens`` and
+``mask``) but not text. The decode steps are mostly matrix products of a few rows by each weight:
+``lay_out_for_sampling`` stores the weights so that the fast kernel runs them. Where the time goes,
+beside the machine's matrix-product bound and Hugging Face ``generate``: benchmarks/bench_llm_sampling.py.
 
 Before any token is drawn, every prompt is rendered (``course.llm.templates.render``: no special-token
 text from the data, a bounded template) and measured: a prompt whose tokens plus ``max_tokens`` do not
@@ -96,14 +100,74 @@ def check_fits(model: Any, prompt_tokens: int, max_tokens: int, where: str) -> N
                           "shorten the prompt or lower --max-tokens")
 
 
-def positions(valid: torch.Tensor) -> torch.Tensor:
-    """Position ids that start at 0 on each row's first real token (left padding gets 0 too)."""
-    return (valid.long().cumsum(dim=1) - 1).clamp(min=0)
+def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens every row shares, leaving each row at least one token of its own.
+
+    >>> common_prefix_length([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]])
+    2
+    >>> common_prefix_length([[7, 8], [7, 8]])
+    1
+    """
+    limit = min(len(r) for r in rows) - 1
+    first = rows[0]
+    k = 0
+    while k < limit and all(r[k] == first[k] for r in rows):
+        k += 1
+    return k
+
+
+def lay_out_for_sampling(model: torch.nn.Module) -> None:
+    """Store every linear layer's weight column-major (the same values, another memory order), once.
+
+    A linear layer computes ``x @ W.T``. With W stored row-major (as loaded), ``W.T`` is a transposed
+    view and the matrix library runs its "A times B-transposed" kernel, which on a batch of a few rows
+    (the decode steps, where most rows have already stopped) runs at a fraction of the speed of the
+    plain "A times B" kernel that a contiguous ``W.T`` gets; on hundreds of rows (prefill, the
+    log-probability passes) the two are equally fast (benchmarks/bench_llm_sampling.py measures both).
+    Idempotent; the tied embedding shares the weight of the LM head and reads it by rows, as before.
+    """
+    with torch.no_grad():
+        for module in model.modules():
+            weight = getattr(module, "weight", None)
+            if isinstance(module, torch.nn.Linear) and weight is not None and weight.dim() == 2 and weight.is_contiguous():
+                weight.data = weight.data.t().contiguous().t()
 
 
 def _cache_of(output: Any) -> Any:
     """The key/value cache a forward pass returned (``cache`` since transformers 5.x renamed ``past_key_values``)."""
     return output["cache"] if "cache" in output else output["past_key_values"]
+
+
+def prefill(model: Any, prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
+    """Read P left-padded prompts: the next-token logits (P, V) float32, the key/value cache, which cached
+    keys are real (P, S) long, and each row's next position (P,).
+
+    In two parts. 1. The prefix every prompt shares (a template's chat header, system prompt and
+    worked examples), once, batch 1. 2. Each prompt's own tail, left-padded to W and placed after
+    the prefix: [prefix | padding | tail]. The padding in the middle is masked out of every key (a
+    2-D mask with zeros inside), and the tail's positions continue the prefix's, so each row
+    computes exactly its own prompt (tests compare the logits with one whole forward pass per prompt).
+    """
+    device = prompt.device
+    P = prompt.shape[0]
+    rows = [row[valid].tolist() for row, valid in zip(prompt, prompt_valid)]
+    c = common_prefix_length(rows)
+    cache = None
+    if c:
+        cache = _cache_of(model(input_ids=torch.tensor([rows[0][:c]], device=device), use_cache=True, logits_to_keep=1))
+        if P > 1:  # a copy of ~c tokens per prompt: the cache concatenates the tails onto it anyway
+            cache.batch_repeat_interleave(P)
+    W = max(len(r) - c for r in rows)
+    tail = torch.full((P, W), pad, dtype=torch.long)
+    tail_valid = torch.zeros((P, W), dtype=torch.bool)
+    for i, r in enumerate(rows):
+        tail[i, W - (len(r) - c):] = torch.tensor(r[c:], dtype=torch.long)
+        tail_valid[i, W - (len(r) - c):] = True
+    key_valid = torch.cat([torch.ones((P, c), dtype=torch.bool), tail_valid], dim=1).long().to(device)  # (P, c + W)
+    pos = (c + tail_valid.long().cumsum(dim=1) - 1).clamp(min=c).to(device)  # (P, W)
+    # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
+    out = model(tail.to(device), key_valid, pos, cache, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1, :].float(), _cache_of(out), key_valid, pos[:, -1] + 1
 
 
 @torch.no_grad()
@@ -125,6 +189,7 @@ def generate(
     P, B = len(texts), len(texts) * group
     if P == 0 or len(row_seeds) != B:
         raise ValueError(f"need {B} row seeds for {P} prompts x {group}, got {len(row_seeds)}")
+    lay_out_for_sampling(model)
     device = next(model.parameters()).device
     prompt, prompt_valid = encode_prompts(tokenizer, texts, str(device))
     check_fits(model, int(prompt_valid.sum(dim=1).max()), max_tokens, "a prompt of the batch")
@@ -132,15 +197,13 @@ def generate(
     pad = int(tokenizer.pad_token_id)
     rngs = [random.Random(s) for s in row_seeds]
 
-    # Prefill: each prompt once (only its last position's logits), then its cache repeated for its G rows.
-    pos = positions(prompt_valid)
-    out = model(input_ids=prompt, attention_mask=prompt_valid.long(), position_ids=pos, use_cache=True, logits_to_keep=1)
-    cache = _cache_of(out)
+    next_logits, cache, key_valid, next_pos = prefill(model, prompt, prompt_valid, pad)
+    # The cache of each prompt, repeated for its G rows (the samples part ways from the first drawn token on).
     if group > 1:
         cache.batch_repeat_interleave(group)
-    next_logits = out.logits[:, -1, :].float().repeat_interleave(group, dim=0)  # (B, V)
-    next_pos = pos[:, -1].repeat_interleave(group) + 1  # (B,)
-    key_valid = prompt_valid.repeat_interleave(group, dim=0).long()  # (B, S): which cached keys are real
+    next_logits = next_logits.repeat_interleave(group, dim=0)  # (B, V)
+    next_pos = next_pos.repeat_interleave(group)  # (B,)
+    key_valid = key_valid.repeat_interleave(group, dim=0)  # (B, S): which cached keys are real
 
     chosen = torch.full((B, max_tokens), pad, dtype=torch.long)  # (B, K)
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long)

@@ -8,12 +8,14 @@ changing. So the template is recorded on every rollout line and in every manifes
 ``course.gate`` refuses to compare ``plain`` with ``fewshot`` ("Locked Room violated:
 prompt_template differs") instead of calling the difference learning.
 
-Two templates:
+Three templates:
 
-  plain    the dataset's prompt as the only user message, verbatim (the chat template
-           then adds the model's own default system line, as it does for any user)
-  fewshot  a system prompt stating the output format, then two worked examples (a user
-           turn and the assistant's one-line answer each), then the dataset's prompt
+  plain        the dataset's prompt as the only user message, verbatim (the chat template
+               then adds the model's own default system line, as it does for any user)
+  fewshot      a system prompt stating the output format, then two worked examples (a user
+               turn and the assistant's one-line answer each), then the dataset's prompt
+  gsm8k_final  the same shape for grade-school word problems (an imported GSM8K slice):
+               the format, two worked word problems, then the dataset's prompt
 
 The worked examples were written by hand in the course's problem style; none of them is a
 dev or holdout item (tests/test_llm_templates.py checks it against the bundled datasets).
@@ -115,7 +117,24 @@ FEWSHOT = PromptTemplate(
     ),
 )
 
-TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in (PLAIN, FEWSHOT)}
+# For grade-school word problems (a GSM8K slice imported by course.datasets): the same one-line format,
+# with two worked word problems written by hand (neither is a GSM8K item nor a course item; a test checks).
+GSM8K_FINAL = PromptTemplate(
+    "gsm8k_final",
+    "a system prompt stating the format, two worked word problems, then the dataset's prompt",
+    system=(
+        "You solve grade-school math word problems. Work the problem out silently, then reply with exactly "
+        "one line and nothing else: Final: followed by one space and the answer as an integer, for example Final: 42"
+    ),
+    shots=(
+        ("A farmer packs 7 boxes with 36 eggs each and then sells 150 eggs. How many eggs does he have left? "
+         "Output exactly one line: Final: <int>", "Final: 102"),
+        ("Maya has 45 dollars. She buys 3 books that cost 12 dollars each. How many dollars does she have left? "
+         "Output exactly one line: Final: <int>", "Final: 9"),
+    ),
+)
+
+TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in (PLAIN, FEWSHOT, GSM8K_FINAL)}
 
 # What a rollout file without the field used: the dataset prompt as it is.
 IMPLICIT = PLAIN
