@@ -250,8 +250,10 @@ def test_with_the_plain_template_every_reward_is_zero_and_the_run_says_no_update
     log = [json.loads(line) for line in (out / "rl_log.jsonl").read_text(encoding="utf-8").splitlines()]
     steps = [r for r in log if r["step"] > 0]
     assert all(r["reward"] == 0.0 and r["no_signal_groups"] == 1.0 and r["update_skipped"] for r in steps)
+    assert all(r["pg_samples"] == 0 for r in steps)  # the zero-signal accounting: no sample carried a signal
     assert all(r["kl_k1_per_token"] == 0.0 for r in steps)  # the policy never left pi0
     assert "2 of 2 steps had a gradient of exactly zero" in proc.stderr
+    assert "0 of 16 samples (0%) carried a policy-gradient signal" in proc.stderr
 
 
 @pytest.mark.slow

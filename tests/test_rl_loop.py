@@ -103,3 +103,151 @@ def test_the_summary_counts_skipped_updates_only_when_there_were_some() -> None:
                 evals=[ev], alarms=[], log_sha256="x", train_seconds=1.0)
     assert "skipped_updates" not in run_summary(settings(), Trained(**base, skipped_updates=0))
     assert run_summary(settings(), Trained(**base, skipped_updates=3))["skipped_updates"] == 3
+
+
+# ---------------------------------------------------------------------------
+# Zero-signal accounting and the objective's switches
+# ---------------------------------------------------------------------------
+def test_a_step_counts_the_samples_whose_advantage_carried_a_gradient() -> None:
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    policy = tiny_lm_policy()
+    s = settings()
+    seeds = [f"rl:{s.seed}:1:{i}:{j}" for i in range(2) for j in range(4)]
+    ro = policy.generate([p.prompt for p in TOY], seeds, group=4, temperature=1.0, max_tokens=s.max_tokens)
+    paid = {ro.texts[0]} - set(ro.texts[1:])
+    assert paid  # (the toy's draws: sample 0 is unlike every other)
+    opt = torch.optim.Adam(policy.parameters(), lr=s.lr)
+    rec = reinforce_step(s, 1, policy, opt, paying(paid), TOY)
+    # group 1: one sample paid, so all four advantages are non-zero; group 2: all equal, none
+    assert rec["pg_samples"] == 4 and rec["no_signal_groups"] == 0.5
+
+
+def test_a_step_without_any_reward_signal_counts_zero_samples() -> None:
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    policy = tiny_lm_policy()
+    rec = reinforce_step(settings(), 1, policy, torch.optim.Adam(policy.parameters()), paying(set()), TOY)
+    assert rec["pg_samples"] == 0 and "kl_penalty_in_reward" not in rec
+
+
+def test_kl_in_the_reward_gives_every_sample_an_advantage_once_pi_has_left_pi0() -> None:
+    """Every task reward equal (no signal from the reward) but pi != pi0: the KL subtracted from the
+    reward differs between samples, so every sample carries the KL's gradient; nothing goes in the loss."""
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    policy = tiny_lm_policy()
+    with torch.no_grad():
+        for p in policy.parameters():
+            p.add_(0.05 * torch.ones_like(p))
+    s = settings(beta=0.5, kl_in="reward", kl_estimator="k1")
+    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(set()), TOY)
+    assert rec["no_signal_groups"] == 1.0 and rec["pg_samples"] == 8
+    assert rec["kl_loss"] == 0.0 and rec["kl_penalty_in_reward"] != 0.0 and "update_skipped" not in rec
+
+
+def test_the_summary_accounts_for_the_zero_signal_steps_and_names_the_objective() -> None:
+    from course.lib.learning.rl_loop import Trained, run_summary
+
+    recs = [{"step": i, "reward": 0.0, "strict_pass_train": 0.0, "kl_k1_per_token": 0.0, "kl_k3_per_token": 0.0,
+             "kl_k1_per_sample": 0.0, "entropy_per_token": 1.0, "no_signal_groups": g, "pg_samples": n,
+             "truncated_share": 0.0, "multi_number_share": 0.0} for i, (g, n) in enumerate([(1.0, 0), (0.5, 4)], 1)]
+    t = Trained(policy=tiny_lm_policy(), final_file="final.pt", final_sha="0" * 64, final_name="tinylm:0", records=recs,
+                evals=[{"step": 0}], alarms=[], log_sha256="x", train_seconds=1.0, skipped_updates=1)
+    summary = run_summary(settings(loss_norm="seq-mean"), t)
+    assert summary["zero_signal"] == {"no_signal_groups_mean": 0.75, "steps_without_pg_signal": 1, "pg_samples": 4, "samples": 16}
+    assert summary["objective"] == {"kl_estimator": "k3", "kl_in": "loss", "loss_norm": "seq-mean", "scale_rewards": "none"}
+
+
+def test_the_default_loss_is_the_loops_original_formula_to_the_last_bit() -> None:
+    """Defaults keep today's behaviour: -sum(A log pi)/B + beta * sum(k3)/B, computed in that order."""
+    import torch
+
+    from course.lib.learning.rl_loop import policy_loss
+
+    g = torch.Generator().manual_seed(0)
+    logp = (-torch.rand(6, 5, generator=g) * 3).requires_grad_(True)
+    ref = -torch.rand(6, 5, generator=g) * 3
+    mask = torch.rand(6, 5, generator=g) > 0.3
+    adv = torch.randn(6, generator=g)
+    loss, _ = policy_loss(logp, ref, mask, adv, 0.05)
+    m = mask.float()
+    lr_ = (logp - ref) * m
+    old = -(adv[:, None] * logp * m).sum() / 6 + 0.05 * ((torch.exp(-lr_) - 1 + lr_) * m).sum() / 6
+    assert torch.equal(loss, old)
+    assert torch.equal(torch.autograd.grad(loss, logp)[0], torch.autograd.grad(old, logp)[0])
+
+
+@pytest.mark.parametrize("norm", ["constant", "seq-mean", "token-mean"])
+@pytest.mark.parametrize("scale", ["none", "group"])
+def test_the_loss_gradient_on_each_token_is_the_normalisation_microscopes_weight(norm: str, scale: str) -> None:
+    import torch
+
+    from course.lib.learning import loss_normalisation as ln
+    from course.lib.learning.rl_loop import group_advantages, policy_loss
+
+    rewards, lengths = [1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0], [3, 7, 2, 5, 4, 4, 6, 1]
+    mask = torch.tensor([[t < n for t in range(7)] for n in lengths])
+    logp = torch.full((8, 7), -1.0, requires_grad=True)
+    adv = group_advantages(torch.tensor(rewards).view(2, 4), scale)
+    loss, _ = policy_loss(logp, logp.detach(), mask, adv, 0.0, loss_norm=norm)
+    grad = torch.autograd.grad(loss, logp)[0]
+    want = ln.token_weights(rewards, lengths, group=4, norm=norm, scale=scale)
+    for i, n in enumerate(lengths):
+        assert torch.allclose(grad[i, :n], torch.full((n,), -want[i]), atol=1e-6)
+        assert torch.all(grad[i, n:] == 0)
+
+
+@pytest.mark.parametrize("name", ["k1", "k2", "k3"])
+def test_the_kl_term_in_the_loss_has_the_microscopes_slope_on_each_token(name: str) -> None:
+    import torch
+
+    from course.lib.learning import kl_estimators as kl
+    from course.lib.learning.rl_loop import policy_loss
+
+    logp = torch.tensor([[-0.5, -2.0], [-1.0, -0.1]], dtype=torch.float64, requires_grad=True)
+    ref = torch.tensor([[-1.5, -1.0], [-1.0, -2.0]], dtype=torch.float64)
+    mask = torch.ones(2, 2, dtype=torch.bool)
+    loss, _ = policy_loss(logp, ref, mask, torch.zeros(2, dtype=torch.float64), 1.0, kl_estimator=name)
+    grad = torch.autograd.grad(loss, logp)[0]
+    for i in range(2):
+        for t in range(2):
+            slope = kl.estimator_slope(name, float(ref[i, t] - logp.detach()[i, t]))
+            assert float(grad[i, t]) == pytest.approx(slope / 2, abs=1e-12)  # / B
+
+
+def test_an_unknown_choice_is_refused_by_name() -> None:
+    import torch
+
+    from course.lib.learning.rl_loop import policy_loss
+
+    x = torch.zeros(1, 1)
+    with pytest.raises(ValueError, match="loss_norm"):
+        policy_loss(x, x, x > -1, torch.zeros(1), 0.0, loss_norm="per-token")
+
+
+def test_the_kl_estimator_defaults_to_k3_in_the_loss_and_k1_in_the_reward() -> None:
+    from course.tinylm import rl
+
+    for argv, want in (([], "k3"), (["--kl-in", "reward"], "k1"), (["--kl-in", "reward", "--kl-estimator", "k3"], "k3")):
+        args = rl.build_parser().parse_args(argv)
+        rl.check_args(args)
+        assert args.kl_estimator == want
+
+
+def test_the_objective_flags_default_to_the_loop_as_it_always_was() -> None:
+    from course.lib.learning.rl_loop import LoopSettings
+    from course.tinylm import rl
+
+    args = rl.build_parser().parse_args([])
+    rl.check_args(args)
+    s = LoopSettings.from_args(args)
+    assert (s.kl_estimator, s.kl_in, s.loss_norm, s.scale_rewards) == ("k3", "loss", "constant", "none")
+    with pytest.raises(SystemExit):
+        rl.build_parser().parse_args(["--loss-norm", "per-token"])

@@ -318,7 +318,7 @@ def test_rl_cli_smoke_run_writes_log_curves_checkpoint_and_a_reproducible_log(ti
     log = [json.loads(x) for x in (a / "rl_log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log] == [0, 1, 2]
     for key in ("reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "entropy_per_token",
-                "no_signal_groups", "truncated_share", "strict_codes"):
+                "no_signal_groups", "pg_samples", "mean_tokens_wrong", "truncated_share", "strict_codes"):
         assert key in log[1], key
     assert "slice_strict_pass" in log[2]["eval"]
     assert (a / "curves.csv").read_text().startswith("step,reward,")

@@ -43,6 +43,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("course.bandit_train", GROUPS[3], "REINFORCE on a softmax policy over a few completions, step by step"),
     Tool("course.toy_mdp", GROUPS[3], "credit assignment in a two-step decision with the reward at the end"),
     Tool("course.kl_tradeoff_demo", GROUPS[3], "how far a policy moves from its reference for how much reward"),
+    Tool("course.kl_estimators", GROUPS[3], "k1, k2, k3 in the loss or the reward: which KL each one's gradient follows, exactly"),
+    Tool("course.loss_normalisation", GROUPS[3], "each token's weight under GRPO, DAPO and Dr. GRPO loss normalisations"),
     Tool("course.token_inspect", GROUPS[3], "how a completion becomes tokens, beside the scorer's verdict"),
     Tool("course.tinylm.sft_data", GROUPS[4], "the supervised data recipe for the reference policy pi0"),
     Tool("course.tinylm.sft", GROUPS[4], "train pi0 by supervised fine-tuning"),

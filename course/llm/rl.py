@@ -1,7 +1,7 @@
 """Loop C on a real LLM: the course's RL loop trains LoRA adapters of SmolLM2-135M-Instruct on CPU.
 
 The same loop as the tiny LM's (``course.lib.learning.rl_loop``: fresh on-policy samples, a
-group baseline, a k3 KL leash to pi0, the fixed dev slice and its Goodhart alarm,
+group baseline, a KL leash to pi0 (k3 in the loss by default), the fixed dev slice and its Goodhart alarm,
 pi0 and the final policy sampled on math_holdout, scored by ``course.eval``'s
 pipeline and gated), with the real LLM as the policy (``course.llm.policy.LLMPolicy``):
 LoRA adapters on every projection are trained, the model's own weights stay frozen,
@@ -45,7 +45,7 @@ from course.lib.learning.rl_loop import LoopSettings, Trained
 from course.lib.records.runs import atomic_run_dir, resolve_outdir
 from course.llm.templates import TEMPLATES, get_template
 from course.tinylm.progress import ProgressLine
-from course.tinylm.rl import add_loop_options, check_args  # one definition of Loop C's flags and their checks
+from course.tinylm.rl import OBJECTIVE, add_loop_options, check_args  # one definition of Loop C's flags and their checks
 from course.tinylm.rl_report import report_lines
 from course.tinylm.sft_data import DEFAULT_DATASETS
 
@@ -233,15 +233,16 @@ def run_manifest(args: Any, policy: "LLMPolicy", loaded: dict[str, Any], trained
     template = policy.template
     return {
         **environment(TOOL, argv),
-        "what": "REINFORCE with a per-prompt group baseline and a k3 KL penalty to pi0, on LoRA adapters of a real LLM (course.llm.rl)",
+        "what": "REINFORCE with a per-prompt group baseline and a KL penalty to pi0, on LoRA adapters of a real LLM (course.llm.rl)",
         "settings": {k: getattr(args, k) for k in DEFAULTS} | {"rubric": args.rubric, "seed": args.seed, "init": args.init,
-                                                                "template": args.template, "warm_start": args.warm_start, "model": args.model, "device": args.device},
+                                                                "template": args.template, "warm_start": args.warm_start, "model": args.model, "device": args.device}
+                    | {k: getattr(args, k) for k in OBJECTIVE},
         "seeds": {"training_prompts": f"rl-prompts:{args.seed}", "training_samples": f"rl:{args.seed}:<step>:<prompt>:<sample>",
                   "evaluation_samples": f"llm:{args.eval_seed}:<item id>:<sample>", "adapter_init": args.seed},
         "warm_start": ({k: getattr(args, k) for k in RFT_DEFAULTS} | {"rft_template": args.rft_template or args.template,
                        "pool_seed": f"rft-prompts:{args.seed}", "sample_seeds": f"rft:{args.seed}:<problem>:<sample>"}
                        if args.warm_start == "rft" else None),
-        "kl_estimator_in_loss": "k3 per token (GRPO-style); k1 and k3 both logged",
+        "objective": rl_loop.objective_text(LoopSettings.from_args(args)) + "; k1 and k3 both logged",
         "model": policy.llm.provenance,
         "loading": loaded,
         "prompt_template": {**template.record(), "text": template.text},

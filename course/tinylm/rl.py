@@ -61,6 +61,8 @@ MAX_ROWS = 4096  # P x G, the rows sampled and back-propagated together in one s
 SAMPLES = int_in(1, 1024)
 MAX_CHECKPOINTS = 1000  # steps / save-every (each ~5 MB)
 
+OBJECTIVE = ("kl_estimator", "kl_in", "loss_norm", "scale_rewards")  # the objective's switches, recorded in the manifest
+
 DEFAULTS: dict[str, Any] = {
     "beta": 0.05,
     "steps": 60,
@@ -111,6 +113,18 @@ def add_loop_options(p: Any, defaults: dict[str, Any], policy_options: Callable[
     p.add_argument("--threads", type=THREADS, default=defaults["threads"], help=f"PyTorch threads (default {defaults['threads']}; part of reproducibility)")
     p.add_argument("--gate-min-delta", type=float_in(-1.0, 1.0), default=defaults["gate_min_delta"],
                    help=f"course.gate's bar for promoting the final policy over pi0 on the holdout (default {defaults['gate_min_delta']:.2f}; significance is also required)")
+    # The objective's switches (course.lib.learning.rl_loop.policy_loss; docs/objective.md): the same defaults for
+    # every policy, the loop as it always was.
+    p.add_argument("--kl-estimator", choices=rl_loop.KL_ESTIMATORS, default=None,
+                   help="KL estimate per token: k1 = log pi/pi0, k2 = 1/2 (log pi/pi0)^2, k3 = pi0/pi - 1 - log pi0/pi "
+                        "(default: k3 in the loss, k1 in the reward; python -m course.kl_estimators shows what each one's gradient follows)")
+    p.add_argument("--kl-in", choices=rl_loop.KL_PLACES, default="loss",
+                   help="where the KL penalty goes: a per-token loss term (default, GRPO) or subtracted from each completion's reward (PPO-style RLHF)")
+    p.add_argument("--loss-norm", choices=rl_loop.LOSS_NORMS, default="constant",
+                   help="what the loss's token sum is divided by: constant = the number of samples (default; Dr. GRPO-like), "
+                        "seq-mean = each completion's length too (GRPO), token-mean = all tokens of the batch (DAPO); see python -m course.loss_normalisation")
+    p.add_argument("--scale-rewards", choices=rl_loop.REWARD_SCALES, default="none",
+                   help="divide each advantage by its group's reward standard deviation (group, GRPO) or not (none, default)")
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -141,6 +155,8 @@ def check_args(args: Any, max_tokens_limit: int = MAX_TOKENS_LIMIT) -> None:
         raise CourseError("--group-size must be at least 2: the baseline is the mean of the other samples of the prompt")
     if args.beta < 0:
         raise CourseError(f"--beta must be >= 0, got {args.beta}")
+    if args.kl_estimator is None:  # the standard pairing for each place (and the loop's behaviour from the start)
+        args.kl_estimator = "k3" if args.kl_in == "loss" else "k1"
     if not args.temperature > 0:
         raise CourseError("--temperature must be > 0 for on-policy training (greedy decoding has no log-probabilities to learn from)")
     if not 1 <= args.max_tokens <= max_tokens_limit:
@@ -217,9 +233,10 @@ def run_manifest(args: Any, trained: Trained, summary: dict[str, Any], argv: Seq
     pi0_path = Path(args.pi0) if args.pi0 else PI0_PATH
     return {
         **environment("course.tinylm.rl", argv),
-        "what": "REINFORCE with a per-prompt group baseline and a k3 KL penalty to pi0 (course.tinylm.rl)",
-        "settings": {k: getattr(args, k) for k in DEFAULTS} | {"rubric": args.rubric, "seed": args.seed, "init": args.init, "pi0": args.pi0},
-        "kl_estimator_in_loss": "k3 per token (GRPO-style); k1 and k3 both logged",
+        "what": "REINFORCE with a per-prompt group baseline and a KL penalty to pi0 (course.tinylm.rl)",
+        "settings": {k: getattr(args, k) for k in DEFAULTS} | {"rubric": args.rubric, "seed": args.seed, "init": args.init, "pi0": args.pi0}
+                    | {k: getattr(args, k) for k in OBJECTIVE},
+        "objective": rl_loop.objective_text(LoopSettings.from_args(args)) + "; k1 and k3 both logged",
         "pi0": {**input_fingerprint(pi0_path), "policy": policy.pi0_name},
         "final_policy": {"file": trained.final_file, "sha256": trained.final_sha, "policy": summary["final_policy"]},
         "datasets": [input_fingerprint(p) for p in DEFAULT_DATASETS],

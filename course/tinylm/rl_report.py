@@ -36,7 +36,7 @@ def story_line(rec: dict[str, Any], rubric: str, elapsed: float) -> str:
     return (
         f"step {rec['step']:3d} | {rubric} reward {rec['reward']:.2f} | strict ok {rec['strict_pass_train']:.0%} "
         f"| KL/token k1 {rec['kl_k1_per_token']:+.4f} k3 {rec['kl_k3_per_token']:.4f} | entropy/token {rec['entropy_per_token']:.3f} "
-        f"| no-signal groups {rec['no_signal_groups']:.0%} | truncated {rec['truncated_share']:.0%} "
+        f"| no-signal groups {rec['no_signal_groups']:.0%} (samples with signal {rec.get('pg_samples', '?')}) | truncated {rec['truncated_share']:.0%} "
         f"| several numbers {rec['multi_number_share']:.0%} | top slips: {slips} "
         f"| e.g. {rec['example']!r} | {elapsed:.0f}s"
     )

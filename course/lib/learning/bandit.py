@@ -163,8 +163,8 @@ def reinforce(
 
         # The baseline is computed from EARLIER steps only, BEFORE this step's reward is
         # seen. A baseline may depend on anything except the action being scored: then
-        # E[b * grad log pi(a)] = b * sum_a grad pi(a) = 0 and the estimate stays
-        # unbiased. Folding the current reward in would make b depend on the sampled
+        # E[b * grad log pi(a)] = b * sum_a grad pi(a) = 0 and the estimate stays an
+        # unbiased estimate of grad J. Folding the current reward in would make b depend on the sampled
         # action, shrinking every advantage by n/(n+1) (and zeroing the very first one):
         # a biased gradient. With no history yet, b = 0.
         n_past = t - 1
@@ -173,7 +173,7 @@ def reinforce(
         elif baseline == "ema":
             b = ema
         elif baseline == "optimal":
-            b = pg.optimal_baseline(theta, rewards)  # depends on theta only: still unbiased
+            b = pg.optimal_baseline(theta, rewards)  # depends on theta only: still an unbiased estimate of grad J
         else:
             b = 0.0
         advantage = reward - b

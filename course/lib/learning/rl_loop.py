@@ -11,6 +11,14 @@ back towards the reference pi0.
     A_i  = r_i - mean(r of the G samples of the same prompt)       (group baseline)
     k3   = (pi0/pi - 1) - log(pi0/pi)  at each chosen token        (KL estimator, see policy_loss)
 
+That is the default objective. Four switches change it, each a choice practitioners argue about
+(``LoopSettings``' last four fields; docs/objective.md reads every formula): which KL estimator (k1, k2, k3),
+where it goes (a loss term, or subtracted from the reward), what the token sum is divided by
+(the number of samples B, the default; each completion's length, GRPO; all tokens of the batch,
+DAPO) and whether advantages are divided by their group's standard deviation (GRPO) or not.
+``python -m course.kl_estimators`` and ``python -m course.loss_normalisation`` show, exactly,
+what each choice does to the gradient.
+
 Every few steps the policy is measured on a fixed slice (math_dev, the same
 random numbers every time) with the *strict* scorer, whatever rubric it is
 trained on, and with that rubric on the same samples. At the end pi0 and the
@@ -32,6 +40,13 @@ advantage is 0, and the KL term has no slope: beta 0 or pi still equal to pi0),
 the optimizer step is SKIPPED and the record says so (``update_skipped``).
 Adam's running averages from earlier steps would otherwise keep moving the
 weights with no evidence at all. Nothing learns from a reward that never varies.
+
+Zero-signal accounting, every step: ``no_signal_groups`` is the share of groups whose
+rewards are all equal (TRL logs it as ``frac_reward_zero_std``) and ``pg_samples`` the
+number of samples whose advantage is non-zero, the only ones the reward's gradient comes
+from. The policy-gradient loss's VALUE says nothing about learning: advantages sum to zero
+in every group, so ``pg_loss`` hovers near 0 while its gradient is large. It means "not
+learning" only when ``pg_samples`` is 0 (and then, with no KL slope, the update is skipped).
 
 The library does no printing: the tool passes ``say`` (a diagnostic line on
 stderr) and ``progress`` (a factory of progress lines, ``course.tinylm.progress.ProgressLine``).
@@ -158,6 +173,11 @@ class LoopSettings:
     eval_seed: int
     save_every: int
     gate_min_delta: float
+    # The objective's four switches (defaults: the loop as it always was; see policy_loss)
+    kl_estimator: str = "k3"  # k1 | k2 | k3
+    kl_in: str = "loss"  # loss | reward
+    loss_norm: str = "constant"  # constant | seq-mean | token-mean
+    scale_rewards: str = "none"  # none | group
 
     @classmethod
     def from_args(cls, args: Any) -> "LoopSettings":
@@ -200,6 +220,7 @@ def train(s: LoopSettings, policy: RLPolicy, run_dir: Path, *, progress: Progres
         f"{policy.describe()}; rubric {s.rubric!r}, beta {s.beta}, {s.steps} steps x {s.prompts_per_step} prompts x "
         f"{s.group_size} samples, lr {s.lr}"
     )
+    line.info(f"objective: {objective_text(s)}")
     watch = SliceWatch(s, dev_slice, rubric, line)
     log = JsonlWriter(run_dir / "rl_log.jsonl")
     records: list[dict[str, Any]] = []
@@ -233,6 +254,7 @@ def train(s: LoopSettings, policy: RLPolicy, run_dir: Path, *, progress: Progres
     if skipped:
         say(f"{skipped} of {s.steps} steps had a gradient of exactly zero (every group's rewards equal, no KL slope): "
             "no update was made on them")
+    say(zero_signal_text(zero_signal(records, s)))
     return Trained(policy, final_file, final_sha, final_name, records, watch.evals, watch.alarms, log.sha256,
                    train_seconds, skipped)
 
@@ -267,22 +289,33 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
     rewards = torch.tensor([rubric(ex, t)["reward"] for ex, t in zip(examples, ro.texts)])  # (B,)
     strict_codes = [strict_score(ex, t)["details"]["error_code"] for ex, t in zip(examples, ro.texts)]
 
-    # 3. group baseline: advantage = reward - mean reward of the same prompt's G samples.
-    # (This is (G-1)/G times the leave-one-out advantage, so the gradient is unbiased up to that
-    # constant. We do NOT divide by the group's std: that would blow up nearly unanimous groups.)
-    r = rewards.view(P, G)
-    adv = (r - r.mean(dim=1, keepdim=True)).view(-1)  # (B,)
-    no_signal = float((r.max(dim=1).values == r.min(dim=1).values).float().mean())  # all G equal: zero gradient
-
-    # 4. log-probabilities of the chosen tokens under the policy (with grad) and under pi0 (without)
+    # 3. log-probabilities of the chosen tokens under the policy (with grad) and under pi0 (without)
     logp, entropy = policy.logprobs(ro)  # (B, K) each
     with torch.no_grad():
         logp_ref = policy.reference_logprobs(ro)  # (B, K)
     mask = ro.mask.float()  # (B, K): 1 on chosen tokens (the completion's tokens and its end token)
     n_tokens = mask.sum()
 
-    # 5. the loss: REINFORCE term + beta * k3 KL penalty (see policy_loss for the reasons)
-    loss, parts = policy_loss(logp, logp_ref, ro.mask, adv, s.beta)
+    # 4. group baseline: advantage = reward - mean reward of the same prompt's G samples.
+    # (This is (G-1)/G times the leave-one-out advantage, so the policy-gradient estimate is an
+    # unbiased estimate of (G-1)/G times grad E[r]. By default we do NOT divide by the group's
+    # std: that would blow up nearly unanimous groups; --scale-rewards group does, as GRPO.)
+    # With --kl-in reward the KL estimate, summed over the completion's tokens, is subtracted from
+    # the reward first (PPO-style RLHF): REINFORCE then differentiates it through the score function.
+    r = rewards.view(P, G)
+    no_signal = float((r.max(dim=1).values == r.min(dim=1).values).float().mean())  # all G equal: zero gradient
+    kl_penalty = None
+    if s.kl_in == "reward":
+        with torch.no_grad():
+            kl_penalty = s.beta * kl_estimate(s.kl_estimator, (logp.detach() - logp_ref) * mask, mask).sum(dim=1)  # (B,)
+        r = (rewards - kl_penalty).view(P, G)
+    adv = group_advantages(r, s.scale_rewards)  # (B,)
+    flat = (r.max(dim=1).values == r.min(dim=1).values).repeat_interleave(G)  # (B,) the rewards used were all equal
+    pg_samples = int(((adv != 0) & ~flat).sum())  # samples the reward's gradient comes from
+
+    # 5. the loss: REINFORCE term + beta * KL penalty (see policy_loss for the choices and their reasons)
+    loss, parts = policy_loss(logp, logp_ref, ro.mask, adv, s.beta, kl_estimator=s.kl_estimator, kl_in=s.kl_in,
+                              loss_norm=s.loss_norm)
     k1, k3 = parts["k1"], parts["k3"]
     opt.zero_grad(set_to_none=True)
     loss.backward()  # advantage > 0: raise log pi of that completion's tokens; < 0: lower them
@@ -304,15 +337,19 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
         "kl_k1_per_sample": round(float(k1.sum() / len(adv)), 6),
         "entropy_per_token": round(float((entropy * mask).sum() / n_tokens), 6),
         "no_signal_groups": round(no_signal, 6),
+        "pg_samples": pg_samples,
         "truncated_share": round(sum(ro.truncated) / len(ro.truncated), 6),
         "multi_number_share": round(sum(mentions_several_numbers(t) for t in ro.texts) / len(ro.texts), 6),
         "mean_tokens": round(float(n_tokens) / len(adv), 4),
+        "mean_tokens_wrong": mean_or_none([n for n, c in zip(mask.sum(dim=1).tolist(), strict_codes) if c != "ok"]),
         "pg_loss": round(float(parts["pg_loss"]), 6),
         "kl_loss": round(float(parts["kl_loss"]), 6),
         "grad_norm": round(grad_norm, 6),
         "strict_codes": {k: round(codes[k] / len(strict_codes), 6) for k in sorted(codes)},
         "example": ro.texts[0],
     }
+    if kl_penalty is not None:  # (only then: a default run logs what it always did, plus the zero-signal count)
+        rec["kl_penalty_in_reward"] = round(float(kl_penalty.mean()), 6)
     if skip:
         rec["update_skipped"] = True  # only on such steps: a run where it never happens logs what it always did
     return rec
@@ -373,41 +410,139 @@ def slice_scores(policy: RLPolicy, items: list[dict[str, Any]], rubric: Any, s: 
 # ---------------------------------------------------------------------------
 # The loss and the alarm: the pieces of the algorithm, each readable (and tested) on its own
 # ---------------------------------------------------------------------------
-def policy_loss(logp: Any, logp_ref: Any, mask: Any, adv: Any, beta: float) -> tuple[Any, dict[str, Any]]:
+KL_ESTIMATORS = ("k1", "k2", "k3")  # (the maths of each: course.lib.learning.kl_estimators)
+KL_PLACES = ("loss", "reward")
+LOSS_NORMS = ("constant", "seq-mean", "token-mean")  # (each token's weight: course.lib.learning.loss_normalisation)
+REWARD_SCALES = ("none", "group")
+STD_EPS = 1e-4  # added to a group's std before dividing by it (TRL's constant; loss_normalisation.STD_EPS)
+
+
+def policy_loss(logp: Any, logp_ref: Any, mask: Any, adv: Any, beta: float, *, kl_estimator: str = "k3",
+                kl_in: str = "loss", loss_norm: str = "constant") -> tuple[Any, dict[str, Any]]:
     """REINFORCE with a KL penalty. Returns (loss, parts).
 
     logp, logp_ref: (B, K) log pi and log pi0 of the chosen tokens (logp carries gradients)
     mask:           (B, K) bool, True on chosen tokens
-    adv:            (B,) advantages (reward minus the group mean), no gradients
+    adv:            (B,) advantages (reward minus the group mean, maybe scaled), no gradients
     parts:          k1, k3 (B, K) per-token KL estimates (0 off the mask), pg_loss, kl_loss (all detached, for logs)
 
-    KL to pi0, per chosen token: two estimators of KL(pi || pi0) from samples of pi:
-      k1 = log pi/pi0                      unbiased, but a single token's value can be negative;
-      k3 = (pi0/pi - 1) - log(pi0/pi)      also unbiased, never negative, lower variance (Schulman, 2020,
-                                           "Approximating KL divergence").
-    k3 enters the LOSS as a per-token penalty (as in GRPO): every token is pulled back towards pi0
-    directly, without adding noise to the advantages; its value and its gradient are exactly zero
-    while pi == pi0; and it can never reward drifting away. (The alternative, k1 folded into the
-    reward as in PPO-style RLHF, gives the exact gradient of E[r] - beta * KL, but through the noisy
-    score function.) Both estimates are logged.
+    Per chosen token:  loss_it = -A_i log pi(a_it) + beta * k_it   (the KL term only with kl_in "loss"),
+    and the sum over tokens is divided (``loss_norm``): by B, the number of samples ("constant", the
+    default: a completion's tokens get no extra weight each, and the divisor never changes; Dr. GRPO
+    divides by B x max_tokens instead, a fixed factor), by B x the completion's own length
+    ("seq-mean", GRPO: a long completion's tokens share its advantage, so long wrong answers are
+    punished less per token), or by all tokens of the batch ("token-mean", DAPO).
+    ``python -m course.loss_normalisation`` prints each token's weight under each.
+
+    KL to pi0, per chosen token, with r = pi0/pi (samples from pi, on-policy):
+      k1 = -log r = log pi/pi0       its value is an unbiased estimate of KL(pi || pi0); one token's can be < 0
+      k2 = 1/2 (log r)^2             its value is biased
+      k3 = (r - 1) - log r           its value is an unbiased estimate of KL(pi || pi0), never < 0, lower
+                                     variance (Schulman, 2020, "Approximating KL divergence")
+    What the penalty's GRADIENT follows is another matter, and depends on where it goes:
+      in the loss (differentiated through log pi), in expectation on one token: k1 gives 0, k2 gives
+        grad KL(pi || pi0), and k3 (the default, as in GRPO) gives grad KL(pi0 || pi), the FORWARD KL,
+        not the reverse KL the objective E[r] - beta KL(pi || pi0) names. Summed over the tokens of a
+        sequence, k2 and k3 see only each token's own step: they miss how an earlier token changes
+        the KL still to come.
+      in the reward (kl_in "reward": the caller subtracts beta * sum_t k_t from the reward before the
+        advantages; nothing is added here), k1 gives exactly grad KL(pi || pi0) of the whole sequence,
+        through the noisier score function (as in PPO-style RLHF).
+    ``python -m course.kl_estimators`` computes every one of these exactly. The default k3 in the loss
+    stays because its value and its gradient are exactly zero while pi == pi0, it can never reward
+    drifting away, and it adds no noise to the advantages; what it pulls towards is pi0's support
+    (forward KL: mass-covering), which on a policy near pi0 is nearly the same direction.
+    Both k1 and k3 are logged whatever the choice.
 
     The policy-gradient term is REINFORCE on whole sequences: the completion's advantage multiplies
     the sum of its token log-probabilities (one reward per completion, credited to every token that
-    produced it), averaged over the B samples, not over tokens, so a long completion's tokens get no
-    extra weight each. Advantage > 0 raises the log-probability of that completion's tokens; < 0
-    lowers it.
+    produced it). Advantage > 0 raises the log-probability of that completion's tokens; < 0 lowers it.
     """
     import torch
 
+    for name, value, allowed in (("kl_estimator", kl_estimator, KL_ESTIMATORS), ("kl_in", kl_in, KL_PLACES),
+                                 ("loss_norm", loss_norm, LOSS_NORMS)):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     m = mask.float()
     log_ratio = (logp - logp_ref) * m  # (B, K): log pi/pi0 at chosen tokens, 0 elsewhere
     k1 = log_ratio
     k3 = (torch.exp(-log_ratio) - 1 + log_ratio) * m  # (B, K), >= 0
-    B = adv.shape[0]
-    pg_loss = -(adv[:, None] * logp * m).sum() / B
-    kl_loss = beta * k3.sum() / B
+    pg_loss = normalised(adv[:, None] * logp * m, m, loss_norm, -1.0)
+    if kl_in == "loss":
+        k = {"k1": k1, "k3": k3}.get(kl_estimator)
+        kl_loss = normalised(kl_estimate(kl_estimator, log_ratio, m) if k is None else k, m, loss_norm, beta)
+    else:
+        kl_loss = torch.zeros((), dtype=logp.dtype)
     parts = {"k1": k1.detach(), "k3": k3.detach(), "pg_loss": pg_loss.detach(), "kl_loss": kl_loss.detach()}
     return pg_loss + kl_loss, parts
+
+
+def normalised(x: Any, m: Any, loss_norm: str, coef: float) -> Any:
+    """coef x (the sum of the (B, K) per-token terms ``x``, 0 off the mask) / the divisor ``loss_norm`` names."""
+    if loss_norm == "constant":
+        return coef * x.sum() / x.shape[0]  # (this order of operations is the loop's from the start: same bits)
+    if loss_norm == "token-mean":
+        return coef * x.sum() / m.sum().clamp(min=1.0)
+    return coef * (x.sum(dim=1) / m.sum(dim=1).clamp(min=1.0)).sum() / x.shape[0]  # seq-mean
+
+
+def kl_estimate(name: str, log_ratio: Any, m: Any) -> Any:
+    """The per-token KL estimate ``name`` from log_ratio = log pi/pi0 (B, K), 0 off the mask ``m``."""
+    import torch
+
+    if name == "k1":
+        return log_ratio
+    if name == "k2":
+        return 0.5 * log_ratio * log_ratio
+    if name == "k3":
+        return (torch.exp(-log_ratio) - 1 + log_ratio) * m
+    raise ValueError(f"kl_estimator must be one of {', '.join(KL_ESTIMATORS)}, got {name!r}")
+
+
+def group_advantages(r: Any, scale: str) -> Any:
+    """(B,) advantages from (P, G) rewards: minus the group's mean, and divided by the group's sample
+    standard deviation + STD_EPS when ``scale`` is "group" (as TRL computes it)."""
+    adv = r - r.mean(dim=1, keepdim=True)
+    if scale == "group":
+        adv = adv / (r.std(dim=1, keepdim=True) + STD_EPS)
+    elif scale != "none":
+        raise ValueError(f"scale_rewards must be one of {', '.join(REWARD_SCALES)}, got {scale!r}")
+    return adv.view(-1)
+
+
+def mean_or_none(xs: Sequence[float]) -> float | None:
+    """The mean to 4 places, or None for no values (a step where every sample passed has no wrong answer to measure)."""
+    return round(sum(xs) / len(xs), 4) if xs else None
+
+
+def objective_text(s: LoopSettings) -> str:
+    """The run's objective in one line, for the log and the manifest."""
+    where = "per token in the loss" if s.kl_in == "loss" else "summed over each completion, subtracted from the reward"
+    scale = "" if s.scale_rewards == "none" else ", divided by the group's std"
+    return (f"advantage = reward - group mean{scale}; KL estimator {s.kl_estimator} {where} (beta {s.beta}); "
+            f"token sum divided by {dict(zip(LOSS_NORMS, ('the number of samples', 'each completion length x samples', 'all tokens of the batch')))[s.loss_norm]}")
+
+
+def zero_signal(records: Sequence[dict[str, Any]], s: LoopSettings) -> dict[str, Any]:
+    """The run's zero-signal accounting from its step records: how often the reward gave no gradient."""
+    steps = [r for r in records if "pg_samples" in r]
+    samples = len(steps) * s.prompts_per_step * s.group_size
+    return {
+        "no_signal_groups_mean": round(sum(r["no_signal_groups"] for r in steps) / max(len(steps), 1), 6),
+        "steps_without_pg_signal": sum(r["pg_samples"] == 0 for r in steps),
+        "pg_samples": sum(r["pg_samples"] for r in steps),
+        "samples": samples,
+    }
+
+
+def zero_signal_text(z: dict[str, Any]) -> str:
+    """The zero-signal accounting as one line for the log."""
+    share = z["pg_samples"] / z["samples"] if z["samples"] else 0.0
+    return (f"zero-signal accounting: {z['no_signal_groups_mean']:.0%} of groups had all-equal rewards on average; "
+            f"{z['pg_samples']} of {z['samples']} samples ({share:.0%}) carried a policy-gradient signal (non-zero advantage); "
+            f"{z['steps_without_pg_signal']} steps had none (pg_loss near 0 is normal: advantages sum to 0 in every group; "
+            "only pg_samples 0 means the reward taught nothing)")
 
 
 def goodhart_alarm(evals: list[dict[str, Any]], window: int = 3, threshold: float = 0.03) -> str:
@@ -573,6 +708,8 @@ def run_summary(s: LoopSettings, trained: Trained) -> dict[str, Any]:
         "last_eval": trained.evals[-1],
         "final_train": tail_means(trained.records, 5),
         "goodhart_alarms": trained.alarms,
+        "objective": {"kl_estimator": s.kl_estimator, "kl_in": s.kl_in, "loss_norm": s.loss_norm, "scale_rewards": s.scale_rewards},
+        "zero_signal": zero_signal(trained.records, s),
         "train_seconds": round(trained.train_seconds, 1),
         "rl_log_sha256": trained.log_sha256,
     }

@@ -1,0 +1,142 @@
+"""The KL microscope: what k1, k2 and k3 estimate, and what they push the policy towards, exactly.
+
+Loop C's KL penalty is an estimate from the sampled tokens. Which estimator, and
+whether it sits in the LOSS or in the REWARD, decides which gradient the policy
+follows; its value alone does not. On two policies small enough to enumerate (a
+categorical softmax policy over a few tokens, and the two-step MDP of
+``course.toy_mdp``) this tool prints, exactly:
+
+  * KL(pi || pi0) and KL(pi0 || pi), and their gradients on the logits;
+  * for k1, k2, k3 in the loss and in the reward: the expected value and the
+    expected gradient, and which exact gradient that is (0, the reverse KL's, the
+    forward KL's, or neither: compared, not assumed);
+  * the same from n samples of pi (seeded; the same draws for every row), with the
+    per-sample variance and the standard error, at several n.
+
+The maths is ``course.lib.learning.kl_estimators`` (its docstring has the identities);
+the guide's reading is docs/objective.md. Prints only; writes nothing.
+
+    python -m course.kl_estimators
+    python -m course.kl_estimators --policy categorical --logits 2 0 -1 --samples 100 10000 --seed 3
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, Sequence
+
+from course.cli import EXIT_OK, finite_float, int_in, make_parser, run, seed
+from course.errors import CourseError
+from course.lib.learning import kl_estimators as kl
+from course.lib.visible import dumps_safe
+
+DEFAULT_LOGITS: tuple[float, ...] = (1.0, 0.5, -0.5, -1.0)  # the policy after some training
+DEFAULT_REF_LOGITS: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)  # pi0: uniform
+# The two-step MDP's policy: step 2 moved a lot after a1 = 0 and little after a1 = 1, so the KL
+# paid at step 2 depends on a1: the case where a per-token penalty misses a term.
+MDP_THETA1: tuple[float, float] = (0.5, -0.5)
+MDP_THETA2: tuple[tuple[float, float], tuple[float, float]] = ((1.5, 0.0), (-0.5, 0.0))
+MDP_REF = ((0.0, 0.0), ((0.0, 0.0), (0.0, 0.0)))
+DEFAULT_SAMPLES: tuple[int, ...] = (10, 100, 1000)
+SAMPLE_SIZE = int_in(2, 1_000_000)
+LOGIT = finite_float
+
+
+def policies(choice: str, logits: Sequence[float], ref_logits: Sequence[float]) -> list[tuple[kl.Enumerated, bool]]:
+    """The enumerable policies to show, each with per_token (True: k summed over tokens, the loop's way)."""
+    out: list[tuple[kl.Enumerated, bool]] = []
+    if choice in ("categorical", "both"):
+        out.append((kl.categorical(logits, ref_logits), True))
+    if choice in ("two-step", "both"):
+        mdp = kl.two_step(MDP_THETA1, MDP_THETA2, MDP_REF[0], MDP_REF[1])
+        out += [(mdp, True), (mdp, False)]
+    return out
+
+
+def analyse(pol: kl.Enumerated, per_token: bool, sizes: Sequence[int], seed_: int) -> dict[str, Any]:
+    """One policy's exact table and Monte-Carlo rows, as plain data (what --json prints)."""
+    exact = kl.exact_table(pol, per_token=per_token)
+    mc = kl.monte_carlo(pol, sizes, seed_, per_token=per_token)
+    return {"policy": pol.name, "per_token": per_token, "parameters": list(pol.parameters),
+            "outcomes": [o.label for o in pol.outcomes],
+            "pi": kl.probabilities(pol)[0], "pi0": kl.probabilities(pol)[1],
+            "exact": asdict(exact), "monte_carlo": [asdict(r) for r in mc]}
+
+
+def _vec(v: Sequence[float]) -> str:
+    # round first, then add 0.0: a tiny negative rounds to -0.0, which would print as -0.0000
+    return "[" + " ".join(f"{round(x, 4) + 0.0:+.4f}" for x in v) + "]"
+
+
+def render(block: dict[str, Any], seed_: int) -> list[str]:
+    """The human tables for one policy."""
+    ex = block["exact"]
+    how = "per token, summed over the path (the loop's way)" if block["per_token"] else "once on the whole path (log r summed first)"
+    title = block["policy"] + ("" if block["policy"] == "categorical" else f": the estimator applied {how}")
+    lines = [title, "=" * len(title),
+             "outcomes " + "  ".join(f"{o} pi {p:.3f} pi0 {q:.3f}" for o, p, q in zip(block["outcomes"], block["pi"], block["pi0"])),
+             f"parameters: {' '.join(block['parameters'])}",
+             f"KL(pi||pi0) = {ex['kl_reverse']:.5f}   KL(pi0||pi) = {ex['kl_forward']:.5f}",
+             f"  grad KL(pi||pi0)  {_vec(ex['grad_kl_reverse'])}   (reverse: what E[r] - beta KL(pi||pi0) names)",
+             f"  grad KL(pi0||pi)  {_vec(ex['grad_kl_forward'])}   (forward)",
+             "",
+             "exact expectations under pi     E[k]     E[gradient of the penalty]            equals"]
+    for r in ex["rows"]:
+        bias = "unbiased" if abs(r["value"] - ex["kl_reverse"]) < 1e-9 else f"biased {r['value'] - ex['kl_reverse']:+.5f}"
+        lines.append(f"  {r['estimator']} = {kl.FORMULAS[r['estimator']]:<16} in the {r['place']:<6} {r['value']:.5f}  "
+                     f"{_vec(r['gradient'])}  {r['matches']}  (value {bias})")
+    lines += ["", f"Monte Carlo: n samples of pi (seed {seed_}; the same draws for every row of an n)",
+              "  estimator  place        n   mean k +- s.e.      var(k)   max|grad - E grad|  grad s.e.  var(grad)"]
+    for m in block["monte_carlo"]:
+        lines.append(f"  {m['estimator']:<9}  {m['place']:<6} {m['n']:>7}   {m['value_mean']:.4f} +- {m['value_se']:.4f}   "
+                     f"{m['value_var']:8.4f}   {m['grad_error']:18.4f}  {m['grad_se']:9.4f}  {m['grad_var']:9.4f}")
+    return lines
+
+
+def build_parser():  # type: ignore[no-untyped-def]
+    p = make_parser(
+        "python -m course.kl_estimators",
+        "k1, k2, k3 as KL estimates, in the loss and in the reward: their exact expected values and gradients "
+        "beside grad KL(pi||pi0) and grad KL(pi0||pi), on a categorical policy and the two-step MDP, "
+        "then Monte-Carlo estimates with their variance.",
+        "  python -m course.kl_estimators\n"
+        "  python -m course.kl_estimators --policy categorical --logits 2 0 -1 --ref-logits 0 0 0 --samples 100 10000 --seed 3",
+    )
+    p.add_argument("--policy", choices=("categorical", "two-step", "both"), default="both",
+                   help="which enumerable policy (default both)")
+    p.add_argument("--logits", type=LOGIT, nargs="+", default=list(DEFAULT_LOGITS), metavar="X",
+                   help="the categorical policy's logits (default " + " ".join(f"{x:g}" for x in DEFAULT_LOGITS) + ")")
+    p.add_argument("--ref-logits", type=LOGIT, nargs="+", default=None, metavar="X",
+                   help="pi0's logits, as many as --logits (default all 0: uniform)")
+    p.add_argument("--samples", type=SAMPLE_SIZE, nargs="+", default=list(DEFAULT_SAMPLES), metavar="N",
+                   help="Monte-Carlo sample sizes, 2 to 1,000,000 (default " + " ".join(map(str, DEFAULT_SAMPLES)) + ")")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the Monte-Carlo draws (default 0)")
+    p.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    ref = args.ref_logits if args.ref_logits is not None else [0.0] * len(args.logits)
+    if len(ref) != len(args.logits) or len(args.logits) < 2:
+        raise CourseError(f"--logits and --ref-logits need the same number (at least 2) of values, got {len(args.logits)} and {len(ref)}")
+    if max(args.logits) - min(args.logits) > 50 or max(ref) - min(ref) > 50:
+        raise CourseError("--logits and --ref-logits must span at most 50 (a probability below e^-50 makes every estimate a rounding error)")
+    blocks = [analyse(pol, per_token, args.samples, args.seed) for pol, per_token in policies(args.policy, args.logits, ref)]
+    if args.json:
+        print(dumps_safe({"seed": args.seed, "samples": args.samples, "formulas": kl.FORMULAS, "policies": blocks},
+                         sort_keys=True, indent=2))
+    else:
+        out: list[str] = []
+        for b in blocks:
+            out += render(b, args.seed) + [""]
+        print("\n".join(out).rstrip())
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
