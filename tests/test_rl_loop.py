@@ -251,3 +251,81 @@ def test_the_objective_flags_default_to_the_loop_as_it_always_was() -> None:
     assert (s.kl_estimator, s.kl_in, s.loss_norm, s.scale_rewards) == ("k3", "loss", "constant", "none")
     with pytest.raises(SystemExit):
         rl.build_parser().parse_args(["--loss-norm", "per-token"])
+
+
+# ---------------------------------------------------------------------------
+# Dynamic sampling (DAPO): more draws until the batch's groups carry a signal
+# ---------------------------------------------------------------------------
+def _draw_texts(policy, s, step: int, draw: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """The completions reinforce_step's draw ``draw`` samples for TOY at ``step`` (its seeds, restated)."""
+    prefix = f"rl:{s.seed}:{step}" if draw == 0 else f"rl:{s.seed}:{step}:d{draw}"
+    seeds = [f"{prefix}:{i}:{j}" for i in range(2) for j in range(4)]
+    return policy.generate([p.prompt for p in TOY], seeds, group=4, temperature=1.0, max_tokens=s.max_tokens).texts
+
+
+def test_dynamic_sampling_draws_again_until_a_group_has_a_signal_and_trains_on_it_first() -> None:
+    """Only one completion of the second draw is paid: the first draw has no signal, so the step draws
+    again (and, still short of P = 2 signal groups, a third time), then trains on the signal group
+    first and fills the batch with the first draw's flat group; the record says what was drawn."""
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    policy = tiny_lm_policy()
+    s = settings(dynamic_sampling=3)
+    drawn = [_draw_texts(policy, s, 1, d) for d in range(3)]
+    paid = {drawn[1][0]} - set(drawn[0]) - set(drawn[1][1:]) - set(drawn[2])
+    assert paid  # (the toy's draws: that completion appears nowhere else)
+    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(paid), TOY, more=lambda: list(TOY))
+    assert rec["dynamic_sampling"]["draws"] == 3 and rec["dynamic_sampling"]["groups_drawn"] == 6
+    assert rec["dynamic_sampling"]["no_signal_groups_drawn"] == round(5 / 6, 6)
+    assert rec["no_signal_groups"] == 0.5 and rec["pg_samples"] == 4  # the trained batch: one signal group of two
+    assert rec["example"] == drawn[1][0]  # the signal group comes first
+    assert rec["reward"] == 1 / 8 and rec["dynamic_sampling"]["reward_drawn"] == round(1 / 24, 6)
+
+
+def test_dynamic_sampling_stops_drawing_once_the_first_draw_has_enough_signal() -> None:
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    policy = tiny_lm_policy()
+    s = settings(dynamic_sampling=4)
+    texts = _draw_texts(policy, s, 1, 0)
+    paid = {texts[0], texts[4]} - set(texts[1:4]) - set(texts[5:])
+    assert len(paid) == 2
+    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(paid), TOY,
+                         more=lambda: pytest.fail("no second draw was needed"))
+    assert rec["dynamic_sampling"]["draws"] == 1 and rec["no_signal_groups"] == 0.0
+
+
+def test_without_dynamic_sampling_the_record_has_no_draw_accounting() -> None:
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    policy = tiny_lm_policy()
+    s = settings()
+    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(set()), TOY)
+    assert "dynamic_sampling" not in rec
+
+
+def test_groups_taken_from_two_batches_keep_each_completions_log_probabilities() -> None:
+    """take_groups re-pads prompts and completions of different widths; what fills the padding is never
+    read, so each row's log-probabilities are those it had in its own batch."""
+    import torch
+
+    from course.tinylm.policy import take_groups
+
+    policy = tiny_lm_policy()
+    a = policy.generate([TOY[0].prompt], [f"a:{j}" for j in range(3)], group=3, temperature=1.0, max_tokens=6)
+    b = policy.generate(["Compute 17 * 19 and then add 4. Output exactly one line: Final: <int>"],
+                        [f"b:{j}" for j in range(3)], group=3, temperature=1.0, max_tokens=3)
+    both = take_groups([(b, 0), (a, 0)])
+    assert both.texts == b.texts + a.texts and both.prompt_tokens.shape[1] == max(a.prompt_tokens.shape[1], b.prompt_tokens.shape[1])
+    with torch.no_grad():
+        got = policy.logprobs(both)[0]
+        for rows, ro in ((slice(0, 3), b), (slice(3, 6), a)):
+            own = policy.logprobs(ro)[0]
+            k = own.shape[1]
+            assert torch.allclose(got[rows, :k], own, atol=1e-5) and not got[rows, k:].any()
