@@ -329,3 +329,36 @@ def test_groups_taken_from_two_batches_keep_each_completions_log_probabilities()
             own = policy.logprobs(ro)[0]
             k = own.shape[1]
             assert torch.allclose(got[rows, :k], own, atol=1e-5) and not got[rows, k:].any()
+
+
+def test_a_warm_start_is_measured_on_the_holdout_beside_pi0_and_the_final_policy_and_rl_is_gated_against_it(tmp_path) -> None:
+    """The starting point's context makes the policy compute as pi0 here: its pack is pi0's samples
+    (same seeds), RL's own part is then the whole lift, and it has its own gate report."""
+    import contextlib
+    import json
+
+    from course.lib.learning.rl_loop import StartingPoint, Trained, holdout_comparison
+
+    policy = tiny_lm_policy()
+
+    @contextlib.contextmanager
+    def as_pi0():  # type: ignore[no-untyped-def]
+        model = policy.model
+        policy.model = policy.ref
+        try:
+            yield
+        finally:
+            policy.model = model
+
+    trained = Trained(policy=policy, final_file="final.pt", final_sha="0" * 64, final_name="tinylm:final", records=[],
+                      evals=[], alarms=[], log_sha256="x", train_seconds=0.0, skipped_updates=0)
+    quiet = type("Quiet", (), {"update": lambda self, n: None, "clear": lambda self: None, "info": lambda self, m: None})
+    h = holdout_comparison(settings(), tmp_path, tmp_path, trained, [], progress=lambda label, n: quiet(), say=lambda m: None,
+                           start=StartingPoint("tinylm:start", as_pi0))
+    texts = {tag: [json.loads(line)["completion"] for line in (tmp_path / f"holdout_{tag}_pack.jsonl").read_text().splitlines()]
+             for tag in ("pi0", "warm_start")}  # (one sample per item: rollouts lines)
+    assert texts["pi0"] == texts["warm_start"]
+    assert h["warm_start"]["policy"] == "tinylm:start" and h["warm_start_over_pi0"]["lift_pass_at_1"] == 0.0
+    assert h["rl_over_warm_start"]["lift_pass_at_1"] == h["lift_pass_at_1"]
+    assert h["rl_over_warm_start"]["gate"]["verdict"] in ("ACCEPT", "REJECT") and "p_value" in h["rl_over_warm_start"]["gate"]
+    assert (tmp_path / "gate_rl.txt").read_text().startswith("Baseline ") and (tmp_path / "eval_warm_start_holdout").is_dir()
