@@ -115,6 +115,11 @@ def test_after_a_warm_start_the_kl_reference_is_the_anchored_policy_and_stays_pu
     assert "update_skipped" not in rec
     assert torch.equal(tiny_policy.reference_logprobs(ro), warm)  # the anchor did not move
     assert not torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)  # the policy did
+    with tiny_policy.computing_as_anchor():  # what the holdout samples as "the warm start"
+        assert torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)
+        again = tiny_policy.generate([p.prompt for p in TOY], ["w0", "w1", "w2", "w3"], group=2, temperature=1.0, max_tokens=4)
+    assert again.texts == ro.texts  # the warm start's own samples, drawn again after training moved on
+    assert not torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)  # and the policy is itself again after the block
 
 
 # --- one step of the loop -----------------------------------------------------------------------------

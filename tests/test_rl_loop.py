@@ -256,6 +256,19 @@ def test_the_objective_flags_default_to_the_loop_as_it_always_was() -> None:
 # ---------------------------------------------------------------------------
 # Dynamic sampling (DAPO): more draws until the batch's groups carry a signal
 # ---------------------------------------------------------------------------
+def test_dynamic_sampling_is_off_by_default_and_its_cap_is_checked_by_the_parser(capsys) -> None:
+    from course.lib.learning.rl_loop import LoopSettings
+    from course.tinylm import rl
+
+    args = rl.build_parser().parse_args([])
+    rl.check_args(args)
+    assert LoopSettings.from_args(args).dynamic_sampling == 1
+    for bad in ("0", "17"):
+        with pytest.raises(SystemExit) as exc:
+            rl.build_parser().parse_args(["--dynamic-sampling", bad])
+        assert exc.value.code == 2 and "--dynamic-sampling" in capsys.readouterr().err
+
+
 def _draw_texts(policy, s, step: int, draw: int) -> list[str]:  # type: ignore[no-untyped-def]
     """The completions reinforce_step's draw ``draw`` samples for TOY at ``step`` (its seeds, restated)."""
     prefix = f"rl:{s.seed}:{step}" if draw == 0 else f"rl:{s.seed}:{step}:d{draw}"
