@@ -122,6 +122,23 @@ def test_after_a_warm_start_the_kl_reference_is_the_anchored_policy_and_stays_pu
     assert not torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)  # and the policy is itself again after the block
 
 
+def test_groups_taken_from_two_batches_keep_each_completions_log_probabilities_under_the_llm(tiny_policy) -> None:
+    """Dynamic sampling trains on groups of several draws (take_groups): the LLM's one-row-per-prompt
+    log-probabilities read real tokens only, so each row keeps the values it had in its own batch."""
+    import torch
+
+    from course.tinylm.policy import take_groups
+
+    a = tiny_policy.generate([TOY[0].prompt], ["a0", "a1"], group=2, temperature=1.0, max_tokens=4)
+    b = tiny_policy.generate([TOY[1].prompt + " Think."], ["b0", "b1"], group=2, temperature=1.0, max_tokens=2)
+    both = take_groups([(b, 0), (a, 0)])
+    with torch.no_grad():
+        got = tiny_policy.logprobs(both)[0]
+        for rows, ro in ((slice(0, 2), b), (slice(2, 4), a)):
+            own = tiny_policy.logprobs(ro)[0]
+            assert torch.allclose(got[rows, : own.shape[1]], own, atol=1e-5)
+
+
 # --- one step of the loop -----------------------------------------------------------------------------
 def _rewarding(texts_to_reward: set[str]):  # type: ignore[no-untyped-def]
     """A rubric that pays 1 for the listed completions and 0 for any other (the sign test's reward)."""
