@@ -44,13 +44,15 @@ from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 sys.path.insert(0, str(ROOT))
 from course.lib.stats import between_seed_interval  # noqa: E402
 
-# The recipe (docs/llm.md, "The recipe and its result", says why each setting; they are course.llm.rl's defaults): the fixed environment is the template.
+# The recipe (docs/llm.md, "The recipe and its result" and "Signal where there was none", says why each setting;
+# all but --dynamic-sampling are course.llm.rl's defaults): the fixed environment is the template.
 RECIPE = [
     "--template", "fewshot",
     "--warm-start", "rft", "--rft-problems", "256", "--rft-samples", "8",
     "--steps", "20", "--prompts-per-step", "8", "--group-size", "8",
     "--lr", "5e-4", "--beta", "0.05", "--max-tokens", "16",
     "--eval-every", "10", "--slice-items", "48", "--eval-samples", "2",
+    "--dynamic-sampling", "4",
 ]
 # Targets (issue 32): one run <= 10 minutes on 2 cores, under 6 GB; a total lift >= +15 points on the mean of the
 # seeds and >= +10 on every seed; RL over the warm start significant on every seed.
