@@ -1,24 +1,29 @@
-"""Benchmark: Loop C on the real LLM, measured. The recipe's run: command, wall time, peak memory, holdout pass@1 before/after.
+"""Benchmark: Loop C on the real LLM, measured. The recipe's run: command, wall time, peak memory, holdout pass@1 of pi0, the warm start and the final policy.
 
-    python benchmarks/bench_llm_rl.py                     # the recipe below, seeds 0, 1 and 2 (three runs)
+    python benchmarks/bench_llm_rl.py                     # the recipe below, seeds 0 to 4 (five runs)
     python benchmarks/bench_llm_rl.py --seeds 0           # one run
     python benchmarks/bench_llm_rl.py --seeds 1 --keep runs/bench_llm_rl   # keeps runs/bench_llm_rl/llm_rl_seed1/
     python benchmarks/bench_llm_rl.py --repeat            # also rerun and compare rl_log.jsonl and the adapters' bytes
 
 What it does: runs ``python -m course.llm.rl`` with ``RECIPE`` (the settings docs/llm.md
-explains, tuned on math_dev only) once per seed, each in a fresh child process, so the child's own
+explains, chosen on math_dev only) once per seed, each in a fresh child process, so the child's own
 peak memory is measured (``record.peak_rss_kib`` inside it), then reads each run's summary.json and prints:
 
   * the exact command, and the thread count and load average it ran under
-  * wall time of the whole run (loading, warm start, training, pi0/final holdout sampling,
-    course.eval, the gate) and of its parts; peak resident memory of the child
-  * math_holdout strict pass@1 of pi0 and of the final policy (8 samples per item, Wilson 95%),
-    the lift with its paired-bootstrap interval, and the gate's decision
+  * wall time of the whole run (loading, warm start, training, pi0/warm start/final holdout sampling,
+    course.eval, the gates) and of its parts; peak resident memory of the child
+  * math_holdout strict pass@1 of pi0, of the warm start alone and of the final policy (8 samples per
+    item, item-clustered 95% intervals), the same environment (template) for the three
+  * the total lift (final - pi0) with its paired-bootstrap interval and the gate's decision, and the
+    split: the warm start's part and RL's own (final - warm start), paired over items, with its
+    interval, its p-value and its own gate (min delta 0, significance required)
+  * the share of groups with no signal (all rewards equal): among every group drawn (the policy's
+    own share: what the loop trains on without dynamic sampling) and among the groups trained on
 
-Targets (issue 24): at most a quarter of an hour on 2 CPU cores for one run, under 6 GB of memory,
-and a lift of at least +10 points under a fixed environment (one template), read here as the mean
-over the seeds, each seed's lift printed with its own interval. The machine may be
-shared: the figures are what this run saw, printed with the load average before and after.
+Targets (issue 32): one run at most 10 minutes on 2 CPU cores, under 6 GB of memory; a total lift of
+at least +15 points on the mean of the seeds and +10 on every seed; RL over the warm start
+significant on every seed. The machine may be shared: the figures are what this run saw, printed
+with the load average before and after.
 """
 
 from __future__ import annotations
@@ -39,15 +44,19 @@ from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 sys.path.insert(0, str(ROOT))
 from course.lib.stats import between_seed_interval  # noqa: E402
 
-# The recipe (docs/llm.md, "The recipe and its result", says why each setting; they are course.llm.rl's defaults): the fixed environment is the template.
+# The recipe (docs/llm.md, "The recipe and its result" and "Signal where there was none", says why each setting;
+# all but --dynamic-sampling are course.llm.rl's defaults): the fixed environment is the template.
 RECIPE = [
     "--template", "fewshot",
     "--warm-start", "rft", "--rft-problems", "256", "--rft-samples", "8",
     "--steps", "20", "--prompts-per-step", "8", "--group-size", "8",
     "--lr", "5e-4", "--beta", "0.05", "--max-tokens", "16",
     "--eval-every", "10", "--slice-items", "48", "--eval-samples", "2",
+    "--dynamic-sampling", "4",
 ]
-BUDGET_S, MEMORY_MB, LIFT = 15 * 60, 6 * 1024, 0.10
+# Targets (issue 32): one run <= 10 minutes on 2 cores, under 6 GB; a total lift >= +15 points on the mean of the
+# seeds and >= +10 on every seed; RL over the warm start significant on every seed.
+BUDGET_S, MEMORY_MB, LIFT, MEAN_LIFT = 10 * 60, 6 * 1024, 0.10, 0.15
 
 CHILD = CHILD_PRELUDE + """
 import resource, sys
@@ -79,28 +88,68 @@ def one_run(seed: int, args: argparse.Namespace, extra: list[str], outdir: Path)
     wall, rss_mb = run_rl(argv)
     end_load = os.getloadavg()
     summary = json.loads((outdir / "summary.json").read_text(encoding="utf-8"))
-    h, warm = summary["holdout"], summary.get("warm_start")
+    h, warm, z = summary["holdout"], summary.get("warm_start"), summary["zero_signal"]
     print(f"  wall {wall:.1f}s (training {summary['train_seconds']:.1f}s"
           + (f", warm start {warm['seconds']:.1f}s" if warm else "") + f"), peak RSS {rss_mb:.0f} MB; "
           f"load average at the end {end_load[0]:.2f}")
-    for tag in ("pi0", "final"):
-        x = h[tag]
-        print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.4f} (95% items as the unit {x['pass_at_1_ci95'][0]:.4f}-"
-              f"{x['pass_at_1_ci95'][1]:.4f}, {x['samples']} samples)")
-    lo, hi = h["lift_paired_bootstrap95"]
-    print(f"  lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); "
-          f"gate {h['gate'].get('verdict')}")
+    for tag in ("pi0", "warm_start", "final"):
+        if tag in h:
+            x = h[tag]
+            print(f"  holdout {tag:10s} {x['policy']}: pass@1 {x['pass_at_1']:.4f} (95% items as the unit "
+                  f"{x['pass_at_1_ci95'][0]:.4f}-{x['pass_at_1_ci95'][1]:.4f}, {x['samples']} samples)")
+    print(f"  lift {span(h)}; gate {h['gate'].get('verdict')}")
+    if "rl_over_warm_start" in h:
+        rl = h["rl_over_warm_start"]
+        print(f"  of which the warm start {span(h['warm_start_over_pi0'])}; RL over its own starting point {span(rl)}, "
+              f"p = {rl['gate'].get('p_value')}; gate (final against the warm start, min delta 0) {rl['gate']['verdict']}")
     if warm:
         print(f"  RFT pool: {warm['strict_passes']}/{warm['samples']} strict passes, {warm['problems_kept']} of "
               f"{warm['problems']} problems kept (sampled under {warm['sampler_template']!r})")
+    print(f"  no-signal groups: {no_signal_text(z)}")
     return {"seed": seed, "argv": argv, "command": command, "wall": wall, "rss_mb": rss_mb, "summary": summary,
             "load": (load[0], end_load[0])}
 
 
+def span(c: dict) -> str:
+    """A lift and its paired-bootstrap interval, in points."""
+    lo, hi = c["lift_paired_bootstrap95"]
+    return f"{100 * c['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f})"
+
+
+def no_signal_text(z: dict) -> str:
+    """The share of groups with all-equal rewards: among every group drawn (the policy's own; what a step
+    without dynamic sampling trains on) and among the groups trained on."""
+    drawn = z.get("no_signal_groups_drawn_mean", z["no_signal_groups_mean"])
+    return (f"{100 * drawn:.0f}% of the groups drawn (the policy's own share), {100 * z['no_signal_groups_mean']:.0f}% of the "
+            f"groups trained on (mean over the steps); {z['pg_samples']} of {z['samples']} trained samples carried a signal")
+
+
+def record_seed(rec: Recorder, r: dict) -> None:
+    """One seed's figures: the three policies' holdout pass@1, both lifts with their intervals, the gates, the no-signal shares."""
+    h, s, z = r["summary"]["holdout"], r["seed"], r["summary"]["zero_signal"]
+    if "warm_start" in h:
+        rec.figure(f"seed{s}_holdout_warm_start_pass_at_1", h["warm_start"]["pass_at_1"], "", f"seed {s}: math_holdout strict pass@1 of the warm start alone", digits=4)
+    rec.figure(f"seed{s}_holdout_final_pass_at_1", h["final"]["pass_at_1"], "", f"seed {s}: math_holdout strict pass@1 of the final policy", digits=4)
+    rec.figure(f"seed{s}_lift_points", 100 * h["lift_pass_at_1"], "points", f"seed {s}: the lift, final - pi0", digits=1)
+    rec.figure(f"seed{s}_lift_low_points", 100 * h["lift_paired_bootstrap95"][0], "points", f"seed {s}: its paired-bootstrap 95% interval, low end", digits=1)
+    rec.figure(f"seed{s}_lift_high_points", 100 * h["lift_paired_bootstrap95"][1], "points", f"seed {s}: its paired-bootstrap 95% interval, high end", digits=1)
+    rec.figure(f"seed{s}_gate_accept", h["gate"].get("verdict") == "ACCEPT", "", f"seed {s}: the gate (final against pi0, +{100 * LIFT:.0f} points and significant) accepts")
+    if "rl_over_warm_start" in h:
+        rl = h["rl_over_warm_start"]
+        rec.figure(f"seed{s}_rl_lift_points", 100 * rl["lift_pass_at_1"], "points", f"seed {s}: RL over its own starting point, final - warm start", digits=1)
+        rec.figure(f"seed{s}_rl_lift_low_points", 100 * rl["lift_paired_bootstrap95"][0], "points", f"seed {s}: its paired-bootstrap 95% interval, low end", digits=1)
+        rec.figure(f"seed{s}_rl_lift_high_points", 100 * rl["lift_paired_bootstrap95"][1], "points", f"seed {s}: its paired-bootstrap 95% interval, high end", digits=1)
+        rec.figure(f"seed{s}_rl_p_value", rl["gate"].get("p_value"), "", f"seed {s}: its p-value (sign-flip test over items)", digits=4)
+        rec.figure(f"seed{s}_rl_gate_accept", rl["gate"]["verdict"] == "ACCEPT", "", f"seed {s}: the gate (final against the warm start, significant) accepts")
+    rec.figure(f"seed{s}_no_signal_drawn", z.get("no_signal_groups_drawn_mean", z["no_signal_groups_mean"]), "",
+               f"seed {s}: share of groups drawn with all-equal rewards (the policy's own), mean over the RL steps", digits=3)
+    rec.figure(f"seed{s}_no_signal_trained", z["no_signal_groups_mean"], "", f"seed {s}: share of groups trained on with all-equal rewards", digits=3)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
-                    help="one run per seed, one after the other (default 0 1 2): the lift of one seed is a noisy estimate")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4],
+                    help="one run per seed, one after the other (default 0 1 2 3 4): the lift of one seed is a noisy estimate")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--keep", default=None, help="keep the run directories here, one per seed (default: a temp dir, deleted)")
     ap.add_argument("--repeat", action="store_true", help="rerun the first seed and compare rl_log.jsonl and final.safetensors bytes")
@@ -127,12 +176,9 @@ def main() -> int:
             rec.figure("holdout_pi0_pass_at_1", pi0.pop(), "", f"{name}: math_holdout strict pass@1 of pi0 (8 samples per item, "
                        f"{template} template)", digits=4)
         for r in runs:
-            h, s = r["summary"]["holdout"], r["seed"]
-            rec.figure(f"seed{s}_holdout_final_pass_at_1", h["final"]["pass_at_1"], "", f"seed {s}: math_holdout strict pass@1 of the final policy", digits=4)
-            rec.figure(f"seed{s}_lift_points", 100 * h["lift_pass_at_1"], "points", f"seed {s}: the lift, final - pi0", digits=1)
-            rec.figure(f"seed{s}_lift_low_points", 100 * h["lift_paired_bootstrap95"][0], "points", f"seed {s}: its paired-bootstrap 95% interval, low end", digits=1)
-            rec.figure(f"seed{s}_lift_high_points", 100 * h["lift_paired_bootstrap95"][1], "points", f"seed {s}: its paired-bootstrap 95% interval, high end", digits=1)
+            record_seed(rec, r)
         lifts = [r["summary"]["holdout"]["lift_pass_at_1"] for r in runs]
+        rl_lifts = [r["summary"]["holdout"].get("rl_over_warm_start", {}).get("lift_pass_at_1") for r in runs]
         mean_lift = sum(lifts) / len(lifts)
         if len(runs) > 1:
             rec.figure("mean_lift_points", 100 * mean_lift, "points", f"the mean lift over seeds {seeds}", digits=1)
@@ -140,23 +186,36 @@ def main() -> int:
             lo, hi = between_seed_interval([100 * x for x in lifts])
             rec.figure("mean_lift_t95_low_points", lo, "points", "its 95% interval between seeds (t), low end", digits=1)
             rec.figure("mean_lift_t95_high_points", hi, "points", "its 95% interval between seeds (t), high end", digits=1)
-        checks = {f"lift >= {100 * LIFT:.0f} points" + (" (the mean over the seeds)" if len(runs) > 1 else ""): mean_lift >= LIFT,
+            if None not in rl_lifts:
+                rec.figure("mean_rl_lift_points", 100 * sum(rl_lifts) / len(rl_lifts), "points",
+                           f"the mean of RL over its own starting point over seeds {seeds}", digits=1)
+        rl_significant = [r["summary"]["holdout"].get("rl_over_warm_start", {}).get("gate", {}).get("verdict") == "ACCEPT" for r in runs]
+        checks = {f"total lift >= {100 * MEAN_LIFT:.0f} points on the mean of the seeds": mean_lift >= MEAN_LIFT,
+                  f"total lift >= {100 * LIFT:.0f} points on every seed": all(x >= LIFT for x in lifts),
+                  "RL over the warm start significant (its gate accepts) on every seed": all(rl_significant),
                   f"wall <= {BUDGET_S} s (every run)": all(r["wall"] <= BUDGET_S for r in runs),
                   f"peak memory < {MEMORY_MB} MB": all(r["rss_mb"] < MEMORY_MB for r in runs)}
         verdict = "; ".join(f"{what}: {'met' if met else 'NOT met'}" for what, met in checks.items())
         print(f"lift per seed: {', '.join(f'{100 * x:+.1f}' for x in lifts)} points; mean {100 * mean_lift:+.1f}")
-        print(f"targets (issue 24): {verdict}")
-        rec.remark(f"Targets (issue 24): {verdict}.")
+        if None not in rl_lifts:
+            print(f"RL over its own starting point per seed: {', '.join(f'{100 * x:+.1f}' for x in rl_lifts)} points; "
+                  f"its gate accepts on {sum(rl_significant)} of {len(runs)} seeds")
+        print(f"targets (issue 32): {verdict}")
+        rec.remark(f"Targets (issue 32): {verdict}.")
         rec.remark("Command (per seed): `" + runs[0]["command"].replace(str(base / f"llm_rl_seed{runs[0]['seed']}"), "OUT")
                    .replace(f"--seed {runs[0]['seed']}", "--seed SEED") + "`.")
         for r in runs:
             h = r["summary"]["holdout"]
-            lo, hi = h["lift_paired_bootstrap95"]
-            rec.remark(f"Holdout strict pass@1, seed {r['seed']} (8 samples per item, {template} template for pi0 and the final "
-                       f"policy): pi0 {100 * h['pi0']['pass_at_1']:.1f}% → final {100 * h['final']['pass_at_1']:.1f}%, lift "
-                       f"{100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); "
-                       f"gate {h['gate'].get('verdict')}. Wall {r['wall']:.0f} s; load average {r['load'][0]:.1f} at the start, "
-                       f"{r['load'][1]:.1f} at the end.")
+            three = (f"pi0 {100 * h['pi0']['pass_at_1']:.1f}%"
+                     + (f" → warm start {100 * h['warm_start']['pass_at_1']:.1f}%" if "warm_start" in h else "")
+                     + f" → final {100 * h['final']['pass_at_1']:.1f}%")
+            rl = h.get("rl_over_warm_start")
+            rec.remark(f"Holdout strict pass@1, seed {r['seed']} (8 samples per item, {template} template for every policy): {three}; "
+                       f"lift {span(h)}, gate {h['gate'].get('verdict')}"
+                       + (f"; RL over its own starting point {span(rl)}, p = {rl['gate'].get('p_value')}, gate {rl['gate']['verdict']}"
+                          if rl else "")
+                       + f". No-signal groups: {no_signal_text(r['summary']['zero_signal'])}. Wall {r['wall']:.0f} s; load average "
+                       f"{r['load'][0]:.1f} at the start, {r['load'][1]:.1f} at the end.")
         if args.repeat:
             first = runs[0]
             outdir, outdir2 = Path(first["argv"][-1]), Path(tmp) / "llm_rl_bench_repeat"

@@ -100,9 +100,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "bench_llm_rl", "Loop C on the real LLM: the recipe's run",
         "`python -m course.llm.rl` with the recipe of docs/llm.md (SmolLM2-135M-Instruct, LoRA, one fixed prompt "
-        "template), once per seed (0, 1, 2), each in a child process: wall time and its parts, peak memory, the holdout strict "
-        "pass@1 of pi0 and of each final policy (8 samples per item), each lift with its paired-bootstrap interval and the "
-        "gate's decision, and the mean lift over the seeds.",
+        "template), once per seed (0 to 4), each in a child process: wall time and its parts, peak memory, the holdout strict "
+        "pass@1 of pi0, of the warm start alone and of each final policy (8 samples per item), each lift with its paired-bootstrap "
+        "interval and the gate's decision, RL's own part (final against the warm start, paired, gated), the share of groups "
+        "without a signal (drawn and trained on), and the mean lift over the seeds.",
         needs="the llm extra and the packaged model",
     ),
     Benchmark(

@@ -32,12 +32,11 @@ END = "<!-- END GENERATED -->"
 README_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
     "bench_suite": (("median_seconds", "`python -m pytest`, median of the recorded runs"), ("passed", "tests passed")),
     "bench_llm_rl": (("wall_seconds", "wall time of one whole run (the slowest seed)"), ("warm_start_seconds", "of which the RFT warm start"),
-                     ("train_seconds", "of which the RL steps"), ("peak_rss_mb", "peak memory (the largest of the runs)"),
-                     ("holdout_pi0_pass_at_1", "math_holdout strict pass@1, pi0"),
-                     ("seed*_lift_points", ""), ("mean_lift_points", "the mean lift over the seeds"),
-                     ("mean_lift_t95_low_points", "its 95% interval between seeds (t, seeds - 1 df), low end"),
-                     ("mean_lift_t95_high_points", "its 95% interval between seeds (t, seeds - 1 df), high end")),
+                     ("train_seconds", "of which the RL steps"), ("peak_rss_mb", "peak memory (the largest of the runs)")),
 }
+# Records whose seeds the README shows as one table (a row per seed, see seed_table); the sentences per seed
+# stay on the benchmarks page.
+SEED_TABLES = ("bench_llm_rl",)
 
 
 def with_derived(figures: dict[str, Any]) -> dict[str, Any]:
@@ -163,13 +162,55 @@ def readme_block(records: Mapping[str, Mapping[str, Any]]) -> str:
                 [(figures[key], label)] if key in figures else [])
             lines += [_row(text, f) for f, text in chosen]
         lines.append("")
-        # the targets' verdict; the per-seed sentences (each holdout lift with its interval and the gate's
-        # decision) stay on docs/benchmarks.md, so the README grows by a table row per seed, not a paragraph
+        if name in SEED_TABLES:  # one row per seed; the sentences per seed are on the benchmarks page
+            lines += seed_table(figures)
+        # the targets' verdict; each run's command, holdout sentences and gate decision stay on docs/benchmarks.md
+        # (linked above the block), so the README grows by a table row per seed, not a paragraph
         lines += [r for remark in remarks if remark.startswith("Targets") for r in (remark, "")]
-        if any(remark.startswith("Holdout") for remark in remarks):
-            lines += ["Each run's command, holdout figures with their intervals, and the gate's decision: "
-                      "[`docs/benchmarks.md`](docs/benchmarks.md).", ""]
     return "\n".join([*lines, END])
+
+
+def seed_table(figures: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The recipe's seeds as one table: holdout pass@1 of pi0, the warm start and the final policy; the total lift
+    and RL's own part (final - warm start), each with its paired-bootstrap interval; the gates; the no-signal share
+    of the groups drawn and of those trained on. A figure a record does not hold (an older benchmark) shows as "—".
+
+    >>> f = {k: {"value": v} for k, v in {"holdout_pi0_pass_at_1": 0.0225, "seed0_holdout_final_pass_at_1": 0.2,
+    ...      "seed0_lift_points": 17.8, "seed0_lift_low_points": 11.0, "seed0_lift_high_points": 25.0}.items()}
+    >>> print("\\n".join(seed_table(f)[2:3]))
+    | 0 | 2.2% → — → 20.0% | +17.8 [+11.0, +25.0] | — | — / — | — → — |
+    """
+    def v(key: str) -> Any:
+        return figures[key]["value"] if key in figures and figures[key].get("value") is not None else None
+
+    def pct(x: Any) -> str:
+        return "—" if x is None else f"{100 * x:.1f}%"
+
+    def lift(prefix: str) -> str:
+        x, lo, hi = v(f"{prefix}_points"), v(f"{prefix}_low_points"), v(f"{prefix}_high_points")
+        return "—" if x is None else f"{x:+.1f} [{lo:+.1f}, {hi:+.1f}]" if lo is not None and hi is not None else f"{x:+.1f}"
+
+    def gate(key: str) -> str:
+        return "—" if v(key) is None else ("ACCEPT" if v(key) else "REJECT")
+
+    seeds = sorted(int(k[4:-len("_lift_points")]) for k in figures
+                   if fnmatch.fnmatchcase(k, "seed*_lift_points") and k[4:-len("_lift_points")].isdigit())
+    lines = ["| seed | holdout pass@1: pi0 → warm start → final | total lift, points [95%] | RL over the warm start [95%]; p "
+             "| gate: total / RL | no-signal groups: drawn → trained |", "|---|---|---|---|---|---|"]
+    for n in seeds:
+        p = v(f"seed{n}_rl_p_value")
+        rl = lift(f"seed{n}_rl_lift") + ("" if p is None else f"; p {p:.3g}")
+        shares = " → ".join("—" if v(f"seed{n}_no_signal_{w}") is None else f"{100 * v(f'seed{n}_no_signal_{w}'):.0f}%"
+                             for w in ("drawn", "trained"))
+        lines.append(f"| {n} | {pct(v('holdout_pi0_pass_at_1'))} → {pct(v(f'seed{n}_holdout_warm_start_pass_at_1'))} → "
+                     f"{pct(v(f'seed{n}_holdout_final_pass_at_1'))} | {lift(f'seed{n}_lift')} | {rl} | "
+                     f"{gate(f'seed{n}_gate_accept')} / {gate(f'seed{n}_rl_gate_accept')} | {shares} |")
+    if v("mean_lift_points") is not None:
+        mean = f"{v('mean_lift_points'):+.1f}" + (f" [{v('mean_lift_t95_low_points'):+.1f}, {v('mean_lift_t95_high_points'):+.1f}] (t, between seeds)"
+                                                 if v("mean_lift_t95_low_points") is not None else "")
+        rl_mean = "—" if v("mean_rl_lift_points") is None else f"{v('mean_rl_lift_points'):+.1f}"
+        lines.append(f"| mean | | {mean} | {rl_mean} | | |")
+    return [*lines, ""]
 
 
 def splice(text: str, block: str, where: str = "README.md") -> str:

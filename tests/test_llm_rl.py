@@ -115,6 +115,28 @@ def test_after_a_warm_start_the_kl_reference_is_the_anchored_policy_and_stays_pu
     assert "update_skipped" not in rec
     assert torch.equal(tiny_policy.reference_logprobs(ro), warm)  # the anchor did not move
     assert not torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)  # the policy did
+    with tiny_policy.computing_as_anchor():  # what the holdout samples as "the warm start"
+        assert torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)
+        again = tiny_policy.generate([p.prompt for p in TOY], ["w0", "w1", "w2", "w3"], group=2, temperature=1.0, max_tokens=4)
+    assert again.texts == ro.texts  # the warm start's own samples, drawn again after training moved on
+    assert not torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)  # and the policy is itself again after the block
+
+
+def test_groups_taken_from_two_batches_keep_each_completions_log_probabilities_under_the_llm(tiny_policy) -> None:
+    """Dynamic sampling trains on groups of several draws (take_groups): the LLM's one-row-per-prompt
+    log-probabilities read real tokens only, so each row keeps the values it had in its own batch."""
+    import torch
+
+    from course.tinylm.policy import take_groups
+
+    a = tiny_policy.generate([TOY[0].prompt], ["a0", "a1"], group=2, temperature=1.0, max_tokens=4)
+    b = tiny_policy.generate([TOY[1].prompt + " Think."], ["b0", "b1"], group=2, temperature=1.0, max_tokens=2)
+    both = take_groups([(b, 0), (a, 0)])
+    with torch.no_grad():
+        got = tiny_policy.logprobs(both)[0]
+        for rows, ro in ((slice(0, 2), b), (slice(2, 4), a)):
+            own = tiny_policy.logprobs(ro)[0]
+            assert torch.allclose(got[rows, : own.shape[1]], own, atol=1e-5)
 
 
 # --- one step of the loop -----------------------------------------------------------------------------

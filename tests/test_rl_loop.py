@@ -251,3 +251,127 @@ def test_the_objective_flags_default_to_the_loop_as_it_always_was() -> None:
     assert (s.kl_estimator, s.kl_in, s.loss_norm, s.scale_rewards) == ("k3", "loss", "constant", "none")
     with pytest.raises(SystemExit):
         rl.build_parser().parse_args(["--loss-norm", "per-token"])
+
+
+# ---------------------------------------------------------------------------
+# Dynamic sampling (DAPO): more draws until the batch's groups carry a signal
+# ---------------------------------------------------------------------------
+def test_dynamic_sampling_is_off_by_default_and_its_cap_is_checked_by_the_parser(capsys) -> None:
+    from course.lib.learning.rl_loop import LoopSettings
+    from course.tinylm import rl
+
+    args = rl.build_parser().parse_args([])
+    rl.check_args(args)
+    assert LoopSettings.from_args(args).dynamic_sampling == 1
+    for bad in ("0", "17"):
+        with pytest.raises(SystemExit) as exc:
+            rl.build_parser().parse_args(["--dynamic-sampling", bad])
+        assert exc.value.code == 2 and "--dynamic-sampling" in capsys.readouterr().err
+
+
+def _draw_texts(policy, s, step: int, draw: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """The completions reinforce_step's draw ``draw`` samples for TOY at ``step`` (its seeds, restated)."""
+    prefix = f"rl:{s.seed}:{step}" if draw == 0 else f"rl:{s.seed}:{step}:d{draw}"
+    seeds = [f"{prefix}:{i}:{j}" for i in range(2) for j in range(4)]
+    return policy.generate([p.prompt for p in TOY], seeds, group=4, temperature=1.0, max_tokens=s.max_tokens).texts
+
+
+def test_dynamic_sampling_draws_again_until_a_group_has_a_signal_and_trains_on_it_first() -> None:
+    """Only one completion of the second draw is paid: the first draw has no signal, so the step draws
+    again (and, still short of P = 2 signal groups, a third time), then trains on the signal group
+    first and fills the batch with the first draw's flat group; the record says what was drawn."""
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    policy = tiny_lm_policy()
+    s = settings(dynamic_sampling=3)
+    drawn = [_draw_texts(policy, s, 1, d) for d in range(3)]
+    paid = {drawn[1][0]} - set(drawn[0]) - set(drawn[1][1:]) - set(drawn[2])
+    assert paid  # (the toy's draws: that completion appears nowhere else)
+    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(paid), TOY, more=lambda: list(TOY))
+    assert rec["dynamic_sampling"]["draws"] == 3 and rec["dynamic_sampling"]["groups_drawn"] == 6
+    assert rec["dynamic_sampling"]["no_signal_groups_drawn"] == round(5 / 6, 6)
+    assert rec["no_signal_groups"] == 0.5 and rec["pg_samples"] == 4  # the trained batch: one signal group of two
+    assert rec["example"] == drawn[1][0]  # the signal group comes first
+    assert rec["reward"] == 1 / 8 and rec["dynamic_sampling"]["reward_drawn"] == round(1 / 24, 6)
+
+
+def test_dynamic_sampling_stops_drawing_once_the_first_draw_has_enough_signal() -> None:
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    policy = tiny_lm_policy()
+    s = settings(dynamic_sampling=4)
+    texts = _draw_texts(policy, s, 1, 0)
+    paid = {texts[0], texts[4]} - set(texts[1:4]) - set(texts[5:])
+    assert len(paid) == 2
+    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(paid), TOY,
+                         more=lambda: pytest.fail("no second draw was needed"))
+    assert rec["dynamic_sampling"]["draws"] == 1 and rec["no_signal_groups"] == 0.0
+
+
+def test_without_dynamic_sampling_the_record_has_no_draw_accounting() -> None:
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    policy = tiny_lm_policy()
+    s = settings()
+    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(set()), TOY)
+    assert "dynamic_sampling" not in rec
+
+
+def test_groups_taken_from_two_batches_keep_each_completions_log_probabilities() -> None:
+    """take_groups re-pads prompts and completions of different widths; what fills the padding is never
+    read, so each row's log-probabilities are those it had in its own batch."""
+    import torch
+
+    from course.tinylm.policy import take_groups
+
+    policy = tiny_lm_policy()
+    a = policy.generate([TOY[0].prompt], [f"a:{j}" for j in range(3)], group=3, temperature=1.0, max_tokens=6)
+    b = policy.generate(["Compute 17 * 19 and then add 4. Output exactly one line: Final: <int>"],
+                        [f"b:{j}" for j in range(3)], group=3, temperature=1.0, max_tokens=3)
+    both = take_groups([(b, 0), (a, 0)])
+    assert both.texts == b.texts + a.texts and both.prompt_tokens.shape[1] == max(a.prompt_tokens.shape[1], b.prompt_tokens.shape[1])
+    with torch.no_grad():
+        got = policy.logprobs(both)[0]
+        for rows, ro in ((slice(0, 3), b), (slice(3, 6), a)):
+            own = policy.logprobs(ro)[0]
+            k = own.shape[1]
+            assert torch.allclose(got[rows, :k], own, atol=1e-5) and not got[rows, k:].any()
+
+
+def test_a_warm_start_is_measured_on_the_holdout_beside_pi0_and_the_final_policy_and_rl_is_gated_against_it(tmp_path) -> None:
+    """The starting point's context makes the policy compute as pi0 here: its pack is pi0's samples
+    (same seeds), RL's own part is then the whole lift, and it has its own gate report."""
+    import contextlib
+    import json
+
+    from course.lib.learning.rl_loop import StartingPoint, Trained, holdout_comparison
+
+    policy = tiny_lm_policy()
+
+    @contextlib.contextmanager
+    def as_pi0():  # type: ignore[no-untyped-def]
+        model = policy.model
+        policy.model = policy.ref
+        try:
+            yield
+        finally:
+            policy.model = model
+
+    trained = Trained(policy=policy, final_file="final.pt", final_sha="0" * 64, final_name="tinylm:final", records=[],
+                      evals=[], alarms=[], log_sha256="x", train_seconds=0.0, skipped_updates=0)
+    quiet = type("Quiet", (), {"update": lambda self, n: None, "clear": lambda self: None, "info": lambda self, m: None})
+    h = holdout_comparison(settings(), tmp_path, tmp_path, trained, [], progress=lambda label, n: quiet(), say=lambda m: None,
+                           start=StartingPoint("tinylm:start", as_pi0))
+    texts = {tag: [json.loads(line)["completion"] for line in (tmp_path / f"holdout_{tag}_pack.jsonl").read_text().splitlines()]
+             for tag in ("pi0", "warm_start")}  # (one sample per item: rollouts lines)
+    assert texts["pi0"] == texts["warm_start"]
+    assert h["warm_start"]["policy"] == "tinylm:start" and h["warm_start_over_pi0"]["lift_pass_at_1"] == 0.0
+    assert h["rl_over_warm_start"]["lift_pass_at_1"] == h["lift_pass_at_1"]
+    assert h["rl_over_warm_start"]["gate"]["verdict"] in ("ACCEPT", "REJECT") and "p_value" in h["rl_over_warm_start"]["gate"]
+    assert (tmp_path / "gate_rl.txt").read_text().startswith("Baseline ") and (tmp_path / "eval_warm_start_holdout").is_dir()

@@ -227,6 +227,11 @@ class LLMPolicy:
         anchor(self.model)
         self.anchored = True
 
+    def computing_as_anchor(self) -> contextlib.AbstractContextManager[None]:
+        """Inside the block the policy computes as it was when ``anchor_reference`` was called (the
+        warm start): the holdout measures it beside pi0 and the final policy."""
+        return anchored(self.model)
+
     def parameters(self) -> list[torch.nn.Parameter]:
         return adapter_parameters(self.model)
 

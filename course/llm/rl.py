@@ -27,7 +27,9 @@ The run directory is the tiny LM's layout: rl_log.jsonl, curves.csv/png, final.s
 (the adapters; + checkpoints/), holdout_*.jsonl, eval_pi0_holdout/, eval_final_holdout/,
 gate.txt, summary.json, manifest.json (what was loaded: the model's provenance, the
 template, the seeds, the command, wall time and peak RSS); with --warm-start rft also
-rft_pool.jsonl (the kept best-of-N samples), rft_log.jsonl and warm_start.safetensors.
+rft_pool.jsonl (the kept best-of-N samples), rft_log.jsonl and warm_start.safetensors, and
+the warm start is sampled on the holdout too (holdout_warm_start_pack.jsonl, eval_warm_start_holdout/,
+gate_rl.txt): the lift splits, paired over items, into the warm start's part and RL's own.
 """
 
 from __future__ import annotations
@@ -158,8 +160,11 @@ def _main(argv: Sequence[str] | None) -> int:
     with atomic_run_dir(final, force=args.force, prefix="llm_rl") as tmp:
         policy, loaded = load_policy(args, init)
         warm = warm_start(args, policy, tmp) if args.warm_start == "rft" else None
+        start = None
         if warm is not None and warm["problems_kept"]:
-            policy.anchor_reference()  # the KL leash holds RL near the warm start, not near pi0 (see docs/llm_rl.md)
+            policy.anchor_reference()  # the KL leash holds RL near the warm start, not near pi0 (see docs/llm.md)
+            # measured on the holdout beside pi0 and the final policy: RL's own part of the lift, paired
+            start = rl_loop.StartingPoint(warm["policy"], policy.computing_as_anchor)
         trained = rl_loop.train(LoopSettings.from_args(args), policy, tmp, progress=ProgressLine, say=info,
                                 weights_suffix=".safetensors")
         summary, _ = rl_loop.write_run(
@@ -167,6 +172,7 @@ def _main(argv: Sequence[str] | None) -> int:
             manifest=lambda s: run_manifest(args, policy, loaded, trained, s, argv),
             progress=ProgressLine, say=info, tool=TOOL, summary_extra={"template": args.template, "warm_start": warm,
                                                                      "kl_reference": "warm start" if policy.anchored else "pi0"},
+            start=start,
         )
     for line in report_lines(summary, final):
         print(line)

@@ -95,6 +95,42 @@ class Rollouts:
     cropped: list[bool]
 
 
+def take_groups(picks: Sequence[tuple[Rollouts, int]]) -> Rollouts:
+    """One batch made of chosen groups of several batches: ``picks`` = (rollouts, prompt index), in order.
+
+    Dynamic sampling (course.lib.learning.rl_loop) draws several batches and trains on the groups that
+    carry a signal. The prompts are left-padded again to the widest, the completions right-padded:
+    a slot off ``prompt_valid`` or off ``mask`` is never read by either policy's log-probabilities,
+    so what fills it (0) does not matter.
+    """
+    if not picks:
+        raise ValueError("take_groups needs at least one (rollouts, prompt index) pick")
+    G = picks[0][0].group
+    if any(ro.group != G for ro, _ in picks):
+        raise ValueError("every picked group must have the same group size")
+    Lp = max(ro.prompt_tokens.shape[1] for ro, _ in picks)
+    K = max(ro.tokens.shape[1] for ro, _ in picks)
+    P = len(picks)
+    prompt_tokens = torch.zeros((P, Lp), dtype=torch.long)
+    prompt_valid = torch.zeros((P, Lp), dtype=torch.bool)
+    tokens = torch.zeros((P * G, K), dtype=torch.long)
+    mask = torch.zeros((P * G, K), dtype=torch.bool)
+    texts: list[str] = []
+    truncated: list[bool] = []
+    cropped: list[bool] = []
+    for i, (ro, p) in enumerate(picks):
+        w, k = ro.prompt_tokens.shape[1], ro.tokens.shape[1]
+        prompt_tokens[i, Lp - w:] = ro.prompt_tokens[p]
+        prompt_valid[i, Lp - w:] = ro.prompt_valid[p]
+        tokens[i * G:(i + 1) * G, :k] = ro.tokens[p * G:(p + 1) * G]
+        mask[i * G:(i + 1) * G, :k] = ro.mask[p * G:(p + 1) * G]
+        texts += ro.texts[p * G:(p + 1) * G]
+        truncated += ro.truncated[p * G:(p + 1) * G]
+        cropped.append(ro.cropped[p])
+    return Rollouts(prompt_tokens=prompt_tokens, prompt_valid=prompt_valid, tokens=tokens, mask=mask, group=G,
+                    texts=texts, truncated=truncated, cropped=cropped)
+
+
 def _draw(probs: torch.Tensor, uniforms: list[float]) -> torch.Tensor:
     """Inverse-CDF sampling, one uniform per row: probs (B, V) -> ids (B,)."""
     cdf = probs.double().cumsum(dim=-1)  # (B, V)

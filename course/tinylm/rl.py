@@ -58,10 +58,12 @@ THREADS = int_in(1, 64)
 # KV cache of the whole context), an evaluation batches its samples per item, every save is a checkpoint.
 STEPS = int_in(1, 100_000)
 MAX_ROWS = 4096  # P x G, the rows sampled and back-propagated together in one step
+MAX_DRAWS = 16  # --dynamic-sampling: batches drawn per step at most (each costs a step's sampling)
 SAMPLES = int_in(1, 1024)
 MAX_CHECKPOINTS = 1000  # steps / save-every (each ~5 MB)
 
-OBJECTIVE = ("kl_estimator", "kl_in", "loss_norm", "scale_rewards")  # the objective's switches, recorded in the manifest
+# the objective's switches and how a step's batch is drawn, recorded in the manifest
+OBJECTIVE = ("kl_estimator", "kl_in", "loss_norm", "scale_rewards", "dynamic_sampling")
 
 DEFAULTS: dict[str, Any] = {
     "beta": 0.05,
@@ -125,6 +127,9 @@ def add_loop_options(p: Any, defaults: dict[str, Any], policy_options: Callable[
                         "seq-mean = each completion's length too (GRPO), token-mean = all tokens of the batch (DAPO); see python -m course.loss_normalisation")
     p.add_argument("--scale-rewards", choices=rl_loop.REWARD_SCALES, default="none",
                    help="divide each advantage by its group's reward standard deviation (group, GRPO) or not (none, default)")
+    p.add_argument("--dynamic-sampling", type=int_in(1, MAX_DRAWS), default=1, metavar="MAX_DRAWS",
+                   help="DAPO's dynamic sampling: draw up to MAX_DRAWS batches of fresh problems per step and train on the "
+                        "groups whose rewards differ (default 1: off; each extra draw costs one step's sampling)")
 
 
 def build_parser():  # type: ignore[no-untyped-def]

@@ -198,6 +198,32 @@ def holdout_lines(h: dict[str, Any]) -> list[str]:
         f"  pi0 {rate(p)} -> final {rate(f)} (95%, items as the unit)",
         f"  Lift: {lift_text(h)}",
         f"course.gate on these samples (paired over items): {h['gate'].get('verdict')} (gate.txt)",
+    ] + start_lines(h)
+
+
+def start_lines(h: dict[str, Any]) -> list[str]:
+    """With a warm start: its pass@1 and the lift split into the warm start's part and RL's own (paired).
+
+    >>> h = {"items": 50, "warm_start": {"pass_at_1": 0.1, "pass_at_1_ci95": [0.06, 0.16]},
+    ...      "warm_start_over_pi0": {"lift_pass_at_1": 0.08, "lift_paired_bootstrap95": [0.04, 0.12]},
+    ...      "rl_over_warm_start": {"lift_pass_at_1": 0.05, "lift_paired_bootstrap95": [0.02, 0.08],
+    ...                             "gate": {"verdict": "ACCEPT", "p_value": 0.003}}}
+    >>> print("\\n".join(start_lines(h)))
+      warm start alone 10.0% [6.0, 16.0]; its part: +8.0 points (paired bootstrap over the 50 holdout items, 95% +4.0 to +12.0)
+      RL over its own starting point (final - warm start): +5.0 points (paired bootstrap over the 50 holdout items, 95% +2.0 to +8.0); p = 0.003
+    course.gate, final against the warm start (min delta 0, significance required): ACCEPT (gate_rl.txt)
+    """
+    if "rl_over_warm_start" not in h:
+        return []
+    w, rl = h["warm_start"], h["rl_over_warm_start"]
+    lo, hi = w["pass_at_1_ci95"]
+    p = rl["gate"].get("p_value")
+    return [
+        f"  warm start alone {pct(w['pass_at_1'])} [{points(lo)}, {points(hi)}]; its part: "
+        f"{lift_text({**h['warm_start_over_pi0'], 'items': h.get('items')})}",
+        f"  RL over its own starting point (final - warm start): {lift_text({**rl, 'items': h.get('items')})}"
+        + (f"; p = {p:.3g}" if p is not None else ""),
+        f"course.gate, final against the warm start (min delta 0, significance required): {rl['gate']['verdict']} (gate_rl.txt)",
     ]
 
 

@@ -178,11 +178,24 @@ class LoopSettings:
     kl_in: str = "loss"  # loss | reward
     loss_norm: str = "constant"  # constant | seq-mean | token-mean
     scale_rewards: str = "none"  # none | group
+    # Dynamic sampling (DAPO): up to this many batches of P problems are drawn per step and the groups whose
+    # rewards differ are trained on; 1 = off, the loop as it always was (see sample_step)
+    dynamic_sampling: int = 1
 
     @classmethod
     def from_args(cls, args: Any) -> "LoopSettings":
         """The loop's settings from a tool's parsed arguments (the same names)."""
         return cls(**{name: getattr(args, name) for name in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class StartingPoint:
+    """The policy the RL steps started from, when a warm start moved it off pi0: its name in records and
+    a context in which the trained policy computes as it was then (the LLM's anchored adapters), so the
+    holdout can measure RL's own part of the lift (final against its starting point, paired)."""
+
+    name: str
+    computing_as: Callable[[], Any]  # () -> a context manager
 
 
 @dataclass
@@ -233,9 +246,10 @@ def train(s: LoopSettings, policy: RLPolicy, run_dir: Path, *, progress: Progres
     write({"step": 0, "eval": watch.evaluate(policy, 0)})
     for step in range(1, s.steps + 1):
         problems = [next(prompts) for _ in range(s.prompts_per_step)]
-        rec = reinforce_step(s, step, policy, opt, rubric, problems)  # sample, score, update
+        more = lambda: [next(prompts) for _ in range(s.prompts_per_step)]  # noqa: E731  (dynamic sampling's next batch)
+        rec = reinforce_step(s, step, policy, opt, rubric, problems, more=more)  # sample, score, update
         skipped += bool(rec.get("update_skipped"))
-        watch.train_rewards.append(rec["reward"])
+        watch.train_rewards.append(rec.get("dynamic_sampling", {}).get("reward_drawn", rec["reward"]))  # the policy's, unselected
         if step % s.eval_every == 0 or step == s.steps:
             rec["eval"] = watch.evaluate(policy, step)
         write(rec)  # no wall-clock time in it: the log is byte-identical across reruns
@@ -273,21 +287,87 @@ def has_gradient(params: Sequence[Any]) -> bool:
     return any(p.grad is not None and bool(p.grad.any()) for p in params)
 
 
-def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubric: Any, problems: list[Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class StepBatch:
+    """What one step trains on: the rollouts of P groups, their rubric rewards and strict codes (B,), and,
+    with dynamic sampling, what was drawn to find them (``drawn``: None when it is off)."""
+
+    rollouts: Any
+    rewards: list[float]
+    strict_codes: list[str]
+    drawn: dict[str, Any] | None
+
+
+def sample_step(s: LoopSettings, step: int, policy: RLPolicy, rubric: Any, problems: list[Any],
+                more: Callable[[], list[Any]] | None = None) -> StepBatch:
+    """Fresh on-policy samples for one step: G completions for each of P problems, scored.
+
+    With ``s.dynamic_sampling`` = D > 1 (DAPO's dynamic sampling): a group whose G rewards are all
+    equal has advantage 0 on every sample and teaches nothing, so while fewer than P groups have
+    rewards that differ, another batch of P fresh problems (``more()``) is drawn, up to D batches.
+    The step then trains on the first P groups with a signal, in the order drawn; if the cap came
+    first, the rest of the batch is filled with the first draw's signal-less groups (they carry the
+    KL term only; the batch keeps P x G samples, so the loss's scale does not depend on the luck of
+    the draw). Draw 0 is seeded exactly as without dynamic sampling; draw d > 0 as
+    ``rl:<seed>:<step>:d<d>:<problem>:<sample>``. Cost: up to D times the sampling of a step.
+    What it does not do: make the POLICY's groups more informative. ``drawn`` records the share of
+    signal-less groups among all drawn (the policy's own figure) beside the trained batch's.
+    """
+    P, G = s.prompts_per_step, s.group_size
+    D = s.dynamic_sampling
+    policy.train_mode(False)
+    draws: list[tuple[Any, list[float], list[str]]] = []
+    signal: list[tuple[int, int]] = []  # (draw, group) with rewards that differ, in the order drawn
+    flat: list[tuple[int, int]] = []
+    batch = problems
+    for d in range(D):
+        if d:
+            if more is None:
+                raise ValueError("dynamic sampling needs more(): the stream of fresh problems")
+            batch = more()
+        prefix = f"rl:{s.seed}:{step}" if d == 0 else f"rl:{s.seed}:{step}:d{d}"
+        seeds = [f"{prefix}:{i}:{j}" for i in range(P) for j in range(G)]
+        ro = policy.generate([b.prompt for b in batch], seeds, group=G, temperature=s.temperature, max_tokens=s.max_tokens)
+        # rewards from the training rubric; the strict verdict rides along for the log
+        examples = [{"expected_answer": b.answer} for b in batch for _ in range(G)]
+        rewards = [float(rubric(ex, t)["reward"]) for ex, t in zip(examples, ro.texts)]
+        codes = [strict_score(ex, t)["details"]["error_code"] for ex, t in zip(examples, ro.texts)]
+        draws.append((ro, rewards, codes))
+        for i in range(P):
+            r = rewards[i * G:(i + 1) * G]
+            (signal if max(r) != min(r) else flat).append((d, i))
+        if len(signal) >= P:
+            break
+    policy.train_mode(True)
+    if D == 1:  # the loop as it always was: the one draw, untouched
+        ro, rewards, codes = draws[0]
+        return StepBatch(ro, rewards, codes, None)
+    from course.tinylm.policy import take_groups
+
+    picks = (signal + flat)[:P]
+    ro = take_groups([(draws[d][0], i) for d, i in picks])
+    rewards = [r for d, i in picks for r in draws[d][1][i * G:(i + 1) * G]]
+    codes = [c for d, i in picks for c in draws[d][2][i * G:(i + 1) * G]]
+    every = [r for _, rs, _ in draws for r in rs]
+    every_codes = [c for _, _, cs in draws for c in cs]
+    drawn = {"draws": len(draws), "groups_drawn": len(draws) * P,
+             "no_signal_groups_drawn": round(len(flat) / (len(draws) * P), 6),
+             "reward_drawn": round(sum(every) / len(every), 6),
+             "strict_pass_drawn": round(every_codes.count("ok") / len(every_codes), 6)}
+    return StepBatch(ro, rewards, codes, drawn)
+
+
+def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubric: Any, problems: list[Any],
+                   more: Callable[[], list[Any]] | None = None) -> dict[str, Any]:
     """One policy update on fresh on-policy samples; returns the step's log record."""
     import torch
 
     P, G = s.prompts_per_step, s.group_size
-    # 1. fresh on-policy samples: G completions for each of P new problems
-    seeds = [f"rl:{s.seed}:{step}:{i}:{j}" for i in range(P) for j in range(G)]
-    policy.train_mode(False)
-    ro = policy.generate([b.prompt for b in problems], seeds, group=G, temperature=s.temperature, max_tokens=s.max_tokens)
-    policy.train_mode(True)
-
-    # 2. rewards from the training rubric; the strict verdict rides along for the log
-    examples = [{"expected_answer": b.answer} for b in problems for _ in range(G)]
-    rewards = torch.tensor([rubric(ex, t)["reward"] for ex, t in zip(examples, ro.texts)])  # (B,)
-    strict_codes = [strict_score(ex, t)["details"]["error_code"] for ex, t in zip(examples, ro.texts)]
+    # 1-2. fresh on-policy samples (G completions for each of P new problems), scored by the training
+    # rubric (the strict verdict rides along for the log); with dynamic sampling, the groups with a signal
+    got = sample_step(s, step, policy, rubric, problems, more)
+    ro, strict_codes = got.rollouts, got.strict_codes
+    rewards = torch.tensor(got.rewards)  # (B,)
 
     # 3. log-probabilities of the chosen tokens under the policy (with grad) and under pi0 (without)
     logp, entropy = policy.logprobs(ro)  # (B, K) each
@@ -350,6 +430,8 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
     }
     if kl_penalty is not None:  # (only then: a default run logs what it always did, plus the zero-signal count)
         rec["kl_penalty_in_reward"] = round(float(kl_penalty.mean()), 6)
+    if got.drawn is not None:  # dynamic sampling: what was drawn to fill the batch (reward above: the batch's, selected)
+        rec["dynamic_sampling"] = got.drawn
     if skip:
         rec["update_skipped"] = True  # only on such steps: a run where it never happens logs what it always did
     return rec
@@ -528,12 +610,17 @@ def zero_signal(records: Sequence[dict[str, Any]], s: LoopSettings) -> dict[str,
     """The run's zero-signal accounting from its step records: how often the reward gave no gradient."""
     steps = [r for r in records if "pg_samples" in r]
     samples = len(steps) * s.prompts_per_step * s.group_size
-    return {
+    out = {
         "no_signal_groups_mean": round(sum(r["no_signal_groups"] for r in steps) / max(len(steps), 1), 6),
         "steps_without_pg_signal": sum(r["pg_samples"] == 0 for r in steps),
         "pg_samples": sum(r["pg_samples"] for r in steps),
         "samples": samples,
     }
+    drawn = [r["dynamic_sampling"] for r in steps if "dynamic_sampling" in r]
+    if drawn:  # the policy's own share (every group drawn) beside the trained batches' above
+        out["no_signal_groups_drawn_mean"] = round(sum(d["no_signal_groups_drawn"] for d in drawn) / len(drawn), 6)
+        out["groups_drawn"] = sum(d["groups_drawn"] for d in drawn)
+    return out
 
 
 def zero_signal_text(z: dict[str, Any]) -> str:
@@ -542,7 +629,9 @@ def zero_signal_text(z: dict[str, Any]) -> str:
     return (f"zero-signal accounting: {z['no_signal_groups_mean']:.0%} of groups had all-equal rewards on average; "
             f"{z['pg_samples']} of {z['samples']} samples ({share:.0%}) carried a policy-gradient signal (non-zero advantage); "
             f"{z['steps_without_pg_signal']} steps had none (pg_loss near 0 is normal: advantages sum to 0 in every group; "
-            "only pg_samples 0 means the reward taught nothing)")
+            "only pg_samples 0 means the reward taught nothing)"
+            + (f"; dynamic sampling drew {z['groups_drawn']} groups, {z['no_signal_groups_drawn_mean']:.0%} of them "
+               "without a signal on average (the policy's own share)" if "groups_drawn" in z else ""))
 
 
 def goodhart_alarm(evals: list[dict[str, Any]], window: int = 3, threshold: float = 0.03) -> str:
@@ -593,10 +682,12 @@ def mentions_several_numbers(text: str) -> bool:
 # ---------------------------------------------------------------------------
 def write_run(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: Sequence[str] | None, t_start: float, *,
               holdout: bool, manifest: Callable[[dict[str, Any]], dict[str, Any]], progress: ProgressFactory,
-              say: Say, tool: str, summary_extra: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+              say: Say, tool: str, summary_extra: dict[str, Any] | None = None,
+              start: StartingPoint | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Everything after training, into the temporary run directory ``tmp`` (which becomes ``final``):
     curves, the distribution-shift table, the holdout comparison and its gate, summary.json and
-    manifest.json (built by the tool's ``manifest(summary)``, written last: a manifest means the run is complete)."""
+    manifest.json (built by the tool's ``manifest(summary)``, written last: a manifest means the run is complete).
+    ``start``: the warm start RL began from, measured on the holdout too (three policies, paired)."""
     write_curves(tmp, trained.records, s.rubric, title=tool)  # curves.csv, curves.png
     summary = run_summary(s, trained)
     summary.update(summary_extra or {})
@@ -606,7 +697,7 @@ def write_run(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: S
         write_text(tmp / "shift.md", shift["markdown"])
         summary["shift"] = {k: v for k, v in shift.items() if k != "markdown"}
     if holdout:
-        summary["holdout"] = holdout_comparison(s, tmp, final, trained, argv, progress=progress, say=say)
+        summary["holdout"] = holdout_comparison(s, tmp, final, trained, argv, progress=progress, say=say, start=start)
     summary["wall_seconds"] = round(time.time() - t_start, 1)
     summary["peak_rss_mb"] = peak_rss_mb()
     written = manifest(summary)
@@ -621,9 +712,15 @@ def peak_rss_mb() -> float:
 
 
 def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained, argv: Sequence[str] | None, *,
-                       progress: ProgressFactory, say: Say) -> dict[str, Any]:
+                       progress: ProgressFactory, say: Say, start: StartingPoint | None = None) -> dict[str, Any]:
     """Sample pi0 and the final policy on math_holdout with identical settings, n samples per item;
     score each pack with course.eval (a multi-sample run), estimate pass@1 and the lift, and gate.
+
+    With ``start`` (a warm start), its policy is the third, sampled with the same seeds: the total lift
+    splits into the warm start's (``warm_start`` - pi0) and RL's own (final - ``warm_start``), each
+    paired over items with its bootstrap interval, and RL's is gated on its own (``gate_rl.txt``:
+    final against its starting point, min delta 0, significance required): did the RL steps add
+    anything the warm start had not?
 
     One measurement for the headline and the decision: the packs' course.eval runs give the
     pass@1 (with its item-clustered interval: the samples of an item are not independent), the
@@ -638,11 +735,18 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     out: dict[str, Any] = {"dataset": "data/datasets/math_holdout.jsonl", "sampling": settings | {"n_for_pass_at_1": s.holdout_samples}}
     per_item: dict[str, list[float]] = {}
     policy = trained.policy
-    for tag, is_pi0, name in (("pi0", True, policy.pi0_name), ("final", False, trained.final_name)):
+    import contextlib
+
+    tags = [("pi0", True, policy.pi0_name, contextlib.nullcontext)]
+    if start is not None:
+        tags.append(("warm_start", False, start.name, start.computing_as))
+    tags.append(("final", False, trained.final_name, contextlib.nullcontext))
+    for tag, is_pi0, name, computing_as in tags:
         line = progress(f"holdout {tag}: items", len(items))
         # n samples per item (a selection pack; n = 1: a rollouts file), scored by course.eval as one run
-        pack, trunc_n = policy.rollout_records(pairs, pi0=is_pi0, policy_name=name, n=s.holdout_samples, **settings,
-                                               progress=line.update)
+        with computing_as():
+            pack, trunc_n = policy.rollout_records(pairs, pi0=is_pi0, policy_name=name, n=s.holdout_samples, **settings,
+                                                   progress=line.update)
         line.clear()
         pack_path = tmp / f"holdout_{tag}_pack.jsonl"
         write_text(pack_path, "".join(dumps_line(r) + "\n" for r in pack))
@@ -663,7 +767,7 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
             "samples": scored.n,
             "truncated": trunc_n,
         }
-        say(f"holdout {tag:5s} ({name}): sampled and scored by course.eval ({scored.passed}/{scored.n} strict passes "
+        say(f"holdout {tag} ({name}): sampled and scored by course.eval ({scored.passed}/{scored.n} strict passes "
             f"over {len(items)} items x {s.holdout_samples})")
     lo, hi = paired_bootstrap(per_item["pi0"], per_item["final"], seed=s.eval_seed)
     # From the counts, not from the rounded rates: the one lift figure of the run.
@@ -673,13 +777,21 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     out["lift_paired_bootstrap95"] = [round(lo, 4), round(hi, 4)]
     # (the lift is the run's result: the tool states it once, on stdout, through rl_report.lift_text)
     out["gate"] = holdout_gate(tmp, final, s.gate_min_delta, say)
+    if start is not None:
+        for key, a, b in (("warm_start_over_pi0", "pi0", "warm_start"), ("rl_over_warm_start", "warm_start", "final")):
+            lo, hi = paired_bootstrap(per_item[a], per_item[b], seed=s.eval_seed)
+            out[key] = {"lift_pass_at_1": round((out[b]["passed"] - out[a]["passed"]) / out[b]["samples"], 4),
+                        "lift_paired_bootstrap95": [round(lo, 4), round(hi, 4)]}
+        # RL's own part, gated on its own: better than where RL started, and distinguishable from noise
+        out["rl_over_warm_start"]["gate"] = holdout_gate(tmp, final, 0.0, say, base="warm_start", report="gate_rl.txt")
     return out
 
 
-def holdout_gate(tmp: Path, final: Path, min_delta: float, say: Say) -> dict[str, Any]:
-    """The gate's decision on the two holdout course.eval runs (pi0 = baseline, final = candidate),
-    the same samples the headline pass@1 and lift come from (paired over items when n > 1); its
-    report goes to gate.txt, naming the runs where they will be.
+def holdout_gate(tmp: Path, final: Path, min_delta: float, say: Say, *, base: str = "pi0",
+                 report: str = "gate.txt") -> dict[str, Any]:
+    """The gate's decision on two holdout course.eval runs (``base``, pi0 by default = baseline, final =
+    candidate), the same samples the headline pass@1 and lift come from (paired over items when n > 1);
+    its report goes to ``report``, naming the runs where they will be.
 
     The bar: at least ``min_delta`` better, and distinguishable from noise (p < 0.05).
     """
@@ -687,12 +799,16 @@ def holdout_gate(tmp: Path, final: Path, min_delta: float, say: Say) -> dict[str
         o = load_outcomes(str(tmp / f"eval_{tag}_holdout"))
         return replace(o, run=replace(o.run, path=final / f"eval_{tag}_holdout"))
 
-    base, cand = outcomes("pi0"), outcomes("final")
-    result = decide(base, cand, Fraction(f"{min_delta:g}"), require_significance=True)
-    write_text(tmp / "gate.txt", "\n".join(render(result, base, cand)) + "\n")
+    b, cand = outcomes(base), outcomes("final")
+    result = decide(b, cand, Fraction(f"{min_delta:g}"), require_significance=True)
+    write_text(tmp / report, "\n".join(render(result, b, cand)) + "\n")
     verdict = result["decision"]
-    say(f"course.gate on the holdout course.eval runs (the same samples as the headline): {verdict} (report: gate.txt)")
-    return {"verdict": verdict, "exit_code": 0 if verdict == "ACCEPT" else 1, "min_delta": min_delta, "require_significance": True}
+    say(f"course.gate, final against {base}, on the holdout course.eval runs (the same samples as the headline): "
+        f"{verdict} (report: {report})")
+    out = {"verdict": verdict, "exit_code": 0 if verdict == "ACCEPT" else 1, "min_delta": min_delta, "require_significance": True}
+    if base != "pi0":  # (a new field only where it is new: the pi0 gate's record stays as it was)
+        out["p_value"] = round(result["paired"]["p_value"], 6) if result.get("paired") and "p_value" in result["paired"] else None
+    return out
 
 
 def run_summary(s: LoopSettings, trained: Trained) -> dict[str, Any]:
