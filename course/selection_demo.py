@@ -37,6 +37,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+import course.assignments.pick_best as assignment
 from course.cli import EXIT_OK, info, make_parser, positive_int, run
 from course.errors import CourseError
 from course.lib.records.manifest import PROJECT_ROOT
@@ -88,7 +89,8 @@ def _main(args_in: Sequence[str] | None) -> int:
 
     dataset, samples = _resolve_inputs(args.dataset, args.samples)
     run_dir, manifest, summary = select(
-        dataset, samples, n=args.n, outdir=args.outdir, force=args.force, split=args.split, argv=args_in
+        dataset, samples, n=args.n, outdir=args.outdir, force=args.force, split=args.split, argv=args_in,
+        picker=assignment.pick_best, rule=assignment.SELECTION_RULE,
     )
     if manifest["split"] is None:
         info("note: split unknown (not in the dataset file name); pass --split to record it")

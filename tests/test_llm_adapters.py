@@ -73,7 +73,7 @@ def trained_policy(model_dir: Path) -> Any:
 
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
-    from course.llm.templates import FEWSHOT
+    from course.lib.policy.templates import FEWSHOT
     from course.tinylm.policy import set_threads
 
     set_threads(1)

@@ -29,7 +29,7 @@ def tiny_policy(tiny_llm_dir):  # type: ignore[no-untyped-def]
     """A fresh LLMPolicy on the tiny Llama (adapters are added in place: each test gets its own model)."""
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
-    from course.llm.templates import FEWSHOT
+    from course.lib.policy.templates import FEWSHOT
     from course.tinylm.policy import set_threads
 
     set_threads(1)
@@ -79,7 +79,7 @@ def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy
 
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy, read_adapter
-    from course.llm.templates import FEWSHOT
+    from course.lib.policy.templates import FEWSHOT
 
     with torch.no_grad():
         for p in tiny_policy.parameters():

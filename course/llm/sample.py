@@ -63,7 +63,7 @@ from course.lib.records.jsonl import read_json
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.temporaries import write_bytes_atomic, write_json_atomic, write_text_atomic
 from course.lib.records.manifest import environment, file_fingerprint, input_fingerprint
-from course.llm.templates import TEMPLATES, get_template
+from course.lib.policy.templates import TEMPLATES, get_template
 from course.tinylm.progress import ProgressLine
 
 TOOL = "course.llm.sample"

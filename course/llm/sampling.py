@@ -15,7 +15,7 @@ not depend on which other rows share its batch, up to float rounding, and with t
 composition fixed (``rows_per_batch`` items in dataset order) and the thread count fixed,
 a rerun on the same machine is byte-identical.
 
-How a batch is computed: the chat prompts (rendered by ``course.llm.templates.render``) are
+How a batch is computed: the chat prompts (rendered by ``course.lib.policy.templates.render``) are
 tokenised and padded on the LEFT, so every row's next token sits in the last column. The
 prompts are read once each (prefill, logits of the last position only); their key/value
 cache is then repeated for the G samples of each prompt (a few-shot prompt is ~150 tokens,
@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.nn.functional as F
 
-from course.llm.templates import PromptTemplate, render
+from course.lib.policy.templates import PromptTemplate, render
 from course.tinylm.policy import Rollouts, _draw, _filter_top_p, sample_in_batches
 
 DEFAULT_MAX_TOKENS = 48

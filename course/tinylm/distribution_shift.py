@@ -25,7 +25,7 @@ from course.instrument.spec_v1 import score
 from course.lib.records.formats import iter_completions
 from course.lib.visible import visible
 from course.tinylm import FROZEN_PI0_DEV
-from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
+from course.lib.policy.problems import DEFAULT_DATASETS, read_items
 
 
 def code_table(left: Counter[str], right: Counter[str], left_name: str, right_name: str) -> list[str]:

@@ -42,8 +42,8 @@ from course.lib.records.runs import atomic_run_dir, resolve_outdir
 from course.lib.visible import visible
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 from course.tinylm.progress import ProgressLine
-from course.tinylm.rl_report import report_lines
-from course.tinylm.sft_data import DEFAULT_DATASETS
+from course.lib.policy.report import report_lines
+from course.lib.policy.problems import DEFAULT_DATASETS
 
 if TYPE_CHECKING:
     from course.tinylm.policy import TinyLMPolicy

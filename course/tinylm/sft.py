@@ -35,7 +35,8 @@ from course.lib.records.manifest import environment, file_fingerprint
 from course.tinylm import PI0_MANIFEST, PI0_PATH
 from course.tinylm.progress import ProgressLine
 from course.lib.visible import visible
-from course.tinylm.sft_data import DEFAULT_DATASETS, FORMAT_WEIGHTS, read_prompts, sft_stream
+from course.lib.policy.problems import DEFAULT_DATASETS, read_prompts
+from course.tinylm.sft_data import FORMAT_WEIGHTS, sft_stream
 from course.tinylm.vocab import VOCAB
 
 # PyTorch and the modules built on it (model, policy) are imported inside the functions that use
@@ -297,7 +298,7 @@ def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]
 
     from course.instrument.spec_v1 import score
     from course.tinylm.policy import sample_items
-    from course.tinylm.sft_data import read_items
+    from course.lib.policy.problems import read_items
 
     dev_path = DEFAULT_DATASETS[0]
     if not dev_path.exists():

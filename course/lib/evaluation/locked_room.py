@@ -90,7 +90,7 @@ class LockedField:
 # (see _value, the same mechanism as the implicit selection.n of 1). An old strict
 # run therefore stays comparable with a new strict run, and neither with a
 # contains_answer run.
-# The prompt template (course.llm.templates; issue 24) is locked the same way: rollouts that record
+# The prompt template (course.lib.policy.templates; issue 24) is locked the same way: rollouts that record
 # none gave their policy the dataset prompt as it is, which is the `plain` template, so for a scoring
 # tool an absent prompt_template counts as plain's record. A sim-policy or tiny-LM run stays comparable
 # with a real LLM prompted plainly; a few-shot run is comparable with neither (an environment change).
@@ -212,7 +212,7 @@ def _value(manifest: dict[str, Any], key: str) -> Any:
         return _lookup(manifest, "scorer_version")
     # Rollouts without a prompt template: the dataset prompt as-is, i.e. the plain template.
     if key == "prompt_template" and manifest.get("tool") in GATEABLE_TOOLS:
-        from course.llm.templates import IMPLICIT  # standard library only
+        from course.lib.policy.templates import IMPLICIT  # standard library only
 
         return IMPLICIT.record()
     return value

@@ -70,8 +70,8 @@ from course.lib.records.manifest import peak_rss_kib
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.records.runs import write_json, write_manifest, write_text
 from course.lib.stats import clustered_interval, paired_bootstrap
-from course.tinylm.rl_report import story_line, tail_means, write_curves
-from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
+from course.lib.policy.report import story_line, tail_means, write_curves
+from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_items
 
 # PyTorch is imported inside the functions that use it: the tools' --help and the one-line
 # missing-extra message (course.lib.extras) must work on an install without it.
@@ -671,7 +671,7 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     out["items"] = len(items)
     out["lift_pass_at_1"] = round(lift, 4)
     out["lift_paired_bootstrap95"] = [round(lo, 4), round(hi, 4)]
-    # (the lift is the run's result: the tool states it once, on stdout, through rl_report.lift_text)
+    # (the lift is the run's result: the tool states it once, on stdout, through course.lib.policy.report.lift_text)
     out["gate"] = holdout_gate(tmp, final, s.gate_min_delta, say)
     return out
 

@@ -117,7 +117,7 @@ SAMPLE_INDEX = Field("sample_index", (int,), "an integer", wrong="must be an int
 REWARD = Field("reward", (int, float), "a number", wrong="must be a finite number")
 DETAILS = Field("details", (dict,), "an object", wrong="must be an object {...}")
 ERROR_CODE = _string("error_code", nonempty=True)
-# Optional on rollout and pack lines: how the item was put to the policy (course.llm.templates).
+# Optional on rollout and pack lines: how the item was put to the policy (course.lib.policy.templates).
 # Absent = the dataset prompt as it is; present = {"name": "fewshot", "sha256": "<of the template's text>"}.
 PROMPT_TEMPLATE = "prompt_template"
 
