@@ -87,7 +87,7 @@ def slice_pass_rate(sample_items) -> float:  # type: ignore[no-untyped-def]
 def course_policy(cfg: dict):  # type: ignore[no-untyped-def, type-arg]
     import torch
 
-    from course.tinylm.policy import set_threads
+    from course.lib.policy.sampling import set_threads
 
     threads = set_threads(cfg["threads"])
     torch.use_deterministic_algorithms(True)

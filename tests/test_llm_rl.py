@@ -30,7 +30,7 @@ def tiny_policy(tiny_llm_dir):  # type: ignore[no-untyped-def]
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
     from course.lib.policy.templates import FEWSHOT
-    from course.tinylm.policy import set_threads
+    from course.lib.policy.sampling import set_threads
 
     set_threads(1)
     return LLMPolicy(load_llm(str(tiny_llm_dir)), FEWSHOT, rank=4, alpha=8.0, adapter_seed=0, threads=1)

@@ -31,7 +31,8 @@ def _torch_and_the_tiny_lm() -> None:
     import torch
     from course.tinylm import rl, sample
     from course.tinylm.model import GPT, GPTConfig, load_checkpoint, positions, save_checkpoint
-    from course.tinylm.policy import completion_logprobs, generate, policy_logits, set_threads
+    from course.lib.policy.sampling import set_threads
+    from course.tinylm.policy import completion_logprobs, generate, policy_logits
 
     TINY = GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=96)
 

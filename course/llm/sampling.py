@@ -4,13 +4,13 @@ The same contract as the tiny LM's sampler (``course.tinylm.policy``), so the co
 rollout files and its RL loop treat both policies alike:
 
   ``generate``      sample G completions for each of P chat prompts; returns the tiny LM's
-                    ``Rollouts`` record (prompt tokens, completion tokens and mask, texts)
+                    ``SampledBatch`` record (prompt tokens, completion tokens and mask, texts)
   ``sample_items``  n completions per dataset item under a prompt template, in fixed batches
   ``row_seed``      the string that seeds one sampled row
 
 Randomness, the course's way (no global RNG, no ``torch.manual_seed``): every sampled row
 has its own ``random.Random(row_seed(seed, item id, sample index))`` and draws one uniform
-number per token (inverse-CDF sampling, the tiny LM's ``_draw``). So a row's completion does
+number per token (inverse-CDF sampling, ``course.lib.policy.sampling.draw_tokens``). So a row's completion does
 not depend on which other rows share its batch, up to float rounding, and with the batch
 composition fixed (``rows_per_batch`` items in dataset order) and the thread count fixed,
 a rerun on the same machine is byte-identical.
@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 
 from course.lib.policy.templates import PromptTemplate, render
-from course.tinylm.policy import Rollouts, _draw, _filter_top_p, sample_in_batches
+from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
 
 DEFAULT_MAX_TOKENS = 48
 # Rows (items x samples) computed together. Fixed, not tuned to the machine: the batch composition
@@ -80,7 +80,7 @@ def positions(valid: torch.Tensor) -> torch.Tensor:
     return (valid.long().cumsum(dim=1) - 1).clamp(min=0)
 
 
-def _cache_of(output: Any) -> Any:
+def cache_of(output: Any) -> Any:
     """The key/value cache a forward pass returned (``cache`` since transformers 5.x renamed ``past_key_values``)."""
     return output["cache"] if "cache" in output else output["past_key_values"]
 
@@ -96,7 +96,7 @@ def generate(
     temperature: float = 1.0,
     top_p: float = 1.0,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-) -> Rollouts:
+) -> SampledBatch:
     """Sample ``group`` completions per rendered prompt; row b uses ``random.Random(row_seeds[b])``.
 
     ``len(row_seeds)`` must be ``len(texts) * group`` (prompt-major order). temperature 0 is greedy.
@@ -113,7 +113,7 @@ def generate(
     # Prefill: each prompt once (only its last position's logits), then its cache repeated for its G rows.
     pos = positions(prompt_valid)
     out = model(input_ids=prompt, attention_mask=prompt_valid.long(), position_ids=pos, use_cache=True, logits_to_keep=1)
-    cache = _cache_of(out)
+    cache = cache_of(out)
     if group > 1:
         cache.batch_repeat_interleave(group)
     next_logits = out.logits[:, -1, :].float().repeat_interleave(group, dim=0)  # (B, V)
@@ -129,9 +129,9 @@ def generate(
         else:
             probs = F.softmax(next_logits / temperature, dim=-1).cpu()  # (L, V)
             if top_p < 1.0:
-                probs = _filter_top_p(probs, top_p)
+                probs = filter_top_p(probs, top_p)
             # One uniform per live row from its own stream: a row's numbers never depend on the other rows.
-            tok = _draw(probs, [rngs[i].random() for i in live.tolist()])
+            tok = draw_tokens(probs, [rngs[i].random() for i in live.tolist()])
         chosen[live, t] = tok
         going = ~torch.isin(tok, stop_tensor)
         if t == max_tokens - 1 or not bool(going.any()):
@@ -143,7 +143,7 @@ def generate(
         key_valid = torch.cat([key_valid, torch.ones((len(live), 1), dtype=torch.long, device=key_valid.device)], dim=1)
         # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
         out = model(tok[:, None].to(device), key_valid, next_pos[:, None], cache, use_cache=True)
-        cache = _cache_of(out)
+        cache = cache_of(out)
         next_logits = out.logits[:, -1, :].float()
         next_pos = next_pos + 1
 
@@ -158,7 +158,7 @@ def generate(
                                           clean_up_tokenization_spaces=False))
         truncated.append(end is None)
     width = max(1, int(mask.sum(dim=1).max()))
-    return Rollouts(
+    return SampledBatch(
         prompt_tokens=prompt.cpu(), prompt_valid=prompt_valid.cpu(), tokens=chosen[:, :width], mask=mask[:, :width],
         group=group, texts=texts_out, truncated=truncated, cropped=[False] * P,
     )
@@ -183,7 +183,7 @@ def sample_items(
     Items go ``rows_per_batch // n`` at a time, in the given order; each row has its own random
     stream (``row_seed``). ``progress(items_done)``, if given, is called after each batch.
     """
-    def draw(prompts: list[str], seeds: list[str]) -> Rollouts:
+    def draw(prompts: list[str], seeds: list[str]) -> SampledBatch:
         texts = [render(tokenizer, template, prompt) for prompt in prompts]
         return generate(model, tokenizer, texts, seeds, group=n, temperature=temperature, top_p=top_p,
                         max_tokens=max_tokens)

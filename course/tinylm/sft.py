@@ -33,7 +33,7 @@ from course.lib.records.jsonl import read_json, refuse_existing
 from course.lib.records.temporaries import write_json_atomic
 from course.lib.records.manifest import environment, file_fingerprint
 from course.tinylm import PI0_MANIFEST, PI0_PATH
-from course.tinylm.progress import ProgressLine
+from course.lib.policy.progress import ProgressLine
 from course.lib.visible import visible
 from course.lib.policy.problems import DEFAULT_DATASETS, read_prompts
 from course.tinylm.sft_data import FORMAT_WEIGHTS, sft_stream
@@ -142,7 +142,8 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     import torch.nn.functional as F
 
     from course.tinylm.model import GPT, GPTConfig, positions, save_checkpoint
-    from course.tinylm.policy import DEFAULT_MAX_TOKENS, set_threads
+    from course.lib.policy.sampling import set_threads
+    from course.tinylm.policy import DEFAULT_MAX_TOKENS
 
     s = settings
     threads = set_threads(s["threads"])

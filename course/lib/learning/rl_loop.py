@@ -49,7 +49,7 @@ in every group, so ``pg_loss`` hovers near 0 while its gradient is large. It mea
 learning" only when ``pg_samples`` is 0 (and then, with no KL slope, the update is skipped).
 
 The library does no printing: the tool passes ``say`` (a diagnostic line on
-stderr) and ``progress`` (a factory of progress lines, ``course.tinylm.progress.ProgressLine``).
+stderr) and ``progress`` (a factory of progress lines, ``course.lib.policy.progress.ProgressLine``).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_it
 # ---------------------------------------------------------------------------
 # What the loop needs from a policy, and from its caller
 # ---------------------------------------------------------------------------
-class Rollouts(Protocol):
+class SampledBatchLike(Protocol):
     """G sampled completions for each of P prompts, B = P * G rows in prompt-major order.
 
     ``mask`` is a (B, K) bool tensor, True on the chosen tokens (the actions, the end token included);
@@ -100,7 +100,7 @@ class RLPolicy(Protocol):
         """One line for the log: what is trained, how many parameters, what the reference is."""
 
     def generate(self, prompts: Sequence[str], row_seeds: Sequence[str], *, group: int, temperature: float,
-                 max_tokens: int) -> Rollouts:
+                 max_tokens: int) -> SampledBatchLike:
         """Sample ``group`` completions per dataset prompt from the current policy (no gradients);
         row b draws its random numbers from ``row_seeds[b]`` alone."""
 
@@ -141,7 +141,7 @@ class RLPolicy(Protocol):
 
 
 class Progress(Protocol):
-    """A progress line (``course.tinylm.progress.ProgressLine``)."""
+    """A progress line (``course.lib.policy.progress.ProgressLine``)."""
 
     def update(self, done: int) -> None: ...
     def clear(self) -> None: ...
