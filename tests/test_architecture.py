@@ -290,3 +290,60 @@ def test_no_course_modules_import_each_other_in_a_circle():
     # planted-bug exercise runs its corrected twin (exercises.solutions reuses the exercise's scaffolding),
     # and a merged shard writes summary.md in the evaluation pipeline's own words (evaluation.shards).
     assert _circles(_module_graph()) == []
+
+
+# --- every run a tool writes has a view ---------------------------------------------------------------
+# A tool whose run the page could not draw would end without its "View it:" line: the registry
+# (course.lib.reporting.run_kinds, views in course.lib.reporting.html) must name every tool that writes one.
+# course.ray_eval writes the one-process course.eval run byte for byte, so its manifests name course.eval.
+WRITES_RUNS_AS = {"course.ray_eval": "course.eval"}
+
+
+def _opens_a_run_directory(source: str, node: ast.AST) -> bool:
+    return "atomic_run_dir(" in (ast.get_source_segment(source, node) or "")
+
+
+def _writes_a_run_directory(tool: str) -> bool:
+    """The tool's file, or a course.lib function it imports by name, opens a run directory (atomic_run_dir)."""
+    path = COURSE.joinpath(*tool.split(".")[1:]).with_suffix(".py")
+    if not path.is_file():
+        path = COURSE.joinpath(*tool.split(".")[1:], "__init__.py")
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    if any(_opens_a_run_directory(source, n) for n in tree.body if isinstance(n, ast.FunctionDef)):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course.lib."):
+            lib = COURSE.joinpath(*node.module.split(".")[1:]).with_suffix(".py")
+            if not lib.is_file():
+                continue
+            lib_source = lib.read_text(encoding="utf-8")
+            wanted = {a.name for a in node.names}
+            if any(isinstance(n, ast.FunctionDef) and n.name in wanted and _opens_a_run_directory(lib_source, n)
+                   for n in ast.parse(lib_source).body):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("tool", sorted(_tool_modules()))
+def test_every_tool_that_writes_a_run_directory_has_a_report_view(tool):
+    from course.lib.reporting.html import VIEWS
+    from course.lib.reporting.run_kinds import TOOL_KIND
+
+    if not _writes_a_run_directory(tool):
+        return
+    kind = TOOL_KIND.get(WRITES_RUNS_AS.get(tool, tool))
+    assert kind is not None, f"{tool} writes a run directory but course.lib.reporting.run_kinds has no kind for it"
+    assert kind in VIEWS, f"run kind {kind!r} ({tool}) has no loader and view in course.lib.reporting.html.VIEWS"
+
+
+def test_the_run_directory_finder_sees_a_tool_whose_library_writes_the_run():
+    # guard for the guard above: selection_demo's run is written by course.lib.selection.pipeline
+    assert _writes_a_run_directory("course.selection_demo") and not _writes_a_run_directory("course.score")
+
+
+def test_every_run_kind_has_a_view():
+    from course.lib.reporting.html import VIEWS
+    from course.lib.reporting.run_kinds import DERIVED_KINDS, RUN_KINDS
+
+    assert sorted(k.name for k in RUN_KINDS + DERIVED_KINDS) == sorted(VIEWS)
