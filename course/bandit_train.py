@@ -40,7 +40,7 @@ import random
 import sys
 from typing import Any, Sequence
 
-from course.cli import float_in, info, int_in, make_parser, non_negative_int, optional_view, run, seed
+from course.cli import add_run_options, float_in, info, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
@@ -470,9 +470,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     )
     parser.add_argument("--ablation", action="store_true", help="run many seeds with and without the baseline")
     parser.add_argument("--seeds", type=int_in(1, 10_000), default=200, help="ablation: number of seeds, from --seed upward, at most 10,000 (default 200)")
-    parser.add_argument("--plot", action="store_true", help="also write a PNG (the plot extra; without it the run is written, without the picture)")
-    parser.add_argument("--outdir", help="run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    add_run_options(parser, "run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)", plot="also write a PNG (the plot extra; without it the run is written, without the picture)")
     return parser
 
 

@@ -353,6 +353,16 @@ def optional_view(extra: str, for_what: str, instead: str) -> bool:
     return problem is None
 
 
+def add_run_options(parser: Any, outdir: str, *, plot: str | None = None,
+                    force: str = "overwrite an existing run directory") -> None:
+    """The flags of every tool that writes a run directory: ``--plot`` (when the tool draws one; ``plot`` is
+    its help), ``--outdir`` and ``--force``, each with the tool's own help text."""
+    if plot is not None:
+        parser.add_argument("--plot", action="store_true", help=plot)
+    parser.add_argument("--outdir", default=None, help=outdir)
+    parser.add_argument("--force", action="store_true", help=force)
+
+
 # ---------------------------------------------------------------------------
 # Loop C's flags and their checks: one definition for every policy's RL tool
 # (course.tinylm.rl, course.llm.rl; the loop is course.lib.learning.rl_loop)
@@ -376,8 +386,7 @@ def add_loop_options(p: Any, defaults: dict[str, Any], policy_options: Callable[
 
     p.add_argument("--rubric", default="strict", help="training reward: strict, or a hackable one from course.rubrics (default strict)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the training prompts and samples (default 0)")
-    p.add_argument("--outdir", default=None, help="run directory (default: the next free runs/rl_NNN)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    add_run_options(p, "run directory (default: the next free runs/rl_NNN)")
     policy_options(p)
     p.add_argument("--no-holdout", action="store_true", help="skip the final holdout evaluation and gate (used by the beta sweep)")
     p.add_argument("--beta", type=float_in(0.0, 100.0), default=defaults["beta"], help=f"KL penalty weight (default {defaults['beta']})")

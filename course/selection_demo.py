@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Sequence
 
 import course.assignments.pick_best as assignment
-from course.cli import EXIT_OK, info, make_parser, positive_int, run
+from course.cli import EXIT_OK, add_run_options, info, make_parser, positive_int, run
 from course.errors import CourseError
 from course.lib.records.manifest import PROJECT_ROOT
 from course.lib.selection.pipeline import BUNDLED_DATASET, BUNDLED_SAMPLES, report_lines, select
@@ -81,8 +81,7 @@ def _main(args_in: Sequence[str] | None) -> int:
         "--n", type=positive_int, required=True, metavar="N",
         help="choose among the first N samples of each item (N=1: just sample 0, as course.eval scores)",
     )
-    parser.add_argument("--outdir", help="run directory to create (default: the next free runs/sel_nN_NNN)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    add_run_options(parser, "run directory to create (default: the next free runs/sel_nN_NNN)")
     parser.add_argument("--split", help="split name for the manifest (default: inferred from the dataset file name)")
     parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
     args = parser.parse_args(args_in)

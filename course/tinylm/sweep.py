@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import STEPS, check_args, float_in, info, int_in, make_parser, run, seed
+from course.cli import STEPS, add_run_options, check_args, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import get_rubric
 from course.lib.extras import require
@@ -49,8 +49,7 @@ def _main(argv: Sequence[str] | None) -> int:
     p.add_argument("--steps", type=STEPS, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
     p.add_argument("--seed", type=seed, default=0, help="seed shared by every run (default 0)")
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
-    p.add_argument("--outdir", default=None, help="sweep directory (default: the next free runs/sweep_NNN)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing sweep directory")
+    add_run_options(p, "sweep directory (default: the next free runs/sweep_NNN)", force="overwrite an existing sweep directory")
     p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
     p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
     args, passthrough = p.parse_known_args(argv)
