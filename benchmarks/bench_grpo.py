@@ -75,7 +75,7 @@ def training_problems(steps: int, prompts: int) -> list:  # type: ignore[type-ar
 def slice_pass_rate(sample_items) -> float:  # type: ignore[no-untyped-def]
     """Strict pass rate on the first EVAL_ITEMS math_dev items x EVAL_SAMPLES, drawn by ``sample_items``."""
     from course.instrument.spec_v1 import score
-    from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
+    from course.lib.policy.problems import DEFAULT_DATASETS, read_items
 
     items = read_items(DEFAULT_DATASETS[0])[:EVAL_ITEMS]
     drawn = sample_items([(it["id"], it["prompt"]) for it in items])
@@ -87,7 +87,7 @@ def slice_pass_rate(sample_items) -> float:  # type: ignore[no-untyped-def]
 def course_policy(cfg: dict):  # type: ignore[no-untyped-def, type-arg]
     import torch
 
-    from course.tinylm.policy import set_threads
+    from course.lib.policy.sampling import set_threads
 
     threads = set_threads(cfg["threads"])
     torch.use_deterministic_algorithms(True)
@@ -103,7 +103,7 @@ def course_policy(cfg: dict):  # type: ignore[no-untyped-def, type-arg]
         return TinyLMPolicy(model, ref, info, ref_info, threads)
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
-    from course.llm.templates import get_template
+    from course.lib.policy.templates import get_template
 
     return LLMPolicy(load_llm(), get_template(cfg["template"]), rank=LORA_RANK, alpha=LORA_ALPHA, adapter_seed=SEED,
                      threads=threads)
@@ -170,7 +170,7 @@ def run_trl(cfg: dict) -> dict:  # type: ignore[type-arg]
         from course.llm.load import load_llm
         from course.llm.lora import add_lora
         from course.llm.sampling import stop_ids
-        from course.llm.templates import get_template
+        from course.lib.policy.templates import get_template
 
         llm = load_llm()
         tok = llm.tokenizer

@@ -146,8 +146,8 @@ def main() -> int:
     from course.lib.records.formats import read_dataset
     from course.llm import sampling
     from course.llm.load import load_llm
-    from course.llm.templates import get_template, render
-    from course.tinylm.policy import set_threads
+    from course.lib.policy.templates import get_template, render
+    from course.lib.policy.sampling import set_threads
 
     set_threads(args.threads)
     load_start = load_average()

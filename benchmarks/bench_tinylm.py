@@ -82,8 +82,9 @@ def sampling_throughput() -> float:
         "import time, torch\n"
         "from course.tinylm import PI0_PATH\n"
         "from course.tinylm.model import load_checkpoint\n"
-        "from course.tinylm.policy import sample_items, set_threads\n"
-        "from course.tinylm.sft_data import DEFAULT_DATASETS, read_items\n"
+        "from course.lib.policy.sampling import set_threads\n"
+        "from course.tinylm.policy import sample_items\n"
+        "from course.lib.policy.problems import DEFAULT_DATASETS, read_items\n"
         "set_threads(2); m, _ = load_checkpoint(PI0_PATH)\n"
         "items = [(it['id'], it['prompt']) for it in read_items(DEFAULT_DATASETS[0])]\n"
         "t = time.time(); sample_items(m, items, n=8, seed=0); print(len(items) * 8 / (time.time() - t))\n"
@@ -183,8 +184,8 @@ def step_benchmark(baseline: str, pairs: int, threads: int, seed: int, rec: Any)
     import torch
 
     from course.tinylm import model as model_now, policy as policy_now
-    from course.tinylm.policy import set_threads
-    from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
+    from course.lib.policy.sampling import set_threads
+    from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_items
 
     set_threads(threads)
     torch.use_deterministic_algorithms(True)  # as course.tinylm.rl runs

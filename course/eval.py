@@ -25,7 +25,7 @@ import sys
 import time
 from typing import Any, Sequence
 
-from course.cli import EXIT_OK, info, make_parser, run, shard
+from course.cli import EXIT_OK, add_run_options, info, make_parser, run, shard
 from course.instrument.rubrics import RUBRICS
 from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, resolve_inputs, rubric_line
 from course.lib.evaluation.shards import merge_eval_runs
@@ -93,8 +93,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     parser.add_argument("--completions", help=f"completions JSONL (default: {BUNDLED_COMPLETIONS}); in dataset order "
                         "they are streamed (memory: one line); in any other order each item's line is found by an "
                         "index of about 60 bytes per item, and the run takes longer")
-    parser.add_argument("--outdir", help="run directory to create (default: the next free runs/eval_NNN)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    add_run_options(parser, "run directory to create (default: the next free runs/eval_NNN)")
     parser.add_argument(
         "--allow-missing", action="store_true",
         help="score dataset items without a completion as failures (error code missing_completion)",
@@ -145,8 +144,7 @@ def _merge(given: list[str], args_in: Sequence[str] | None) -> int:
         MERGE_EXAMPLE,
     )
     parser.add_argument("parts", nargs="+", metavar="PART", help="the part run directories, in any order")
-    parser.add_argument("--outdir", help="run directory to create (default: the next free runs/eval_NNN)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    add_run_options(parser, "run directory to create (default: the next free runs/eval_NNN)")
     parser.add_argument("--dataset", help="the dataset the parts measured, if not at the path their manifests record "
                         "(its sha256 must be the recorded one)")
     parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")

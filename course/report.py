@@ -36,6 +36,7 @@ from course.lib.evaluation import locked_room
 from course.cli import EXIT_OK, make_parser, rate_difference, run
 from course.errors import CourseError
 from course.lib.reporting import html as report_html
+from course.lib.reporting.run_kinds import RL_KINDS
 from course.lib.visible import visible
 
 EXAMPLE = """\
@@ -58,7 +59,7 @@ def build(paths: Sequence[str], min_delta: Fraction, require_significance: bool)
     """The page for these run directories (the first is the baseline of every gate)."""
     runs = [report_html.load_run(p) for p in paths]
     for i, r in enumerate(runs):
-        if r.kind == "tinylm_rl" and len(r.sub_runs) == 2:
+        if r.kind in RL_KINDS and len(r.sub_runs) == 2:
             recorded = ((r.summary or {}).get("holdout") or {}).get("gate") or {}
             delta = Fraction(str(recorded.get("min_delta", r.manifest.get("settings", {}).get("gate_min_delta", 0))))
             view = gate_pair(Path(paths[i]) / "eval_pi0_holdout", Path(paths[i]) / "eval_final_holdout", delta,

@@ -37,7 +37,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from course.cli import EXIT_OK, info, make_parser, positive_int, run
+import course.assignments.pick_best as assignment
+from course.cli import EXIT_OK, add_run_options, info, make_parser, positive_int, run
 from course.errors import CourseError
 from course.lib.records.manifest import PROJECT_ROOT
 from course.lib.selection.pipeline import BUNDLED_DATASET, BUNDLED_SAMPLES, report_lines, select
@@ -80,15 +81,15 @@ def _main(args_in: Sequence[str] | None) -> int:
         "--n", type=positive_int, required=True, metavar="N",
         help="choose among the first N samples of each item (N=1: just sample 0, as course.eval scores)",
     )
-    parser.add_argument("--outdir", help="run directory to create (default: the next free runs/sel_nN_NNN)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    add_run_options(parser, "run directory to create (default: the next free runs/sel_nN_NNN)")
     parser.add_argument("--split", help="split name for the manifest (default: inferred from the dataset file name)")
     parser.add_argument("--json", action="store_true", help="print the run directory and summary as JSON")
     args = parser.parse_args(args_in)
 
     dataset, samples = _resolve_inputs(args.dataset, args.samples)
     run_dir, manifest, summary = select(
-        dataset, samples, n=args.n, outdir=args.outdir, force=args.force, split=args.split, argv=args_in
+        dataset, samples, n=args.n, outdir=args.outdir, force=args.force, split=args.split, argv=args_in,
+        picker=assignment.pick_best, rule=assignment.SELECTION_RULE,
     )
     if manifest["split"] is None:
         info("note: split unknown (not in the dataset file name); pass --split to record it")

@@ -40,13 +40,13 @@ it or cannot encode it (controls, bidi overrides, a lone surrogate from
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from course.cli import info, make_parser, optional_view, run
 from course.errors import CourseError
 from course.lib.extras import require
 from course.lib.spec.tokens import (
-    DEFAULT_TEXTS, TINY_LM_MISSING, inspect_texts, load_cl100k, load_tiny_vocab, render, unescape,
+    DEFAULT_TEXTS, TINY_LM_MISSING, inspect_texts, load_cl100k, render, unescape,
 )
 from course.lib.visible import dumps_safe
 
@@ -81,6 +81,15 @@ def build_parser():  # type: ignore[no-untyped-def]
 
 def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
+
+
+def load_tiny_vocab() -> Any | None:
+    """The tiny LM's character vocabulary (``VOCAB``), or None when that module is absent."""
+    try:
+        from course.tinylm.vocab import VOCAB
+    except ImportError:
+        return None
+    return VOCAB
 
 
 def _main(argv: Sequence[str] | None) -> int:

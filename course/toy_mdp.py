@@ -42,7 +42,7 @@ import random
 from typing import Sequence
 
 from course.lib.learning import policy_gradient as pg
-from course.cli import float_in, int_in, make_parser, non_negative_int, optional_view, run, seed
+from course.cli import add_run_options, float_in, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import environment
@@ -207,9 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--slow", action="store_true", help="print the story of every episode")
     parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="one line every K episodes")
-    parser.add_argument("--plot", action="store_true", help="also write toy_mdp.png: returns and probabilities per episode (the plot extra; without it the run is written, without the picture)")
-    parser.add_argument("--outdir", help="run directory (default runs/toy_mdp_NNN)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing run directory")
+    add_run_options(parser, "run directory (default runs/toy_mdp_NNN)", plot="also write toy_mdp.png: returns and probabilities per episode (the plot extra; without it the run is written, without the picture)")
     return parser
 
 

@@ -29,7 +29,7 @@ from course.exercises.planted_bugs import (
     BANDIT_PROMPT,
     PROMPTS,
     REFERENCE_LOGITS,
-    _group_row,
+    group_row,
     arm_rewards,
 )
 from course.lib.learning.policy_gradient import (
@@ -74,7 +74,7 @@ def train_group_baseline(steps: int = 30, group_size: int = 4, lr: float = 1.0, 
             g = grad_log_prob(logits[pid], s["action"])
             logits[pid] = [t + lr * s["advantage"] * gk / group_size for t, gk in zip(logits[pid], g)]
 
-        rows.append(_group_row(step, samples, logits))
+        rows.append(group_row(step, samples, logits))
     return rows
 
 

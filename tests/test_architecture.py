@@ -109,7 +109,6 @@ LIBRARY_WITH_A_PREVIEW = frozenset({"course.tinylm.sft_data"})
 # A tool that drives another tool's functions, and why (never its main: that is checked below).
 TOOL_USES_TOOL = {
     ("course.tinylm.sweep", "course.tinylm.rl"): "the sweep is rl's train() run once per beta",
-    ("course.llm.rl", "course.tinylm.rl"): "one definition of Loop C's flags and their checks (add_loop_options, check_args)",
 }
 
 
@@ -169,7 +168,7 @@ def test_library_modules_parse_no_command_line(path):
 # part of the course, and only what every part uses sits at the root. A module dropped at the root
 # would blur the map; give it the folder of what it serves (or, if every layer needs it, add it here).
 LIBRARY_ROOT_MODULES = frozenset({"__init__.py", "stats.py", "extras.py", "visible.py", "toolbox.py"})
-LIBRARY_FOLDERS = frozenset({"records", "bridges", "spec", "evaluation", "selection", "learning", "reporting"})
+LIBRARY_FOLDERS = frozenset({"records", "bridges", "spec", "evaluation", "selection", "learning", "policy", "reporting"})
 
 
 def test_only_the_modules_every_layer_uses_sit_at_the_library_root():
@@ -183,3 +182,168 @@ def test_the_library_folders_are_the_mapped_ones_and_each_is_a_package():
     assert folders == LIBRARY_FOLDERS
     for folder in sorted(folders):
         assert (COURSE / "lib" / folder / "__init__.py").is_file(), f"course/lib/{folder} has no __init__.py"
+
+
+# --- the library depends on nothing above it ---------------------------------------------------------
+# course/lib is what every tool and both policies stand on: it imports only itself, the instrument and
+# the one error type. What it needs from above is passed in (the selection tool hands over pick_best,
+# token_inspect its vocabulary), or the shared piece lives in lib (course/lib/policy).
+LIBRARY_MAY_IMPORT = ("course.lib", "course.instrument", "course.errors")
+
+
+@pytest.mark.parametrize("path", sorted((COURSE / "lib").rglob("*.py")), ids=lambda p: str(p.relative_to(COURSE / "lib")))
+def test_the_library_imports_only_itself_the_instrument_and_the_error_type(path):
+    up = sorted({n for n in _imports(path) if _within(n, "course") and n != "course"
+                 and not any(_within(n, allowed) for allowed in LIBRARY_MAY_IMPORT)})
+    assert up == [], f"course/lib/{path.relative_to(COURSE / 'lib')} imports {up}: pass it in, or move the shared piece into lib"
+
+
+@pytest.mark.parametrize("path", [p for p in _modules() if _module_name(p).startswith("course.llm")],
+                         ids=lambda p: str(p.relative_to(COURSE)))
+def test_the_real_llm_and_the_tiny_lm_are_peers(path):
+    # both stand on course/lib/policy; neither leans on the other
+    used = sorted({n for n in _imports(path) if _within(n, "course.tinylm")})
+    assert used == [], f"{path.relative_to(ROOT)} imports {used}: what both policies share belongs in course/lib"
+
+
+def _private_imports(path: Path) -> list[str]:
+    """``module.name`` for every ``from course... import _name`` in ``path`` (a private name)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("course"):
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(COURSE)))
+def test_no_module_imports_another_files_private_name(path):
+    # a leading underscore says "only this file uses it": a second user makes it public (rename it)
+    assert _private_imports(path) == [], f"{path.relative_to(ROOT)} imports private names {_private_imports(path)}"
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module-level imports only (an import inside a function runs later and cannot make a circle at import)."""
+    names = {_module_name(p): p for p in _modules()}
+    graph: dict[str, set[str]] = {}
+    for me, path in names.items():
+        package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+        deps: set[str] = set()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            imported: list[str] = []
+            if isinstance(node, ast.Import):
+                imported = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = (f"{base}.{node.module}" if node.module else base) if node.level else node.module or ""
+                imported = [module] + [f"{module}.{a.name}" for a in node.names]
+            for name in imported:
+                while name and name not in names:
+                    name = name.rpartition(".")[0]
+                if name and name != me and name != "course":
+                    deps.add(name)
+        graph[me] = deps
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            members = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                members.append(w)
+                if w == v:
+                    break
+            if len(members) > 1:
+                found.append(sorted(members))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert _circles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+def test_no_course_modules_import_each_other_in_a_circle():
+    # A circle makes the import order matter and hides which module is the base; move the shared part down.
+    # Two imports inside a function run the other way on purpose and are not module-level edges: the
+    # planted-bug exercise runs its corrected twin (exercises.solutions reuses the exercise's scaffolding),
+    # and a merged shard writes summary.md in the evaluation pipeline's own words (evaluation.shards).
+    assert _circles(_module_graph()) == []
+
+
+# --- every run a tool writes has a view ---------------------------------------------------------------
+# A tool whose run the page could not draw would end without its "View it:" line: the registry
+# (course.lib.reporting.run_kinds, views in course.lib.reporting.html) must name every tool that writes one.
+# course.ray_eval writes the one-process course.eval run byte for byte, so its manifests name course.eval.
+WRITES_RUNS_AS = {"course.ray_eval": "course.eval"}
+
+
+def _opens_a_run_directory(source: str, node: ast.AST) -> bool:
+    return "atomic_run_dir(" in (ast.get_source_segment(source, node) or "")
+
+
+def _writes_a_run_directory(tool: str) -> bool:
+    """The tool's file, or a course.lib function it imports by name, opens a run directory (atomic_run_dir)."""
+    path = COURSE.joinpath(*tool.split(".")[1:]).with_suffix(".py")
+    if not path.is_file():
+        path = COURSE.joinpath(*tool.split(".")[1:], "__init__.py")
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    if any(_opens_a_run_directory(source, n) for n in tree.body if isinstance(n, ast.FunctionDef)):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course.lib."):
+            lib = COURSE.joinpath(*node.module.split(".")[1:]).with_suffix(".py")
+            if not lib.is_file():
+                continue
+            lib_source = lib.read_text(encoding="utf-8")
+            wanted = {a.name for a in node.names}
+            if any(isinstance(n, ast.FunctionDef) and n.name in wanted and _opens_a_run_directory(lib_source, n)
+                   for n in ast.parse(lib_source).body):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("tool", sorted(_tool_modules()))
+def test_every_tool_that_writes_a_run_directory_has_a_report_view(tool):
+    from course.lib.reporting.html import VIEWS
+    from course.lib.reporting.run_kinds import TOOL_KIND
+
+    if not _writes_a_run_directory(tool):
+        return
+    kind = TOOL_KIND.get(WRITES_RUNS_AS.get(tool, tool))
+    assert kind is not None, f"{tool} writes a run directory but course.lib.reporting.run_kinds has no kind for it"
+    assert kind in VIEWS, f"run kind {kind!r} ({tool}) has no loader and view in course.lib.reporting.html.VIEWS"
+
+
+def test_the_run_directory_finder_sees_a_tool_whose_library_writes_the_run():
+    # guard for the guard above: selection_demo's run is written by course.lib.selection.pipeline
+    assert _writes_a_run_directory("course.selection_demo") and not _writes_a_run_directory("course.score")
+
+
+def test_every_run_kind_has_a_view():
+    from course.lib.reporting.html import VIEWS
+    from course.lib.reporting.run_kinds import DERIVED_KINDS, RUN_KINDS
+
+    assert sorted(k.name for k in RUN_KINDS + DERIVED_KINDS) == sorted(VIEWS)

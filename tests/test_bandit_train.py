@@ -12,6 +12,7 @@ import pytest
 
 from course import bandit_train as bt
 from course.lib.learning import policy_gradient as pg
+from course.lib.learning.bandit_story import ADVANTAGE_SIGN
 
 DEMO = ["--steps", "30", "--seed", "0", "--lr", "0.5", "--baseline", "--slow"]
 CORRECT = bt.DEFAULT_ACTIONS.index("Final: 323")
@@ -56,7 +57,7 @@ def test_slow_output_is_the_story_file(tmp_path: Path, capsys: pytest.CaptureFix
     bt.main([*DEMO, "--outdir", str(run)])
     story = (run / "bandit_story.txt").read_text(encoding="utf-8")
     assert capsys.readouterr().out.startswith(story)
-    assert bt.ADVANTAGE_SIGN in story and story.count("step ") >= 30
+    assert ADVANTAGE_SIGN in story and story.count("step ") >= 30
 
 
 def test_positive_lr_raises_and_negative_lr_lowers_the_rewarded_completion(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from course import kl_tradeoff_demo as kd
+from course.lib.learning import kl_tradeoff as kt
 from course.lib.learning import policy_gradient as pg
 from course.lib.learning.bandit import DEFAULT_ACTIONS
 
@@ -30,7 +31,7 @@ def test_reference_policy_is_a_distribution_over_the_bandit_actions() -> None:
 
 @pytest.mark.parametrize("beta", kd.DEFAULT_BETAS)
 def test_gradient_ascent_reaches_the_closed_form(beta: float) -> None:
-    ascent = kd.gradient_ascent(kd.PI_REF, REWARDS, beta)
+    ascent = kt.gradient_ascent(kd.PI_REF, REWARDS, beta)
     closed = pg.kl_regularised_optimum(kd.PI_REF, REWARDS, beta)
     assert ascent.converged
     assert max(abs(a - b) for a, b in zip(ascent.probs, closed)) < 1e-9
@@ -39,7 +40,7 @@ def test_gradient_ascent_reaches_the_closed_form(beta: float) -> None:
 @pytest.mark.parametrize("beta", [0.3, 3.0])
 def test_gradient_ascent_agrees_on_graded_rewards_with_ties(beta: float) -> None:
     ref, rewards = [0.1, 0.2, 0.3, 0.4], [1.0, 0.5, 1.0, 0.0]
-    ascent = kd.gradient_ascent(ref, rewards, beta)
+    ascent = kt.gradient_ascent(ref, rewards, beta)
     closed = pg.kl_regularised_optimum(ref, rewards, beta)
     assert ascent.converged and max(abs(a - b) for a, b in zip(ascent.probs, closed)) < 1e-9
 
@@ -48,26 +49,26 @@ def test_gradient_ascent_says_when_it_has_not_converged() -> None:
     # Two equally rewarded actions at small beta: only the weak KL term fixes their ratio, a
     # direction plain gradient ascent crawls along. It must report that, not pretend.
     ref, rewards = [0.1, 0.2, 0.3, 0.4], [1.0, 0.5, 1.0, 0.0]
-    ascent = kd.gradient_ascent(ref, rewards, 0.03, max_steps=2000)
+    ascent = kt.gradient_ascent(ref, rewards, 0.03, max_steps=2000)
     closed = pg.kl_regularised_optimum(ref, rewards, 0.03)
     assert not ascent.converged and ascent.steps == 2000
     assert 1e-9 < max(abs(a - b) for a, b in zip(ascent.probs, closed)) < 1e-3
 
 
 def test_kl_vanishes_as_beta_grows() -> None:
-    rows = kd.sweep(kd.PI_REF, REWARDS, [1.0, 100.0, 1e5])
+    rows = kt.sweep(kd.PI_REF, REWARDS, [1.0, 100.0, 1e5])
     assert rows[0].kl > rows[1].kl > rows[2].kl and rows[2].kl < 1e-9
 
 
 def test_the_policy_piles_onto_the_rewarded_completion_as_beta_shrinks() -> None:
-    (row,) = kd.sweep(kd.PI_REF, REWARDS, [0.005])
+    (row,) = kt.sweep(kd.PI_REF, REWARDS, [0.005])
     assert row.probs[DEFAULT_ACTIONS.index("Final: 323")] > 1 - 1e-12
     assert row.expected_reward == pytest.approx(1.0)
     assert row.kl == pytest.approx(-math.log(kd.PI_REF[-1]))  # all mass moved onto an 8% action
 
 
 def test_reward_and_kl_both_fall_as_the_penalty_grows() -> None:
-    rows = kd.sweep(kd.PI_REF, REWARDS, sorted(kd.DEFAULT_BETAS))
+    rows = kt.sweep(kd.PI_REF, REWARDS, sorted(kd.DEFAULT_BETAS))
     assert all(a.expected_reward >= b.expected_reward for a, b in zip(rows, rows[1:]))
     assert all(a.kl >= b.kl for a, b in zip(rows, rows[1:]))
 

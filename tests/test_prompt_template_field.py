@@ -19,7 +19,7 @@ from course.errors import CourseError
 from course.lib.records.formats import iter_completions, iter_samples
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import PROJECT_ROOT
-from course.llm.templates import FEWSHOT, PLAIN
+from course.lib.policy.templates import FEWSHOT, PLAIN
 
 DATASET = PROJECT_ROOT / "data" / "datasets" / "math_dev.jsonl"
 FROZEN = PROJECT_ROOT / "data" / "rollouts" / "frozen_rollouts_dev.jsonl"

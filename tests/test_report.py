@@ -253,6 +253,20 @@ def test_tinylm_rl_report_renders_its_holdout_runs_and_their_gate(runs):
     assert len(page.find("table", class_="itemtable")) == 2
 
 
+def test_a_real_llm_rl_run_gets_the_rl_view_with_its_own_title(runs, tmp_path):
+    # course.llm.rl writes the same run as course.tinylm.rl (course.lib.learning.rl_loop): one view, its own kind
+    import shutil
+
+    llm_run = tmp_path / "llm_rl"
+    shutil.copytree(runs["tinylm_rl"], llm_run)
+    manifest = json.loads((llm_run / "manifest.json").read_text(encoding="utf-8"))
+    (llm_run / "manifest.json").write_text(json.dumps({**manifest, "tool": "course.llm.rl"}), encoding="utf-8")
+    assert report_html.load_run(llm_run).kind == "llm_rl"
+    _, page = page_of(llm_run)
+    assert any(page.text_of(h).startswith("Real LLM RL: ") for h in page.find("h2"))
+    assert len(page.find("section", class_="subrun")) == 2
+
+
 # ---------------------------------------------------------------------------
 # Hostile content and self-containment
 # ---------------------------------------------------------------------------

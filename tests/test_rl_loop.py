@@ -21,7 +21,8 @@ def tiny_lm_policy():  # type: ignore[no-untyped-def]
     import torch
 
     from course.tinylm.model import GPT, GPTConfig
-    from course.tinylm.policy import TinyLMPolicy, set_threads
+    from course.lib.policy.sampling import set_threads
+    from course.tinylm.policy import TinyLMPolicy
 
     set_threads(1)
     torch.manual_seed(0)  # the test's random network (the course's code never seeds globally)
@@ -233,20 +234,22 @@ def test_an_unknown_choice_is_refused_by_name() -> None:
 
 
 def test_the_kl_estimator_defaults_to_k3_in_the_loss_and_k1_in_the_reward() -> None:
-    from course.tinylm import rl
+    from course.cli import check_args
+    from course.tinylm import MAX_TOKENS_LIMIT, rl
 
     for argv, want in (([], "k3"), (["--kl-in", "reward"], "k1"), (["--kl-in", "reward", "--kl-estimator", "k3"], "k3")):
         args = rl.build_parser().parse_args(argv)
-        rl.check_args(args)
+        check_args(args, MAX_TOKENS_LIMIT)
         assert args.kl_estimator == want
 
 
 def test_the_objective_flags_default_to_the_loop_as_it_always_was() -> None:
+    from course.cli import check_args
     from course.lib.learning.rl_loop import LoopSettings
-    from course.tinylm import rl
+    from course.tinylm import MAX_TOKENS_LIMIT, rl
 
     args = rl.build_parser().parse_args([])
-    rl.check_args(args)
+    check_args(args, MAX_TOKENS_LIMIT)
     s = LoopSettings.from_args(args)
     assert (s.kl_estimator, s.kl_in, s.loss_norm, s.scale_rewards) == ("k3", "loss", "constant", "none")
     with pytest.raises(SystemExit):
@@ -261,7 +264,7 @@ def test_dynamic_sampling_is_off_by_default_and_its_cap_is_checked_by_the_parser
     from course.tinylm import rl
 
     args = rl.build_parser().parse_args([])
-    rl.check_args(args)
+    rl.check_args(args, rl.MAX_TOKENS_LIMIT)
     assert LoopSettings.from_args(args).dynamic_sampling == 1
     for bad in ("0", "17"):
         with pytest.raises(SystemExit) as exc:
@@ -328,7 +331,7 @@ def test_groups_taken_from_two_batches_keep_each_completions_log_probabilities()
     read, so each row's log-probabilities are those it had in its own batch."""
     import torch
 
-    from course.tinylm.policy import take_groups
+    from course.lib.policy.sampling import take_groups
 
     policy = tiny_lm_policy()
     a = policy.generate([TOY[0].prompt], [f"a:{j}" for j in range(3)], group=3, temperature=1.0, max_tokens=6)

@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from course.tinylm import rl, rl_report
+from course.lib.policy import report as rl_report
+from course.tinylm import rl
 
 FIRST = {"step": 0, "slice_n": 200, "slice_items": 100, "slice_samples_per_item": 2,
          "slice_rubric_reward": 0.57, "slice_strict_pass": 0.275}
@@ -135,7 +136,7 @@ def test_every_curves_panel_has_a_title_axis_labels_a_full_legend_and_rates_from
 def test_a_run_with_a_holdout_states_its_lift_once_on_stdout_and_never_on_stderr(tmp_path, capsys, figures_not_rendered):
     torch = pytest.importorskip("torch")
     from course.tinylm.model import GPT, GPTConfig, save_checkpoint
-    from course.tinylm.policy import set_threads
+    from course.lib.policy.sampling import set_threads
 
     set_threads(1)
     torch.manual_seed(0)

@@ -12,7 +12,7 @@ import json
 import pytest
 
 import course.lib.extras
-from course.tinylm.progress import ProgressLine
+from course.lib.policy.progress import ProgressLine
 
 
 class Tty(io.StringIO):
@@ -116,7 +116,7 @@ def test_an_rl_run_names_its_holdout_rollouts_and_eval_runs_where_they_are_after
     from course.lib.records.manifest import display_path
     from course.tinylm import rl
     from course.tinylm.model import GPT, GPTConfig, save_checkpoint
-    from course.tinylm.policy import set_threads
+    from course.lib.policy.sampling import set_threads
 
     set_threads(1)
     torch.manual_seed(0)

@@ -13,12 +13,10 @@ import pytest
 from course.errors import CourseError
 from course.lib.spec.problems import make_problem
 from course.tinylm import PI0_MANIFEST
+from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_prompts
 from course.tinylm.sft_data import (
-    DEFAULT_DATASETS,
     FORMAT_WEIGHTS,
     HEDGED_FORMATS,
-    problem_stream,
-    read_prompts,
     render_target,
     sft_stream,
 )

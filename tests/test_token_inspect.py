@@ -62,7 +62,7 @@ def test_the_newline_and_minus_sign_are_made_visible(capsys: pytest.CaptureFixtu
 
 
 def test_tiny_lm_tokens_are_characters(capsys: pytest.CaptureFixture[str]) -> None:
-    if tokens.load_tiny_vocab() is None:
+    if ti.load_tiny_vocab() is None:
         pytest.skip("course.tinylm.vocab is not in this checkout")
     (record,) = _json(["Final: 323"], capsys)
     assert record["tiny_lm"]["tokens"] == ["F", "i", "n", "a", "l", ":", "␠", "3", "2", "3"]
@@ -155,7 +155,7 @@ def test_an_llm_tokenizer_adds_its_own_row_beside_the_others(tiny_llm_dir, capsy
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_llm_dir))  # one token per character
-    (record,) = tokens.inspect_texts(["Final: 323"], 323, None, tokens.load_tiny_vocab(), with_bpe=False,
+    (record,) = tokens.inspect_texts(["Final: 323"], 323, None, ti.load_tiny_vocab(), with_bpe=False,
                                      llm_tokenizer=("tiny chat model", tokenizer))
     assert record["smollm2"]["vocabulary"] == "tiny chat model"
     assert record["smollm2"]["tokens"] == ["F", "i", "n", "a", "l", ":", "␠", "3", "2", "3"]

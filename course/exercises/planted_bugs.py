@@ -113,11 +113,11 @@ def train_group_baseline(steps: int = 30, group_size: int = 4, lr: float = 1.0, 
             g = grad_log_prob(logits[pid], s["action"])
             logits[pid] = [t + lr * s["advantage"] * gk / group_size for t, gk in zip(logits[pid], g)]
 
-        rows.append(_group_row(step, samples, logits))
+        rows.append(group_row(step, samples, logits))
     return rows
 
 
-def _group_row(step: int, samples: list[dict[str, Any]], logits: dict[str, list[float]]) -> dict[str, Any]:
+def group_row(step: int, samples: list[dict[str, Any]], logits: dict[str, list[float]]) -> dict[str, Any]:
     return {
         "step": step,
         "rewards": {pid: [s["reward"] for s in samples if s["prompt_id"] == pid] for pid in PROMPTS},

@@ -325,7 +325,7 @@ def _load_gguf(path: Path, root: Path | None) -> tuple[Any, Any, dict[str, Any],
 
 
 NO_TEMPLATE = ("the model has no chat template, and the course puts every prompt to a chat model as a chat "
-               "(course.llm.templates); use a chat (instruct) model")
+               "(course.lib.policy.templates); use a chat (instruct) model")
 
 
 def _from_pretrained(path: Path | str, what: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:

@@ -53,11 +53,11 @@ from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
 from course.llm.lora import (TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored,
                              load_adapter_state, lora_shapes)
-from course.llm.sampling import _cache_of, common_prefix_length, encode_prompts, generate, sample_items
+from course.llm.sampling import cache_of, common_prefix_length, encode_prompts, generate, sample_items
 from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
-from course.llm.templates import PromptTemplate, get_template, render
-from course.tinylm.policy import Rollouts
-from course.tinylm.rollouts import rollout_records
+from course.lib.policy.templates import PromptTemplate, get_template, render
+from course.lib.policy.sampling import SampledBatch
+from course.lib.policy.records import rollout_records
 
 
 # The one metadata key of a saved adapter file: JSON {"base_policy", "rank", "alpha", "targets"}.
@@ -72,12 +72,12 @@ ADAPTER_EXPECTED = "a LoRA adapter file (.safetensors, as course.llm.rl saves)"
 RANK_LIMIT, ALPHA_RANGE = LORA_RANK_LIMIT, LORA_ALPHA_RANGE
 
 
-def _prompt_rows(ro: Rollouts) -> list[list[int]]:
+def _prompt_rows(ro: SampledBatch) -> list[list[int]]:
     """Each prompt's real token ids (its left padding removed)."""
     return [row[valid].tolist() for row, valid in zip(ro.prompt_tokens, ro.prompt_valid)]
 
 
-def completion_logprobs(model: Any, ro: Rollouts, pad_id: int, *, entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+def completion_logprobs(model: Any, ro: SampledBatch, pad_id: int, *, entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
     """log pi(chosen token | prompt, earlier tokens) (B, K) and, if asked, the entropy there (B, K).
 
     Gradients flow into the log-probabilities when the model has trainable parameters. Both
@@ -98,7 +98,7 @@ def completion_logprobs(model: Any, ro: Rollouts, pad_id: int, *, entropy: bool)
     cache = None
     if c:
         out = body(torch.tensor([rows[0][:c]], device=device), None, None, None, use_cache=True)
-        cache = _cache_of(out)
+        cache = cache_of(out)
         if P > 1:
             cache.batch_repeat_interleave(P)
     # 2. per prompt ONE row: [its own tail, left-padded to W | completion 1 | ... | completion G], each
@@ -191,12 +191,12 @@ class LLMPolicy:
         return [render(self.tokenizer, t, p) for p in prompts]
 
     def generate(self, prompts: Sequence[str], row_seeds: Sequence[str], *, group: int, temperature: float,
-                 max_tokens: int, template: str | None = None) -> Rollouts:
+                 max_tokens: int, template: str | None = None) -> SampledBatch:
         """Sample from the current policy; ``template`` names another prompt template (RFT's sampler only)."""
         return generate(self.model, self.tokenizer, self.render(prompts, template), row_seeds, group=group,
                         temperature=temperature, max_tokens=max_tokens)
 
-    def teacher_batch(self, prompts: Sequence[str], completions: Sequence[Sequence[int]]) -> Rollouts:
+    def teacher_batch(self, prompts: Sequence[str], completions: Sequence[Sequence[int]]) -> SampledBatch:
         """Given completions (token ids, end token included) after the run template's prompts, as a
         one-sample-per-prompt batch that ``logprobs`` reads (supervised learning: RFT's clone step)."""
         prompt, valid = encode_prompts(self.tokenizer, self.render(prompts))
@@ -207,15 +207,15 @@ class LLMPolicy:
             tokens[i, : len(ids)] = torch.tensor(list(ids), dtype=torch.long)
             mask[i, : len(ids)] = True
         texts = [self.tokenizer.decode(list(ids)) for ids in completions]
-        return Rollouts(prompt_tokens=prompt, prompt_valid=valid, tokens=tokens, mask=mask, group=1, texts=texts,
+        return SampledBatch(prompt_tokens=prompt, prompt_valid=valid, tokens=tokens, mask=mask, group=1, texts=texts,
                         truncated=[False] * len(completions), cropped=[False] * len(completions))
 
-    def logprobs(self, rollouts: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
+    def logprobs(self, rollouts: SampledBatch) -> tuple[torch.Tensor, torch.Tensor]:
         logp, ent = completion_logprobs(self.model, rollouts, self.pad_id, entropy=True)
         assert ent is not None
         return logp, ent
 
-    def reference_logprobs(self, rollouts: Rollouts) -> torch.Tensor:
+    def reference_logprobs(self, rollouts: SampledBatch) -> torch.Tensor:
         # pi0 (adapters off: exact, and no second copy of the model), or the anchored warm start
         with adapters_off(self.model) if not self.anchored else anchored(self.model):
             return completion_logprobs(self.model, rollouts, self.pad_id, entropy=False)[0]

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from course.cli import float_in, info, int_in, make_parser, run
+from course.cli import OBJECTIVE, add_loop_options, check_args, float_in, info, int_in, make_parser, run
 from course.instrument.rubrics import get_rubric
 from course.lib.learning import rl_loop
 from course.lib.extras import require
@@ -46,11 +46,10 @@ from course.lib.records.manifest import environment, input_fingerprint
 from course.lib.learning.rl_loop import LoopSettings, Trained
 from course.lib.records.runs import atomic_run_dir, resolve_outdir
 from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
-from course.llm.templates import TEMPLATES, get_template
-from course.tinylm.progress import ProgressLine
-from course.tinylm.rl import OBJECTIVE, add_loop_options, check_args  # one definition of Loop C's flags and their checks
-from course.tinylm.rl_report import report_lines
-from course.tinylm.sft_data import DEFAULT_DATASETS
+from course.lib.policy.templates import TEMPLATES, get_template
+from course.lib.policy.progress import ProgressLine
+from course.lib.policy.report import report_lines
+from course.lib.policy.problems import DEFAULT_DATASETS
 
 if TYPE_CHECKING:
     from course.llm.policy import AdapterFile, LLMPolicy
@@ -226,7 +225,7 @@ def load_policy(args: Any, init: "AdapterFile | None" = None) -> tuple["LLMPolic
 
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
-    from course.tinylm.policy import set_threads
+    from course.lib.policy.sampling import set_threads
 
     threads = set_threads(args.threads)
     torch.use_deterministic_algorithms(True)

@@ -63,8 +63,8 @@ from course.lib.records.jsonl import dumps_line, read_json, refuse_existing
 from course.lib.records.temporaries import write_bytes_atomic, write_json_atomic, write_text_atomic
 from course.lib.visible import visible
 from course.lib.records.manifest import environment, file_fingerprint, input_fingerprint
-from course.llm.templates import TEMPLATES, get_template
-from course.tinylm.progress import ProgressLine
+from course.lib.policy.templates import TEMPLATES, get_template
+from course.lib.policy.progress import ProgressLine
 
 TOOL = "course.llm.sample"
 DEFAULT_N = 8
@@ -230,8 +230,8 @@ def _main(argv: Sequence[str] | None) -> int:
     # torch-dependent imports stay here, not at the top: --help works without the llm extra
     from course.llm.load import load_llm
     from course.llm.sampling import ROWS_PER_BATCH, sample_items
-    from course.tinylm.policy import set_threads
-    from course.tinylm.rollouts import rollout_records
+    from course.lib.policy.sampling import set_threads
+    from course.lib.policy.records import rollout_records
 
     part = None
     if args.shard is not None:  # whole batches: each batch a part computes is the one-process run's batch

@@ -4,13 +4,13 @@ The same contract as the tiny LM's sampler (``course.tinylm.policy``), so the co
 rollout files and its RL loop treat both policies alike:
 
   ``generate``      sample G completions for each of P chat prompts; returns the tiny LM's
-                    ``Rollouts`` record (prompt tokens, completion tokens and mask, texts)
+                    ``SampledBatch`` record (prompt tokens, completion tokens and mask, texts)
   ``sample_items``  n completions per dataset item under a prompt template, in fixed batches
   ``row_seed``      the string that seeds one sampled row
 
 Randomness, the course's way (no global RNG, no ``torch.manual_seed``): every sampled row
 has its own ``random.Random(row_seed(seed, item id, sample index))`` and draws one uniform
-number per token (inverse-CDF sampling, the tiny LM's ``_draw``). So a row's completion does
+number per token (inverse-CDF sampling, ``course.lib.policy.sampling.draw_tokens``). So a row's completion does
 not depend on which other rows share its batch, up to float rounding, and with the batch
 composition fixed (``rows_per_batch`` items in dataset order) and the thread count fixed,
 a rerun on the same machine is byte-identical.
@@ -29,7 +29,7 @@ pay for its longest ramble 64 times over. The stop token is an action (it is in 
 ``lay_out_for_sampling`` stores the weights so that the fast kernel runs them. Where the time goes,
 beside the machine's matrix-product bound and Hugging Face ``generate``: benchmarks/bench_llm_sampling.py.
 
-Before any token is drawn, every prompt is rendered (``course.llm.templates.render``: no special-token
+Before any token is drawn, every prompt is rendered (``course.lib.policy.templates.render``: no special-token
 text from the data, a bounded template) and measured: a prompt whose tokens plus ``max_tokens`` do not
 fit the model's context (``model.config.max_position_embeddings``) is refused, naming the item,
 instead of running on past the positions the model was trained on.
@@ -46,8 +46,8 @@ import torch
 import torch.nn.functional as F
 
 from course.errors import CourseError
-from course.llm.templates import PromptTemplate, render
-from course.tinylm.policy import Rollouts, _draw, _filter_top_p, sample_in_batches
+from course.lib.policy.templates import PromptTemplate, render
+from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
 
 DEFAULT_MAX_TOKENS = 48
 # Rows (items x samples) computed together. Fixed, not tuned to the machine: the batch composition
@@ -133,7 +133,7 @@ def lay_out_for_sampling(model: torch.nn.Module) -> None:
                 weight.data = weight.data.t().contiguous().t()
 
 
-def _cache_of(output: Any) -> Any:
+def cache_of(output: Any) -> Any:
     """The key/value cache a forward pass returned (``cache`` since transformers 5.x renamed ``past_key_values``)."""
     return output["cache"] if "cache" in output else output["past_key_values"]
 
@@ -154,7 +154,7 @@ def prefill(model: Any, prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: i
     c = common_prefix_length(rows)
     cache = None
     if c:
-        cache = _cache_of(model(input_ids=torch.tensor([rows[0][:c]], device=device), use_cache=True, logits_to_keep=1))
+        cache = cache_of(model(input_ids=torch.tensor([rows[0][:c]], device=device), use_cache=True, logits_to_keep=1))
         if P > 1:  # a copy of ~c tokens per prompt: the cache concatenates the tails onto it anyway
             cache.batch_repeat_interleave(P)
     W = max(len(r) - c for r in rows)
@@ -167,7 +167,7 @@ def prefill(model: Any, prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: i
     pos = (c + tail_valid.long().cumsum(dim=1) - 1).clamp(min=c).to(device)  # (P, W)
     # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
     out = model(tail.to(device), key_valid, pos, cache, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1, :].float(), _cache_of(out), key_valid, pos[:, -1] + 1
+    return out.logits[:, -1, :].float(), cache_of(out), key_valid, pos[:, -1] + 1
 
 
 @torch.no_grad()
@@ -181,7 +181,7 @@ def generate(
     temperature: float = 1.0,
     top_p: float = 1.0,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-) -> Rollouts:
+) -> SampledBatch:
     """Sample ``group`` completions per rendered prompt; row b uses ``random.Random(row_seeds[b])``.
 
     ``len(row_seeds)`` must be ``len(texts) * group`` (prompt-major order). temperature 0 is greedy.
@@ -214,9 +214,9 @@ def generate(
         else:
             probs = F.softmax(next_logits / temperature, dim=-1).cpu()  # (L, V)
             if top_p < 1.0:
-                probs = _filter_top_p(probs, top_p)
+                probs = filter_top_p(probs, top_p)
             # One uniform per live row from its own stream: a row's numbers never depend on the other rows.
-            tok = _draw(probs, [rngs[i].random() for i in live.tolist()])
+            tok = draw_tokens(probs, [rngs[i].random() for i in live.tolist()])
         chosen[live, t] = tok
         going = ~torch.isin(tok, stop_tensor)
         if t == max_tokens - 1 or not bool(going.any()):
@@ -228,7 +228,7 @@ def generate(
         key_valid = torch.cat([key_valid, torch.ones((len(live), 1), dtype=torch.long, device=key_valid.device)], dim=1)
         # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
         out = model(tok[:, None].to(device), key_valid, next_pos[:, None], cache, use_cache=True)
-        cache = _cache_of(out)
+        cache = cache_of(out)
         next_logits = out.logits[:, -1, :].float()
         next_pos = next_pos + 1
 
@@ -243,7 +243,7 @@ def generate(
                                           clean_up_tokenization_spaces=False))
         truncated.append(end is None)
     width = max(1, int(mask.sum(dim=1).max()))
-    return Rollouts(
+    return SampledBatch(
         prompt_tokens=prompt.cpu(), prompt_valid=prompt_valid.cpu(), tokens=chosen[:, :width], mask=mask[:, :width],
         group=group, texts=texts_out, truncated=truncated, cropped=[False] * P,
     )
@@ -270,7 +270,7 @@ def sample_items(
     """
     rendered = render_items(model, tokenizer, items, template, max_tokens)  # every refusal before the first draw
 
-    def draw(texts: list[str], seeds: list[str]) -> Rollouts:
+    def draw(texts: list[str], seeds: list[str]) -> SampledBatch:
         return generate(model, tokenizer, texts, seeds, group=n, temperature=temperature, top_p=top_p,
                         max_tokens=max_tokens)
 

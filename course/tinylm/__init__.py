@@ -6,10 +6,7 @@ Modules (each opens with the command that runs it):
   sft_data the seeded supervised data recipe for the reference policy pi0 (standard library only)
   sft      trains pi0 and writes data/tinylm/pi0.pt + its manifest
   policy   batching, sampling and log-probabilities on top of the model
-  rollouts rollout records in the frozen-rollouts / selection-pack formats
   distribution_shift  the table of frozen pi0 error codes beside fresh samples of a policy
-  rl_report what an rl run prints, curves.csv and curves.png (pure: no PyTorch)
-  progress the progress line on stderr, drawn only on a terminal
   sample   CLI: rollouts in the frozen-rollouts / selection-pack formats
   rl       CLI: REINFORCE with a group baseline and a KL leash to pi0
   sweep    CLI: the beta sweep (final reward against KL to pi0)

@@ -7,7 +7,7 @@ some failure modes vanish, others appear that the frozen file never contained.
 error-code distributions side by side (counts and shares) and names the codes
 that occur only in the fresh samples (the snapshot's blind spot)::
 
-    report = shift_report(model, "tinylm:932791e2e595")
+    report = shift_report(functools.partial(sample_items, model), "tinylm:932791e2e595")
     print(report["markdown"])
 
 The commands are ``python -m course.tinylm.shift`` and ``python -m course.tinylm.rl``
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import score
 from course.lib.records.formats import iter_completions
 from course.lib.visible import visible
 from course.tinylm import FROZEN_PI0_DEV
-from course.tinylm.sft_data import DEFAULT_DATASETS, read_items
+from course.lib.policy.problems import DEFAULT_DATASETS, read_items
 
 
 def code_table(left: Counter[str], right: Counter[str], left_name: str, right_name: str) -> list[str]:
@@ -46,11 +46,10 @@ def code_table(left: Counter[str], right: Counter[str], left_name: str, right_na
     return rows
 
 
-def shift_report(model: Any, policy_name: str, frozen: Path = FROZEN_PI0_DEV,
+def shift_report(sample: Callable[..., list[list[tuple[str, bool]]]], policy_name: str, frozen: Path = FROZEN_PI0_DEV,
                  seed: int | None = None) -> dict[str, Any]:
-    """Score the frozen pi0 rollouts and fresh samples of ``model`` on the same items; return the table (``markdown``) and the counts."""
-    from course.tinylm.policy import sample_items  # torch: only the fresh samples need it, not the table code
-
+    """Score the frozen pi0 rollouts and fresh samples (``sample(items, n=, seed=, temperature=, top_p=, max_tokens=)``,
+    the policy's ``sample_items`` with its model bound) on the same items; return the table (``markdown``) and the counts."""
     if not Path(frozen).exists():
         raise CourseError(f"{frozen}: no frozen pi0 rollouts (python -m course.tinylm.sample writes them)")
     items = {it["id"]: it for it in read_items(DEFAULT_DATASETS[0])}
@@ -62,7 +61,7 @@ def shift_report(model: Any, policy_name: str, frozen: Path = FROZEN_PI0_DEV,
     frozen_policy = rollouts[0].policy
     use_seed = sampling["seed"] if seed is None else seed
     left: Counter[str] = Counter(score(items[c.id], c.completion)["details"]["error_code"] for c in rollouts)
-    drawn = sample_items(model, [(c.id, items[c.id]["prompt"]) for c in rollouts], n=1, seed=use_seed,
+    drawn = sample([(c.id, items[c.id]["prompt"]) for c in rollouts], n=1, seed=use_seed,
                          temperature=sampling["temperature"], top_p=sampling.get("top_p", 1.0), max_tokens=sampling["max_tokens"])
     fresh_texts = [samples[0][0] for samples in drawn]
     right: Counter[str] = Counter(score(items[c.id], t)["details"]["error_code"] for c, t in zip(rollouts, fresh_texts))

@@ -5,7 +5,7 @@ Operations every Loop C tool needs, shared by ``sample``, ``sft``, ``rl``:
   ``generate``             sample G completions for each of P prompts (KV cache, left padding)
   ``completion_logprobs``  log pi(token | prefix) and the entropy at every completion position
   ``sample_items``         n completions per dataset item, batched, each with its own random stream
-  ``set_threads``          pin PyTorch to a fixed thread count (part of reproducibility)
+  ``sample_records``       those completions as rollout / selection-pack records (``course.lib.policy.records``)
   ``TinyLMPolicy``         the tiny LM and its pi0 behind the interface of Loop C (``course.lib.learning.rl_loop.RLPolicy``)
 
 Shared-prefix batching: the G samples of one prompt share its keys and values.
@@ -25,14 +25,16 @@ Not a CLI; see ``python -m course.tinylm.sample --help``.
 
 from __future__ import annotations
 
+import functools
 import random
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.nn.functional as F
 
+from course.lib.policy.records import rollout_records
+from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
 from course.tinylm.model import GPT, KVCache, allocate_cache, attention_mask, positions, save_checkpoint
 from course.tinylm.vocab import VOCAB
 
@@ -44,12 +46,6 @@ DEFAULT_MAX_TOKENS = 32
 _NEVER_SAMPLED = (VOCAB.PAD, VOCAB.BOS, VOCAB.SEP)
 _NEVER_MASK = torch.zeros(VOCAB.size, dtype=torch.bool)
 _NEVER_MASK[list(_NEVER_SAMPLED)] = True
-
-
-def set_threads(n: int) -> int:
-    """Fix the intra-op thread count (float sums are grouped per thread; a fixed count keeps runs bitwise stable)."""
-    torch.set_num_threads(n)
-    return torch.get_num_threads()
 
 
 def policy_logits(logits: torch.Tensor) -> torch.Tensor:
@@ -69,86 +65,6 @@ def prompt_ids(prompt: str, max_prompt_tokens: int) -> tuple[list[int], bool]:
     if cropped:
         body = body[-max_prompt_tokens:]
     return [VOCAB.BOS] + body + [VOCAB.SEP], cropped
-
-
-@dataclass
-class Rollouts:
-    """G sampled completions for each of P prompts (B = P * G rows, prompt-major order).
-
-    prompt_tokens: (P, Lp) long, left-padded ``<pad>.. <bos> prompt <sep>``
-    prompt_valid:  (P, Lp) bool, True on real prompt tokens
-    tokens:        (B, K) long, the chosen tokens: completion characters then ``<eos>``, ``<pad>`` after
-    mask:          (B, K) bool, True on chosen tokens (the actions, including the ``<eos>``)
-    group:         G, rows per prompt (row b belongs to prompt b // G)
-    texts:         decoded completions (no special tokens)
-    truncated:     True where the row hit max_tokens without choosing ``<eos>``
-    cropped:       per prompt, True where it was cut to fit the context
-    """
-
-    prompt_tokens: torch.Tensor
-    prompt_valid: torch.Tensor
-    tokens: torch.Tensor
-    mask: torch.Tensor
-    group: int
-    texts: list[str]
-    truncated: list[bool]
-    cropped: list[bool]
-
-
-def take_groups(picks: Sequence[tuple[Rollouts, int]]) -> Rollouts:
-    """One batch made of chosen groups of several batches: ``picks`` = (rollouts, prompt index), in order.
-
-    Dynamic sampling (course.lib.learning.rl_loop) draws several batches and trains on the groups that
-    carry a signal. The prompts are left-padded again to the widest, the completions right-padded:
-    a slot off ``prompt_valid`` or off ``mask`` is never read by either policy's log-probabilities,
-    so what fills it (0) does not matter.
-    """
-    if not picks:
-        raise ValueError("take_groups needs at least one (rollouts, prompt index) pick")
-    G = picks[0][0].group
-    if any(ro.group != G for ro, _ in picks):
-        raise ValueError("every picked group must have the same group size")
-    Lp = max(ro.prompt_tokens.shape[1] for ro, _ in picks)
-    K = max(ro.tokens.shape[1] for ro, _ in picks)
-    P = len(picks)
-    prompt_tokens = torch.zeros((P, Lp), dtype=torch.long)
-    prompt_valid = torch.zeros((P, Lp), dtype=torch.bool)
-    tokens = torch.zeros((P * G, K), dtype=torch.long)
-    mask = torch.zeros((P * G, K), dtype=torch.bool)
-    texts: list[str] = []
-    truncated: list[bool] = []
-    cropped: list[bool] = []
-    for i, (ro, p) in enumerate(picks):
-        w, k = ro.prompt_tokens.shape[1], ro.tokens.shape[1]
-        prompt_tokens[i, Lp - w:] = ro.prompt_tokens[p]
-        prompt_valid[i, Lp - w:] = ro.prompt_valid[p]
-        tokens[i * G:(i + 1) * G, :k] = ro.tokens[p * G:(p + 1) * G]
-        mask[i * G:(i + 1) * G, :k] = ro.mask[p * G:(p + 1) * G]
-        texts += ro.texts[p * G:(p + 1) * G]
-        truncated += ro.truncated[p * G:(p + 1) * G]
-        cropped.append(ro.cropped[p])
-    return Rollouts(prompt_tokens=prompt_tokens, prompt_valid=prompt_valid, tokens=tokens, mask=mask, group=G,
-                    texts=texts, truncated=truncated, cropped=cropped)
-
-
-def _draw(probs: torch.Tensor, uniforms: list[float]) -> torch.Tensor:
-    """Inverse-CDF sampling, one uniform per row: probs (B, V) -> ids (B,)."""
-    cdf = probs.double().cumsum(dim=-1)  # (B, V)
-    u = torch.tensor(uniforms, dtype=torch.float64)[:, None] * cdf[:, -1:]  # (B, 1), scaled to the row's total
-    idx = torch.searchsorted(cdf, u, right=True).squeeze(1)  # first id whose CDF exceeds u
-    return idx.clamp(max=probs.shape[-1] - 1)
-
-
-def _filter_top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
-    """Nucleus sampling: keep the smallest set of most likely tokens whose mass reaches top_p."""
-    sorted_p, order = torch.sort(probs, dim=-1, descending=True, stable=True)  # (B, V)
-    keep_sorted = (sorted_p.cumsum(dim=-1) - sorted_p) < top_p  # mass *before* a token < top_p
-    # The most likely token is always kept: a top_p below float32's smallest number (1e-300) compares as 0,
-    # and an empty nucleus would divide 0 by 0 (NaN probabilities: every draw the last id).
-    keep_sorted[..., 0] = True
-    keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
-    probs = probs * keep
-    return probs / probs.sum(dim=-1, keepdim=True)
 
 
 def _encode_prompts(model: GPT, prompts: Sequence[str], max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, list[bool]]:
@@ -178,7 +94,7 @@ def generate(
     temperature: float = 1.0,
     top_p: float = 1.0,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-) -> Rollouts:
+) -> SampledBatch:
     """Sample ``group`` completions per prompt; row b uses ``random.Random(row_seeds[b])``.
 
     ``len(row_seeds)`` must be ``len(prompts) * group`` (prompt-major order).
@@ -203,7 +119,7 @@ def generate(
         texts.append(VOCAB.decode(row[:n]))
         truncated.append(VOCAB.EOS not in row[:n])
     width = int(mask.sum(dim=1).max())  # drop all-pad columns at the right
-    return Rollouts(
+    return SampledBatch(
         prompt_tokens=prompt,
         prompt_valid=prompt_valid,
         tokens=out[:, :width],
@@ -243,9 +159,9 @@ def _sample_tokens(model: GPT, prompt: torch.Tensor, prompt_valid: torch.Tensor,
             # (dividing by 1.0 changes no bit, so the common case skips the operation)
             probs = F.softmax(next_logits if temperature == 1.0 else next_logits / temperature, dim=-1)  # (B, V)
             if top_p < 1.0:
-                probs = _filter_top_p(probs, top_p)
+                probs = filter_top_p(probs, top_p)
             # Every row draws its uniform even when done, so a row's stream never depends on the others.
-            tok = _draw(probs, [r.random() for r in rngs])
+            tok = draw_tokens(probs, [r.random() for r in rngs])
         tok = tok.masked_fill(done, VOCAB.PAD)
         out[:, t] = tok
         done = done | (tok == VOCAB.EOS)
@@ -262,7 +178,7 @@ def _sample_tokens(model: GPT, prompt: torch.Tensor, prompt_valid: torch.Tensor,
     return out
 
 
-def completion_logprobs(model: GPT, ro: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
+def completion_logprobs(model: GPT, ro: SampledBatch) -> tuple[torch.Tensor, torch.Tensor]:
     """log pi(chosen token | prompt, earlier tokens) and the entropy there, for every completion slot.
 
     Gradients flow into ``logp`` when the model requires them; ``entropy`` is a
@@ -321,37 +237,37 @@ def sample_items(
     is the same draw as the single sample of an n = 1 run. ``progress(items_done)``, if given,
     is called after each batch (for a progress line; it never touches the random streams).
     """
-    def draw(prompts: list[str], seeds: list[str]) -> Rollouts:
+    def draw(prompts: list[str], seeds: list[str]) -> SampledBatch:
         return generate(model, prompts, seeds, group=n, temperature=temperature, top_p=top_p, max_tokens=max_tokens)
 
     return sample_in_batches(items, draw, n=n, seed=seed, seed_of=row_seed, rows_per_batch=rows_per_batch,
                              progress=progress)
 
 
-def sample_in_batches(
+def sample_records(
+    model: Any,
+    policy: str,
     items: Sequence[tuple[str, str]],
-    draw: Callable[[list[str], list[str]], Rollouts],
     *,
     n: int,
     seed: int,
-    seed_of: Callable[[int, str, int], str],
-    rows_per_batch: int,
+    temperature: float,
+    top_p: float,
+    max_tokens: int,
     progress: Callable[[int], None] | None = None,
-) -> list[list[tuple[str, bool]]]:
-    """The batching of every sampler the course owns (the tiny LM's, the real LLM's): items in the given
-    order, ``rows_per_batch // n`` at a time, each row seeded by ``seed_of(seed, item id, sample index)``;
-    ``draw(prompts, row_seeds)`` samples one batch. Per item, a list of (text, truncated)."""
-    per_batch = max(1, rows_per_batch // n)
-    out: list[list[tuple[str, bool]]] = []
-    for start in range(0, len(items), per_batch):
-        chunk = items[start : start + per_batch]
-        seeds = [seed_of(seed, ident, j) for ident, _ in chunk for j in range(n)]
-        ro = draw([p for _, p in chunk], seeds)
-        for k in range(len(chunk)):
-            out.append(list(zip(ro.texts[k * n : (k + 1) * n], ro.truncated[k * n : (k + 1) * n])))
-        if progress is not None:
-            progress(len(out))
-    return out
+) -> tuple[list[dict[str, Any]], int]:
+    """Rollout records in the frozen-rollouts (n = 1) or selection-pack (n > 1) shape, and the truncation count.
+
+    ``progress(items_done)`` is called after each batch (a progress line; it never changes a sample).
+    """
+    # How ONE sample is drawn, as course.rollout_sample records it. The number of samples
+    # is left out on purpose: it is selection compute (the length of "samples", locked by
+    # course.gate as selection.n), and sample j is the same draw whatever n is, so an
+    # n=1 file and sample 0 of an n=8 pack carry the same sampling and may be compared.
+    sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}
+    drawn = sample_items(model, items, n=n, seed=seed, temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                         progress=progress)
+    return rollout_records([ident for ident, _ in items], drawn, policy, sampling)
 
 
 class TinyLMPolicy:
@@ -368,13 +284,13 @@ class TinyLMPolicy:
                 f"reference pi0 {self.pi0_name}, {self.threads} threads")
 
     def generate(self, prompts: Sequence[str], row_seeds: Sequence[str], *, group: int, temperature: float,
-                 max_tokens: int) -> Rollouts:
+                 max_tokens: int) -> SampledBatch:
         return generate(self.model, prompts, row_seeds, group=group, temperature=temperature, max_tokens=max_tokens)
 
-    def logprobs(self, rollouts: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
+    def logprobs(self, rollouts: SampledBatch) -> tuple[torch.Tensor, torch.Tensor]:
         return completion_logprobs(self.model, rollouts)
 
-    def reference_logprobs(self, rollouts: Rollouts) -> torch.Tensor:
+    def reference_logprobs(self, rollouts: SampledBatch) -> torch.Tensor:
         return completion_logprobs(self.ref, rollouts)[0]
 
     def parameters(self) -> list[torch.nn.Parameter]:
@@ -390,8 +306,6 @@ class TinyLMPolicy:
     def rollout_records(self, items: Sequence[tuple[str, str]], *, pi0: bool, policy_name: str, n: int, seed: int,
                         temperature: float, top_p: float, max_tokens: int,
                         progress: Callable[[int], None] | None = None) -> tuple[list[dict], int]:
-        from course.tinylm.rollouts import sample_records  # (it imports this module)
-
         return sample_records(self.ref if pi0 else self.model, policy_name, items, n=n, seed=seed,
                               temperature=temperature, top_p=top_p, max_tokens=max_tokens, progress=progress)
 
@@ -404,7 +318,7 @@ class TinyLMPolicy:
     def shift_report(self, policy_name: str) -> dict:
         from course.tinylm.distribution_shift import shift_report
 
-        return shift_report(self.model, policy_name)
+        return shift_report(functools.partial(sample_items, self.model), policy_name)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -33,7 +33,7 @@ from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, refuse_existing
 from course.lib.records.temporaries import write_text_atomic
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
-from course.tinylm.progress import ProgressLine
+from course.lib.policy.progress import ProgressLine
 from course.lib.visible import visible
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
@@ -85,8 +85,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
     # torch-dependent imports stay here, not at the top: --help works without the lm extra
     from course.tinylm.model import load_checkpoint
-    from course.tinylm.policy import set_threads
-    from course.tinylm.rollouts import sample_records
+    from course.lib.policy.sampling import set_threads
+    from course.tinylm.policy import sample_records
 
     threads = set_threads(args.threads)
     model, ck = load_checkpoint(args.checkpoint or PI0_PATH)

@@ -33,9 +33,10 @@ from course.lib.records.jsonl import read_json, refuse_existing
 from course.lib.records.temporaries import write_json_atomic
 from course.lib.records.manifest import environment, file_fingerprint
 from course.tinylm import PI0_MANIFEST, PI0_PATH
-from course.tinylm.progress import ProgressLine
+from course.lib.policy.progress import ProgressLine
 from course.lib.visible import visible
-from course.tinylm.sft_data import DEFAULT_DATASETS, FORMAT_WEIGHTS, read_prompts, sft_stream
+from course.lib.policy.problems import DEFAULT_DATASETS, read_prompts
+from course.tinylm.sft_data import FORMAT_WEIGHTS, sft_stream
 from course.tinylm.vocab import VOCAB
 
 # PyTorch and the modules built on it (model, policy) are imported inside the functions that use
@@ -141,7 +142,8 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     import torch.nn.functional as F
 
     from course.tinylm.model import GPT, GPTConfig, positions, save_checkpoint
-    from course.tinylm.policy import DEFAULT_MAX_TOKENS, set_threads
+    from course.lib.policy.sampling import set_threads
+    from course.tinylm.policy import DEFAULT_MAX_TOKENS
 
     s = settings
     threads = set_threads(s["threads"])
@@ -297,7 +299,7 @@ def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]
 
     from course.instrument.spec_v1 import score
     from course.tinylm.policy import sample_items
-    from course.tinylm.sft_data import read_items
+    from course.lib.policy.problems import read_items
 
     dev_path = DEFAULT_DATASETS[0]
     if not dev_path.exists():

@@ -36,11 +36,11 @@ Inspect the recipe (stdlib only)::
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from course.cli import make_parser, positive_int, run, seed
-from course.lib.spec.problems import Problem, make_problem
+from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_prompts
+from course.lib.spec.problems import Problem
 
 # ---------------------------------------------------------------------------
 # The format mixture. Weights are probabilities; the strict format is ~40 %.
@@ -64,12 +64,6 @@ FORMAT_ORDER: tuple[str, ...] = tuple(FORMAT_WEIGHTS)
 HEDGED_FORMATS = ("hedge_or", "hedge_lines", "hedge_three")
 
 _OP_SYMBOL = {"add": "+", "sub": "-", "mul": "*"}
-
-DEFAULT_DATASETS = (
-    Path(__file__).resolve().parent.parent.parent / "data" / "datasets" / "math_dev.jsonl",
-    Path(__file__).resolve().parent.parent.parent / "data" / "datasets" / "math_holdout.jsonl",
-)
-
 
 def _neighbour(rng: random.Random, n: int) -> int:
     """A plausible second guess: off by one or by ten (the typical carry slip)."""
@@ -110,32 +104,6 @@ def render_target(rng: random.Random, problem: Problem) -> tuple[str, str]:
         start = n - rng.randint(0, 2)
         text = "Final: " + " or ".join(str(start + i) for i in range(3))
     return text, fmt
-
-
-def read_items(path: str | Path) -> list[dict]:
-    """The items of one dataset file (through ``course.lib.records.formats.read_dataset``) as score()-ready dicts."""
-    from course.lib.records.formats import read_dataset
-
-    return [example.as_dict() for example in read_dataset(path)]
-
-
-def read_prompts(paths: Iterable[str | Path]) -> list[str]:
-    """Every prompt in the given dataset files (missing files are skipped), in file order."""
-    prompts: list[str] = []
-    for path in paths:
-        if Path(path).exists():
-            prompts.extend(item["prompt"] for item in read_items(path))
-    return prompts
-
-
-def problem_stream(seed: int | str, exclude: Iterable[str]) -> Iterator[Problem]:
-    """An endless seeded stream of generator problems whose prompts are not in ``exclude``."""
-    banned = frozenset(exclude)
-    rng = random.Random(seed)
-    while True:
-        problem = make_problem(rng)
-        if problem.prompt not in banned:
-            yield problem
 
 
 def sft_stream(seed: int, exclude: Iterable[str]) -> Iterator[tuple[Problem, str, str]]:

@@ -19,6 +19,7 @@ Run it on a finished ``course.tinylm.rl`` run (``course.tinylm.rl`` also writes 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Sequence
 
@@ -60,12 +61,13 @@ def _main(argv: Sequence[str] | None) -> int:
         refuse_existing(args.out, force=True, inputs=(args.run, args.checkpoint, args.frozen))  # replaced if it is a file; a FIFO or a device is refused before sampling
     # torch-dependent imports stay here, not at the top: --help works without the lm extra
     from course.tinylm.distribution_shift import shift_report
+    from course.lib.policy.sampling import set_threads
     from course.tinylm.model import load_checkpoint
-    from course.tinylm.policy import set_threads
+    from course.tinylm.policy import sample_items
 
     set_threads(args.threads)
     model, ck = load_checkpoint(checkpoint)
-    report = shift_report(model, ck["policy"], Path(args.frozen), args.seed)
+    report = shift_report(functools.partial(sample_items, model), ck["policy"], Path(args.frozen), args.seed)
     print(report["markdown"], end="")
     if args.out:
         write_text_atomic(args.out, report["markdown"])

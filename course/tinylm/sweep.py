@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import float_in, info, int_in, make_parser, run, seed
+from course.cli import STEPS, add_run_options, check_args, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.instrument.rubrics import get_rubric
 from course.lib.extras import require
@@ -29,7 +29,7 @@ from course.lib.records.manifest import environment
 from course.lib.reporting.plotting import plot_to
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest
 from course.lib.visible import visible
-from course.tinylm import rl  # its training loop (rl.train) and run writer (rl.write_run), not its main
+from course.tinylm import MAX_TOKENS_LIMIT, rl  # its training loop (rl.train) and run writer (rl.write_run), not its main
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
 THREADS = int_in(1, 64)
@@ -46,11 +46,10 @@ def _main(argv: Sequence[str] | None) -> int:
         "  python -m course.tinylm.sweep --betas 0 0.02 0.1 0.5 --steps 60 --seed 0 --outdir runs/beta_sweep",
     )
     p.add_argument("--betas", type=float_in(0.0, 100.0), nargs="+", default=[0.0, 0.02, 0.1, 0.5], help="KL weights to try (default 0 0.02 0.1 0.5)")
-    p.add_argument("--steps", type=rl.STEPS, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
+    p.add_argument("--steps", type=STEPS, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
     p.add_argument("--seed", type=seed, default=0, help="seed shared by every run (default 0)")
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
-    p.add_argument("--outdir", default=None, help="sweep directory (default: the next free runs/sweep_NNN)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing sweep directory")
+    add_run_options(p, "sweep directory (default: the next free runs/sweep_NNN)", force="overwrite an existing sweep directory")
     p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
     p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
     args, passthrough = p.parse_known_args(argv)
@@ -70,7 +69,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 ["--rubric", args.rubric, "--seed", str(args.seed), "--beta", str(beta), "--steps", str(args.steps),
                  "--threads", str(args.threads), "--no-holdout", *passthrough]
             )
-            rl.check_args(run_args)
+            check_args(run_args, MAX_TOKENS_LIMIT)
             sub = tmp / f"beta_{beta:g}"
             sub.mkdir()
             info(f"=== beta {beta:g} ===")

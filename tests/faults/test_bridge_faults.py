@@ -246,7 +246,7 @@ def test_inspect_output_in_two_text_parts_scores_as_trl_scores_it():
         pytest.skip("the inspect extra (inspect_ai) is not installed")
     from inspect_ai.model import ContentText, ModelOutput
 
-    from course.integrations.messages import output_text
+    from course.lib.bridges.messages import output_text
     from course.integrations.trl import strict_reward
 
     out = ModelOutput.from_content(model="m", content=[ContentText(text="Final: "), ContentText(text="66")])

@@ -369,10 +369,10 @@ def test_a_sampler_flag_out_of_its_range_is_a_usage_error(tool, flags, words, ru
 def test_a_nucleus_smaller_than_float32_can_hold_keeps_the_most_likely_token() -> None:
     import torch
 
-    from course.tinylm.policy import _filter_top_p
+    from course.lib.policy.sampling import filter_top_p
 
     probs = torch.tensor([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])
-    kept = _filter_top_p(probs, 1e-300)  # rounds to 0.0 in float32: no token's preceding mass is below it
+    kept = filter_top_p(probs, 1e-300)  # rounds to 0.0 in float32: no token's preceding mass is below it
     assert torch.equal(kept, torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]))
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from course.errors import CourseError, foreign_reader
-from course.integrations.messages import output_text
+from course.lib.bridges.messages import output_text
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
 from course.lib.bridges.redaction import public_args_text, public_settings, without_key_shapes, without_url_credentials

@@ -72,28 +72,11 @@ class LockedField:
     meaning: str
 
 
-# The Locked Room: every key here must be equal in both manifests. A tool that
-# records a new condition of measurement adds its key here, and the gate
-# compares it from then on. An absent key counts as a value ("absent").
-# Two rules for selection runs (see _value): a course.eval run scores one
-# completion per item, so its selection.n is 1 even though its manifest has no
-# selection block; and the rule and the picker's file hash are compared only
-# when both runs choose among several samples (with one sample every rule picks
-# it; and when only one side has n = 1, the difference in n already says it all). So an eval run and a
-# best-of-1 selection run on the same pack are comparable, and best-of-1 vs
-# best-of-4 is not.
-# The rubric (#13 item 8: course.eval --rubric NAME) is locked by name and version:
-# a pass under a hackable rubric is not a pass under the strict verifier. Runs
-# written before manifests recorded the rubric have neither field; every one of
-# them was scored by the strict verifier, so for a scoring tool an absent rubric
-# counts as "strict" and an absent rubric_version as the run's own scorer_version
-# (see _value, the same mechanism as the implicit selection.n of 1). An old strict
-# run therefore stays comparable with a new strict run, and neither with a
-# contains_answer run.
-# The prompt template (course.llm.templates; issue 24) is locked the same way: rollouts that record
-# none gave their policy the dataset prompt as it is, which is the `plain` template, so for a scoring
-# tool an absent prompt_template counts as plain's record. A sim-policy or tiny-LM run stays comparable
-# with a real LLM prompted plainly; a few-shot run is comparable with neither (an environment change).
+# The Locked Room: every key here must be equal in both manifests (an absent key counts as a value).
+# A tool that records a new condition of measurement adds its key here. Older manifests lack some keys;
+# for a scoring tool an absent key takes the value it implicitly had (_value): selection.n is 1,
+# rubric is "strict" with the run's scorer_version as rubric_version, prompt_template is plain's record.
+# The selection rule and picker hash are compared only when both runs choose among several samples.
 LOCKED_FIELDS: tuple[LockedField, ...] = (
     LockedField("dataset_fingerprint", "dataset", "sha256 of the dataset file: the items and their expected answers"),
     LockedField("split", "dataset", "which split was measured (dev, holdout)"),
@@ -212,7 +195,7 @@ def _value(manifest: dict[str, Any], key: str) -> Any:
         return _lookup(manifest, "scorer_version")
     # Rollouts without a prompt template: the dataset prompt as-is, i.e. the plain template.
     if key == "prompt_template" and manifest.get("tool") in GATEABLE_TOOLS:
-        from course.llm.templates import IMPLICIT  # standard library only
+        from course.lib.policy.templates import IMPLICIT  # standard library only
 
         return IMPLICIT.record()
     return value

@@ -49,7 +49,7 @@ in every group, so ``pg_loss`` hovers near 0 while its gradient is large. It mea
 learning" only when ``pg_samples`` is 0 (and then, with no KL slope, the update is skipped).
 
 The library does no printing: the tool passes ``say`` (a diagnostic line on
-stderr) and ``progress`` (a factory of progress lines, ``course.tinylm.progress.ProgressLine``).
+stderr) and ``progress`` (a factory of progress lines, ``course.lib.policy.progress.ProgressLine``).
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ from course.lib.records.manifest import peak_rss_kib
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.records.runs import write_json, write_manifest, write_text
 from course.lib.stats import clustered_interval, paired_bootstrap
-from course.tinylm.rl_report import story_line, tail_means, write_curves
-from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
+from course.lib.policy.report import story_line, tail_means, write_curves
+from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_items
 
 # PyTorch is imported inside the functions that use it: the tools' --help and the one-line
 # missing-extra message (course.lib.extras) must work on an install without it.
@@ -80,7 +80,7 @@ from course.tinylm.sft_data import DEFAULT_DATASETS, problem_stream, read_items
 # ---------------------------------------------------------------------------
 # What the loop needs from a policy, and from its caller
 # ---------------------------------------------------------------------------
-class Rollouts(Protocol):
+class SampledBatchLike(Protocol):
     """G sampled completions for each of P prompts, B = P * G rows in prompt-major order.
 
     ``mask`` is a (B, K) bool tensor, True on the chosen tokens (the actions, the end token included);
@@ -100,7 +100,7 @@ class RLPolicy(Protocol):
         """One line for the log: what is trained, how many parameters, what the reference is."""
 
     def generate(self, prompts: Sequence[str], row_seeds: Sequence[str], *, group: int, temperature: float,
-                 max_tokens: int) -> Rollouts:
+                 max_tokens: int) -> SampledBatchLike:
         """Sample ``group`` completions per dataset prompt from the current policy (no gradients);
         row b draws its random numbers from ``row_seeds[b]`` alone."""
 
@@ -141,7 +141,7 @@ class RLPolicy(Protocol):
 
 
 class Progress(Protocol):
-    """A progress line (``course.tinylm.progress.ProgressLine``)."""
+    """A progress line (``course.lib.policy.progress.ProgressLine``)."""
 
     def update(self, done: int) -> None: ...
     def clear(self) -> None: ...
@@ -342,7 +342,7 @@ def sample_step(s: LoopSettings, step: int, policy: RLPolicy, rubric: Any, probl
     if D == 1:  # the loop as it always was: the one draw, untouched
         ro, rewards, codes = draws[0]
         return StepBatch(ro, rewards, codes, None)
-    from course.tinylm.policy import take_groups
+    from course.lib.policy.sampling import take_groups
 
     picks = (signal + flat)[:P]
     ro = take_groups([(draws[d][0], i) for d, i in picks])
@@ -775,7 +775,7 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     out["items"] = len(items)
     out["lift_pass_at_1"] = round(lift, 4)
     out["lift_paired_bootstrap95"] = [round(lo, 4), round(hi, 4)]
-    # (the lift is the run's result: the tool states it once, on stdout, through rl_report.lift_text)
+    # (the lift is the run's result: the tool states it once, on stdout, through course.lib.policy.report.lift_text)
     out["gate"] = holdout_gate(tmp, final, s.gate_min_delta, say)
     if start is not None:
         for key, a, b in (("warm_start_over_pi0", "pi0", "warm_start"), ("rl_over_warm_start", "warm_start", "final")):

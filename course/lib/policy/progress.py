@@ -73,4 +73,4 @@ class ProgressLine:
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.tinylm.progress"))
+    raise SystemExit(not_a_tool("course.lib.policy.progress"))
