@@ -101,9 +101,9 @@ def course_policy(cfg: dict):  # type: ignore[no-untyped-def, type-arg]
             p.requires_grad_(False)
         model, info = load_checkpoint(PI0_PATH)
         return TinyLMPolicy(model, ref, info, ref_info, threads)
+    from course.lib.policy.templates import get_template
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
-    from course.lib.policy.templates import get_template
 
     return LLMPolicy(load_llm(), get_template(cfg["template"]), rank=LORA_RANK, alpha=LORA_ALPHA, adapter_seed=SEED,
                      threads=threads)
@@ -167,10 +167,10 @@ def run_trl(cfg: dict) -> dict:  # type: ignore[type-arg]
         rows = [{"prompt": policy_prompt(b.prompt), "expected_answer": b.answer} for b in problems]
         generation_kwargs = {"suppress_tokens": [VOCAB.PAD, VOCAB.BOS, VOCAB.SEP]}
     else:
+        from course.lib.policy.templates import get_template
         from course.llm.load import load_llm
         from course.llm.lora import add_lora
         from course.llm.sampling import stop_ids
-        from course.lib.policy.templates import get_template
 
         llm = load_llm()
         tok = llm.tokenizer

@@ -41,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
+
 sys.path.insert(0, str(ROOT))
 from course.lib.stats import between_seed_interval  # noqa: E402
 

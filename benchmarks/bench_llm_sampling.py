@@ -143,11 +143,11 @@ def main() -> int:
     import torch
 
     from course.instrument.spec_v1 import score
+    from course.lib.policy.sampling import set_threads
+    from course.lib.policy.templates import get_template, render
     from course.lib.records.formats import read_dataset
     from course.llm import sampling
     from course.llm.load import load_llm
-    from course.lib.policy.templates import get_template, render
-    from course.lib.policy.sampling import set_threads
 
     set_threads(args.threads)
     load_start = load_average()
@@ -226,7 +226,7 @@ def main() -> int:
     print("\nthe bound: float32 torch.matmul at the model's shapes (all blocks' projections; + the LM head when decoding)")
     (old_pre, _), (new_pre, _) = phases["baseline"][0], phases["this tree"][0]  # round 0's prefill calls: (rows, columns, s)
     shapes = [(f"prefill, {old_pre[0][0]} whole prompts", old_pre[0][0] * old_pre[0][1], False)]
-    shapes += [(f"prefill, the shared prefix" if rows == 1 else f"prefill, {rows} tails", rows * cols, False)
+    shapes += [("prefill, the shared prefix" if rows == 1 else f"prefill, {rows} tails", rows * cols, False)
                for rows, cols, _ in new_pre]
     shapes += [(f"decode, {P * G} rows", P * G, True), ("decode, 13 rows", 13, True), ("decode, 1 row", 1, True)]
     for label, m, head in shapes:
@@ -241,7 +241,7 @@ def main() -> int:
             rec.figure(f"bound_{tag}_gflops_row", bound.flops(m, head) / bound.seconds(m, head, False) / 1e9, "GFLOP/s",
                        f"float32 matmul at the model's shapes, {label} (M={m}), weights row-major", digits=1)
             rec.figure(f"bound_{tag}_gflops_col", bound.flops(m, head) / bound.seconds(m, head, True) / 1e9, "GFLOP/s",
-                       f"the same, weights column-major", digits=1)
+                       "the same, weights column-major", digits=1)
 
     # --- 3. Hugging Face generate on the same batch -------------------------------------------------------------
     if not args.no_hf:

@@ -183,9 +183,10 @@ def step_benchmark(baseline: str, pairs: int, threads: int, seed: int, rec: Any)
     """Print the RL step's phases for this tree and for ``baseline``, interleaved, medians and ratios."""
     import torch
 
-    from course.tinylm import model as model_now, policy as policy_now
-    from course.lib.policy.sampling import set_threads
     from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_items
+    from course.lib.policy.sampling import set_threads
+    from course.tinylm import model as model_now
+    from course.tinylm import policy as policy_now
 
     set_threads(threads)
     torch.use_deterministic_algorithms(True)  # as course.tinylm.rl runs

@@ -10,16 +10,23 @@ checks but not the BOM/surrogate/depth refusals nor any error message, so it is 
 upper bound on what a msgspec reader would gain, not a reader. It checks that it
 writes the same results.jsonl bytes.
 """
-import json, time, sys, tempfile
+import json
+import sys
+import tempfile
+import time
 from pathlib import Path
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_eval import make_files
 from typing import Annotated, Any
+
 import msgspec
-from course.lib.records.jsonl import JsonlWriter, dumps_line
-from course.lib.records.formats import UniqueIds, iter_aligned
+from bench_eval import make_files
+
 from course.instrument.spec_v1 import score
 from course.lib.evaluation.summary import Tally
+from course.lib.records.formats import UniqueIds, iter_aligned
+from course.lib.records.jsonl import JsonlWriter, dumps_line
+
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
 REPEATS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 TMP = Path(tempfile.mkdtemp(prefix="estimate_msgspec_"))
@@ -75,10 +82,13 @@ for rep in range(REPEATS):
     for f in (minimal, stdlib_eval, msgspec_eval):
         t0 = time.process_time(); f(); res[f.__name__].append(time.process_time() - t0)
 import statistics
+
 m = res["minimal"]
 for k, v in res.items():
     ratios = [x / y for x, y in zip(v, m)]
     print(f"{k:14s} median {statistics.median(v)*1e6/N:6.3f} us/line  ratio to minimal median {statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
-import filecmp, shutil
+import filecmp
+import shutil
+
 print("same results.jsonl bytes:", filecmp.cmp(TMP / "full.jsonl", TMP / "ms.jsonl", shallow=False))
 shutil.rmtree(TMP)

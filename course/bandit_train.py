@@ -56,8 +56,6 @@ from course.instrument.rubrics import get_rubric, scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.learning.bandit import (  # the bandit, REINFORCE on it and the ablation's measurements: library code
     BASELINE_NAMES,
-    noise_seed,
-    run_noise_sweep,
     BASELINES,
     DEFAULT_ACTIONS,
     DEFAULT_ALPHA,
@@ -67,17 +65,19 @@ from course.lib.learning.bandit import (  # the bandit, REINFORCE on it and the 
     SETTINGS,
     BanditStep,
     log_record,
+    noise_seed,
     reinforce,
     run_ablation,
+    run_noise_sweep,
     score_actions,
 )
 from course.lib.learning.bandit_story import (  # what the demo says: the story, --predict, the ablation's tables
     ABLATION_NOTE,
+    NOISE_NOTE,
     PREDICT_AT,
     ablation_plot_rows,
     ablation_table,
     final_table,
-    NOISE_NOTE,
     noise_table,
     parse_prediction,
     prediction_score,
@@ -87,9 +87,9 @@ from course.lib.learning.bandit_story import (  # what the demo says: the story,
     story_step,
     summary_line,
 )
+from course.lib.learning.narration import wrap
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import environment
-from course.lib.learning.narration import wrap
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_json
 from course.lib.visible import visible
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Sequence
 
 from course.cli import EXIT_OK, make_parser, positive_int, run
-from course.lib.visible import dumps_safe
 from course.lib.selection.policy_comparison import compare_policies, render
+from course.lib.visible import dumps_safe
 
 EXAMPLE = """\
   python -m course.compare_policies --dataset data/datasets/math_dev.jsonl \\

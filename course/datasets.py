@@ -37,11 +37,18 @@ from typing import Sequence
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
 from course.lib.bridges.dataset_readers import (
-    INSTRUCTION, convert, hf_rows, import_report, import_summary, jsonl_rows, render, skipped_notes,
+    INSTRUCTION,
+    convert,
+    hf_rows,
+    import_report,
+    import_summary,
+    jsonl_rows,
+    render,
+    skipped_notes,
 )
 from course.lib.records.jsonl import refuse_existing
-from course.lib.records.temporaries import write_text_atomic
 from course.lib.records.manifest import sha256_file
+from course.lib.records.temporaries import write_text_atomic
 from course.lib.visible import dumps_safe
 
 

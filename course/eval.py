@@ -27,12 +27,20 @@ from typing import Any, Sequence
 
 from course.cli import EXIT_OK, add_run_options, info, make_parser, run, shard
 from course.instrument.rubrics import RUBRICS
-from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, Progress, evaluate, resolve_inputs, rubric_line
+from course.lib.evaluation.inspection import inspect_failures_command
+from course.lib.evaluation.pipeline import (
+    BUNDLED_COMPLETIONS,
+    BUNDLED_DATASET,
+    Progress,
+    evaluate,
+    resolve_inputs,
+    rubric_line,
+)
 from course.lib.evaluation.shards import merge_eval_runs
 from course.lib.evaluation.summary import breakdown_lines, headline
-from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.records.manifest import shown_here
 from course.lib.visible import dumps_safe, visible
+
 
 def _progress_printer() -> Progress | None:
     """A self-overwriting progress line on stderr, only when stderr is a terminal."""

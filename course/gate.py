@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Sequence
 
 from course.cli import EXIT_FAIL, EXIT_OK, info, make_parser, rate_difference, run
-from course.lib.visible import dumps_safe, visible
 from course.lib.evaluation.locked_room import (
     SIGNIFICANCE,
     decide,
@@ -31,6 +30,7 @@ from course.lib.evaluation.locked_room import (
     load_outcomes,
     render,
 )
+from course.lib.visible import dumps_safe, visible
 
 EXAMPLE = """\
   python -m course.gate --baseline runs/demo_eval_clean --candidate runs/demo_eval_modified --min-delta 0.00

@@ -31,10 +31,15 @@ from __future__ import annotations
 from typing import Sequence
 
 from course.cli import make_parser, run
-from course.lib.visible import dumps_safe
 from course.lib.spec.exploit_suites import (
-    DEFAULT_CORRECT, DEFAULT_EXPLOITS, golden_report, golden_run, golden_text, load_suite,
+    DEFAULT_CORRECT,
+    DEFAULT_EXPLOITS,
+    golden_report,
+    golden_run,
+    golden_text,
+    load_suite,
 )
+from course.lib.visible import dumps_safe
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Sequence
 
 from course.cli import EXIT_OK, make_parser, run
+from course.lib.bridges.rollout_readers import import_completions, import_summary, render, render_pack
 from course.lib.records.jsonl import refuse_existing
 from course.lib.records.temporaries import write_text_atomic
-from course.lib.bridges.rollout_readers import import_completions, import_summary, render, render_pack
 
 
 def build_parser():  # type: ignore[no-untyped-def]

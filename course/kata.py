@@ -41,8 +41,16 @@ from typing import Sequence
 
 from course.cli import info, make_parser, run
 from course.lib.spec.kata_labels import (
-    PACKS, check, format_listing, format_score, load_examples, load_key, load_labels, passed,
-    rescore_pack, template,
+    PACKS,
+    check,
+    format_listing,
+    format_score,
+    load_examples,
+    load_key,
+    load_labels,
+    passed,
+    rescore_pack,
+    template,
 )
 from course.lib.visible import dumps_safe, visible
 

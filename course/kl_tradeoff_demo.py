@@ -37,10 +37,10 @@ import io
 import math
 from typing import Any, Sequence
 
+from course.cli import add_run_options, float_in, make_parser, optional_view, run
 from course.lib.learning import policy_gradient as pg
 from course.lib.learning.bandit import DEFAULT_ACTIONS, EXAMPLE, score_actions
 from course.lib.learning.kl_tradeoff import BetaRow, sweep, top_actions
-from course.cli import add_run_options, float_in, make_parser, optional_view, run
 
 # beta in [1e-3, 1e3]: r/beta stays below 1e3 (rewards are 0/1), far from exp/float overflow;
 # 1e-320 made r/beta infinite and the whole CSV NaN.
@@ -48,8 +48,8 @@ BETA_RANGE = float_in(1e-3, 1e3)
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
-from course.lib.records.manifest import environment
 from course.lib.learning.narration import quote
+from course.lib.records.manifest import environment
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_json
 from course.lib.visible import visible
 

@@ -111,8 +111,8 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         print("\n".join(render(rows, args.reps, args.seed)))
     if args.plot and rows:
-        from course.lib.reporting.plotting import plot_to
         from course.lib.records.temporaries import atomic_file
+        from course.lib.reporting.plotting import plot_to
 
         with atomic_file(Path(args.plot)) as tmp:
             plot_to(tmp, _draw(rows))

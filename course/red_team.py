@@ -33,7 +33,14 @@ from course.cli import make_parser, run
 from course.errors import CourseError
 from course.instrument.rubrics import RUBRICS, get_rubric
 from course.lib.spec.exploit_suites import (
-    GOLDEN_EXPLOITS, Exploit, format_rubric_list, format_table, load_exploits, red_team, red_team_json, summarise,
+    GOLDEN_EXPLOITS,
+    Exploit,
+    format_rubric_list,
+    format_table,
+    load_exploits,
+    red_team,
+    red_team_json,
+    summarise,
 )
 
 

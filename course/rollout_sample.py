@@ -120,8 +120,19 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import (EXIT_FAIL, EXIT_OK, EXIT_PIPE_CLOSED, EXIT_USAGE, MAX_SEED, float_in, info, int_in, make_parser,
-                        output_closed, positive_int, run)
+from course.cli import (
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_USAGE,
+    MAX_SEED,
+    float_in,
+    info,
+    int_in,
+    make_parser,
+    output_closed,
+    positive_int,
+    run,
+)
 from course.errors import CourseError
 from course.lib.bridges.chat_sampling import (
     DEFAULT_BASE_URL,
@@ -145,7 +156,6 @@ from course.lib.bridges.chat_sampling import (
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line
 from course.lib.visible import command, dumps_safe, terminal_line, visible
-
 
 # ---------------------------------------------------------------------------
 # The CLI: check everything, then sample item by item, appending and flushing.

@@ -44,7 +44,6 @@ from course.lib.records.manifest import PROJECT_ROOT
 from course.lib.selection.pipeline import BUNDLED_DATASET, BUNDLED_SAMPLES, report_lines, select
 from course.lib.visible import dumps_safe
 
-
 EXAMPLE = """\
   python -m course.selection_demo --n 4                  # bundled dev set + its selection pack
   python -m course.selection_demo --dataset data/datasets/math_dev.jsonl \\

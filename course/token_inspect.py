@@ -46,7 +46,12 @@ from course.cli import info, make_parser, optional_view, run
 from course.errors import CourseError
 from course.lib.extras import require
 from course.lib.spec.tokens import (
-    DEFAULT_TEXTS, TINY_LM_MISSING, inspect_texts, load_cl100k, render, unescape,
+    DEFAULT_TEXTS,
+    TINY_LM_MISSING,
+    inspect_texts,
+    load_cl100k,
+    render,
+    unescape,
 )
 from course.lib.visible import dumps_safe
 

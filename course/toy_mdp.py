@@ -41,14 +41,10 @@ import math
 import random
 from typing import Sequence
 
-from course.lib.learning import policy_gradient as pg
 from course.cli import add_run_options, float_in, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
-from course.lib.records.jsonl import dumps_line
-from course.lib.records.manifest import environment
+from course.lib.learning import policy_gradient as pg
 from course.lib.learning.narration import vector, wrap
-from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_json
-from course.lib.visible import visible
 from course.lib.learning.two_step import (  # the MDP, its exact values and REINFORCE on it: library code
     DEFAULT_REWARDS,
     Episode,
@@ -57,6 +53,10 @@ from course.lib.learning.two_step import (  # the MDP, its exact values and REIN
     log_record,
     reinforce,
 )
+from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import environment
+from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_json
+from course.lib.visible import visible
 
 # Documented ranges: sums and baselines of rewards up to 1e6 stay far from float overflow
 # (1e308 rewards made the running mean inf and the log NaN).

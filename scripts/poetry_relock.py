@@ -21,12 +21,15 @@ every other one), and a plain `poetry lock` ran for over 50 minutes without fini
    that group, rebuilds [extras], and sets content-hash from the real pyproject.toml with Poetry's own
    Locker. Then `poetry check --lock` must say "All set!" and tests/test_packaging.py must pass.
 """
-import re, sys, tomllib
+import re
+import sys
 from pathlib import Path
-from poetry.packages.locker import Locker
-from poetry.core.version.markers import parse_marker
-from packaging.utils import canonicalize_name
+
+import tomllib
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from poetry.core.version.markers import parse_marker
+from poetry.packages.locker import Locker
 
 src, temp_py, real_py, out = map(Path, sys.argv[1:])
 text = src.read_text()
@@ -44,7 +47,7 @@ print("mapping:", mapping)
 
 text, n_src = re.subn(r'\n\[package\.source\]\ntype = "legacy"\nurl = "[^"]*"\nreference = "[^"]*"\n', "\n", text)
 
-def on(g): 
+def on(g):
     rs = mapping[g]
     return rs[0] if len(rs) == 1 else None
 def fix(line: str) -> str:

@@ -23,7 +23,14 @@ if __name__ == "__main__":  # run as a script from a checkout: the course packag
 
 from course.cli import make_parser, run
 from course.lib.spec.kata_labels import (
-    PACKS, check, format_key, format_marking, load_examples, load_key, load_labels, passed,
+    PACKS,
+    check,
+    format_key,
+    format_marking,
+    load_examples,
+    load_key,
+    load_labels,
+    passed,
 )
 
 

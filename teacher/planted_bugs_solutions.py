@@ -29,8 +29,8 @@ from course.exercises.planted_bugs import (
     BANDIT_PROMPT,
     PROMPTS,
     REFERENCE_LOGITS,
-    group_row,
     arm_rewards,
+    group_row,
 )
 from course.lib.learning.policy_gradient import (
     exact_gradient,

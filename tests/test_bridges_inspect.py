@@ -18,8 +18,8 @@ FROZEN = str(REPO / "data" / "rollouts" / "frozen_rollouts_dev.jsonl")
 
 
 def test_scorer_carries_the_verdicts_evidence():
-    from course.integrations.inspect_ai import verdict_to_score
     from course.instrument.spec_v1 import score
+    from course.integrations.inspect_ai import verdict_to_score
 
     s = verdict_to_score(score({"expected_answer": 323}, "Final:323"))
     assert s.value == 0.0 and s.answer is None
@@ -40,8 +40,8 @@ def inspect_log(tmp_path_factory):
 def test_inspect_log_scores_match_course_score_item_by_item(inspect_log):
     from inspect_ai.log import read_eval_log
 
-    from course.lib.records.formats import read_dataset, iter_completions
     from course.instrument.spec_v1 import score
+    from course.lib.records.formats import iter_completions, read_dataset
 
     (path,) = list(inspect_log.iterdir())
     log = read_eval_log(str(path))

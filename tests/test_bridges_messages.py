@@ -10,9 +10,9 @@ import pytest
 
 from course.instrument.spec_v1 import score
 from course.integrations.batch import score_batch
-from course.lib.bridges.messages import emitted_text
 from course.integrations.trl import strict_reward
 from course.integrations.verl import compute_score
+from course.lib.bridges.messages import emitted_text
 
 SPLIT = ["Final: ", "66"]  # one answer line, cut in two by the provider's stream
 TWO_LINES = ["Final: 66", "\nFinal: 67"]  # the model itself wrote the newline

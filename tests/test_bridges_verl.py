@@ -232,8 +232,8 @@ def test_the_reward_loop_and_its_ray_workers_score_like_course_score(local_ray, 
 @needs_verl
 @pytest.mark.parametrize("manager", ["naive", "dapo", "gdpo", "rate_limited"])
 def test_every_reward_manager_of_verl_0_9_takes_the_dict_and_logs_the_error_code(byte_tokenizer_dir, manager):
-    from verl.trainer.ppo.reward import load_reward_manager
     from transformers import AutoTokenizer
+    from verl.trainer.ppo.reward import load_reward_manager
 
     cases = [("Final: 323", "323"), ("Final:63", "63"), ("Final: 7.", "7")]
     data = _data_proto(byte_tokenizer_dir, cases)

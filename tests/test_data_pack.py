@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from course.instrument.spec_v1 import score
 from course.lib.records.jsonl import dumps_line
 from course.lib.spec.problems import FORMAT_INSTRUCTION
-from course.instrument.spec_v1 import score
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "make_data.py"

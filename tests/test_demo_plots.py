@@ -15,7 +15,6 @@ import pytest
 from course import bandit_train as bt
 from course import kl_tradeoff_demo as kl
 from course import toy_mdp
-from course.lib import extras
 from course.lib.learning import two_step
 from course.lib.reporting.plotting import load_pyplot
 

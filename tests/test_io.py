@@ -14,16 +14,15 @@ import json
 import re
 from pathlib import Path
 
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import course.lib.records.formats as cio
 from course.errors import CourseError
-from course.lib.records.jsonl import JsonlWriter, dumps_line, iter_objects, read_json
 from course.lib.records.formats import iter_completions, iter_results, iter_samples, read_dataset
-
-import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
+from course.lib.records.jsonl import JsonlWriter, dumps_line, iter_objects, read_json
 
 pytestmark = pytest.mark.usefixtures("json_reader")
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import kata
-from course.lib.spec import kata_drafts, kata_labels
 from course.errors import CourseError
 from course.instrument.spec_v1 import score as strict_score
-
-import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
+from course.lib.spec import kata_drafts, kata_labels
 
 EXAMPLES = kata_labels.load_examples()
 KEY = kata_labels.load_key()

@@ -7,15 +7,14 @@ import subprocess
 import sys
 from collections import Counter
 
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import kata
-from course.lib.spec import kata_drafts, kata_labels
 from course.instrument.spec_v1 import score as strict_score
-
-import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
+from course.lib.spec import kata_drafts, kata_labels
 
 EXAMPLES = kata_labels.load_examples(kata_labels.HARD_EXAMPLES_PATH)
 KEY = kata_labels.load_key(kata_labels.HARD_KEY_PATH)

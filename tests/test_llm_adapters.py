@@ -71,10 +71,10 @@ def trained_policy(model_dir: Path) -> Any:
     """An LLMPolicy (rank 4, alpha 8) on the tiny model whose adapters are far from zero: a policy unlike pi0."""
     import torch
 
+    from course.lib.policy.sampling import set_threads
+    from course.lib.policy.templates import FEWSHOT
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
-    from course.lib.policy.templates import FEWSHOT
-    from course.lib.policy.sampling import set_threads
 
     set_threads(1)
     policy = LLMPolicy(load_llm(str(model_dir)), FEWSHOT, rank=4, alpha=8.0, adapter_seed=0, threads=1)

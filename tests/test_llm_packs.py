@@ -16,10 +16,10 @@ import pytest
 import course.eval as ev
 import course.gate as gate
 import course.selection_demo as selection_demo
+from course.lib.policy.templates import get_template
 from course.lib.records.formats import iter_completions, iter_samples, read_dataset
 from course.lib.records.manifest import PROJECT_ROOT, sha256_file
 from course.lib.selection.policy_comparison import compare_policies, render
-from course.lib.policy.templates import get_template
 
 DATA = PROJECT_ROOT / "data" / "llm"
 SPLITS = ("dev", "holdout")

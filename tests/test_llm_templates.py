@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from course.errors import CourseError
-from course.lib.records.formats import read_dataset
-from course.lib.records.jsonl import dumps_line
 from course.lib.policy import templates
 from course.lib.policy.templates import FEWSHOT, GSM8K_FINAL, PLAIN, TEMPLATES, get_template
+from course.lib.records.formats import read_dataset
+from course.lib.records.jsonl import dumps_line
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = "Compute 2 + 3. Output exactly one line: Final: <int>"

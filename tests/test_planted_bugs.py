@@ -6,15 +6,13 @@ never about how the loop is written.
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-
-import importlib.util
-from pathlib import Path
 
 from course.exercises import planted_bugs
 from course.lib.learning.policy_gradient import kl_divergence, softmax

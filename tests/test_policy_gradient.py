@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.lib.learning import policy_gradient as pg
 from course.errors import CourseError
+from course.lib.learning import policy_gradient as pg
 
 LOGITS = [0.3, -1.2, 0.8, 0.0, 2.1]
 REWARDS = [0.0, 1.0, 0.0, 0.5, 0.0]

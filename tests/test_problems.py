@@ -11,6 +11,7 @@ import operator
 import random
 import re
 
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,8 +25,6 @@ from course.lib.spec.problems import (
     Problem,
     make_problem,
 )
-
-import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 SYMBOLS = {"+": operator.add, "-": operator.sub, "*": operator.mul}

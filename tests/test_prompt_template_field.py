@@ -16,10 +16,10 @@ import course.eval as ev
 import course.gate as gate
 import course.selection_demo as selection_demo
 from course.errors import CourseError
+from course.lib.policy.templates import FEWSHOT, PLAIN
 from course.lib.records.formats import iter_completions, iter_samples
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import PROJECT_ROOT
-from course.lib.policy.templates import FEWSHOT, PLAIN
 
 DATASET = PROJECT_ROOT / "data" / "datasets" / "math_dev.jsonl"
 FROZEN = PROJECT_ROOT / "data" / "rollouts" / "frozen_rollouts_dev.jsonl"

@@ -17,15 +17,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from report_runs import BIG, build_runs
 
 import course.gate as gate
-from course.lib.evaluation import locked_room
 import course.report as report
 from course.inspect_run import render_example
+from course.lib.evaluation import locked_room
 from course.lib.records.formats import iter_results
 from course.lib.reporting import html as report_html
-
-from report_runs import BIG, build_runs
 
 VOID = {"meta", "br", "input", "img", "link", "hr", "area", "base", "col", "embed", "source", "track", "wbr"}
 

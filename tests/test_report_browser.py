@@ -18,11 +18,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-
-import course.report as report
-
 from headless_chromium import CHROMIUM, Browser, Page
 from report_runs import build_runs
+
+import course.report as report
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium); browser checks skipped")
 CONSOLE = re.compile(r":CONSOLE(?:\(\d+\))?[:\]]|Uncaught|Refused to")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-
 from rl_toy import TOY, loop_settings
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
@@ -20,8 +19,8 @@ settings = loop_settings  # the toy settings tests/test_llm_rl.py uses too (test
 def tiny_lm_policy():  # type: ignore[no-untyped-def]
     import torch
 
-    from course.tinylm.model import GPT, GPTConfig
     from course.lib.policy.sampling import set_threads
+    from course.tinylm.model import GPT, GPTConfig
     from course.tinylm.policy import TinyLMPolicy
 
     set_threads(1)

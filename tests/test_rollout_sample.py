@@ -16,15 +16,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fake_openai_server as fake  # tests/fake_openai_server.py: stdlib only, no openai
 import pytest
 
 from course import rollout_sample as rs
+from course.errors import CourseError
 from course.lib.bridges import chat_sampling
 from course.lib.bridges.dotenv import parse_dotenv
-from course.errors import CourseError
 from course.lib.records.formats import iter_completions, iter_samples
-
-import fake_openai_server as fake  # tests/fake_openai_server.py: stdlib only, no openai
 
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the sampler's end-to-end tests need the openai extra")

@@ -40,8 +40,7 @@ from dataclasses import dataclass
 import pytest
 
 from course.instrument.rubrics import RUBRICS
-from course.instrument.spec_v1 import ERROR_CODES
-from course.instrument.spec_v1 import score
+from course.instrument.spec_v1 import ERROR_CODES, score
 
 
 @dataclass(frozen=True)

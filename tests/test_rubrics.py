@@ -8,18 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import rubrics
-from course.instrument import rubrics as registry
 from course.errors import CourseError
+from course.instrument import rubrics as registry
 from course.instrument.rubrics import HACKABLE, RUBRICS, Rubric, get_rubric, scorer_fingerprint
 from course.instrument.spec_v1 import ERROR_CODES
 from course.instrument.spec_v1 import score as strict_score
-
-import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 EX = {"expected_answer": 323}
 CONTRACT_FIELDS = ("scorer_version", "error_code", "parsed", "extracted", "expected", "reason")
@@ -273,8 +272,9 @@ def test_format_only_keeps_the_strict_verdict_so_a_right_answer_and_a_well_forme
 
 
 def test_the_golden_exploits_already_show_the_format_only_loophole():
-    from course.lib.spec.exploit_suites import DEFAULT_EXPLOITS
     import json
+
+    from course.lib.spec.exploit_suites import DEFAULT_EXPLOITS
     rows = [json.loads(line) for line in DEFAULT_EXPLOITS.read_text(encoding="utf-8").splitlines()]
     paid = [r["id"] for r in rows if RUBRICS["format_only"]({"expected_answer": r["expected_answer"]}, r["completion"])["reward"] == 1.0]
     assert paid and all(r["expected_error_code"] == "wrong_answer" for r in rows if r["id"] in paid)

@@ -12,14 +12,13 @@ import sys
 import unicodedata
 from pathlib import Path
 
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from course.instrument import spec_v1 as score_module
 from course.instrument.spec_v1 import ASCII_WHITESPACE, ERROR_CODES, MAX_DIGITS, SCORER_VERSION, score
-
-import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRED = ("scorer_version", "error_code", "parsed", "extracted", "expected", "reason")

@@ -29,9 +29,10 @@ def _torch_and_the_tiny_lm() -> None:
     global torch, rl, sample, GPT, GPTConfig, load_checkpoint, positions, save_checkpoint
     global completion_logprobs, generate, policy_logits, set_threads, TINY
     import torch
+
+    from course.lib.policy.sampling import set_threads
     from course.tinylm import rl, sample
     from course.tinylm.model import GPT, GPTConfig, load_checkpoint, positions, save_checkpoint
-    from course.lib.policy.sampling import set_threads
     from course.tinylm.policy import completion_logprobs, generate, policy_logits
 
     TINY = GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=96)
@@ -111,8 +112,8 @@ def test_same_seed_gives_byte_identical_rollouts_and_another_seed_does_not(tiny)
 
 def test_pi0_sampled_with_seed_0_reproduces_the_shipped_frozen_rollouts_byte_for_byte(tmp_path):
     # The guard on every speed-up of the sampler: it may change how the numbers are computed, never one of them.
-    from course.tinylm import FROZEN_PI0_DEV
     from course.lib.policy.problems import DEFAULT_DATASETS
+    from course.tinylm import FROZEN_PI0_DEV
 
     out, threads = tmp_path / "pi0_dev.jsonl", torch.get_num_threads()
     try:  # the shipped file was sampled with the CLI's defaults (2 threads)

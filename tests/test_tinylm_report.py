@@ -135,8 +135,8 @@ def test_every_curves_panel_has_a_title_axis_labels_a_full_legend_and_rates_from
 # --- a real (tiny) run: stdout and stderr agree ----------------------------------------------------
 def test_a_run_with_a_holdout_states_its_lift_once_on_stdout_and_never_on_stderr(tmp_path, capsys, figures_not_rendered):
     torch = pytest.importorskip("torch")
-    from course.tinylm.model import GPT, GPTConfig, save_checkpoint
     from course.lib.policy.sampling import set_threads
+    from course.tinylm.model import GPT, GPTConfig, save_checkpoint
 
     set_threads(1)
     torch.manual_seed(0)

@@ -113,10 +113,10 @@ def test_the_sweep_names_only_the_files_it_wrote_when_the_plot_is_skipped(tmp_pa
 # --- an rl run directory -------------------------------------------------------------------------
 def test_an_rl_run_names_its_holdout_rollouts_and_eval_runs_where_they_are_after_the_rename(tmp_path, figures_not_rendered):
     torch = pytest.importorskip("torch")
+    from course.lib.policy.sampling import set_threads
     from course.lib.records.manifest import display_path
     from course.tinylm import rl
     from course.tinylm.model import GPT, GPTConfig, save_checkpoint
-    from course.lib.policy.sampling import set_threads
 
     set_threads(1)
     torch.manual_seed(0)

@@ -11,9 +11,10 @@ from collections import Counter
 import pytest
 
 from course.errors import CourseError
+from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_prompts
+from course.lib.records.manifest import sha256_file
 from course.lib.spec.problems import make_problem
 from course.tinylm import PI0_MANIFEST
-from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_prompts
 from course.tinylm.sft_data import (
     FORMAT_WEIGHTS,
     HEDGED_FORMATS,
@@ -21,7 +22,6 @@ from course.tinylm.sft_data import (
     sft_stream,
 )
 from course.tinylm.vocab import VOCAB
-from course.lib.records.manifest import sha256_file
 
 
 # --- vocabulary --------------------------------------------------------------------------

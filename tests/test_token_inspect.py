@@ -12,7 +12,6 @@ from course import token_inspect as ti
 from course.lib.extras import missing
 from course.lib.spec import tokens
 
-
 # Without the tokenizer extra the default view shows the tiny LM's characters only (the cl100k tests
 # skip); with it, the default view has both columns.
 HAVE_TOKENIZER = not missing("tokenizer")

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 import json
 import unicodedata
 
-from course.lib.visible import dumps_safe, legend, visible
-
 import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
+from hypothesis import given
+from hypothesis import strategies as st
+
+from course.lib.visible import dumps_safe, legend, visible
 
 
 def test_plain_ascii_is_shown_unchanged() -> None:

@@ -45,6 +45,7 @@ from typing import Any, Sequence
 
 from course.cli import float_in, int_in, make_parser, positive_int, seed
 from course.cli import run as run_cli
+from course.instrument.spec_v1 import score
 from course.lib.learning.policy_gradient import (
     exact_gradient,
     expected_reward,
@@ -54,7 +55,6 @@ from course.lib.learning.policy_gradient import (
     sample_action,
     softmax,
 )
-from course.instrument.spec_v1 import score
 
 # ---------------------------------------------------------------------------
 # The environment shared by all three: prompts, candidate completions (the

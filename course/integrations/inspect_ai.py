@@ -75,11 +75,11 @@ except ImportError as exc:  # ImportError still (so importers can tell "extra mi
         raise SystemExit(run(lambda argv: _without_the_extra(argv, exc)))
     raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
 
-from course.lib.records.manifest import PROJECT_ROOT, sha256_file
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.integrations.expected import library_answer
 from course.lib.bridges.messages import output_text
+from course.lib.records.manifest import PROJECT_ROOT, sha256_file
 from course.lib.visible import visible
 
 TASK_NAME = "course_math"

@@ -69,8 +69,8 @@ from typing import Any, Iterator
 
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.records.jsonl import dumps_pretty, read_json
 from course.lib.records import temporaries
+from course.lib.records.jsonl import dumps_pretty, read_json
 from course.lib.records.manifest import sha256_file
 from course.llm.gguf_header import GGUFHeader, read_header
 
@@ -336,8 +336,8 @@ def _from_pretrained(path: Path | str, what: str, *args: Any, **kwargs: Any) -> 
     ``path: cannot be loaded as WHAT (why)``. Missing, unexpected or mismatched tensors are refused
     (``_misfit``): transformers would initialise the gaps at random and carry on.
     """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     with _quiet_transformers():
         try:
@@ -501,8 +501,8 @@ def _load_directory(path: Path) -> tuple[Any, Any, dict[str, Any], str]:
 
 
 def _load_hub(model_id: str) -> tuple[Any, Any, dict[str, Any], str]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     with _quiet_transformers():
         try:

@@ -48,17 +48,25 @@ import torch
 import torch.nn.functional as F
 
 from course.errors import CourseError
+from course.lib.policy.records import rollout_records
+from course.lib.policy.sampling import SampledBatch
+from course.lib.policy.templates import PromptTemplate, get_template, render
 from course.lib.records.formats import PROMPT_TEMPLATE
 from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
-from course.llm.lora import (TARGETS, adapter_parameters, adapter_state, adapters_off, add_lora, anchor, anchored,
-                             load_adapter_state, lora_shapes)
-from course.llm.sampling import cache_of, common_prefix_length, encode_prompts, generate, sample_items
 from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
-from course.lib.policy.templates import PromptTemplate, get_template, render
-from course.lib.policy.sampling import SampledBatch
-from course.lib.policy.records import rollout_records
-
+from course.llm.lora import (
+    TARGETS,
+    adapter_parameters,
+    adapter_state,
+    adapters_off,
+    add_lora,
+    anchor,
+    anchored,
+    load_adapter_state,
+    lora_shapes,
+)
+from course.llm.sampling import cache_of, common_prefix_length, encode_prompts, generate, sample_items
 
 # The one metadata key of a saved adapter file: JSON {"base_policy", "rank", "alpha", "targets"}.
 ADAPTER_METADATA = "course.llm.lora"

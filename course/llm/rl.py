@@ -40,16 +40,16 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from course.cli import OBJECTIVE, add_loop_options, check_args, float_in, info, int_in, make_parser, run
 from course.instrument.rubrics import get_rubric
-from course.lib.learning import rl_loop
 from course.lib.extras import require
-from course.lib.records.manifest import environment, input_fingerprint
+from course.lib.learning import rl_loop
 from course.lib.learning.rl_loop import LoopSettings, Trained
-from course.lib.records.runs import atomic_run_dir, resolve_outdir
-from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
-from course.lib.policy.templates import TEMPLATES, get_template
+from course.lib.policy.problems import DEFAULT_DATASETS
 from course.lib.policy.progress import ProgressLine
 from course.lib.policy.report import report_lines
-from course.lib.policy.problems import DEFAULT_DATASETS
+from course.lib.policy.templates import TEMPLATES, get_template
+from course.lib.records.manifest import environment, input_fingerprint
+from course.lib.records.runs import atomic_run_dir, resolve_outdir
+from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
 
 if TYPE_CHECKING:
     from course.llm.policy import AdapterFile, LLMPolicy
@@ -223,9 +223,9 @@ def load_policy(args: Any, init: "AdapterFile | None" = None) -> tuple["LLMPolic
     the policy to train. Returns it and what loading took (seconds, cache) for the manifest."""
     import torch
 
+    from course.lib.policy.sampling import set_threads
     from course.llm.load import load_llm
     from course.llm.policy import LLMPolicy
-    from course.lib.policy.sampling import set_threads
 
     threads = set_threads(args.threads)
     torch.use_deterministic_algorithms(True)

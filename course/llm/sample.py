@@ -54,17 +54,27 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import info, int_in, make_parser, non_negative_int, nucleus_mass, positive_int, run, sampling_temperature, shard
+from course.cli import (
+    info,
+    int_in,
+    make_parser,
+    non_negative_int,
+    nucleus_mass,
+    positive_int,
+    run,
+    sampling_temperature,
+    shard,
+)
 from course.errors import CourseError
 from course.lib.evaluation.shards import merge_rollout_parts
 from course.lib.extras import require
+from course.lib.policy.progress import ProgressLine
+from course.lib.policy.templates import TEMPLATES, get_template
 from course.lib.records.formats import PROMPT_TEMPLATE, read_dataset
 from course.lib.records.jsonl import dumps_line, read_json, refuse_existing
+from course.lib.records.manifest import environment, file_fingerprint, input_fingerprint
 from course.lib.records.temporaries import write_bytes_atomic, write_json_atomic, write_text_atomic
 from course.lib.visible import visible
-from course.lib.records.manifest import environment, file_fingerprint, input_fingerprint
-from course.lib.policy.templates import TEMPLATES, get_template
-from course.lib.policy.progress import ProgressLine
 
 TOOL = "course.llm.sample"
 DEFAULT_N = 8
@@ -228,10 +238,10 @@ def _main(argv: Sequence[str] | None) -> int:
             raise CourseError(f"{args.adapters}: changed while it was being read; try again")
 
     # torch-dependent imports stay here, not at the top: --help works without the llm extra
+    from course.lib.policy.records import rollout_records
+    from course.lib.policy.sampling import set_threads
     from course.llm.load import load_llm
     from course.llm.sampling import ROWS_PER_BATCH, sample_items
-    from course.lib.policy.sampling import set_threads
-    from course.lib.policy.records import rollout_records
 
     part = None
     if args.shard is not None:  # whole batches: each batch a part computes is the one-process run's batch

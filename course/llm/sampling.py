@@ -46,8 +46,8 @@ import torch
 import torch.nn.functional as F
 
 from course.errors import CourseError
-from course.lib.policy.templates import PromptTemplate, render
 from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
+from course.lib.policy.templates import PromptTemplate, render
 
 DEFAULT_MAX_TOKENS = 48
 # Rows (items x samples) computed together. Fixed, not tuned to the machine: the batch composition

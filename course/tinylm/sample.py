@@ -29,12 +29,12 @@ from typing import Sequence
 from course.cli import info, int_in, make_parser, nucleus_mass, positive_int, run, sampling_temperature, seed
 from course.errors import CourseError
 from course.lib.extras import require
+from course.lib.policy.progress import ProgressLine
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, refuse_existing
 from course.lib.records.temporaries import write_text_atomic
-from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
-from course.lib.policy.progress import ProgressLine
 from course.lib.visible import visible
+from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
 THREADS = int_in(1, 64)
@@ -84,8 +84,8 @@ def _main(argv: Sequence[str] | None) -> int:
     items = read_dataset(args.dataset)  # validated: bad input stops here, before anything is written
 
     # torch-dependent imports stay here, not at the top: --help works without the lm extra
-    from course.tinylm.model import load_checkpoint
     from course.lib.policy.sampling import set_threads
+    from course.tinylm.model import load_checkpoint
     from course.tinylm.policy import sample_records
 
     threads = set_threads(args.threads)

@@ -29,13 +29,13 @@ from typing import Sequence
 from course.cli import MAX_COUNT, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.records.jsonl import read_json, refuse_existing
-from course.lib.records.temporaries import write_json_atomic
-from course.lib.records.manifest import environment, file_fingerprint
-from course.tinylm import PI0_MANIFEST, PI0_PATH
-from course.lib.policy.progress import ProgressLine
-from course.lib.visible import visible
 from course.lib.policy.problems import DEFAULT_DATASETS, read_prompts
+from course.lib.policy.progress import ProgressLine
+from course.lib.records.jsonl import read_json, refuse_existing
+from course.lib.records.manifest import environment, file_fingerprint
+from course.lib.records.temporaries import write_json_atomic
+from course.lib.visible import visible
+from course.tinylm import PI0_MANIFEST, PI0_PATH
 from course.tinylm.sft_data import FORMAT_WEIGHTS, sft_stream
 from course.tinylm.vocab import VOCAB
 
@@ -141,8 +141,8 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     import torch
     import torch.nn.functional as F
 
-    from course.tinylm.model import GPT, GPTConfig, positions, save_checkpoint
     from course.lib.policy.sampling import set_threads
+    from course.tinylm.model import GPT, GPTConfig, positions, save_checkpoint
     from course.tinylm.policy import DEFAULT_MAX_TOKENS
 
     s = settings
@@ -298,8 +298,8 @@ def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]
     from collections import Counter
 
     from course.instrument.spec_v1 import score
-    from course.tinylm.policy import sample_items
     from course.lib.policy.problems import read_items
+    from course.tinylm.policy import sample_items
 
     dev_path = DEFAULT_DATASETS[0]
     if not dev_path.exists():

@@ -26,10 +26,13 @@ from course.errors import CourseError
 from course.instrument.rubrics import get_rubric
 from course.lib.extras import require
 from course.lib.records.manifest import environment
-from course.lib.reporting.plotting import plot_to
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest
+from course.lib.reporting.plotting import plot_to
 from course.lib.visible import visible
-from course.tinylm import MAX_TOKENS_LIMIT, rl  # its training loop (rl.train) and run writer (rl.write_run), not its main
+from course.tinylm import (  # its training loop (rl.train) and run writer (rl.write_run), not its main
+    MAX_TOKENS_LIMIT,
+    rl,
+)
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
 THREADS = int_in(1, 64)

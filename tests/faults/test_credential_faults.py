@@ -17,7 +17,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course.eval import main as eval_main
 from course.import_completions import main as import_main

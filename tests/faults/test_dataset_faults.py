@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course import datasets
 from course.lib.bridges import dataset_readers

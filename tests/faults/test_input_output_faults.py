@@ -34,11 +34,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
 
 from course.errors import CourseError
 from course.lib.records import jsonl, runs
-
-from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

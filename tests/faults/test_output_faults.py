@@ -27,12 +27,12 @@ from course.lib.extras import missing
 
 # token_inspect's default view needs the tokenizer extra; without it, its tiny-LM view (no extra).
 TOKEN_VOCAB: list[str] = [] if not missing("tokenizer") else ["--vocab", "tiny"]
-from course.lib.spec import kata_labels, tokens
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
+
 from course.lib.evaluation import locked_room
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import sha256_file
-
-import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
+from course.lib.spec import kata_labels, tokens
 
 # Characters a terminal acts on or cannot encode. A newline is the one control a report may hold.
 UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}

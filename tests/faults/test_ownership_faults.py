@@ -22,10 +22,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
 
 from course.lib.records import runs, temporaries
-
-from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

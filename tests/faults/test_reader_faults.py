@@ -9,7 +9,6 @@ a FIFO into a failure instead of a stuck suite.
 from __future__ import annotations
 
 import importlib.util
-
 import json
 import os
 import shutil

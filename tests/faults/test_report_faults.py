@@ -18,13 +18,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import hypothesis_text as ht
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import hypothesis_text as ht
-from course import report
 from report_runs import build_runs
+
+from course import report
 
 SCORING = ("eval", "sel_n4")
 # Each kind and the files course.report reads in it (relative to the run directory).

@@ -25,12 +25,12 @@ import sys
 import time
 from pathlib import Path
 
+import fake_openai_server as fake  # tests/fake_openai_server.py: stdlib only, no openai
 import pytest
 
 from course import rollout_sample as rs
+from course.cli import EXIT_PIPE_CLOSED
 from course.lib.bridges import chat_sampling
-
-import fake_openai_server as fake  # tests/fake_openai_server.py: stdlib only, no openai
 
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the sampler's tests need the openai extra")
@@ -515,7 +515,7 @@ def test_a_closed_output_pipe_stops_the_run_without_reporting_success_and_the_re
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == rs.EXIT_PIPE_CLOSED  # 141, as a shell reports SIGPIPE; never 0
+    assert proc.returncode == EXIT_PIPE_CLOSED  # 141, as a shell reports SIGPIPE; never 0
     data = Path("out.jsonl").read_bytes()
     assert data.endswith(b"\n") and 1 <= data.count(b"\n") < 4  # stopped early, whole lines only
     assert_whole_lines_then_resume(lab, expected, kept=data.count(b"\n"))

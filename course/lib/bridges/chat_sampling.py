@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.records.jsonl import dumps_line, iter_objects, line_ends, open_input
 from course.lib.bridges.redaction import MIN_SECRET_CHARS, redact, redactable
+from course.lib.records.jsonl import dumps_line, iter_objects, line_ends, open_input
 from course.lib.records.temporaries import atomic_file
 from course.lib.visible import visible
 
@@ -690,8 +690,8 @@ def sample_item(
     shown = visible(item_id, limit=80)
     for step in plan:
         n = int(step["n"])
-        native_hint = (f"; if this server does not support n > 1 (llama.cpp's does not, Ollama ignores it) "
-                       f"use --n-strategy separate" if n > 1 else "")
+        native_hint = ("; if this server does not support n > 1 (llama.cpp's does not, Ollama ignores it) "
+                       "use --n-strategy separate" if n > 1 else "")
         attempt = 0
         while True:
             requests += 1

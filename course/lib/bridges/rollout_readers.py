@@ -12,7 +12,6 @@ the options, writes the file atomically and prints ``import_summary``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -21,11 +20,10 @@ from typing import Any, Iterable
 
 from course.errors import CourseError, foreign_reader
 from course.lib.bridges.messages import output_text
+from course.lib.bridges.redaction import public_args_text, public_settings, without_key_shapes, without_url_credentials
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
-from course.lib.bridges.redaction import public_args_text, public_settings, without_key_shapes, without_url_credentials
 from course.lib.visible import dumps_safe, visible
-
 
 LOG_LIMIT = 2 << 30  # bytes: an inspect log (a zip of JSON) larger than this is not read
 

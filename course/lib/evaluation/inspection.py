@@ -38,12 +38,18 @@ from typing import Any
 from course.errors import CourseError
 from course.instrument.spec_v1 import ERROR_CODES
 from course.lib.evaluation.summary import (
-    PASS_REWARD, Tally, code_meaning, ordered_codes, pass_at_1_line, pass_rate_line, percent,
+    PASS_REWARD,
+    Tally,
+    code_meaning,
+    ordered_codes,
+    pass_at_1_line,
+    pass_rate_line,
+    percent,
 )
-from course.lib.stats import clustered_interval
 from course.lib.records.formats import RunDir, iter_results, read_dataset, read_run
 from course.lib.records.jsonl import dumps_line, read_json
 from course.lib.records.manifest import PROJECT_ROOT, sha256_file
+from course.lib.stats import clustered_interval
 from course.lib.visible import command, legend, visible
 
 SCORING_TOOLS = ("course.eval", "course.selection_demo")  # run directories with results.jsonl

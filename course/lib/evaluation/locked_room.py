@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from course.errors import CourseError
@@ -56,7 +56,11 @@ from course.lib.records.formats import RunDir, iter_results, read_run
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import sha256_file
 from course.lib.stats import (
-    clustered_interval, mcnemar_exact, paired_bootstrap, paired_difference_interval, paired_sign_flip,
+    clustered_interval,
+    mcnemar_exact,
+    paired_bootstrap,
+    paired_difference_interval,
+    paired_sign_flip,
 )
 from course.lib.visible import visible
 

@@ -52,14 +52,44 @@ from course.errors import CourseError
 from course.instrument.rubrics import Rubric, ScoreFn, get_rubric
 from course.lib.evaluation.shards import SHARD_FIELD, Shard
 from course.lib.evaluation.summary import (
-    PASS_REWARD, Tally, clustered_summary, missing_result, render_summary_md, result_record, split_from_path,
+    PASS_REWARD,
+    Tally,
+    clustered_summary,
+    missing_result,
+    render_summary_md,
+    result_record,
+    split_from_path,
 )
 from course.lib.records.formats import (
-    COMPLETION_FIELDS, PROMPT_TEMPLATE, NotAligned, SampleSet, iter_aligned, iter_completion_objects,
-    iter_dataset_objects, iter_samples, line_check,
+    COMPLETION_FIELDS,
+    PROMPT_TEMPLATE,
+    NotAligned,
+    SampleSet,
+    iter_aligned,
+    iter_completion_objects,
+    iter_dataset_objects,
+    iter_samples,
+    line_check,
 )
-from course.lib.records.jsonl import MAX_READ, JsonlWriter, dumps_line, empty_file, input_lines, input_problem, line_ends, open_input, parse_line
-from course.lib.records.manifest import PROJECT_ROOT, display_path, environment, input_fingerprint, locked_room, template_note
+from course.lib.records.jsonl import (
+    MAX_READ,
+    JsonlWriter,
+    dumps_line,
+    empty_file,
+    input_lines,
+    input_problem,
+    line_ends,
+    open_input,
+    parse_line,
+)
+from course.lib.records.manifest import (
+    PROJECT_ROOT,
+    display_path,
+    environment,
+    input_fingerprint,
+    locked_room,
+    template_note,
+)
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 from course.lib.visible import markdown_value, terminal_line
 

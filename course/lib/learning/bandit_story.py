@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.learning.bandit import (
     DEFAULT_ALPHA,
     EXAMPLE,
@@ -18,9 +19,7 @@ from course.lib.learning.bandit import (
     BanditStep,
     ScoredAction,
 )
-from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.learning.narration import arrow, quote
-
 
 # ---------------------------------------------------------------------------
 # The story: what --slow prints and bandit_story.txt holds.

@@ -32,8 +32,8 @@ import io
 import math
 import os
 from array import array
-from itertools import zip_longest
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -51,8 +51,21 @@ from course.lib.records.jsonl import (
     read_json,
 )
 from course.lib.records.shapes import (
-    BOOL, COUNT, NUMBER, PROBABILITY, TEXT, Shape, array as array_of, check, mapping, nullable, number_in, obj,
+    BOOL,
+    COUNT,
+    NUMBER,
+    PROBABILITY,
+    TEXT,
+    Shape,
+    check,
+    mapping,
+    nullable,
+    number_in,
+    obj,
     value_excerpt,
+)
+from course.lib.records.shapes import (
+    array as array_of,
 )
 
 _MISSING: Any = object()

@@ -97,7 +97,8 @@ _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=
 # an error would leave dirty): anything that fails on it (a cycle: RecursionError here) is encoded
 # again by JSONEncoder.encode, so every refusal is exactly the standard library's.
 try:
-    from json.encoder import c_make_encoder as _c_make_encoder, encode_basestring as _encode_string
+    from json.encoder import c_make_encoder as _c_make_encoder
+    from json.encoder import encode_basestring as _encode_string
 except ImportError:  # pragma: no cover - CPython always has the C accelerator
     _c_make_encoder = None
 _C_LINE = None if _c_make_encoder is None else _c_make_encoder(

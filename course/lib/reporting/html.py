@@ -33,7 +33,6 @@ Gate decisions are computed by ``course.gate`` and passed in as plain dicts
 from __future__ import annotations
 
 import base64
-import csv
 import hashlib
 import json
 import math
@@ -44,18 +43,30 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.evaluation.summary import PASS_REWARD, ordered_codes, pass_at_1_line, pass_rate_line, percent
 from course.instrument.spec_v1 import ERROR_CODES
+from course.lib.evaluation.summary import PASS_REWARD, ordered_codes, pass_at_1_line, pass_rate_line, percent
 from course.lib.records.formats import (
-    BANDIT_MANIFEST, EVAL_SUMMARY, KL_MANIFEST, RL_MANIFEST, RL_RECORD, RL_SUMMARY, SELECTION_SUMMARY, TOY_MDP_EPISODE,
-    TOY_MDP_MANIFEST, iter_results, read_bandit_log, read_checked_json, read_kl_table, read_log,
+    BANDIT_MANIFEST,
+    EVAL_SUMMARY,
+    KL_MANIFEST,
+    RL_MANIFEST,
+    RL_RECORD,
+    RL_SUMMARY,
+    SELECTION_SUMMARY,
+    TOY_MDP_EPISODE,
+    TOY_MDP_MANIFEST,
+    iter_results,
+    read_bandit_log,
+    read_checked_json,
+    read_kl_table,
+    read_log,
 )
 from course.lib.records.jsonl import open_input, output_problem, read_json, writes_into
+from course.lib.records.manifest import sha256_file
 from course.lib.records.shapes import check
+from course.lib.records.temporaries import write_text_atomic
 from course.lib.reporting.run_kinds import BANDIT_MODES, KIND_LABEL, TOOL_KIND
 from course.lib.reporting.svg import Mark, Series, line_chart
-from course.lib.records.temporaries import write_text_atomic
-from course.lib.records.manifest import sha256_file
 from course.lib.stats import wilson_interval
 from course.lib.visible import command, legend, visible
 

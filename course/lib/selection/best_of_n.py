@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.evaluation.summary import PASS_REWARD, Tally
 from course.instrument.spec_v1 import score
+from course.lib.evaluation.summary import PASS_REWARD, Tally
 from course.lib.records.formats import SampleSet
 from course.lib.stats import pass_at_k, pass_hat_k, plug_in_pass_at_k, wilson_interval
 

@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from course.errors import CourseError
-from course.lib.selection.best_of_n import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
+from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.evaluation.summary import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
 from course.lib.records.formats import iter_samples, read_dataset
 from course.lib.records.jsonl import JsonlWriter, dumps_line, input_problem
-from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.records.manifest import environment, input_fingerprint, locked_room, shown_here, template_note
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
+from course.lib.selection.best_of_n import GAIN_LABEL, Picker, SelectionTally, item_result, picker_identity
 from course.lib.visible import command, markdown_value, terminal_line, visible
 
 TOOL = "course.selection_demo"

@@ -32,12 +32,12 @@ from typing import Any, Sequence
 from course.errors import CourseError
 from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.lib.evaluation.summary import PASS_REWARD, code_meaning, ordered_codes, split_from_path
+from course.lib.policy.templates import describe
 from course.lib.records.formats import iter_completions, iter_samples, read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects
 from course.lib.records.manifest import display_path
 from course.lib.stats import pass_at_k, wilson_interval
 from course.lib.visible import visible
-from course.lib.policy.templates import describe
 
 
 @dataclass(frozen=True)

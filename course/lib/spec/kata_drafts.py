@@ -14,9 +14,13 @@ import re
 from typing import Any
 
 from course.instrument.spec_v1 import (
-    ASCII_WHITESPACE, MAX_DIGITS, Verdict, read_expected, shown_expected, verdict,
+    ASCII_WHITESPACE,
+    MAX_DIGITS,
+    Verdict,
+    read_expected,
+    shown_expected,
+    verdict,
 )
-
 
 # ---------------------------------------------------------------------------
 # The draft verifier: an earlier, shorter implementation of the Final: <int> check.
