@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rec = Recorder.from_args("bench_shards", args, argv)
     if importlib.util.find_spec("ray") is None:
-        raise SystemExit("bench_shards needs the ray extra: pip install -e '.[ray]'")
+        raise SystemExit("bench_shards needs the ray extra: pip install 'ray>=2.40'")
     n = args.lines
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start; local Ray with {args.num_cpus} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench_shards_") as name:
