@@ -90,4 +90,5 @@ def test_the_teachers_goodhart_command_prints_what_the_teacher_tells_the_room(tm
     assert f"{proxy.group(1)} → {proxy.group(2)}" in guide and f"{goal.group(1)} → {goal.group(2)}" in guide, out
     holdout = re.search(r"pi0 ([\d.]+%) \[[^]]*\] -> final ([\d.]+%)", out)
     assert holdout and f"{holdout.group(1)} → {holdout.group(2)}" in guide, out
-    assert "course.gate: REJECT" in out
+    # the run's closing lines name the gate's decision on the holdout and where it is written
+    assert re.search(r"\bREJECT \(gate\.txt\)", out), out
