@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from course.instrument.spec_v1 import score
-from course.integrations.expected import library_answer
+from course.integrations.expected import integer_answers
 from course.lib.bridges.messages import completion_text
 
 COMPLETION_COLUMN = "completion"
@@ -69,13 +69,8 @@ def score_batch(batch: Any, *, completion_column: str = COMPLETION_COLUMN,
     if len(completions) != len(expected):
         raise ValueError(f"score_batch: {len(completions)} value(s) of {completion_column!r} and {len(expected)} "
                          f"of {answer_column!r}: one expected answer per completion")
-    answers = []
-    for row, value in enumerate(expected):
-        answer, problem = library_answer(value)
-        if problem is not None:
-            raise ValueError(f"score_batch: {answer_column}[{row}]: {problem}; the strict verifier scores integer "
-                             f"answers only, and a batch with one that is not is refused rather than scored 0")
-        answers.append(answer)
+    answers = integer_answers(expected, f"score_batch: {answer_column}", "the strict verifier scores integer "
+                              "answers only, and a batch with one that is not is refused rather than scored 0")
     out: dict[str, list[Any]] = {name: [] for name in OUTPUT_COLUMNS}
     for row, (answer, completion) in enumerate(zip(answers, completions)):
         try:

@@ -71,6 +71,22 @@ def library_answer(value: Any) -> tuple[int | None, str | None]:
     return number, None
 
 
+def integer_answers(values: Any, where: str, why: str) -> list[int]:
+    """Every value of an answer column read as an integer, or ``ValueError`` naming the first row that is not.
+
+    One reading for every bridge that takes a whole column (TRL's reward function, ``score_batch``):
+    a batch with one unusable answer is refused, never scored 0 row by row. ``where`` names the column
+    (``"strict_reward: expected_answer"``); ``why`` ends the message in the caller's terms.
+    """
+    answers = []
+    for row, value in enumerate(values):
+        answer, problem = library_answer(value)
+        if problem is not None:
+            raise ValueError(f"{where}[{row}]: {problem}; {why}")
+        answers.append(answer)
+    return answers
+
+
 def _from_arrow(value: Any) -> tuple[int | None, str | None]:
     """A pyarrow scalar (what iterating an Arrow column gives): read as the Python value it holds, so
     ``pa.scalar("323")`` is the text ``"323"`` and ``pa.scalar(323)`` the integer; a null is no answer."""

@@ -49,7 +49,7 @@ from collections import Counter
 from typing import Any, Callable, Sequence
 
 from course.instrument.spec_v1 import ERROR_CODES, score
-from course.integrations.expected import library_answer
+from course.integrations.expected import integer_answers
 from course.lib.bridges.messages import completion_text  # the one rule for message text (docs/bridges.md)
 
 ANSWER_COLUMN = "expected_answer"
@@ -73,13 +73,8 @@ def make_strict_reward(column: str = ANSWER_COLUMN) -> Callable[..., list[float]
             )
         if not completions:
             return []  # an empty batch: no rewards, and no shares to log (0/0)
-        answers = []
-        for i, value in enumerate(expected):
-            answer, problem = library_answer(value)
-            if problem is not None:
-                raise ValueError(f"strict_reward: {column}[{i}]: {problem}; the strict verifier scores integer "
-                                 f"answers only (an int, a numpy integer or a string of digits)")
-            answers.append(answer)
+        answers = integer_answers(expected, f"strict_reward: {column}", "the strict verifier scores integer "
+                                  "answers only (an int, a numpy integer or a string of digits)")
         texts = []
         for i, c in enumerate(completions):
             try:
