@@ -73,17 +73,22 @@ def twin_from_gpt(gpt: Any):  # type: ignore[no-untyped-def]
     perm = torch.tensor([p * C + h * D + d for h in range(H) for p in range(3) for d in range(D)])
     src = gpt.state_dict()
     dst: dict[str, Any] = {"gpt_neox.embed_in.weight": src["wte.weight"], "lm_head.weight": src["wte.weight"],
-                           "gpt_neox.final_layer_norm.weight": src["ln_f.weight"], "gpt_neox.final_layer_norm.bias": src["ln_f.bias"]}
+                           "gpt_neox.final_layer_norm.weight": src["ln_f.weight"],
+                           "gpt_neox.final_layer_norm.bias": src["ln_f.bias"]}
     for i in range(cfg.n_layer):
         a, b = f"blocks.{i}.", f"gpt_neox.layers.{i}."
         dst |= {
             b + "input_layernorm.weight": src[a + "ln_1.weight"], b + "input_layernorm.bias": src[a + "ln_1.bias"],
-            b + "post_attention_layernorm.weight": src[a + "ln_2.weight"], b + "post_attention_layernorm.bias": src[a + "ln_2.bias"],
+            b + "post_attention_layernorm.weight": src[a + "ln_2.weight"],
+            b + "post_attention_layernorm.bias": src[a + "ln_2.bias"],
             b + "attention.query_key_value.weight": src[a + "attn.c_attn.weight"][perm],
             b + "attention.query_key_value.bias": src[a + "attn.c_attn.bias"][perm],
-            b + "attention.dense.weight": src[a + "attn.c_proj.weight"], b + "attention.dense.bias": src[a + "attn.c_proj.bias"],
-            b + "mlp.dense_h_to_4h.weight": src[a + "mlp.c_fc.weight"], b + "mlp.dense_h_to_4h.bias": src[a + "mlp.c_fc.bias"],
-            b + "mlp.dense_4h_to_h.weight": src[a + "mlp.c_proj.weight"], b + "mlp.dense_4h_to_h.bias": src[a + "mlp.c_proj.bias"],
+            b + "attention.dense.weight": src[a + "attn.c_proj.weight"],
+            b + "attention.dense.bias": src[a + "attn.c_proj.bias"],
+            b + "mlp.dense_h_to_4h.weight": src[a + "mlp.c_fc.weight"],
+            b + "mlp.dense_h_to_4h.bias": src[a + "mlp.c_fc.bias"],
+            b + "mlp.dense_4h_to_h.weight": src[a + "mlp.c_proj.weight"],
+            b + "mlp.dense_4h_to_h.bias": src[a + "mlp.c_proj.bias"],
         }
     missing, unexpected = model.load_state_dict(dst, strict=False)
     left = [k for k in missing if "rotary" not in k and "masked_bias" not in k]
@@ -118,18 +123,24 @@ def gpt_from_twin(model: Any):  # type: ignore[no-untyped-def]
     inv = torch.empty_like(perm)
     inv[perm] = torch.arange(len(perm))
     src = model.state_dict()
-    dst: dict[str, Any] = {"wte.weight": src["gpt_neox.embed_in.weight"], "lm_head.weight": src["gpt_neox.embed_in.weight"],
-                           "ln_f.weight": src["gpt_neox.final_layer_norm.weight"], "ln_f.bias": src["gpt_neox.final_layer_norm.bias"]}
+    dst: dict[str, Any] = {"wte.weight": src["gpt_neox.embed_in.weight"],
+                           "lm_head.weight": src["gpt_neox.embed_in.weight"],
+                           "ln_f.weight": src["gpt_neox.final_layer_norm.weight"],
+                           "ln_f.bias": src["gpt_neox.final_layer_norm.bias"]}
     for i in range(cfg.n_layer):
         a, b = f"blocks.{i}.", f"gpt_neox.layers.{i}."
         dst |= {
             a + "ln_1.weight": src[b + "input_layernorm.weight"], a + "ln_1.bias": src[b + "input_layernorm.bias"],
-            a + "ln_2.weight": src[b + "post_attention_layernorm.weight"], a + "ln_2.bias": src[b + "post_attention_layernorm.bias"],
+            a + "ln_2.weight": src[b + "post_attention_layernorm.weight"],
+            a + "ln_2.bias": src[b + "post_attention_layernorm.bias"],
             a + "attn.c_attn.weight": src[b + "attention.query_key_value.weight"][inv],
             a + "attn.c_attn.bias": src[b + "attention.query_key_value.bias"][inv],
-            a + "attn.c_proj.weight": src[b + "attention.dense.weight"], a + "attn.c_proj.bias": src[b + "attention.dense.bias"],
-            a + "mlp.c_fc.weight": src[b + "mlp.dense_h_to_4h.weight"], a + "mlp.c_fc.bias": src[b + "mlp.dense_h_to_4h.bias"],
-            a + "mlp.c_proj.weight": src[b + "mlp.dense_4h_to_h.weight"], a + "mlp.c_proj.bias": src[b + "mlp.dense_4h_to_h.bias"],
+            a + "attn.c_proj.weight": src[b + "attention.dense.weight"],
+            a + "attn.c_proj.bias": src[b + "attention.dense.bias"],
+            a + "mlp.c_fc.weight": src[b + "mlp.dense_h_to_4h.weight"],
+            a + "mlp.c_fc.bias": src[b + "mlp.dense_h_to_4h.bias"],
+            a + "mlp.c_proj.weight": src[b + "mlp.dense_4h_to_h.weight"],
+            a + "mlp.c_proj.bias": src[b + "mlp.dense_4h_to_h.bias"],
         }
     gpt.load_state_dict(dst)
     return gpt

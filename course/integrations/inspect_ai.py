@@ -1,4 +1,5 @@
-"""The course's instrument inside inspect_ai: a ``@scorer`` wrapping ``course.instrument.spec_v1.score`` and a ``@task``.
+"""The course's instrument inside inspect_ai: a ``@scorer`` wrapping ``course.instrument.spec_v1.score`` and a
+``@task``.
 
 The scorer keeps the verdict's evidence where inspect shows it: ``value`` is the
 reward (1.0 or 0.0), ``answer`` the integer the scorer extracted (None when the
@@ -16,7 +17,8 @@ answers the dataset it is imported against.
 With any inspect model (a local server, or inspect's mock model)::
 
     inspect eval course/integrations/inspect_ai.py --model mockllm/model --limit 5 --log-dir runs/inspect_logs
-    inspect eval course/integrations/inspect_ai.py -T dataset=data/datasets/math_holdout.jsonl --model ollama/qwen2.5:0.5b
+    inspect eval course/integrations/inspect_ai.py -T dataset=data/datasets/math_holdout.jsonl \\
+        --model ollama/qwen2.5:0.5b
 
 (inspect_ai 0.3.285's ``mockllm/model`` counts tokens with tiktoken's ``o200k_base``, which
 tiktoken downloads on first use: on a machine that has never had it the command above needs the
@@ -24,7 +26,8 @@ network once.) Fully offline, ``main`` below runs the same task through inspect'
 with ``mockllm/model`` replaying a course completions file (token usage given, so nothing is
 counted or downloaded)::
 
-    python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl --log-dir runs/inspect_logs
+    python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl \\
+        --log-dir runs/inspect_logs
 
 Needs the ``inspect`` extra (``pip install -e '.[inspect]'``).
 """
@@ -44,8 +47,10 @@ def build_parser():  # type: ignore[no-untyped-def]
     p = make_parser(
         "python -m course.integrations.inspect_ai",
         "Run the course_math inspect task offline: inspect's eval() with mockllm/model replaying a completions file.",
-        "  python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl --log-dir runs/inspect_logs\n"
-        "  python -m course.import_completions --format inspect runs/inspect_logs --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl",
+        "  python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl"
+        " --log-dir runs/inspect_logs\n"
+        "  python -m course.import_completions --format inspect runs/inspect_logs"
+        " --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl",
     )
     p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"course dataset (default {DEFAULT_DATASET})")
     p.add_argument("--completions", required=True, help="frozen rollouts whose completions the mock model replays")
@@ -72,15 +77,19 @@ try:
     from inspect_ai.solver import TaskState, generate
 except ImportError as exc:  # ImportError still (so importers can tell "extra missing"), with the fix in it
     if __name__ == "__main__":  # the decorators below need inspect_ai: stop here, as a tool does
-        raise SystemExit(run(lambda argv: _without_the_extra(argv, exc)))
-    raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
+        # exc is bound as a default: Python unbinds the except target when the handler ends
+        raise SystemExit(run(lambda argv, failure=exc: _without_the_extra(argv, failure)))
+    raise ImportError(
+        "course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai"
+    ) from exc
 
-from course.instrument.rubrics import scorer_fingerprint
-from course.instrument.spec_v1 import SCORER_VERSION, score
-from course.integrations.expected import library_answer
-from course.lib.bridges.messages import output_text
-from course.lib.records.manifest import PROJECT_ROOT, sha256_file
-from course.lib.visible import visible
+# After the guarded import above on purpose: a missing extra is reported before anything else loads.
+from course.instrument.rubrics import scorer_fingerprint  # noqa: E402
+from course.instrument.spec_v1 import SCORER_VERSION, score  # noqa: E402
+from course.integrations.expected import library_answer  # noqa: E402
+from course.lib.bridges.messages import output_text  # noqa: E402
+from course.lib.records.manifest import PROJECT_ROOT, sha256_file  # noqa: E402
+from course.lib.visible import visible  # noqa: E402
 
 TASK_NAME = "course_math"
 
@@ -159,7 +168,9 @@ def course_samples(dataset: str) -> list[Sample]:
     from course.lib.records.formats import read_dataset
 
     return [
-        Sample(id=ex.id, input=ex.prompt, target=str(ex.expected_answer), metadata={"expected_answer": ex.expected_answer})
+        Sample(
+            id=ex.id, input=ex.prompt, target=str(ex.expected_answer), metadata={"expected_answer": ex.expected_answer}
+        )
         for ex in read_dataset(_resolve(dataset))
     ]
 
@@ -205,7 +216,11 @@ def replay_outputs(dataset: str, completions: str):  # type: ignore[no-untyped-d
     def respond(messages, tools, tool_choice, config):  # type: ignore[no-untyped-def]
         text = by_prompt[messages[-1].text]
         out = ModelOutput.from_content(model="mockllm/model", content=text)
-        out.usage = ModelUsage(input_tokens=len(messages[-1].text), output_tokens=len(text), total_tokens=len(messages[-1].text) + len(text))
+        out.usage = ModelUsage(
+            input_tokens=len(messages[-1].text),
+            output_tokens=len(text),
+            total_tokens=len(messages[-1].text) + len(text),
+        )
         return out
 
     return respond
@@ -231,7 +246,10 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError(f"inspect eval ended with status {log.status}: {log.error.message if log.error else ''}")
     acc = log.results.scores[0].metrics["accuracy"].value if log.results else float("nan")
     print(f"inspect log: {visible(str(log.location))}")
-    print(f"course_strict accuracy: {acc:.3f} over {log.eval.dataset.samples if args.limit is None else args.limit} samples")
+    print(
+        f"course_strict accuracy: {acc:.3f} over "
+        f"{log.eval.dataset.samples if args.limit is None else args.limit} samples"
+    )
     return 0
 
 

@@ -87,12 +87,14 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None) -> Any:
     root = str(Path(__file__).resolve().parents[2])  # workers import this package from where the driver does
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
     options: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": False,
-                               "runtime_env": {"env_vars": {"PYTHONPATH": path, USAGE_STATS_VARIABLE: os.environ[USAGE_STATS_VARIABLE]}}}
+                               "runtime_env": {"env_vars": {"PYTHONPATH": path,
+                                                            USAGE_STATS_VARIABLE: os.environ[USAGE_STATS_VARIABLE]}}}
     if address is None:
         options["num_cpus"] = num_cpus
     else:
         options["address"] = address
-        options["runtime_env"] = {"env_vars": {USAGE_STATS_VARIABLE: os.environ[USAGE_STATS_VARIABLE]}}  # nodes have their own install
+        # nodes have their own install
+        options["runtime_env"] = {"env_vars": {USAGE_STATS_VARIABLE: os.environ[USAGE_STATS_VARIABLE]}}
     try:
         ray.init(**options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -116,7 +118,8 @@ def evaluate_on_ray(
     num_cpus: int | None = None,
     argv: Sequence[str] | None = None,
 ) -> tuple[Path, dict[str, Any], dict[str, Any], list[PartDone]]:
-    """Score ``shards`` parts as Ray tasks, then merge them into ``outdir``; return the merged run and each part's report.
+    """Score ``shards`` parts as Ray tasks, then merge them into ``outdir``; return the merged run and each part's
+    report.
 
     The destination is reserved before any task starts (an existing run without ``force`` fails at once).
     Parts go to ``parts_dir`` (default ``<outdir>_parts/``), one run directory each (``part_K_of_N``), kept

@@ -40,8 +40,8 @@ What verl 0.9.1 really runs, read from its source (tests/test_bridges_verl.py ru
   those rows from a course dataset and a rollouts file or pack.
 
 verl loads the file by path under a module name of its own, so ``course`` must be importable in
-verl's environment (``pip install verl==0.9.1``, in a venv of its own: docs/bridges.md). ``verl_rows`` turns a course dataset into rows
-of verl's RL parquet schema (``data_source``, ``prompt`` as chat messages, ``ability``,
+verl's environment (``pip install verl==0.9.1``, in a venv of its own: docs/bridges.md). ``verl_rows`` turns a course
+dataset into rows of verl's RL parquet schema (``data_source``, ``prompt`` as chat messages, ``ability``,
 ``reward_model.ground_truth``, ``extra_info``).
 
 What comes back whatever verl passes (no exception, ever): an exception in a reward worker stops
