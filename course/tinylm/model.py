@@ -292,12 +292,13 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[GPT, dict[str, Any]]:
     with open_input(path, "a tiny LM checkpoint", limit=CHECKPOINT_LIMIT) as f:
         try:
             state = torch.load(f, map_location="cpu", weights_only=True)
-        except Exception as exc:  # a truncated or foreign file: one clear line, not a traceback
+        except Exception as exc:  # a truncated or foreign file: one clear line, not a traceback  # noqa: BLE001
             raise CourseError(f"{path}: not a tiny LM checkpoint ({type(exc).__name__}: {exc})") from None
     if not isinstance(state, dict) or _CONFIG_KEY not in state:
         raise CourseError(f"{path}: not a tiny LM checkpoint (no {_CONFIG_KEY} entry)")
     config = state.pop(_CONFIG_KEY)
-    if not (isinstance(config, torch.Tensor) and config.dtype == torch.int64 and tuple(config.shape) == (len(_CONFIG_FIELDS),)):
+    if not (isinstance(config, torch.Tensor) and config.dtype == torch.int64
+            and tuple(config.shape) == (len(_CONFIG_FIELDS),)):
         raise CourseError(f"{path}: not a tiny LM checkpoint ({_CONFIG_KEY} is not {len(_CONFIG_FIELDS)} integers: "
                           f"{', '.join(_CONFIG_FIELDS)})")
     cfg = GPTConfig(**dict(zip(_CONFIG_FIELDS, (int(v) for v in config.tolist()))))
