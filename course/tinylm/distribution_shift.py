@@ -42,14 +42,16 @@ def code_table(left: Counter[str], right: Counter[str], left_name: str, right_na
     rows = [f"| error code | {left_name}: count | {left_name}: share | {right_name}: count | {right_name}: share |",
             "|---|---:|---:|---:|---:|"]
     for c in codes:
-        rows.append(f"| {c} | {left[c]} | {100 * left[c] / n_left:.1f}% | {right[c]} | {100 * right[c] / n_right:.1f}% |")
+        rows.append(f"| {c} | {left[c]} | {100 * left[c] / n_left:.1f}% "
+                    f"| {right[c]} | {100 * right[c] / n_right:.1f}% |")
     return rows
 
 
 def shift_report(sample: Callable[..., list[list[tuple[str, bool]]]], policy_name: str, frozen: Path = FROZEN_PI0_DEV,
                  seed: int | None = None) -> dict[str, Any]:
     """Score the frozen pi0 rollouts and fresh samples (``sample(items, n=, seed=, temperature=, top_p=, max_tokens=)``,
-    the policy's ``sample_items`` with its model bound) on the same items; return the table (``markdown``) and the counts."""
+    the policy's ``sample_items`` with its model bound) on the same items; return the table (``markdown``) and the
+    counts."""
     if not Path(frozen).exists():
         raise CourseError(f"{frozen}: no frozen pi0 rollouts (python -m course.tinylm.sample writes them)")
     items = {it["id"]: it for it in read_items(DEFAULT_DATASETS[0])}
@@ -62,7 +64,8 @@ def shift_report(sample: Callable[..., list[list[tuple[str, bool]]]], policy_nam
     use_seed = sampling["seed"] if seed is None else seed
     left: Counter[str] = Counter(score(items[c.id], c.completion)["details"]["error_code"] for c in rollouts)
     drawn = sample([(c.id, items[c.id]["prompt"]) for c in rollouts], n=1, seed=use_seed,
-                         temperature=sampling["temperature"], top_p=sampling.get("top_p", 1.0), max_tokens=sampling["max_tokens"])
+                         temperature=sampling["temperature"], top_p=sampling.get("top_p", 1.0),
+                         max_tokens=sampling["max_tokens"])
     fresh_texts = [samples[0][0] for samples in drawn]
     right: Counter[str] = Counter(score(items[c.id], t)["details"]["error_code"] for c, t in zip(rollouts, fresh_texts))
     examples: dict[str, str] = {}
@@ -74,8 +77,10 @@ def shift_report(sample: Callable[..., list[list[tuple[str, bool]]]], policy_nam
     lines = [
         "# Distribution shift: frozen pi0 rollouts vs fresh samples of the trained policy",
         "",
-        f"Items: {len(rollouts)} from math_dev. Left: `{visible(Path(frozen).name)}` (policy `{visible(frozen_policy)}`). "
-        f"Right: `{policy_name}`, sampled now with temperature {sampling['temperature']}, max_tokens {sampling['max_tokens']}, seed {use_seed}.",
+        f"Items: {len(rollouts)} from math_dev. Left: `{visible(Path(frozen).name)}` "
+        f"(policy `{visible(frozen_policy)}`). "
+        f"Right: `{policy_name}`, sampled now with temperature {sampling['temperature']}, "
+        f"max_tokens {sampling['max_tokens']}, seed {use_seed}.",
         "Both scored by the strict verifier (course.score).",
         "",
         *code_table(left, right, "frozen pi0", "trained"),

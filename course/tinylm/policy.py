@@ -6,7 +6,8 @@ Operations every Loop C tool needs, shared by ``sample``, ``sft``, ``rl``:
   ``completion_logprobs``  log pi(token | prefix) and the entropy at every completion position
   ``sample_items``         n completions per dataset item, batched, each with its own random stream
   ``sample_records``       those completions as rollout / selection-pack records (``course.lib.policy.records``)
-  ``TinyLMPolicy``         the tiny LM and its pi0 behind the interface of Loop C (``course.lib.learning.rl_loop.RLPolicy``)
+  ``TinyLMPolicy``         the tiny LM and its pi0 behind the interface of Loop C
+                           (``course.lib.learning.rl_loop.RLPolicy``)
 
 Shared-prefix batching: the G samples of one prompt share its keys and values.
 The prompt (~100 characters) is read once per prompt, not once per sample, and
@@ -67,7 +68,9 @@ def prompt_ids(prompt: str, max_prompt_tokens: int) -> tuple[list[int], bool]:
     return [VOCAB.BOS] + body + [VOCAB.SEP], cropped
 
 
-def _encode_prompts(model: GPT, prompts: Sequence[str], max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, list[bool]]:
+def _encode_prompts(
+    model: GPT, prompts: Sequence[str], max_tokens: int
+) -> tuple[torch.Tensor, torch.Tensor, list[bool]]:
     """Left-padded prompt batch: tokens (P, Lp), valid (P, Lp), cropped flags."""
     max_prompt = model.cfg.block_size - max_tokens - 2  # room for <bos>, <sep> and the completion
     encoded = [prompt_ids(p, max_prompt) for p in prompts]

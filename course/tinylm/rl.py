@@ -15,7 +15,8 @@ strict pass@1 over --holdout-samples draws per holdout item.
 Run it (defaults reach the course's target: a >= 15 point holdout lift in a few minutes)::
 
     python -m course.tinylm.rl --rubric strict --seed 0 --outdir runs/rl_strict
-    python -m course.tinylm.rl --rubric contains_answer --beta 0 --lr 2e-4 --steps 150 --seed 0 --outdir runs/rl_goodhart   # Goodhart
+    python -m course.tinylm.rl --rubric contains_answer --beta 0 --lr 2e-4 --steps 150 --seed 0 \\
+        --outdir runs/rl_goodhart   # Goodhart
 
 The run directory: rl_log.jsonl (one line per step; identical for the same seed
 on the same machine), curves.csv / curves.png, final.pt (+ checkpoints/),
@@ -80,8 +81,10 @@ def build_parser():  # type: ignore[no-untyped-def]
         "Train the tiny LM with REINFORCE (group baseline, KL penalty to pi0) on fresh on-policy samples; "
         "evaluate pi0 and the result on math_holdout through course.eval and gate them.",
         "  python -m course.tinylm.rl --rubric strict --seed 0 --outdir runs/rl_strict\n"
-        "  python -m course.tinylm.rl --rubric contains_answer --beta 0 --lr 2e-4 --steps 150 --seed 0 --outdir runs/rl_goodhart\n"
-        "  python -m course.gate --baseline runs/rl_strict/eval_pi0_holdout --candidate runs/rl_strict/eval_final_holdout",
+        "  python -m course.tinylm.rl --rubric contains_answer --beta 0 --lr 2e-4 --steps 150 --seed 0"
+        " --outdir runs/rl_goodhart\n"
+        "  python -m course.gate --baseline runs/rl_strict/eval_pi0_holdout"
+        " --candidate runs/rl_strict/eval_final_holdout",
     )
     add_loop_options(p, DEFAULTS, policy_options)
     return p
@@ -90,7 +93,8 @@ def build_parser():  # type: ignore[no-untyped-def]
 def policy_options(p: Any) -> None:
     """The tiny LM's own options: which pi0, and where training starts."""
     p.add_argument("--pi0", default=None, help="reference policy checkpoint (default: the shipped data/tinylm/pi0.pt)")
-    p.add_argument("--init", default=None, help="start from this checkpoint instead of pi0 (the KL reference stays pi0)")
+    p.add_argument("--init", default=None,
+                   help="start from this checkpoint instead of pi0 (the KL reference stays pi0)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -103,7 +107,8 @@ def _main(argv: Sequence[str] | None) -> int:
     check_args(args, MAX_TOKENS_LIMIT)
     get_rubric(args.rubric)  # unknown name: exit 2 before any work
     t_start = time.time()
-    final = resolve_outdir(args.outdir, force=args.force, prefix="rl", tool="course.tinylm.rl", inputs=(args.init, args.pi0))
+    final = resolve_outdir(args.outdir, force=args.force, prefix="rl", tool="course.tinylm.rl",
+                           inputs=(args.init, args.pi0))
     info(f"run directory: {visible(str(final))}")
     with atomic_run_dir(final, force=args.force, prefix="rl") as tmp:
         trained = train(args, tmp)
@@ -134,7 +139,8 @@ def load_policy(args: Any) -> TinyLMPolicy:
 
 
 def train(args: Any, run_dir: Path, label: str = "rl step") -> Trained:
-    """The training run (course.lib.learning.rl_loop.train on the tiny LM): rl_log.jsonl, checkpoints/ and final.pt in ``run_dir``."""
+    """The training run (course.lib.learning.rl_loop.train on the tiny LM): rl_log.jsonl, checkpoints/ and final.pt in
+    ``run_dir``."""
     policy = load_policy(args)
     return rl_loop.train(LoopSettings.from_args(args), policy, run_dir, progress=ProgressLine, say=info, label=label)
 
@@ -143,7 +149,8 @@ def write_run(args: Any, tmp: Path, final: Path, trained: Trained, argv: Sequenc
               t_start: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """Everything after training, into the temporary run directory ``tmp`` (which becomes ``final``):
     curves, the distribution-shift table, the holdout comparison and its gate, summary.json, manifest.json."""
-    return rl_loop.write_run(LoopSettings.from_args(args), tmp, final, trained, argv, t_start, holdout=not args.no_holdout,
+    return rl_loop.write_run(LoopSettings.from_args(args), tmp, final, trained, argv, t_start,
+                             holdout=not args.no_holdout,
                              manifest=lambda summary: run_manifest(args, trained, summary, argv),
                              progress=ProgressLine, say=info, tool="course.tinylm.rl")
 
@@ -157,13 +164,15 @@ def run_manifest(args: Any, trained: Trained, summary: dict[str, Any], argv: Seq
     return {
         **environment("course.tinylm.rl", argv),
         "what": "REINFORCE with a per-prompt group baseline and a KL penalty to pi0 (course.tinylm.rl)",
-        "settings": {k: getattr(args, k) for k in DEFAULTS} | {"rubric": args.rubric, "seed": args.seed, "init": args.init, "pi0": args.pi0}
+        "settings": {k: getattr(args, k) for k in DEFAULTS}
+                    | {"rubric": args.rubric, "seed": args.seed, "init": args.init, "pi0": args.pi0}
                     | {k: getattr(args, k) for k in OBJECTIVE},
         "objective": rl_loop.objective_text(LoopSettings.from_args(args)) + "; k1 and k3 both logged",
         "pi0": {**input_fingerprint(pi0_path), "policy": policy.pi0_name},
         "final_policy": {"file": trained.final_file, "sha256": trained.final_sha, "policy": summary["final_policy"]},
         "datasets": [input_fingerprint(p) for p in DEFAULT_DATASETS],
-        "training_prompts": f"course.tinylm.sft_data.problem_stream('rl-prompts:{args.seed}', exclude=dev+holdout prompts)",
+        "training_prompts": f"course.tinylm.sft_data.problem_stream('rl-prompts:{args.seed}', "
+                            "exclude=dev+holdout prompts)",
         "torch": torch.__version__,
         "threads": policy.threads,
         "rl_log_sha256": trained.log_sha256,

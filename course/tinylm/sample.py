@@ -36,14 +36,16 @@ from course.lib.records.temporaries import write_text_atomic
 from course.lib.visible import visible
 from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 
-# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample
+# after 120 s).
 THREADS = int_in(1, 64)
 
 
 def build_parser():  # type: ignore[no-untyped-def]
     p = make_parser(
         "python -m course.tinylm.sample",
-        "Sample completions from the tiny LM (pi0 by default) into frozen-rollouts (n=1) or selection-pack (n>1) JSONL.",
+        "Sample completions from the tiny LM (pi0 by default) into frozen-rollouts (n=1) or selection-pack (n>1)"
+        " JSONL.",
         "  python -m course.tinylm.sample --dataset data/datasets/math_dev.jsonl --n 1 --temperature 1.0 \\\n"
         "      --seed 0 --out runs/pi0_dev.jsonl\n"
         "  python -m course.tinylm.sample --dataset data/datasets/math_holdout.jsonl --n 8 --seed 0 \\\n"
@@ -51,13 +53,19 @@ def build_parser():  # type: ignore[no-untyped-def]
     )
     p.add_argument("--dataset", required=True, help="dataset JSONL (id, prompt, expected_answer)")
     p.add_argument("--out", required=True, help="output JSONL file")
-    p.add_argument("--n", type=int_in(1, 1024), default=1, help="samples per item, at most 1024 (sampled together): 1 = frozen rollouts, >1 = selection pack (default 1)")
-    p.add_argument("--temperature", type=sampling_temperature, default=1.0, help="softmax temperature, 0 = greedy or in [0.001, 100] (default 1.0)")
-    p.add_argument("--top-p", type=nucleus_mass, default=1.0, help="nucleus sampling mass in (0, 1], 1.0 = off (default 1.0)")
+    p.add_argument("--n", type=int_in(1, 1024), default=1,
+                   help="samples per item, at most 1024 (sampled together): 1 = frozen rollouts, >1 = selection pack "
+                        "(default 1)")
+    p.add_argument("--temperature", type=sampling_temperature, default=1.0,
+                   help="softmax temperature, 0 = greedy or in [0.001, 100] (default 1.0)")
+    p.add_argument("--top-p", type=nucleus_mass, default=1.0,
+                   help="nucleus sampling mass in (0, 1], 1.0 = off (default 1.0)")
     p.add_argument("--seed", type=seed, default=0, help="sampling seed, recorded in every line (default 0)")
-    p.add_argument("--max-tokens", type=positive_int, default=32, help="completion length limit in tokens = characters (default 32)")
+    p.add_argument("--max-tokens", type=positive_int, default=32,
+                   help="completion length limit in tokens = characters (default 32)")
     p.add_argument("--checkpoint", default=None, help="weights file (default: the shipped pi0, data/tinylm/pi0.pt)")
-    p.add_argument("--threads", type=THREADS, default=2, help="PyTorch intra-op threads (default 2; part of reproducibility)")
+    p.add_argument("--threads", type=THREADS, default=2,
+                   help="PyTorch intra-op threads (default 2; part of reproducibility)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out")
     return p
 
@@ -78,7 +86,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if not 1 <= args.max_tokens <= MAX_TOKENS_LIMIT:
         raise CourseError(f"--max-tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {args.max_tokens}")
     out = Path(args.out)
-    refuse_existing(out, args.force, inputs=(args.dataset, args.checkpoint))  # a FIFO, a device or a directory is refused here, before any sampling
+    # a FIFO, a device or a directory is refused here, before any sampling
+    refuse_existing(out, args.force, inputs=(args.dataset, args.checkpoint))
     out.parent.mkdir(parents=True, exist_ok=True)  # a bad --out fails here, before minutes of sampling
 
     items = read_dataset(args.dataset)  # validated: bad input stops here, before anything is written
@@ -107,14 +116,16 @@ def _main(argv: Sequence[str] | None) -> int:
     room = model.cfg.block_size - args.max_tokens - 2
     cropped = sum(len(it.prompt) > room for it in items)
     if cropped:
-        info(f"note: {cropped} prompts are longer than the {room} characters the context leaves; their beginnings were cropped")
+        info(f"note: {cropped} prompts are longer than the {room} characters the context leaves; "
+             "their beginnings were cropped")
     write_text_atomic(out, "".join(dumps_line(r) + "\n" for r in records))
     total = len(items) * args.n
     info(
         f"{ck['policy']}: {total} completions for {len(items)} items in {time.time() - t0:.1f}s "
         f"({threads} threads); {n_truncated} truncated at {args.max_tokens} tokens without <eos>"
     )
-    print(f"wrote {visible(str(out))} ({'frozen rollouts' if args.n == 1 else f'selection pack, n={args.n}'}, policy {ck['policy']})")
+    print(f"wrote {visible(str(out))} ({'frozen rollouts' if args.n == 1 else f'selection pack, n={args.n}'}, "
+          f"policy {ck['policy']})")
     return 0
 
 

@@ -83,9 +83,11 @@ ARG_TYPES = {
 def check_settings(s: dict) -> None:
     """Refuse settings no run can train with (CourseError: one line, exit 2), before any work."""
     if s["min_lr"] > s["lr"]:
-        raise CourseError(f"--min-lr {s['min_lr']:g} is above --lr {s['lr']:g}: the cosine schedule decays from --lr down to --min-lr")
+        raise CourseError(f"--min-lr {s['min_lr']:g} is above --lr {s['lr']:g}: "
+                          "the cosine schedule decays from --lr down to --min-lr")
     if s["n_embd"] % s["n_head"]:
-        raise CourseError(f"--n-embd {s['n_embd']} is not a multiple of --n-head {s['n_head']}: each head gets n_embd / n_head dimensions")
+        raise CourseError(f"--n-embd {s['n_embd']} is not a multiple of --n-head {s['n_head']}: "
+                          "each head gets n_embd / n_head dimensions")
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -95,9 +97,11 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.tinylm.sft --check                      # reproduce the shipped pi0.pt bit for bit\n"
         "  python -m course.tinylm.sft --out runs/pi0_try.pt --steps 500   # a quick small retrain",
     )
-    p.add_argument("--out", default=None, help="where to write the weights (manifest goes next to it as <stem>_manifest.json)")
+    p.add_argument("--out", default=None,
+                   help="where to write the weights (manifest goes next to it as <stem>_manifest.json)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out")
-    p.add_argument("--check", action="store_true", help="retrain with the shipped manifest's settings into a temp dir and compare sha256")
+    p.add_argument("--check", action="store_true",
+                   help="retrain with the shipped manifest's settings into a temp dir and compare sha256")
     for key, value in DEFAULTS.items():
         p.add_argument("--" + key.replace("_", "-"), type=ARG_TYPES[key], default=value, help=f"(default {value})")
     return p
@@ -216,7 +220,8 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
         tokens, valid, target_mask = batch(rows)  # (B, L) each, right-padded
         logits, _ = model(tokens, positions(valid), None)  # (B, L, V); causal attention hides the right padding
         # position t predicts token t+1; score only answer tokens (the prompt is given, not imitated)
-        loss_tok = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab_size), tokens[:, 1:].reshape(-1), reduction="none")
+        loss_tok = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab_size), tokens[:, 1:].reshape(-1),
+                                   reduction="none")
         mask = target_mask[:, 1:].reshape(-1).float()
         loss = (loss_tok * mask).sum() / mask.sum()
         value = loss.item()
@@ -235,7 +240,8 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
         if s["eval_every"] and step > 0 and step % s["eval_every"] == 0:
             model.eval()
             d = measure_dev(model, 1)
-            progress.info(f"step {step:5d}  dev: strict pass {d['pass_at_1']:.2f}, right number written {d['number_right_share']:.2f} (1 sample/item)")
+            progress.info(f"step {step:5d}  dev: strict pass {d['pass_at_1']:.2f}, "
+                          f"right number written {d['number_right_share']:.2f} (1 sample/item)")
             model.train()
         progress.update(step + 1)
     progress.clear()
@@ -254,10 +260,12 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
         "sha256": digest,
         "policy": f"tinylm:{digest[:12]}",
         "settings": settings,
-        "config": {"vocab_size": cfg.vocab_size, "block_size": cfg.block_size, "n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd},
+        "config": {"vocab_size": cfg.vocab_size, "block_size": cfg.block_size, "n_layer": cfg.n_layer,
+                   "n_head": cfg.n_head, "n_embd": cfg.n_embd},
         "n_params": model.n_params(),
         "sft_data": {
-            "recipe": "course.tinylm.sft_data.sft_stream(seed, exclude=dev+holdout prompts), first steps*batch_size examples, bucketed by length in windows of 8 batches",
+            "recipe": "course.tinylm.sft_data.sft_stream(seed, exclude=dev+holdout prompts), "
+                      "first steps*batch_size examples, bucketed by length in windows of 8 batches",
             "seed": s["seed"],
             "examples": n_examples,
             "format_weights": FORMAT_WEIGHTS,
@@ -275,7 +283,8 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     write_json_atomic(written, manifest)
     # Printed only now: a closed output pipe stops the tool at its next line, and the weights must
     # never be left without their manifest (or beside an older one that --force was replacing).
-    info(f"dev pass@1 {dev['pass_at_1']:.3f} over {dev['samples']} samples; right number anywhere {dev['number_right_share']:.3f}")
+    info(f"dev pass@1 {dev['pass_at_1']:.3f} over {dev['samples']} samples; "
+         f"right number anywhere {dev['number_right_share']:.3f}")
     return {"sha256": digest, "manifest_path": str(written)}
 
 

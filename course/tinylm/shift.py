@@ -30,7 +30,8 @@ from course.lib.records.jsonl import refuse_existing
 from course.lib.records.temporaries import write_text_atomic
 from course.tinylm import FROZEN_PI0_DEV
 
-# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample
+# after 120 s).
 THREADS = int_in(1, 64)
 
 
@@ -42,14 +43,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     p = make_parser(
         "python -m course.tinylm.shift",
-        "Error codes of pi0's frozen dev rollouts beside fresh samples of a trained checkpoint (the distribution-shift report).",
+        "Error codes of pi0's frozen dev rollouts beside fresh samples of a trained checkpoint"
+        " (the distribution-shift report).",
         "  python -m course.tinylm.shift --run runs/rl_strict\n"
         "  python -m course.tinylm.shift --checkpoint runs/rl_goodhart/final.pt --out runs/shift_goodhart.md",
     )
     p.add_argument("--run", default=None, help="a course.tinylm.rl run directory (uses its final.pt)")
     p.add_argument("--checkpoint", default=None, help="a checkpoint to compare instead of --run")
-    p.add_argument("--frozen", default=str(FROZEN_PI0_DEV), help="frozen pi0 rollouts (default: the shipped data/tinylm/frozen_pi0_dev.jsonl)")
-    p.add_argument("--seed", type=seed, default=None, help="sampling seed for the fresh samples (default: the frozen file's seed)")
+    p.add_argument("--frozen", default=str(FROZEN_PI0_DEV),
+                   help="frozen pi0 rollouts (default: the shipped data/tinylm/frozen_pi0_dev.jsonl)")
+    p.add_argument("--seed", type=seed, default=None,
+                   help="sampling seed for the fresh samples (default: the frozen file's seed)")
     p.add_argument("--out", default=None, help="also write the markdown table to this file")
     p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
     args = p.parse_args(argv)
@@ -58,7 +62,8 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError("pass exactly one of --run or --checkpoint")
     checkpoint = Path(args.checkpoint) if args.checkpoint else Path(args.run) / "final.pt"
     if args.out:
-        refuse_existing(args.out, force=True, inputs=(args.run, args.checkpoint, args.frozen))  # replaced if it is a file; a FIFO or a device is refused before sampling
+        # replaced if it is a file; a FIFO or a device is refused before sampling
+        refuse_existing(args.out, force=True, inputs=(args.run, args.checkpoint, args.frozen))
     # torch-dependent imports stay here, not at the top: --help works without the lm extra
     from course.lib.policy.sampling import set_threads
     from course.tinylm.distribution_shift import shift_report

@@ -34,7 +34,8 @@ from course.tinylm import (  # its training loop (rl.train) and run writer (rl.w
     rl,
 )
 
-# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample
+# after 120 s).
 THREADS = int_in(1, 64)
 
 
@@ -48,11 +49,14 @@ def _main(argv: Sequence[str] | None) -> int:
         "Train the tiny LM once per KL weight beta and tabulate final reward against KL to pi0.",
         "  python -m course.tinylm.sweep --betas 0 0.02 0.1 0.5 --steps 60 --seed 0 --outdir runs/beta_sweep",
     )
-    p.add_argument("--betas", type=float_in(0.0, 100.0), nargs="+", default=[0.0, 0.02, 0.1, 0.5], help="KL weights to try (default 0 0.02 0.1 0.5)")
-    p.add_argument("--steps", type=STEPS, default=rl.DEFAULTS["steps"], help=f"steps per run (default {rl.DEFAULTS['steps']})")
+    p.add_argument("--betas", type=float_in(0.0, 100.0), nargs="+", default=[0.0, 0.02, 0.1, 0.5],
+                   help="KL weights to try (default 0 0.02 0.1 0.5)")
+    p.add_argument("--steps", type=STEPS, default=rl.DEFAULTS["steps"],
+                   help=f"steps per run (default {rl.DEFAULTS['steps']})")
     p.add_argument("--seed", type=seed, default=0, help="seed shared by every run (default 0)")
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
-    add_run_options(p, "sweep directory (default: the next free runs/sweep_NNN)", force="overwrite an existing sweep directory")
+    add_run_options(p, "sweep directory (default: the next free runs/sweep_NNN)",
+                    force="overwrite an existing sweep directory")
     p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
     p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
     args, passthrough = p.parse_known_args(argv)
@@ -116,13 +120,16 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], args: Any) -> list[str]
         "",
         "Reward and KL are means over each run's last 5 training steps; strict pass is on the fixed dev slice.",
         "",
-        "| beta | reward (last 5 steps) | strict pass, dev slice (start -> end) | KL/token k1 | KL/token k3 | KL/sample k1 | entropy/token |",
+        "| beta | reward (last 5 steps) | strict pass, dev slice (start -> end) | KL/token k1 | KL/token k3 "
+        "| KL/sample k1 | entropy/token |",
         "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         md.append(
-            f"| {r['beta']:g} | {r['reward_last5']:.3f} | {r['slice_strict_pass_start']:.3f} -> {r['slice_strict_pass_end']:.3f} "
-            f"| {r['kl_k1_per_token']:.4f} | {r['kl_k3_per_token']:.4f} | {r['kl_k1_per_sample']:.3f} | {r['entropy_per_token']:.3f} |"
+            f"| {r['beta']:g} | {r['reward_last5']:.3f} "
+            f"| {r['slice_strict_pass_start']:.3f} -> {r['slice_strict_pass_end']:.3f} "
+            f"| {r['kl_k1_per_token']:.4f} | {r['kl_k3_per_token']:.4f} | {r['kl_k1_per_sample']:.3f} "
+            f"| {r['entropy_per_token']:.3f} |"
         )
     (out / "sweep.md").write_text("\n".join(md) + "\n", encoding="utf-8")
 
@@ -139,7 +146,8 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], args: Any) -> list[str]
         ax.set_xlabel("KL(pi || pi0) per completion, k1 estimate (nats)")
         ax.set_ylabel("mean reward / pass rate (0-1)")
         ax.set_ylim(0, 1)  # rates start at 0: a short axis would exaggerate small differences
-        ax.set_title(f"Reward bought with drift from pi0: one run per beta (seed {args.seed}, {args.steps} steps)", fontsize=10)
+        ax.set_title(f"Reward bought with drift from pi0: one run per beta (seed {args.seed}, {args.steps} steps)",
+                     fontsize=10)
         ax.legend(fontsize=8, loc="lower right")
         fig.tight_layout()
         return fig
