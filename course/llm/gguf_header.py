@@ -68,7 +68,8 @@ class _Cursor:
 
     def take(self, n: int, what: str) -> Any:
         if n < 0 or n > self.left():
-            raise _Malformed(f"{what} needs {n:,} bytes at byte {self.pos:,}, but the file ends {self.left():,} bytes later "
+            raise _Malformed(f"{what} needs {n:,} bytes at byte {self.pos:,}, "
+                             f"but the file ends {self.left():,} bytes later "
                              "(truncated, or a length that is not one)")
         start = self.pos
         self.pos += n
@@ -82,7 +83,8 @@ class _Cursor:
         n = self.unpack("Q", 8, what)
         room = self.left() // each
         if n > room:
-            raise _Malformed(f"the header claims {n:,} {what}, but the {self.left():,} bytes left hold at most {room:,}")
+            raise _Malformed(f"the header claims {n:,} {what}, "
+                             f"but the {self.left():,} bytes left hold at most {room:,}")
         return n
 
     def string(self, what: str) -> str:

@@ -248,7 +248,9 @@ def load_tokenizer(source: str | None = None, *, cache_dir: str | os.PathLike[st
         except CourseError:
             raise
         except Exception as exc:  # noqa: BLE001 - a file no library can parse is the file's fault
-            raise CourseError(f"{source or path}: cannot load its tokenizer ({type(exc).__name__}: {_first_line(exc)})") from None
+            raise CourseError(
+                f"{source or path}: cannot load its tokenizer ({type(exc).__name__}: {_first_line(exc)})"
+            ) from None
 
 
 def _plain_float32(model: Any) -> Any:
@@ -345,7 +347,9 @@ def _from_pretrained(path: Path | str, what: str, *args: Any, **kwargs: Any) -> 
             model, info = AutoModelForCausalLM.from_pretrained(*args, dtype=torch.float32, output_loading_info=True,
                                                                **kwargs)
         except Exception as exc:  # noqa: BLE001 - the file's fault, whatever the library raises
-            raise CourseError(f"{path}: cannot be loaded as {what} ({type(exc).__name__}: {_first_line(exc)})") from None
+            raise CourseError(
+                f"{path}: cannot be loaded as {what} ({type(exc).__name__}: {_first_line(exc)})"
+            ) from None
     problem = _misfit(info)
     if problem is not None:
         raise CourseError(f"{path}: its weights do not fit the model its config describes: {problem}; "
@@ -356,7 +360,8 @@ def _from_pretrained(path: Path | str, what: str, *args: Any, **kwargs: Any) -> 
 def _misfit(info: dict[str, Any]) -> str | None:
     """What transformers' loading report says is wrong (missing, unexpected, mismatched tensors), or None."""
     parts = []
-    for key, words in (("missing_keys", "missing"), ("unexpected_keys", "unexpected"), ("mismatched_keys", "of the wrong shape")):
+    for key, words in (("missing_keys", "missing"), ("unexpected_keys", "unexpected"),
+                       ("mismatched_keys", "of the wrong shape")):
         names = sorted(str(k if not isinstance(k, tuple) else k[0]) for k in info.get(key) or ())
         if names:
             parts.append(f"{len(names)} {words} ({', '.join(names[:2])}{', ...' if len(names) > 2 else ''})")
@@ -387,7 +392,8 @@ def _entry_files(entry: Path, only: tuple[str, ...] | None = None) -> dict[str, 
 
 def _disagreement(entry: Path, header: GGUFHeader) -> str | None:
     """Where the entry says something other than the GGUF header itself (the second witness), or None."""
-    template = (entry / "chat_template.jinja").read_text(encoding="utf-8") if (entry / "chat_template.jinja").is_file() else None
+    template = ((entry / "chat_template.jinja").read_text(encoding="utf-8")
+                if (entry / "chat_template.jinja").is_file() else None)
     if template != header.fields.get("tokenizer.chat_template"):
         return "chat template"
     config = read_json(entry / "config.json", "model config")
@@ -425,7 +431,9 @@ def _read_cache(entry: Path, digest: str, header: GGUFHeader) -> tuple[Any, Any]
     return model, tokenizer
 
 
-def _verified_entry(entry: Path, digest: str, header: GGUFHeader, only: tuple[str, ...] | None = None) -> dict[str, Any] | None:
+def _verified_entry(
+    entry: Path, digest: str, header: GGUFHeader, only: tuple[str, ...] | None = None
+) -> dict[str, Any] | None:
     """``cache.json`` of ``entry`` if every file is the one it lists and the GGUF header agrees; else None.
     With ``only``, the entry must still hold exactly the files listed, but only those named are hashed
     (the tokenizer's files: the 540 MB of weights are not read to show a vocabulary)."""
@@ -437,7 +445,9 @@ def _verified_entry(entry: Path, digest: str, header: GGUFHeader, only: tuple[st
         if meta.get("format") != CACHE_FORMAT or meta.get("gguf_sha256") != digest:
             return None
         listed = meta.get("files")
-        if not isinstance(listed, dict) or sorted(p.name for p in entry.iterdir() if p.name != CACHE_META) != sorted(listed):
+        if not isinstance(listed, dict) or (
+            sorted(p.name for p in entry.iterdir() if p.name != CACHE_META) != sorted(listed)
+        ):
             return None  # a file added or missing
         if _entry_files(entry, only) != {k: v for k, v in listed.items() if only is None or k in only}:
             return None  # a file changed: rebuilt from the GGUF, never trusted

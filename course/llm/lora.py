@@ -61,7 +61,9 @@ class LoRALinear(nn.Module):
         return y + (x @ a.t() @ b.t()) * self.scale
 
 
-def add_lora(model: nn.Module, *, rank: int, alpha: float, seed: int, targets: Sequence[str] = TARGETS) -> list[LoRALinear]:
+def add_lora(
+    model: nn.Module, *, rank: int, alpha: float, seed: int, targets: Sequence[str] = TARGETS
+) -> list[LoRALinear]:
     """Freeze every weight of ``model`` and wrap each target projection in a ``LoRALinear``.
 
     The A matrices are drawn from ``torch.Generator().manual_seed(seed)`` in module order

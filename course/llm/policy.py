@@ -85,7 +85,9 @@ def _prompt_rows(ro: SampledBatch) -> list[list[int]]:
     return [row[valid].tolist() for row, valid in zip(ro.prompt_tokens, ro.prompt_valid)]
 
 
-def completion_logprobs(model: Any, ro: SampledBatch, pad_id: int, *, entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+def completion_logprobs(
+    model: Any, ro: SampledBatch, pad_id: int, *, entropy: bool
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """log pi(chosen token | prompt, earlier tokens) (B, K) and, if asked, the entropy there (B, K).
 
     Gradients flow into the log-probabilities when the model has trainable parameters. Both
@@ -188,7 +190,8 @@ class LLMPolicy:
         n_train = sum(p.numel() for p in self.parameters())
         n_all = sum(p.numel() for n, p in self.model.named_parameters() if "lora_" not in n)
         return (f"policy {self.pi0_name} + LoRA adapters (rank {self.rank}, alpha {self.alpha:g}, on "
-                f"{'/'.join(TARGETS)}: {n_train:,} trainable beside {n_all:,} frozen), template {self.template.name!r}; "
+                f"{'/'.join(TARGETS)}: {n_train:,} trainable beside {n_all:,} frozen), "
+                f"template {self.template.name!r}; "
                 f"pi0 = the same model with the adapters off; KL reference: "
                 f"{'the policy RL starts from (adapters frozen at the warm start)' if self.anchored else 'pi0'}, "
                 f"{self.threads} threads")
@@ -267,7 +270,8 @@ class LLMPolicy:
         # ONE metadata key: safetensors writes a metadata mapping in no fixed order, and the same
         # adapters must always be the same bytes (the trained policy is named by their sha256).
         about = {"base_policy": self.pi0_name, "rank": self.rank, "alpha": self.alpha, "targets": list(TARGETS)}
-        save_file(dict(sorted(adapter_state(self.model).items())), str(path), metadata={ADAPTER_METADATA: dumps_line(about)})
+        save_file(dict(sorted(adapter_state(self.model).items())), str(path),
+                  metadata={ADAPTER_METADATA: dumps_line(about)})
         return sha256_file(path)
 
     def trained_name(self, sha256: str) -> str:
@@ -311,7 +315,10 @@ def read_adapter(path: str | Path) -> AdapterFile:
     try:
         state = load(data)
     except (SafetensorError, ValueError, RuntimeError) as exc:  # the header passed; the tensors' bytes did not
-        raise CourseError(f"{path}: not a readable safetensors file ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+        raise CourseError(
+            f"{path}: not a readable safetensors file "
+            f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+        ) from None
     return AdapterFile(path=str(path), state=state, sha256=hashlib.sha256(data).hexdigest(), **about)
 
 
@@ -359,7 +366,8 @@ def _check_tensors(adapter: AdapterFile, expected: dict[str, tuple[int, ...]]) -
     last token id). Checked before ``add_lora`` allocates anything."""
     missing, extra = sorted(set(expected) - set(adapter.state)), sorted(set(adapter.state) - set(expected))
     if missing or extra:
-        raise CourseError(f"{adapter.path}: adapter file does not fit the model: missing {missing[:2]}, unexpected {extra[:2]}")
+        raise CourseError(f"{adapter.path}: adapter file does not fit the model: "
+                          f"missing {missing[:2]}, unexpected {extra[:2]}")
     for name, shape in expected.items():
         t = adapter.state[name]
         if t.dtype != torch.float32:
@@ -374,13 +382,15 @@ def _check_tensors(adapter: AdapterFile, expected: dict[str, tuple[int, ...]]) -
 def _check_fits(adapter: AdapterFile, policy: str, rank: int, alpha: float) -> None:
     """``CourseError`` unless the adapters were trained on ``policy`` with this rank, alpha and targets."""
     if adapter.base_policy != policy:
-        raise CourseError(f"{adapter.path}: these adapters were trained on {adapter.base_policy}, but the loaded model is "
+        raise CourseError(f"{adapter.path}: these adapters were trained on {adapter.base_policy}, "
+                          "but the loaded model is "
                           f"{policy}; load the model they were trained on (--model)")
     if (adapter.rank, adapter.alpha) != (rank, alpha):
         raise CourseError(f"{adapter.path}: adapters of rank {adapter.rank}, alpha {adapter.alpha:g}; "
                           f"this policy has rank {rank}, alpha {alpha:g} (--lora-rank, --lora-alpha)")
     if adapter.targets != TARGETS:
-        raise CourseError(f"{adapter.path}: adapters on {'/'.join(adapter.targets)}; the course adapts {'/'.join(TARGETS)}")
+        raise CourseError(f"{adapter.path}: adapters on {'/'.join(adapter.targets)}; "
+                          f"the course adapts {'/'.join(TARGETS)}")
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

