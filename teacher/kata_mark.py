@@ -48,7 +48,8 @@ def _main(args_in: Sequence[str] | None) -> int:
         "  python teacher/kata_mark.py --pack hard        # the hard pack's key",
     )
     parser.add_argument("labels", nargs="?", default=None, help="the student's label file (omit it to print the key)")
-    parser.add_argument("--pack", choices=sorted(PACKS), default="basic", help="basic (Milestone 0) or hard (Milestones 4-5)")
+    parser.add_argument("--pack", choices=sorted(PACKS), default="basic",
+                        help="basic (Milestone 0) or hard (Milestones 4-5)")
     parser.add_argument("--key", default=None, help="the answer key (default: the --pack's key under teacher/)")
     args = parser.parse_args(args_in)
     examples_path, key_path = PACKS[args.pack]

@@ -197,7 +197,8 @@ def format_kl_log(rows: list[dict[str, Any]], beta: float) -> str:
     ]
     for r in rows:
         probs = "[" + ", ".join(f"{p:.4f}" for p in r["probs"]) + "]"
-        lines.append(f"{r['step']:>4}  {probs:<36}  {r['expected_reward']:>6.4f}  {r['kl']:>8.5f}  {r['objective']:>12.5f}")
+        lines.append(f"{r['step']:>4}  {probs:<36}  {r['expected_reward']:>6.4f}  {r['kl']:>8.5f}  "
+                     f"{r['objective']:>12.5f}")
     return "\n".join(lines)
 
 
@@ -213,7 +214,8 @@ def format_axis_log(rows: list[dict[str, Any]], steps: int, log_every: int) -> s
     crossed = next((r["x"] for r in rows if r["expected_reward"] >= 0.9), None)
     lines += [
         "",
-        f"the curve first reaches E[r] >= 0.9 at x = {crossed}; its last point is at x = {rows[-1]['x'] if rows else None}",
+        f"the curve first reaches E[r] >= 0.9 at x = {crossed}; "
+        f"its last point is at x = {rows[-1]['x'] if rows else None}",
     ]
     return "\n".join(lines)
 
@@ -221,7 +223,9 @@ def format_axis_log(rows: list[dict[str, Any]], steps: int, log_every: int) -> s
 BUGS = ("advantage", "kl", "x_axis")
 
 
-def run(bug: str, steps: int | None, seed: int, log_every: int, beta: float, impl: Any = None) -> tuple[list[dict[str, Any]], str]:
+def run(
+    bug: str, steps: int | None, seed: int, log_every: int, beta: float, impl: Any = None
+) -> tuple[list[dict[str, Any]], str]:
     """Run one exercise with the loops of ``impl`` (default: this module's planted ones); return its
     rows and printed log. The teacher's corrected loops have the same names and signatures."""
     if impl is None:
@@ -247,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
 
-def cli(argv: Sequence[str] | None, *, prog: str, description: str, example: str, impl: Any = None, banner: str = "") -> int:
+def cli(
+    argv: Sequence[str] | None, *, prog: str, description: str, example: str, impl: Any = None, banner: str = ""
+) -> int:
     """The exercise's command line, for the planted loops (``main``) or another module's loops of
     the same names (the teacher's corrected ones); ``banner`` heads the printed log."""
     return run_cli(lambda args_in: _main(args_in, prog, description, example, impl, banner), argv)
@@ -259,7 +265,8 @@ def _main(args_in: Sequence[str] | None, prog: str, description: str, example: s
 
     parser = make_parser(prog, description, example)
     parser.add_argument("--bug", required=True, choices=BUGS, help="which exercise")
-    parser.add_argument("--steps", type=int_in(1, 100_000), default=None, help="training steps, at most 100,000 (default per exercise)")
+    parser.add_argument("--steps", type=int_in(1, 100_000), default=None,
+                        help="training steps, at most 100,000 (default per exercise)")
     parser.add_argument("--seed", type=seed, default=0, help="sampling seed (advantage exercise)")
     parser.add_argument("--log-every", type=positive_int, default=5, help="log every K updates (x_axis exercise)")
     parser.add_argument("--beta", type=float_in(1e-3, 1e3), default=0.2, help="KL weight in [1e-3, 1e3] (kl exercise)")
