@@ -148,7 +148,8 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
         if gen_kwargs is None:
             gen_kwargs = kwargs
         elif kwargs != gen_kwargs:
-            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({without_key_shapes(str(kwargs))} vs {without_key_shapes(str(gen_kwargs))}); one file, one sampling")
+            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({without_key_shapes(str(kwargs))} vs "
+                              f"{without_key_shapes(str(gen_kwargs))}); one file, one sampling")
         resps = obj["resps"]
         if not (isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], list) and resps[0]):
             raise CourseError(f"{where}: 'resps' must hold one request's generations ([[text, ...]])")
@@ -225,7 +226,8 @@ def _inspect_log_path(path: str) -> Path:
     if p.is_dir():
         logs = sorted(q for q in p.iterdir() if q.suffix in (".eval", ".json") and not q.name.startswith("."))
         if len(logs) != 1:
-            raise CourseError(f"{path}: expected exactly one inspect log (.eval or .json) in the directory, found {len(logs)}")
+            raise CourseError(f"{path}: expected exactly one inspect log (.eval or .json) in the directory, "
+                              f"found {len(logs)}")
         p = logs[0]
     elif not os.path.lexists(p):
         raise CourseError(f"{path}: no such file or directory")
@@ -245,7 +247,8 @@ def read_inspect(path: str, policy: str | None) -> Imported:
     with foreign_reader(log_path, "inspect eval log"):  # inspect raises several types for a file that is not a log
         log = read_eval_log(str(log_path))
     if log.status != "success":
-        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({without_key_shapes(log.error.message) if log.error else 'no error message'})")
+        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' "
+                          f"({without_key_shapes(log.error.message) if log.error else 'no error message'})")
     if not log.samples:
         raise CourseError(f"{log_path}: the log holds no samples (run inspect with --log-samples)")
     # With epochs > 1 inspect logs each sample once per epoch: one item, several samples (epoch 1 is sample 0).
@@ -282,7 +285,8 @@ def order_and_check(imported: Imported, dataset: str | None) -> list[Row]:
     for row in imported.rows:
         ex = items.get(row.id)
         if ex is None:
-            raise CourseError(f"{row.where}: id {row.id!r} is not an item of {dataset} (a log of another task or dataset?)")
+            raise CourseError(f"{row.where}: id {row.id!r} is not an item of {dataset} (a log of another task "
+                              "or dataset?)")
         if row.target is not None and row.target != str(ex.expected_answer):
             raise CourseError(
                 f"{row.where}: the recorded target {row.target[:40]!r} is not {ex.id}'s expected_answer "

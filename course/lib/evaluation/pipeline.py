@@ -143,7 +143,8 @@ def score_files(
     rubric = get_rubric("strict") if rubric is None else rubric
     if is_pack(completions):
         if shard is not None:  # a part measures its shard's items; a pack's samples are per item, so shard the dataset
-            raise CourseError(f"{completions}: --shard scores rollouts files line by line; a selection pack is scored whole "
+            raise CourseError(f"{completions}: --shard scores rollouts files line by line; a selection pack is "
+                              "scored whole "
                               "(several samples per item): run it without --shard")
         return _score_pack(dataset, completions, results_path, allow_missing, progress, rubric)
     try:
@@ -389,7 +390,9 @@ def _score_by_offsets(
     return Scored(tally, sha, n_missing, first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
 
 
-def _write_in_dataset_order(results_path: Path, items: Any, rubric: Rubric, progress: Progress | None) -> tuple[Tally, str]:
+def _write_in_dataset_order(
+    results_path: Path, items: Any, rubric: Rubric, progress: Progress | None
+) -> tuple[Tally, str]:
     """results.jsonl from ``(example, has a completion, its text)`` in dataset order: the Tally and the file's sha256."""
     score: ScoreFn = rubric.score
     tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
@@ -505,7 +508,8 @@ def rubric_line(manifest: dict[str, Any]) -> str | None:
 def _context_lines(manifest: dict[str, Any]) -> list[str]:
     rubric = rubric_line(manifest)
     return ([rubric] if rubric else []) + [
-        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split {terminal_line(manifest['split'] or 'unknown')}, "
+        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split "
+        f"{terminal_line(manifest['split'] or 'unknown')}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
         f"Completions: {markdown_value(manifest['completions']['path'])} (policy {markdown_value(manifest['policy'])}, "
         f"sampling {markdown_value(dumps_line(manifest['sampling']))}{template_note(manifest)})",
@@ -549,7 +553,8 @@ def evaluate(
     ``shard``: write part K of N only (``course.lib.evaluation.shards``; ``merge_eval_runs`` joins the parts).
     """
     chosen = get_rubric(rubric)  # an unknown name: CourseError listing the names, before any work
-    final = resolve_outdir(outdir, force=force, prefix="eval", tool=TOOL, inputs=(dataset, completions))  # fail before any work
+    # fail before any work
+    final = resolve_outdir(outdir, force=force, prefix="eval", tool=TOOL, inputs=(dataset, completions))
     for path, what in ((dataset, "dataset"), (completions, "completions")):
         problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
         if problem is not None:

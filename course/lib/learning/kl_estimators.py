@@ -149,7 +149,8 @@ def categorical(logits: Sequence[float], ref_logits: Sequence[float]) -> Enumera
     (['y=0', 'y=1'], (0.5, -0.5))
     """
     if len(logits) != len(ref_logits) or len(logits) < 2:
-        raise CourseError(f"the policy and the reference need the same number (>= 2) of logits, got {len(logits)} and {len(ref_logits)}")
+        raise CourseError(f"the policy and the reference need the same number (>= 2) of logits, got {len(logits)} and "
+                          f"{len(ref_logits)}")
     lp, lq = pg.log_softmax(logits), pg.log_softmax(ref_logits)
     outcomes = tuple(Outcome(f"y={k}", (Token(lp[k], lq[k], tuple(pg.grad_log_prob(logits, k))),)) for k in range(len(logits)))
     return Enumerated("categorical", tuple(f"theta[{k}]" for k in range(len(logits))), outcomes)

@@ -249,7 +249,8 @@ def train(s: LoopSettings, policy: RLPolicy, run_dir: Path, *, progress: Progres
         more = lambda: [next(prompts) for _ in range(s.prompts_per_step)]  # noqa: E731  (dynamic sampling's next batch)
         rec = reinforce_step(s, step, policy, opt, rubric, problems, more=more)  # sample, score, update
         skipped += bool(rec.get("update_skipped"))
-        watch.train_rewards.append(rec.get("dynamic_sampling", {}).get("reward_drawn", rec["reward"]))  # the policy's, unselected
+        # the policy's, unselected
+        watch.train_rewards.append(rec.get("dynamic_sampling", {}).get("reward_drawn", rec["reward"]))
         if step % s.eval_every == 0 or step == s.steps:
             rec["eval"] = watch.evaluate(policy, step)
         write(rec)  # no wall-clock time in it: the log is byte-identical across reruns
@@ -387,7 +388,9 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
     kl_penalty = None
     if s.kl_in == "reward":
         with torch.no_grad():
-            kl_penalty = s.beta * kl_estimate(s.kl_estimator, (logp.detach() - logp_ref) * mask, mask).sum(dim=1)  # (B,)
+            kl_penalty = s.beta * kl_estimate(
+                s.kl_estimator, (logp.detach() - logp_ref) * mask, mask
+            ).sum(dim=1)  # (B,)
         r = (rewards - kl_penalty).view(P, G)
     adv = group_advantages(r, s.scale_rewards)  # (B,)
     flat = (r.max(dim=1).values == r.min(dim=1).values).repeat_interleave(G)  # (B,) the rewards used were all equal
@@ -430,7 +433,8 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
     }
     if kl_penalty is not None:  # (only then: a default run logs what it always did, plus the zero-signal count)
         rec["kl_penalty_in_reward"] = round(float(kl_penalty.mean()), 6)
-    if got.drawn is not None:  # dynamic sampling: what was drawn to fill the batch (reward above: the batch's, selected)
+    # dynamic sampling: what was drawn to fill the batch (reward above: the batch's, selected)
+    if got.drawn is not None:
         rec["dynamic_sampling"] = got.drawn
     if skip:
         rec["update_skipped"] = True  # only on such steps: a run where it never happens logs what it always did
@@ -627,8 +631,10 @@ def zero_signal_text(z: dict[str, Any]) -> str:
     """The zero-signal accounting as one line for the log."""
     share = z["pg_samples"] / z["samples"] if z["samples"] else 0.0
     return (f"zero-signal accounting: {z['no_signal_groups_mean']:.0%} of groups had all-equal rewards on average; "
-            f"{z['pg_samples']} of {z['samples']} samples ({share:.0%}) carried a policy-gradient signal (non-zero advantage); "
-            f"{z['steps_without_pg_signal']} steps had none (pg_loss near 0 is normal: advantages sum to 0 in every group; "
+            f"{z['pg_samples']} of {z['samples']} samples ({share:.0%}) carried a policy-gradient signal (non-zero "
+            "advantage); "
+            f"{z['steps_without_pg_signal']} steps had none (pg_loss near 0 is normal: advantages sum to 0 in "
+            "every group; "
             "only pg_samples 0 means the reward taught nothing)"
             + (f"; dynamic sampling drew {z['groups_drawn']} groups, {z['no_signal_groups_drawn_mean']:.0%} of them "
                "without a signal on average (the policy's own share)" if "groups_drawn" in z else ""))
@@ -660,7 +666,8 @@ def goodhart_alarm(evals: list[dict[str, Any]], window: int = 3, threshold: floa
     if r_new - r_old > threshold and s_old - s_new > threshold:
         return (
             f"training reward rose {r_old:.3f} -> {r_new:.3f} (steps {old['step']} -> {new['step']}) while the strict "
-            f"pass rate on the fixed slice fell {s_old:.3f} -> {s_new:.3f}: the proxy is being optimised at the expense of the goal"
+            f"pass rate on the fixed slice fell {s_old:.3f} -> {s_new:.3f}: the proxy is being optimised at the "
+            "expense of the goal"
         )
     return ""
 

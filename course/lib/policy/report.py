@@ -35,8 +35,10 @@ def story_line(rec: dict[str, Any], rubric: str, elapsed: float) -> str:
     slips = ", ".join(f"{k} {v:.0%}" for v, k in top) or "none"
     return (
         f"step {rec['step']:3d} | {rubric} reward {rec['reward']:.2f} | strict ok {rec['strict_pass_train']:.0%} "
-        f"| KL/token k1 {rec['kl_k1_per_token']:+.4f} k3 {rec['kl_k3_per_token']:.4f} | entropy/token {rec['entropy_per_token']:.3f} "
-        f"| no-signal groups {rec['no_signal_groups']:.0%} (samples with signal {rec.get('pg_samples', '?')}) | truncated {rec['truncated_share']:.0%} "
+        f"| KL/token k1 {rec['kl_k1_per_token']:+.4f} k3 {rec['kl_k3_per_token']:.4f} | entropy/token "
+        f"{rec['entropy_per_token']:.3f} "
+        f"| no-signal groups {rec['no_signal_groups']:.0%} (samples with signal {rec.get('pg_samples', '?')}) | "
+        f"truncated {rec['truncated_share']:.0%} "
         f"| several numbers {rec['multi_number_share']:.0%} | top slips: {slips} "
         f"| e.g. {rec['example']!r} | {elapsed:.0f}s"
     )
@@ -104,13 +106,15 @@ def same_prompts_lines(first: dict[str, Any], last: dict[str, Any], rubric: str)
     lines = [f"Same prompts, fixed dev slice ({slice_label(first)}), step {first['step']} -> {last['step']}:"]
     ds = last["slice_strict_pass"] - first["slice_strict_pass"]
     if rubric == "strict":
-        lines.append(f"  strict pass rate (the reward AND the goal): {first['slice_strict_pass']:.3f} -> {last['slice_strict_pass']:.3f} ({ds:+.3f})")
+        lines.append(f"  strict pass rate (the reward AND the goal): {first['slice_strict_pass']:.3f} -> "
+                     f"{last['slice_strict_pass']:.3f} ({ds:+.3f})")
         return lines
     dp = last["slice_rubric_reward"] - first["slice_rubric_reward"]
     name = f"{rubric} reward (the proxy trained on):"
     goal = "strict pass rate (the goal):"
     width = max(len(name), len(goal))
-    lines.append(f"  {name:<{width}} {first['slice_rubric_reward']:.3f} -> {last['slice_rubric_reward']:.3f} ({dp:+.3f})")
+    lines.append(f"  {name:<{width}} {first['slice_rubric_reward']:.3f} -> "
+                 f"{last['slice_rubric_reward']:.3f} ({dp:+.3f})")
     lines.append(f"  {goal:<{width}} {first['slice_strict_pass']:.3f} -> {last['slice_strict_pass']:.3f} ({ds:+.3f})")
     lines.append("  " + divergence_verdict(dp, ds))
     return lines
@@ -193,7 +197,8 @@ def holdout_lines(h: dict[str, Any]) -> list[str]:
         return f"{pct(x['pass_at_1'])} [{points(lo)}, {points(hi)}]"
 
     return [
-        f"Holdout headline: strict pass@1 on math_holdout ({h.get('items', '?')} items x {smp['n_for_pass_at_1']} samples each, "
+        f"Holdout headline: strict pass@1 on math_holdout ({h.get('items', '?')} items x {smp['n_for_pass_at_1']} "
+        "samples each, "
         f"temperature {smp['temperature']}, eval seed {smp['seed']})",
         f"  pi0 {rate(p)} -> final {rate(f)} (95%, items as the unit)",
         f"  Lift: {lift_text(h)}",
@@ -223,17 +228,20 @@ def start_lines(h: dict[str, Any]) -> list[str]:
         f"{lift_text({**h['warm_start_over_pi0'], 'items': h.get('items')})}",
         f"  RL over its own starting point (final - warm start): {lift_text({**rl, 'items': h.get('items')})}"
         + (f"; p = {p:.3g}" if p is not None else ""),
-        f"course.gate, final against the warm start (min delta 0, significance required): {rl['gate']['verdict']} (gate_rl.txt)",
+        f"course.gate, final against the warm start (min delta 0, significance required): {rl['gate']['verdict']} "
+        "(gate_rl.txt)",
     ]
 
 
 def report_lines(summary: dict[str, Any], run_dir: Path | str) -> list[str]:
     """The lines of the stdout summary (pure: a test reads them without a run)."""
-    lines = [f"Run {visible(str(run_dir))}: rubric {summary['rubric']}, beta {summary['beta']}, seed {summary['seed']}, {summary['steps']} steps"]
+    lines = [f"Run {visible(str(run_dir))}: rubric {summary['rubric']}, beta {summary['beta']}, seed "
+             f"{summary['seed']}, {summary['steps']} steps"]
     lines += same_prompts_lines(summary["first_eval"], summary["last_eval"], summary["rubric"])
     t = summary["final_train"]
     lines.append(f"Training samples, last {t['over_last_steps']} steps: {summary['rubric']} reward {t['reward']:.3f}, "
-                 f"strict pass {t['strict_pass_train']:.3f}; KL/token k1 {t['kl_k1_per_token']:.4f} k3 {t['kl_k3_per_token']:.4f}, "
+                 f"strict pass {t['strict_pass_train']:.3f}; KL/token k1 {t['kl_k1_per_token']:.4f} k3 "
+                 f"{t['kl_k3_per_token']:.4f}, "
                  f"KL/sample (k1) {t['kl_k1_per_sample']:.3f}, entropy/token {t['entropy_per_token']:.3f}")
     h = summary.get("holdout")
     if h:

@@ -93,7 +93,8 @@ class Field:
         if value is _MISSING:
             raise CourseError(f"{where}: missing field '{self.name}' ({self.noun})")
         if type(value) not in self.types:
-            raise CourseError(f"{where}: field '{self.name}' {self.wrong}, got {json_kind(value)}{value_excerpt(value)}")
+            raise CourseError(f"{where}: field '{self.name}' {self.wrong}, got "
+                              f"{json_kind(value)}{value_excerpt(value)}")
         raise CourseError(f"{where}: field '{self.name}' must not be empty")
 
 
@@ -275,7 +276,8 @@ class UniqueIds:
                 return  # a digest collision between two different ids: not a duplicate
             if obj.get("id") == ident:
                 raise CourseError(
-                    f"{self.path}:{lineno}: duplicate id {ident!r} (first seen on line {first}); every id must be unique"
+                    f"{self.path}:{lineno}: duplicate id {ident!r} (first seen on line {first}); every id "
+                    "must be unique"
                 )
 
     def _grow(self) -> None:
@@ -601,9 +603,11 @@ def _result_check(path: Any) -> Check:
         if index == 0:
             add_id(obj["id"], lineno)
         reward = obj["reward"]
-        if not NUMBER.accepts(reward):  # an integer of 400 digits is not a reward either (math.isfinite overflows on it)
+        # an integer of 400 digits is not a reward either (math.isfinite overflows on it)
+        if not NUMBER.accepts(reward):
             where = f"{path}:{lineno}"
-            raise CourseError(f"{where}: field 'reward' must be a finite number, got {json_kind(reward)}{value_excerpt(reward)}")
+            raise CourseError(f"{where}: field 'reward' must be a finite number, got "
+                              f"{json_kind(reward)}{value_excerpt(reward)}")
         details = obj.get("details")
         if type(details) is not dict or type(details.get("error_code")) is not str or not details["error_code"]:
             where = f"{path}:{lineno}"
@@ -716,7 +720,8 @@ KL_COLUMNS = ("beta", "kl", "expected_reward")  # and p_<i>, one per completion
 _GATE_DELTA = number_in(-1.0, 1.0)  # a pass-rate difference, as course.gate's --min-delta
 RL_MANIFEST = obj(optional={"settings": obj(optional={"gate_min_delta": _GATE_DELTA})})
 _HOLDOUT_SIDE = obj(optional={"pass_at_1_ci95": array_of(min_items=2, max_items=2),
-                              "pass_at_1_wilson95": array_of(min_items=2, max_items=2)})  # (runs before the clustered interval)
+                              # (runs before the clustered interval)
+                              "pass_at_1_wilson95": array_of(min_items=2, max_items=2)})
 RL_SUMMARY = obj(optional={
     "goodhart_alarms": array_of(),
     "holdout": obj(optional={
@@ -781,7 +786,8 @@ def read_kl_table(path: str | os.PathLike[str]) -> tuple[dict[str, str], ...]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise CourseError(f"{path}:{line}: bytes that are not valid UTF-8 (0x{data[exc.start]:02x}); save the file as UTF-8") from None
+        raise CourseError(f"{path}:{line}: bytes that are not valid UTF-8 (0x{data[exc.start]:02x}); save the "
+                          "file as UTF-8") from None
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, None)

@@ -408,7 +408,9 @@ def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file", *, 
 
 def too_large(path: Any, limit: int, expected: str) -> CourseError:
     """The error for an input larger than a reader takes."""
-    return CourseError(f"{path}: more than {limit:,} bytes, larger than any {expected.removeprefix('a ').removeprefix('an ').removeprefix('the ')} the course reads; refusing to read it")
+    return CourseError(f"{path}: more than {limit:,} bytes, larger than any "
+                       f"{expected.removeprefix('a ').removeprefix('an ').removeprefix('the ')} the course reads; "
+                       "refusing to read it")
 
 
 def read_input(path: str | os.PathLike[str], expected: str, limit: int | None = None) -> bytes:
@@ -598,7 +600,8 @@ _orjson_loads: Callable[[bytes], Any] | None = None
 _orjson_dumps: Callable[[Any], bytes] | None = None
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _NINETEEN_DIGITS = b"0" * 19  # after _DIGITS_AS_ZERO: 19 digits in a row, perhaps an integer beyond 64 bits
-_DEEP_LINE = 2 * MAX_DEPTH + 1  # JSON nested deeper than MAX_DEPTH needs more bytes than this (each level opens and closes)
+# JSON nested deeper than MAX_DEPTH needs more bytes than this (each level opens and closes)
+_DEEP_LINE = 2 * MAX_DEPTH + 1
 
 
 def use_fast_decoder(enabled: bool = True) -> bool:
@@ -653,7 +656,8 @@ def parse_line(raw: bytes, path: Any, lineno: int, *, exact_numbers: bool = Fals
     With ``exact_numbers`` a number with a fraction or an exponent is the ``decimal.Decimal`` its
     text states, not the nearest float (``_EXACT_DECODER``)."""
     if len(raw) > MAX_READ:  # input_lines cut it there: the rest of the line was never read
-        raise CourseError(f"{path}:{lineno}: a line longer than {MAX_READ:,} bytes, more than any line of a course file; refusing to read it")
+        raise CourseError(f"{path}:{lineno}: a line longer than {MAX_READ:,} bytes, more than any line of a course "
+                          "file; refusing to read it")
     if lineno == 1 and raw.startswith(_BOM):
         raise CourseError(
             f"{path}:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which would "
@@ -769,7 +773,8 @@ def loads_document(text: str, path: Any, what: str) -> dict[str, Any]:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a raw surrogate (bytes that were not UTF-8, decoded with surrogateescape)
-        raise CourseError(f"{path}: the {what} holds characters that are not Unicode text (bytes that were not UTF-8)") from None
+        raise CourseError(f"{path}: the {what} holds characters that are not Unicode text (bytes that "
+                          "were not UTF-8)") from None
     deep = too_deep_at(text)
     if deep is not None:
         line = text.count("\n", 0, deep) + 1
@@ -777,7 +782,8 @@ def loads_document(text: str, path: Any, what: str) -> dict[str, Any]:
     try:
         value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
-        raise CourseError(f"{path}:{exc.lineno}: the {what} is not valid JSON: {exc.msg} (column {exc.colno})") from None
+        raise CourseError(f"{path}:{exc.lineno}: the {what} is not valid JSON: {exc.msg} (column "
+                          f"{exc.colno})") from None
     except ValueError as exc:
         raise CourseError(f"{path}: the {what} is not valid JSON: {exc}") from None
     except RecursionError:  # pragma: no cover - too_deep_at refuses these first

@@ -293,7 +293,8 @@ def _carry(final: Path, tmp: Path, theirs: Sequence[str], tool: str | None) -> N
             there = tmp.joinpath(*parts[:i])
             if os.path.lexists(there) and (i == len(parts) or not there.is_dir() or there.is_symlink()):
                 raise CourseError(
-                    f"{final / rel}: was not written by {tool or 'this tool'} (it is yours, or was changed) and the new "
+                    f"{final / rel}: was not written by {tool or 'this tool'} (it is yours, or was changed) "
+                    "and the new "
                     f"run writes {'/'.join(parts[:i])} too; the old run was kept as it was; move it out of the run "
                     "folder, then rerun with --force"
                 )
@@ -363,7 +364,8 @@ def _reserve(final: Path, *, exclusive_name: bool) -> Path | None:
             return None
         raise _in_the_way(final, tmp, "tmp") from None
     except OSError as exc:
-        raise CourseError(f"{final.parent}: cannot create the run directory {final.name} here: {exc.strerror or exc}") from None
+        raise CourseError(f"{final.parent}: cannot create the run directory {final.name} here: "
+                          f"{exc.strerror or exc}") from None
 
 
 def _check_destination(path: Path, *, force: bool, tool: str | None = None, inputs: Sequence[str] = ()) -> None:
@@ -387,8 +389,10 @@ def _check_destination(path: Path, *, force: bool, tool: str | None = None, inpu
             f"{path}: exists and is not a run of this project (no manifest.json written by course.*); "
             "--force replaces only runs, so it was left untouched"
         )
-    _check_replaceable(path, tool, inputs)  # another tool's run, an input inside, an edited file: now, not after the work
-    for above in Path(os.path.abspath(path)).parents:  # a run inside another run (rl's eval_final_holdout) is part of it
+    # another tool's run, an input inside, an edited file: now, not after the work
+    _check_replaceable(path, tool, inputs)
+    # a run inside another run (rl's eval_final_holdout) is part of it
+    for above in Path(os.path.abspath(path)).parents:
         if is_project_run(above):
             raise CourseError(f"{path}: is part of the run {above} ({run_tool(above) or 'a course tool'}); --force "
                               "replaces a whole run, never a piece of another one; choose another --outdir")
@@ -519,7 +523,8 @@ def _finish(res: _Reservation) -> None:
     final, tmp = res.final, res.tmp
     # The marker stays while the files are hashed (a kill leaves a folder the next run cleans), and
     # goes just before the renames: the finished run carries no marker of a temporary.
-    new_files, new_folders = _record_run_files(tmp)  # before the user's entries are carried in: only the run's are listed
+    # before the user's entries are carried in: only the run's are listed
+    new_files, new_folders = _record_run_files(tmp)
     if not os.path.lexists(final):
         (tmp / OWNER_FILE).unlink(missing_ok=True)
         try:
@@ -562,7 +567,8 @@ def _finish(res: _Reservation) -> None:
             os.rename(aside, final)  # put the old run back: it must survive any failure
         finally:
             temporaries.remove(old)
-        raise CourseError(f"{final}: cannot move the finished run into place (the old run was kept): {exc.strerror or exc}") from None
+        raise CourseError(f"{final}: cannot move the finished run into place (the old run was kept): "
+                          f"{exc.strerror or exc}") from None
     temporaries.remove(old)
     if owners.theirs:  # one line: what --force kept, so nobody wonders where their notes went
         print(terminal_line(

@@ -121,7 +121,8 @@ class RunData:
     rows: tuple[list[Any], ...] = ()
     n_items: int = 0  # scoring runs: the items in results.jsonl (len(rows) unless the table is a sample)
     item_counts: dict[str, int] = field(default_factory=dict)  # scoring runs: items per outcome code, all of them
-    left_out: dict[str, int] = field(default_factory=dict)  # scoring runs: codes with no row in the item table, their counts
+    # scoring runs: codes with no row in the item table, their counts
+    left_out: dict[str, int] = field(default_factory=dict)
     uncounted: int = 0  # scoring runs: items of codes past MAX_COUNTED_CODES (in n_items, in no code's count)
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     records: tuple[dict[str, Any], ...] = ()  # bandit / toy_mdp / tinylm.rl logs
@@ -301,9 +302,11 @@ def _summary_disagrees(summary: Mapping[str, Any], sample: _ItemSample) -> tuple
                         if claimed.get(c, 0) != sample.counts.get(c, 0)),
                        key=lambda w: (-abs(w[1] - w[2]), w[0]))  # the largest gap named first
         if wrong:
-            named = "; ".join(f"{visible(c)}: {s:,} in summary.json, {r:,} in results.jsonl" for c, s, r in wrong[:NAMED_CODES])
+            named = "; ".join(f"{visible(c)}: {s:,} in summary.json, {r:,} in "
+                              "results.jsonl" for c, s, r in wrong[:NAMED_CODES])
             more = f"; and {len(wrong) - NAMED_CODES:,} more codes" if len(wrong) > NAMED_CODES else ""
-            warnings.append(f"summary.json's {key} by error code disagree with results.jsonl for {len(wrong):,} code(s): "
+            warnings.append(f"summary.json's {key} by error code disagree with results.jsonl for "
+                            f"{len(wrong):,} code(s): "
                             f"{named}{more}")
     return tuple(warnings)
 
@@ -484,7 +487,8 @@ def _header(run: RunData) -> str:
         pairs.append(("dataset file", f"<code>{e(m['dataset'].get('path'))}</code>"))
     for key in ("completions", "samples"):
         if isinstance(m.get(key), dict):
-            pairs.append((f"{key} file", f"<code>{e(m[key].get('path'))}</code> sha256 <code>{e(m[key].get('sha256'))}</code>"))
+            pairs.append((f"{key} file", f"<code>{e(m[key].get('path'))}</code> sha256 "
+                                         f"<code>{e(m[key].get('sha256'))}</code>"))
     for key in ("seed", "lr", "steps"):
         if key in m and not isinstance(m[key], (dict, list)):
             pairs.append((key, f"<code>{e(_show(m[key]))}</code>"))
@@ -577,7 +581,8 @@ def _render_example(ex: Mapping[str, Any]) -> str:
             shown = shown.rsplit("… [", 1)[0] + f"… [{length - COMPLETION_LIMIT} more characters]"
         pairs.append(("completion", f'<pre class="completion">⟦{e(shown)}⟧</pre>'))
         if length is not None and length > COMPLETION_LIMIT:
-            pairs.append(("length", f'<span class="bad">{length:,} characters; the first {COMPLETION_LIMIT} are shown</span>'))
+            pairs.append(("length", f'<span class="bad">{length:,} characters; the first {COMPLETION_LIMIT} are '
+                                    'shown</span>'))
         names = legend(completion[:COMPLETION_LIMIT])
         if names:
             pairs.append(("characters", "<br>".join(e(name) for name in names)))
@@ -689,7 +694,8 @@ def _items_table(run: RunData, prefix: str) -> str:
     of = f"{len(rows):,} (dataset order)" if len(rows) == run.n_items else f"the {len(rows):,} in this table (dataset order)"
     return (
         f'<h3>Items</h3>{_sample_note(run)}<div class="items" id="{prefix}-items" data-src="{prefix}-data">'
-        f'<div class="controls" hidden><label>filter <input class="q" type="search" placeholder="id, answer, code, reason, completion text"></label> '
+        '<div class="controls" hidden><label>filter <input class="q" type="search" placeholder="id, answer, code, '
+        'reason, completion text"></label> '
         f'<label>code <select class="code"><option value="">all</option>{options}</select></label> '
         '<label>outcome <select class="outcome"><option value="">all</option><option value="pass">pass</option>'
         '<option value="fail">fail</option></select></label> '
@@ -697,7 +703,8 @@ def _items_table(run: RunData, prefix: str) -> str:
         '<span class="pageinfo"></span> <span class="hint">(click a column heading to sort)</span></div>'
         f'<p class="static-note">Items 1–{shown} of {of}. Filtering, sorting and paging need JavaScript.</p>'
         f'<table class="itemtable"><thead><tr>{head}</tr></thead><tbody>{first}</tbody></table></div>'
-        f'<script type="application/json" id="{prefix}-data">{_json_block({"rows": list(rows), "page": PAGE_SIZE})}</script>'
+        '<script type="application/json" '
+        f'id="{prefix}-data">{_json_block({"rows": list(rows), "page": PAGE_SIZE})}</script>'
     )
 
 
@@ -722,7 +729,8 @@ def _selection(run: RunData) -> str:
                 ("first_k", "first-k (stored order)", True), ("plug_in", "plug-in 1-(1-c/n)^k (biased)", True))
         series = [Series(label, tuple((r["k"], r[key]) for r in rows), dashed=dashed, markers=True)
                   for key, label, dashed in keys if all(key in r for r in rows)]
-        out.append(line_chart(series, title=f"pass@k, pass^k and first-k over k (from {curve.get('samples_per_item')} samples per item)",
+        out.append(line_chart(series, title=f"pass@k, pass^k and first-k over k (from {curve.get('samples_per_item')} "
+                                            "samples per item)",
                               x_label="k (samples)", y_label="share of items", y_range=(0.0, 1.0)))
         out.append(_numbers_table(["k"] + [k for k, _, _ in keys], [[r["k"]] + [r.get(k) for k, _, _ in keys] for r in rows]))
         est = curve.get("estimators")
@@ -730,7 +738,8 @@ def _selection(run: RunData) -> str:
             out.append(_dl([(k, e(v)) for k, v in sorted(est.items())]))
     still = s.get("still_failing")
     if isinstance(still, dict) and still.get("count"):
-        out.append(f"<p>{still['count']} items ({e(_pct(still.get('share')))}) have no passing sample among the N; first examples:</p>")
+        out.append(f"<p>{still['count']} items ({e(_pct(still.get('share')))}) have no passing sample among the N; "
+                   "first examples:</p>")
         body = "".join(
             f"<tr><td>{e(x.get('id'))}</td><td>{e(x.get('expected'))}</td><td>{e(', '.join(map(str, x.get('codes', []))))}</td>"
             f"<td><code>⟦{e(visible(x.get('chosen_completion'), limit=TABLE_COMPLETION_LIMIT))}⟧</code></td>"
@@ -753,7 +762,8 @@ def _bandit(run: RunData) -> str:
     sampled = _thin([(r["step"], r["reward"]) for r in recs])
     chart_j = line_chart(
         [Series("exact J(θ) = Σ π(a) R(a)", j + (end,)), Series("sampled reward R", sampled, line=False)],
-        title="Expected reward J over steps (the quantity REINFORCE climbs)", x_label="step", y_label="reward", y_range=(0.0, 1.0))
+        title="Expected reward J over steps (the quantity "
+              "REINFORCE climbs)", x_label="step", y_label="reward", y_range=(0.0, 1.0))
     probs = [
         Series(f"π({visible(str(a))}) R={rewards[i] if i < len(rewards) else '?'}",
                _thin([(r["step"], r["probs"][i]) for r in recs]), dashed=bool(i < len(rewards) and not rewards[i]))
@@ -782,7 +792,8 @@ def _toy_mdp(run: RunData) -> str:
     out = []
     rewards = m.get("rewards")
     if isinstance(rewards, list) and len(rewards) == 2:
-        out.append("<table class=\"small\"><caption>Reward R(a1, a2), given only at the end</caption><thead><tr><th></th>"
+        out.append("<table class=\"small\"><caption>Reward R(a1, a2), given only at the "
+                   "end</caption><thead><tr><th></th>"
                    "<th>a2 = 0</th><th>a2 = 1</th></tr></thead><tbody>"
                    + "".join(f"<tr><th>a1 = {i}</th>" + "".join(f"<td>{e(_num(v))}</td>" for v in row) + "</tr>"
                              for i, row in enumerate(rewards)) + "</tbody></table>")
@@ -799,7 +810,8 @@ def _toy_mdp(run: RunData) -> str:
                           x_label="episode", y_label="probability", y_range=(0.0, 1.0)))
     res = m.get("result") or {}
     if res:
-        out.append(f"<p>Expected return {_num(res.get('initial_expected_return'))} → {_num(res.get('final_expected_return'))} "
+        out.append(f"<p>Expected return {_num(res.get('initial_expected_return'))} → "
+                   f"{_num(res.get('final_expected_return'))} "
                    f"after {len(recs)} episodes (lr {e(m.get('lr'))}, baseline {e(m.get('baseline'))}).</p>")
     return "".join(out)
 
@@ -846,7 +858,8 @@ def _rl_run(run: RunData, prefix: str) -> str:
     evals = [r["eval"] for r in run.records if isinstance(r.get("eval"), dict)]
     rubric = str(s.get("rubric", run.manifest.get("settings", {}).get("rubric", "?")))
     marks = _alarm_marks(run.records)
-    out = [f"<p>Rubric <code>{e(rubric)}</code>, β {e(s.get('beta'))}, seed {e(s.get('seed'))}, {e(s.get('steps'))} steps; "
+    out = [f"<p>Rubric <code>{e(rubric)}</code>, β {e(s.get('beta'))}, seed {e(s.get('seed'))}, "
+           f"{e(s.get('steps'))} steps; "
            f"π0 <code>{e(s.get('pi0'))}</code> → <code>{e(s.get('final_policy'))}</code>.</p>"]
     alarms = s.get("goodhart_alarms") or []
     if alarms:
@@ -871,7 +884,8 @@ def _rl_run(run: RunData, prefix: str) -> str:
         codes = sorted(codes, key=lambda c: -sum(r.get("strict_codes", {}).get(c, 0.0) for r in steps))[:7]
         out.append(line_chart(
             [Series(c, _thin([(r["step"], r.get("strict_codes", {}).get(c, 0.0)) for r in steps])) for c in codes],
-            title="Strict verdicts of the training samples (share per code)", x_label="step", y_label="share", y_range=(0.0, 1.0),
+            title="Strict verdicts of the training samples "
+                  "(share per code)", x_label="step", y_label="share", y_range=(0.0, 1.0),
             marks=marks, height=320))
         out.append(_numbers_table(
             ["step", "reward", "strict pass (train)", "KL k3/token", "entropy/token", "example completion"],
@@ -935,7 +949,8 @@ def _other(run: RunData, prefix: str) -> str:
 class View:
     """How the page shows one kind of run (course.lib.reporting.run_kinds names the kinds and their tools)."""
 
-    load: Callable[[Path, str, Mapping[str, Any], str], dict[str, Any]]  # (run dir, kind, manifest, shown path) -> fields
+    # (run dir, kind, manifest, shown path) -> fields
+    load: Callable[[Path, str, Mapping[str, Any], str], dict[str, Any]]
     render: Callable[[RunData, str], str]  # (run, its section's id) -> HTML
 
 
@@ -1067,7 +1082,8 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
             facts.append(("exact McNemar p", f'<strong class="mcnemar">{e(format(t["mcnemar_p"], ".3g"))}</strong>'))
             facts.append(("95% interval for the change (Newcombe)", e(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
         if t.get("only_in_baseline") or t.get("only_in_candidate"):
-            facts.append(("ids in one run only", e(f"{t['only_in_baseline']} baseline, {t['only_in_candidate']} candidate")))
+            facts.append(("ids in one run only", e(f"{t['only_in_baseline']} baseline, "
+                                                   f"{t['only_in_candidate']} candidate")))
         out.append(_dl(facts))
         if gate.get("noise"):
             out.append(f"<p>{e(gate['noise'])}</p>")
@@ -1170,7 +1186,8 @@ def render_report(runs: Sequence[RunData], gates: Sequence[Mapping[str, Any]] = 
     nav = []
     if len(runs) > 1:
         nav.append('<li><a href="#compare">Side by side</a></li>')
-    nav += [f'<li><a href="#gate-{i}">Gate: {e(g.get("candidate"))} vs {e(g.get("baseline"))}</a></li>' for i, g in enumerate(gates)]
+    nav += [f'<li><a href="#gate-{i}">Gate: {e(g.get("candidate"))} vs '
+            f'{e(g.get("baseline"))}</a></li>' for i, g in enumerate(gates)]
     nav += [f'<li><a href="#r{i}">{e(KIND_LABEL.get(r.kind, "Run"))}: {e(r.path)}</a></li>' for i, r in enumerate(runs)]
     parts = [
         "<!DOCTYPE html>",
@@ -1180,7 +1197,8 @@ def render_report(runs: Sequence[RunData], gates: Sequence[Mapping[str, Any]] = 
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{e(title)}</h1>",
-        '<p class="hint">Written by <code>python -m course.report</code>. Self-contained: it loads nothing, and it reads '
+        '<p class="hint">Written by <code>python -m course.report</code>. Self-contained: it loads nothing, '
+        'and it reads '
         "without JavaScript (the script only filters, sorts and pages the item tables).</p>",
         "<nav><ul>" + "".join(nav) + "</ul></nav>" if len(nav) > 1 else "",
     ]

@@ -92,7 +92,9 @@ def simulate(n: int, ks: Sequence[int], p: float, *, reps: int, seed: int) -> di
     return out
 
 
-def table(ns: Sequence[int], ks: Sequence[int], ps: Sequence[float], *, reps: int, seed: int) -> list[dict[str, object]]:
+def table(
+    ns: Sequence[int], ks: Sequence[int], ps: Sequence[float], *, reps: int, seed: int
+) -> list[dict[str, object]]:
     """One row per (p, n, k <= n): the truth, and per estimator the exact and the simulated bias and sd."""
     rows: list[dict[str, object]] = []
     for p in ps:

@@ -132,7 +132,8 @@ def draft_v1_score(example: Any, completion: Any) -> dict[str, Any]:
         return _draft_v1_verdict("integer_too_long", f"More than {MAX_DIGITS} digits.", expected)
     value = _as_int64(int(m.group(1)))
     if value != expected:
-        return _draft_v1_verdict("wrong_answer", f"Read {value}, but the expected answer is {expected}.", expected, value)
+        return _draft_v1_verdict("wrong_answer", f"Read {value}, but the expected answer "
+                                                 f"is {expected}.", expected, value)
     return _draft_v1_verdict("ok", f"Read {value}, the expected answer.", expected, value)
 
 

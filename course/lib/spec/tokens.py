@@ -137,7 +137,9 @@ def char_tokens(vocab: Any, text: str) -> dict[str, Any]:
     }
 
 
-def inspect_text(text: str, expected: int, encoding: Any | None, encoding_problem: str | None, vocab: Any | None) -> dict[str, Any]:
+def inspect_text(
+    text: str, expected: int, encoding: Any | None, encoding_problem: str | None, vocab: Any | None
+) -> dict[str, Any]:
     """Everything shown for one input, as a JSON-ready record."""
     verdict = score({"expected_answer": expected}, text)
     details = verdict["details"]
