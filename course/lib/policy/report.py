@@ -288,21 +288,30 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
         # (a) the story: proxy and goal on the same fixed prompts and samples
         ax = axes[0][0]
         if rubric != "strict":
-            ax.plot([e["step"] for e in ev], [e["slice_rubric_reward"] for e in ev], "o-", color="tab:orange", label=f"{rubric} reward (proxy)")
-        ax.plot([e["step"] for e in ev], [e["slice_strict_pass"] for e in ev], "s-", color="tab:blue", label="strict pass rate (goal)")
-        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("mean reward / pass rate (0-1)"); ax.set_ylim(0, 1)
+            ax.plot([e["step"] for e in ev], [e["slice_rubric_reward"] for e in ev], "o-", color="tab:orange",
+                    label=f"{rubric} reward (proxy)")
+        ax.plot([e["step"] for e in ev], [e["slice_strict_pass"] for e in ev], "s-", color="tab:blue",
+                label="strict pass rate (goal)")
+        ax.set_xlabel("step (policy updates)")
+        ax.set_ylabel("mean reward / pass rate (0-1)")
+        ax.set_ylim(0, 1)
         ax.set_title(f"Same prompts: fixed dev slice ({slice_label(ev[0]) if ev else ''})", fontsize=10)
         ax.legend(fontsize=8, loc="lower left")
         # (b) the training samples: per step (faint) and a trailing mean with its band
         ax = axes[0][1]
-        ax.plot(xs, [r["reward"] for r in steps], ".", alpha=0.35, color="tab:orange", label=f"{what} reward, mean of one step's samples")
+        ax.plot(xs, [r["reward"] for r in steps], ".", alpha=0.35, color="tab:orange",
+                label=f"{what} reward, mean of one step's samples")
         if steps:
-            ax.plot(xs, [m for m, _, _ in reward_band], "-", color="tab:orange", label=f"{what} reward, trailing mean of {SMOOTH_WINDOW} steps")
-            ax.fill_between(xs, [lo for _, lo, _ in reward_band], [hi for _, _, hi in reward_band], color="tab:orange", alpha=0.2,
-                            label="band: trailing mean +/- 2 standard errors")
+            ax.plot(xs, [m for m, _, _ in reward_band], "-", color="tab:orange",
+                    label=f"{what} reward, trailing mean of {SMOOTH_WINDOW} steps")
+            ax.fill_between(xs, [lo for _, lo, _ in reward_band], [hi for _, _, hi in reward_band], color="tab:orange",
+                            alpha=0.2, label="band: trailing mean +/- 2 standard errors")
             if rubric != "strict":
-                ax.plot(xs, [m for m, _, _ in strict_band], "-", color="tab:blue", label=f"strict pass rate of the same samples, trailing mean of {SMOOTH_WINDOW}")
-        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("mean reward / pass rate (0-1)"); ax.set_ylim(0, 1)
+                ax.plot(xs, [m for m, _, _ in strict_band], "-", color="tab:blue",
+                        label=f"strict pass rate of the same samples, trailing mean of {SMOOTH_WINDOW}")
+        ax.set_xlabel("step (policy updates)")
+        ax.set_ylabel("mean reward / pass rate (0-1)")
+        ax.set_ylim(0, 1)
         ax.set_title("Training samples (fresh prompts each step)", fontsize=10)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: the curves fill the box
         # (c) drift from pi0 and entropy
@@ -310,15 +319,21 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
         ax.plot(xs, [r["kl_k3_per_token"] for r in steps], label="KL to pi0 per token (k3)")
         ax.plot(xs, [r["kl_k1_per_token"] for r in steps], label="KL to pi0 per token (k1)", alpha=0.6)
         ax.plot(xs, [r["entropy_per_token"] for r in steps], label="policy entropy per token")
-        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("nats per token"); ax.set_ylim(bottom=min(0.0, *[r["kl_k1_per_token"] for r in steps]) if steps else 0)
-        ax.set_title("Drift from pi0 and entropy", fontsize=10); ax.legend(fontsize=8)
+        ax.set_xlabel("step (policy updates)")
+        ax.set_ylabel("nats per token")
+        ax.set_ylim(bottom=min(0.0, *[r["kl_k1_per_token"] for r in steps]) if steps else 0)
+        ax.set_title("Drift from pi0 and entropy", fontsize=10)
+        ax.legend(fontsize=8)
         # (d) what the training samples became, by strict verdict
         ax = axes[1][1]
         for c in CURVE_CODES:
             ax.plot(xs, [r["strict_codes"].get(c, 0.0) for r in steps], label=c)
         ax.plot(xs, [r["multi_number_share"] for r in steps], "k--", label="mentions several numbers")
-        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("share of the step's training samples (0-1)"); ax.set_ylim(0, 1)
-        ax.set_title("Strict verdicts of the training samples", fontsize=10); ax.legend(fontsize=7, ncol=2)
+        ax.set_xlabel("step (policy updates)")
+        ax.set_ylabel("share of the step's training samples (0-1)")
+        ax.set_ylim(0, 1)
+        ax.set_title("Strict verdicts of the training samples", fontsize=10)
+        ax.legend(fontsize=7, ncol=2)
         fig.suptitle(f"{title}, trained on {what} reward")
         fig.tight_layout()
         return fig

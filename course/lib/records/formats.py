@@ -256,10 +256,10 @@ class UniqueIds:
         different: they increased) into the table, read again from the file, as ``_confirm`` reads it."""
         self._last = None
         table, mask = self._table, self._mask
-        for first, obj in iter_objects(self.path):
+        for first, record in iter_objects(self.path):
             if first >= lineno:
                 break
-            digest = hash(obj.get("id")) or 1
+            digest = hash(record.get("id")) or 1
             slot = digest & mask
             while table[slot]:
                 slot = (slot + 1) & mask
@@ -271,10 +271,10 @@ class UniqueIds:
 
     def _confirm(self, ident: str, lineno: int) -> None:
         """Read the file again up to ``lineno``: raise if an earlier line holds ``ident`` itself."""
-        for first, obj in iter_objects(self.path):
+        for first, record in iter_objects(self.path):
             if first >= lineno:
                 return  # a digest collision between two different ids: not a duplicate
-            if obj.get("id") == ident:
+            if record.get("id") == ident:
                 raise CourseError(
                     f"{self.path}:{lineno}: duplicate id {ident!r} (first seen on line {first}); every id "
                     "must be unique"
@@ -461,8 +461,8 @@ def iter_dataset_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, di
 
 def iter_dataset(path: str | os.PathLike[str]) -> Iterator[Example]:
     """Stream a dataset file (``{"id", "prompt", "expected_answer"}`` per line)."""
-    for lineno, obj in iter_dataset_objects(path):
-        yield Example(obj["id"], obj["prompt"], obj["expected_answer"], lineno)
+    for lineno, record in iter_dataset_objects(path):
+        yield Example(record["id"], record["prompt"], record["expected_answer"], lineno)
 
 
 def read_dataset(path: str | os.PathLike[str]) -> list[Example]:
@@ -493,8 +493,9 @@ def iter_completion_objects(
 def iter_completions(path: str | os.PathLike[str]) -> Iterator[Completion]:
     """Stream a frozen-rollouts file (``{"id", "completion", "policy", "sampling"}`` per line, optionally
     ``"prompt_template"``)."""
-    for lineno, obj in iter_completion_objects(path):
-        yield Completion(obj["id"], obj["completion"], obj["policy"], obj["sampling"], lineno, obj.get(PROMPT_TEMPLATE))
+    for lineno, record in iter_completion_objects(path):
+        yield Completion(record["id"], record["completion"], record["policy"], record["sampling"], lineno,
+                         record.get(PROMPT_TEMPLATE))
 
 
 class NotAligned(Exception):
@@ -565,10 +566,10 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
     """
     settings = OnePolicy()
     ids = UniqueIds(path)
-    for lineno, obj in iter_objects(path):
+    for lineno, record in iter_objects(path):
         where = f"{path}:{lineno}"
-        ident = ID.get(obj, where)
-        raw_samples = SAMPLES.get(obj, where)
+        ident = ID.get(record, where)
+        raw_samples = SAMPLES.get(record, where)
         if not raw_samples:
             raise CourseError(f"{where}: field 'samples' is empty; an item needs at least one sample")
         samples = []
@@ -580,9 +581,10 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
             if index != position:
                 raise CourseError(f"{at} has sample_index {index}; samples must be numbered 0..n-1 in stored order")
             samples.append(Sample(index, COMPLETION.get(item, at)))
-        settings.check(obj, path, lineno)
+        settings.check(record, path, lineno)
         ids.add(ident, lineno)
-        yield SampleSet(ident, tuple(samples), obj["policy"], obj["sampling"], lineno, obj.get(PROMPT_TEMPLATE))
+        yield SampleSet(ident, tuple(samples), record["policy"], record["sampling"], lineno,
+                        record.get(PROMPT_TEMPLATE))
 
 
 # ===========================================================================
@@ -624,8 +626,8 @@ def result_line_check(path: Any) -> Check:
 def iter_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Stream a run's ``results.jsonl``: each line needs ``id``, a finite numeric
     ``reward`` and a ``details`` object with a string ``error_code``."""
-    for _, obj in iter_objects(path, _result_check(path)):
-        yield obj
+    for _, record in iter_objects(path, _result_check(path)):
+        yield record
 
 
 @dataclass(frozen=True)

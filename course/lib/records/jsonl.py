@@ -110,7 +110,7 @@ def _encode_line(record: Any, _join: Callable[[Iterable[str]], str] = "".join) -
     if type(record) is dict and _C_LINE is not None:
         try:
             return _join(_C_LINE(record, 0))
-        except Exception:  # the standard library's own verdict, words and all
+        except Exception:  # noqa: BLE001 - the pure encoder below raises the standard library's own verdict, words and all
             pass
     return _LINE_ENCODER.encode(record)
 

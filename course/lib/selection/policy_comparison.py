@@ -82,8 +82,8 @@ def compare_policies(
         raise CourseError(f"k must be at least 1, got {k}")
     labels = [label for label, _ in files]
     if len(set(labels)) != len(labels):
-        raise CourseError(f"two files share the label {next(l for l in labels if labels.count(l) > 1)!r}; name "
-                          "them LABEL=PATH")
+        shared = next(label for label in labels if labels.count(label) > 1)
+        raise CourseError(f"two files share the label {shared!r}; name them LABEL=PATH")
     examples = read_dataset(dataset)
     ids = [ex.id for ex in examples]
     columns = []
