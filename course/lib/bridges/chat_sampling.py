@@ -476,7 +476,9 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
         data = json.loads(text, parse_constant=_json_constant)
     except (ValueError, RecursionError) as exc:
         # Truncated: the text ends where the parser still wanted more (inside a string, or at the end).
-        cut = isinstance(exc, json.JSONDecodeError) and (exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated"))
+        cut = isinstance(exc, json.JSONDecodeError) and (
+            exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
+        )
         what = "truncated JSON" if cut else "not JSON"
         raise MalformedResponse(f"the body is {what}") from None
     if not isinstance(data, dict):

@@ -195,7 +195,9 @@ def convert(
                 )
             skipped.append(Skipped(where, shown[:80]))
             continue
-        items.append({"id": item_id(source, row_number), "prompt": make_prompt(question, instruction), "expected_answer": value})
+        items.append(
+            {"id": item_id(source, row_number), "prompt": make_prompt(question, instruction), "expected_answer": value}
+        )
     return Imported(tuple(items), tuple(skipped))
 
 
@@ -336,11 +338,21 @@ def decoded_size(array: Any) -> int:
     kind = array.type
     if pa.types.is_dictionary(kind):
         value_type = kind.value_type
-        if pa.types.is_string(value_type) or pa.types.is_large_string(value_type) or pa.types.is_binary(value_type) or pa.types.is_large_binary(value_type):
+        if (
+            pa.types.is_string(value_type)
+            or pa.types.is_large_string(value_type)
+            or pa.types.is_binary(value_type)
+            or pa.types.is_large_binary(value_type)
+        ):
             lengths = pc.binary_length(array.dictionary).take(array.indices)
             return int(pc.sum(lengths).as_py() or 0)
         return decoded_size(array.dictionary.take(array.indices))
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+    if (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    ):
         return int(pc.sum(pc.binary_length(array)).as_py() or 0)
     return int(array.nbytes)
 

@@ -183,7 +183,9 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
             f"{path}: the samples file does not name the model: give --results (the results_*.json of the same run) "
             "or state it with --policy"
         )
-    return Imported(tuple(rows), chosen, sampling, tuple(f"model_args.{name}" for name in withheld) if not policy else ())
+    return Imported(
+        tuple(rows), chosen, sampling, tuple(f"model_args.{name}" for name in withheld) if not policy else ()
+    )
 
 
 def public_model_args(model_args: Any) -> str:
@@ -299,7 +301,8 @@ def order_and_check(imported: Imported, dataset: str | None) -> list[Row]:
 def render(rows: Iterable[Row], policy: str, sampling: dict[str, Any]) -> str:
     """Frozen rollouts: one completion per item."""
     return "".join(
-        dumps_line({"id": r.id, "completion": r.completion, "policy": policy, "sampling": sampling}) + "\n" for r in rows
+        dumps_line({"id": r.id, "completion": r.completion, "policy": policy, "sampling": sampling}) + "\n"
+        for r in rows
     )
 
 
@@ -364,7 +367,9 @@ def without_credentials(imported: Imported) -> Imported:
 def import_summary(n_rows: int, out: Path, imported: Imported, n_samples: int | None = None) -> str:
     """The lines ``python -m course.import_completions`` prints after writing (three, and a fourth naming
     what was left out because it may carry a credential; ``n_samples`` for a pack)."""
-    what = f"{n_rows} completions" if n_samples is None else f"{n_samples} samples of {n_rows} items as a selection pack"
+    what = (
+        f"{n_rows} completions" if n_samples is None else f"{n_samples} samples of {n_rows} items as a selection pack"
+    )
     lines = [
         f"imported {what} -> {visible(str(out))}",
         f"policy: {visible(imported.policy)}",

@@ -303,7 +303,9 @@ def inspect(
         f"Run: {visible(str(run.path))} ({shown(run.tool)}, split {shown(m.get('split') or 'unknown')}, "
         f"rubric {rubric_label(m)}, scorer {shown(m.get('scorer_version', '?'))}, policy "
         f"{shown(m.get('policy', '?'))})",
-        (_clustered_headline(items) if items else pass_rate_line(summary["passed"], n)) if n else "No items in this run.",
+        (_clustered_headline(items) if items else pass_rate_line(summary["passed"], n))
+        if n
+        else "No items in this run.",
     ]
     sections: list[tuple[str, list[str]]] = []  # (title, codes)
     if code is not None:
@@ -366,7 +368,10 @@ def results_warning(run: RunDir) -> str | None:
     """A warning when results.jsonl no longer matches the sha256 its manifest recorded."""
     recorded = run.manifest.get("results_sha256")
     if recorded is not None and sha256_file(run.results_path) != recorded:
-        return f"warning: {visible(str(run.results_path))} does not match the sha256 in its manifest (edited after the run?)"
+        return (
+            f"warning: {visible(str(run.results_path))} does not match the sha256 in its manifest "
+            "(edited after the run?)"
+        )
     return None
 
 

@@ -27,8 +27,9 @@ A selection pack as the completions (several samples per item) makes a multi-sam
 
 How the pipeline stays flat in memory (benchmarks/bench_eval.py measures it):
 the dataset and the completions are streamed side by side, line by line
-(``course.lib.records.formats.iter_aligned``: the one plain reader on each file), and each result is written as soon as it is scored; only counters and a few example
-failures are kept. This needs the completions in dataset order, which is how
+(``course.lib.records.formats.iter_aligned``: the one plain reader on each file), and each result
+is written as soon as it is scored; only counters and a few example failures are kept. This needs
+the completions in dataset order, which is how
 the bundled rollouts and every course tool write them. If the ids do not line
 up (another order, a missing or an unknown id), the run restarts in *indexed*
 mode: the dataset is read once to index its ids (a 64-bit digest per id and its
@@ -393,7 +394,8 @@ def _score_by_offsets(
 def _write_in_dataset_order(
     results_path: Path, items: Any, rubric: Rubric, progress: Progress | None
 ) -> tuple[Tally, str]:
-    """results.jsonl from ``(example, has a completion, its text)`` in dataset order: the Tally and the file's sha256."""
+    """results.jsonl from ``(example, has a completion, its text)`` in dataset order: the Tally and the file's
+    sha256."""
     score: ScoreFn = rubric.score
     tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
     with JsonlWriter(results_path) as out:
@@ -529,7 +531,9 @@ def resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path, 
 
 def render_markdown(manifest: dict[str, Any], summary: dict[str, Any], examples: Any) -> str:
     """summary.md of a course.eval run (a whole run, a part, or parts merged: the same words)."""
-    return render_summary_md(summary, examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest))
+    return render_summary_md(
+        summary, examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest)
+    )
 
 
 def evaluate(
@@ -546,7 +550,8 @@ def evaluate(
     completions_recorded_as: str | os.PathLike[str] | None = None,
     shard: Shard | None = None,
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
-    """Score with the rubric named ``rubric`` and write the run directory atomically; return ``(run_dir, manifest, summary)``.
+    """Score with the rubric named ``rubric`` and write the run directory atomically; return
+    ``(run_dir, manifest, summary)``.
 
     ``completions_recorded_as``: the path the manifest and summary.md give the completions, when
     they lie in a run directory still being written (course.tinylm.rl): the path they will have.

@@ -324,8 +324,10 @@ def merge_eval_runs(
         manifest.update({
             "completions_in_dataset_order": all(run.manifest.get("completions_in_dataset_order") is True
                                                 for _, run, _ in by_index),
-            "n_items": tally.n, "n_missing": n_missing, "results_sha256": results_sha256, "summary_sha256": summary_sha256,
-            "merged_from": [{"run": display_path(run.path), "shard": shard.label, "n_items": run.manifest.get("n_items"),
+            "n_items": tally.n, "n_missing": n_missing, "results_sha256": results_sha256,
+            "summary_sha256": summary_sha256,
+            "merged_from": [{"run": display_path(run.path), "shard": shard.label,
+                             "n_items": run.manifest.get("n_items"),
                              "results_sha256": run.manifest["results_sha256"]} for _, run, shard in by_index],
         })
         write_text(tmp / "summary.md", render_markdown(manifest, summary, tally.examples))
