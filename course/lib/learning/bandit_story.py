@@ -1,5 +1,6 @@
 """What the bandit demo says: the step-by-step story (--slow, bandit_story.txt), the --predict check,
-the ablation's and the reward-noise sweep's tables (``python -m course.bandit_train`` prints them; the bandit is ``bandit``).
+the ablation's and the reward-noise sweep's tables (``python -m course.bandit_train`` prints them; the bandit
+is ``bandit``).
 
 Pure functions of the run's records: strings in, strings out (standard library only).
 """
@@ -58,9 +59,14 @@ def story_header(
         f"REINFORCE on one prompt: {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']})",
         f"{len(actions)} actions = whole candidate completions; rewards from the strict scorer {SCORER_VERSION}:",
     ]
-    weak = any(a.strict_error_code and (a.strict_error_code != a.error_code or a.strict_reward != a.reward) for a in actions)
+    weak = any(
+        a.strict_error_code and (a.strict_error_code != a.error_code or a.strict_reward != a.reward) for a in actions
+    )
     if weak:
-        lines[-1] = f"{len(actions)} actions = whole candidate completions; rewards from a HACKABLE rubric, strict verdict beside:"
+        lines[-1] = (
+            f"{len(actions)} actions = whole candidate completions; rewards from a HACKABLE rubric, "
+            "strict verdict beside:"
+        )
     for a in actions:
         strict = f"   (strict: {a.strict_reward:.1f} {a.strict_error_code})" if weak else ""
         lines.append(f"  [{a.index}] {quote(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}{strict}")
@@ -98,10 +104,16 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
         meaning = "= 0: no better, no worse -> no learning signal"
     push = lr * s.advantage
     if push > 0:
-        direction = f"lr*A = {push:+.4f} > 0: the sampled action's probability goes UP, the other actions lose that mass between them"
+        direction = (
+            f"lr*A = {push:+.4f} > 0: the sampled action's probability goes UP, "
+            "the other actions lose that mass between them"
+        )
     elif push < 0:
         flipped = " (the negative lr flips the step)" if lr < 0 else ""
-        direction = f"lr*A = {push:+.4f} < 0{flipped}: the sampled action's probability goes DOWN, the other actions gain that mass between them"
+        direction = (
+            f"lr*A = {push:+.4f} < 0{flipped}: the sampled action's probability goes DOWN, "
+            "the other actions gain that mass between them"
+        )
     else:
         direction = "lr*A = 0: theta does not move"
 
@@ -230,10 +242,18 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
             [settled[key] for key, _, _ in SETTINGS],
         ),
         _row4(f"exact at theta = 0, first {result['steps']} samples (b from 0)", [warm[key] for key, _, _ in SETTINGS]),
-        _row4("sampled at theta = 0 (never updated)", [settings[key]["fixed_policy_variance"] for key, _, _ in SETTINGS]),
+        _row4(
+            "sampled at theta = 0 (never updated)",
+            [settings[key]["fixed_policy_variance"] for key, _, _ in SETTINGS],
+        ),
         _row4(
             f"exact where training ends (settled, mean J {end['expected_reward_mean']:.3f})",
-            [end["exact_variance_b0"], end["exact_variance_bJ"], end["exact_variance_ema"], end["exact_variance_bstar"]],
+            [
+                end["exact_variance_b0"],
+                end["exact_variance_bJ"],
+                end["exact_variance_ema"],
+                end["exact_variance_bstar"],
+            ],
         ),
         _row4("during training, all steps", training("all")),
     ]
@@ -310,7 +330,9 @@ def ablation_plot_rows(result: dict[str, Any]) -> dict[str, dict[str, float | No
         "training\nall steps": {titles[k]: settings[k]["training_variance"] for k in titles},
     }
     for label, _, _ in PHASES:
-        rows[f"training\n{label}"] = {titles[k]: settings[k]["training_variance_by_phase"][label]["variance"] for k in titles}
+        rows[f"training\n{label}"] = {
+            titles[k]: settings[k]["training_variance_by_phase"][label]["variance"] for k in titles
+        }
     return rows
 
 
