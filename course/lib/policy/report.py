@@ -25,7 +25,9 @@ from course.lib.reporting.plotting import plot_to
 from course.lib.visible import visible
 
 # Codes shown as curves (strict scorer, share of training samples); the rest are summed as "other".
-CURVE_CODES = ("ok", "wrong_answer", "trailing_text", "multiple_lines", "missing_prefix", "prefix_spacing", "prefix_case")
+CURVE_CODES = (
+    "ok", "wrong_answer", "trailing_text", "multiple_lines", "missing_prefix", "prefix_spacing", "prefix_case"
+)
 
 
 def story_line(rec: dict[str, Any], rubric: str, elapsed: float) -> str:
@@ -47,8 +49,8 @@ def story_line(rec: dict[str, Any], rubric: str, elapsed: float) -> str:
 def tail_means(records: list[dict[str, Any]], k: int) -> dict[str, float]:
     """Means of the last ``k`` training steps (one step is noisy)."""
     steps = [r for r in records if "reward" in r][-k:]
-    keys = ("reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "kl_k1_per_sample", "entropy_per_token",
-            "no_signal_groups", "truncated_share", "multi_number_share")
+    keys = ("reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "kl_k1_per_sample",
+            "entropy_per_token", "no_signal_groups", "truncated_share", "multi_number_share")
     return {key: round(sum(r[key] for r in steps) / len(steps), 6) for key in keys} | {"over_last_steps": len(steps)}
 
 
@@ -126,8 +128,9 @@ def divergence_verdict(proxy_change: float, strict_change: float) -> str:
 
     >>> divergence_verdict(0.13, -0.125)
     'Goodhart: the proxy rose while the strict pass rate fell, on the same samples.'
-    >>> divergence_verdict(-0.03, -0.05)
-    'The strict pass rate fell and the proxy did not rise: the updates moved the policy where the proxy does not look, without buying proxy reward on unseen prompts.'
+    >>> divergence_verdict(-0.03, -0.05)  # doctest: +NORMALIZE_WHITESPACE
+    'The strict pass rate fell and the proxy did not rise: the updates moved the policy where the proxy does not
+     look, without buying proxy reward on unseen prompts.'
     """
     if proxy_change > 0 and strict_change < 0:
         return "Goodhart: the proxy rose while the strict pass rate fell, on the same samples."
@@ -213,9 +216,11 @@ def start_lines(h: dict[str, Any]) -> list[str]:
     ...      "warm_start_over_pi0": {"lift_pass_at_1": 0.08, "lift_paired_bootstrap95": [0.04, 0.12]},
     ...      "rl_over_warm_start": {"lift_pass_at_1": 0.05, "lift_paired_bootstrap95": [0.02, 0.08],
     ...                             "gate": {"verdict": "ACCEPT", "p_value": 0.003}}}
-    >>> print("\\n".join(start_lines(h)))
-      warm start alone 10.0% [6.0, 16.0]; its part: +8.0 points (paired bootstrap over the 50 holdout items, 95% +4.0 to +12.0)
-      RL over its own starting point (final - warm start): +5.0 points (paired bootstrap over the 50 holdout items, 95% +2.0 to +8.0); p = 0.003
+    >>> print("\\n".join(start_lines(h)))  # doctest: +NORMALIZE_WHITESPACE
+      warm start alone 10.0% [6.0, 16.0]; its part: +8.0 points (paired bootstrap over the 50 holdout items,
+      95% +4.0 to +12.0)
+      RL over its own starting point (final - warm start): +5.0 points (paired bootstrap over the 50 holdout
+      items, 95% +2.0 to +8.0); p = 0.003
     course.gate, final against the warm start (min delta 0, significance required): ACCEPT (gate_rl.txt)
     """
     if "rl_over_warm_start" not in h:

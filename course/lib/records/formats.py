@@ -99,7 +99,8 @@ class Field:
 
 
 def require(obj: dict[str, Any], fields: tuple[Field, ...], path: Any, lineno: int) -> None:
-    """Check that ``obj`` holds every field with its type; ``CourseError`` ``path:line: ...`` for the first that does not.
+    """Check that ``obj`` holds every field with its type; ``CourseError`` ``path:line: ...`` for the first that
+    does not.
 
     The common case is one pass of type tests; the message (and ``where``) is built only on failure.
     """
@@ -683,7 +684,9 @@ def _passed_within_n(s: dict[str, Any]) -> str | None:
 def _counts_add_up(s: dict[str, Any]) -> str | None:
     problem = _passed_within_n(s)
     if problem is None and "breakdown" in s and sum(r["count"] for r in s["breakdown"]) != s["n"]:
-        problem = f"the counts of 'breakdown' add up to {sum(r['count'] for r in s['breakdown'])}, not to 'n' ({s['n']})"
+        problem = (
+            f"the counts of 'breakdown' add up to {sum(r['count'] for r in s['breakdown'])}, not to 'n' ({s['n']})"
+        )
     if problem is None and "counts" in s and sum(s["counts"].values()) != s["n"]:
         problem = f"the values of 'counts' add up to {sum(s['counts'].values())}, not to 'n' ({s['n']})"
     return problem
@@ -703,14 +706,17 @@ SELECTION_SUMMARY = obj({"n": COUNT, "passed": COUNT}, {
         "rows": array_of(obj({"k": NUMBER}, {k: NUMBER for k in ("pass_at_k", "pass_hat_k", "first_k", "plug_in")})),
         "estimators": mapping(),
     }),
-    "still_failing": obj(optional={"share": nullable(NUMBER), "examples": array_of(obj(optional={"codes": array_of()}))}),
+    "still_failing": obj(optional={"share": nullable(NUMBER),
+                                   "examples": array_of(obj(optional={"codes": array_of()}))}),
 }, rule=_counts_add_up)
 
 BANDIT_MANIFEST = obj(optional={"actions": array_of(min_items=1), "rewards": array_of(), "result": mapping()})
-BANDIT_STEP = obj({"step": NUMBER, "reward": NUMBER, "expected_reward": NUMBER, "probs": array_of(PROBABILITY, min_items=1)},
+BANDIT_STEP = obj({"step": NUMBER, "reward": NUMBER, "expected_reward": NUMBER,
+                   "probs": array_of(PROBABILITY, min_items=1)},
                   {"expected_reward_after": NUMBER})
 
-TOY_MDP_MANIFEST = obj(optional={"rewards": array_of(array_of(NUMBER, min_items=2, max_items=2), min_items=2, max_items=2),
+TOY_MDP_MANIFEST = obj(optional={"rewards": array_of(array_of(NUMBER, min_items=2, max_items=2),
+                                                     min_items=2, max_items=2),
                                  "result": mapping()})
 _PAIR = array_of(PROBABILITY, min_items=2, max_items=2)
 TOY_MDP_EPISODE = obj({"episode": NUMBER, "return": NUMBER, "expected_return": NUMBER, "pi1": _PAIR,

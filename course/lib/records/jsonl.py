@@ -385,7 +385,9 @@ def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file", *, 
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise CourseError(f"{path}: no such file" + ("" if expected == "a JSONL file" else f" (expected {expected})")) from None
+        raise CourseError(
+            f"{path}: no such file" + ("" if expected == "a JSONL file" else f" (expected {expected})")
+        ) from None
     except IsADirectoryError:  # pragma: no cover - Linux opens directories read-only; other systems may not
         raise CourseError(f"{path}: is a directory, expected {expected}") from None
     except OSError as exc:
@@ -509,13 +511,17 @@ class _Floats(dict):  # type: ignore[type-arg]
         return value
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=_Floats().__getitem__)
+_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=_Floats().__getitem__
+)
 _raw_decode = _DECODER.raw_decode
 # The same rules, with every number that has a fraction or an exponent read as the ``Decimal`` its
 # text states (``1e23`` is exactly 10**23, ``9007199254740993.0`` exactly that integer), for a
 # reader that must know which integer a number's text means before a float rounds it
 # (``course.lib.bridges.dataset_readers``: answers). Never the fast path (orjson reads floats).
-_EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=decimal.Decimal)
+_EXACT_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=decimal.Decimal
+)
 _JSON_SPACE = " \t\n\r"
 
 

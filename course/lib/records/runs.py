@@ -28,9 +28,9 @@ never replace something the user owns. This module guarantees it for every tool:
 * **--force replaces only what the same tool wrote** (issue 30: a rerun deleted the README a
   student had put in the run folder). At the moment a run appears, the run writer records
   every file it holds with its sha256 in the manifest (``run_files``), and every folder it made
-  (``run_folders``): that is the run's ownership record. A rerun with ``--force`` then replaces only those files, unchanged; every
-  other entry (a README, notes, a report page, a folder of plots) is the user's and is carried
-  into the new run (hard-linked, so nothing is copied or lost if the swap fails), and one
+  (``run_folders``): that is the run's ownership record. A rerun with ``--force`` then replaces only
+  those files, unchanged; every other entry (a README, notes, a report page, a folder of plots) is the
+  user's and is carried into the new run (hard-linked, so nothing is copied or lost if the swap fails), and one
   stderr line names what was kept. It refuses, before any work, a run of another tool, an
   ``--outdir`` that holds one of the run's own inputs, a run inside another run, and a run
   whose recorded file was changed since (the user's edit would be lost); after the work, a user's file with the name
@@ -127,7 +127,9 @@ def _walk(root: Path) -> tuple[dict[str, Path], list[str]]:
     folders: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs.sort()
-        folders += [(Path(folder) / d).relative_to(root).as_posix() for d in dirs if not (Path(folder) / d).is_symlink()]
+        folders += [
+            (Path(folder) / d).relative_to(root).as_posix() for d in dirs if not (Path(folder) / d).is_symlink()
+        ]
         for name in sorted(files):
             path = Path(folder) / name
             if stat.S_ISREG(os.lstat(path).st_mode):
@@ -573,7 +575,8 @@ def _finish(res: _Reservation) -> None:
     if owners.theirs:  # one line: what --force kept, so nobody wonders where their notes went
         print(terminal_line(
             f"{final}: kept {len(owners.theirs)} {'entry' if len(owners.theirs) == 1 else 'entries'} {tool} did not "
-            f"write{'' if owners.recorded else ' (an older run without a file list: every name the new run does not write)'}"
+            "write"
+            f"{'' if owners.recorded else ' (an older run without a file list: every name the new run does not write)'}"
             f": {_listed(owners.theirs)} (carried into the new run)"), file=sys.stderr, flush=True)
 
 

@@ -415,7 +415,8 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> str:
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> str:
-    """Pretty, canonical JSON (``course.lib.records.jsonl.dumps_pretty``: refuses what its reader refuses), atomically."""
+    """Pretty, canonical JSON (``course.lib.records.jsonl.dumps_pretty``: refuses what its reader refuses),
+    atomically."""
     try:
         text = dumps_pretty(obj)
     except CourseError as exc:

@@ -111,7 +111,9 @@ def draft_v1_score(example: Any, completion: Any) -> dict[str, Any]:
     if problem is not None:
         return _draft_v1_verdict("bad_example", problem[0].upper() + problem[1:] + ".", shown_expected(example))
     if not isinstance(completion, str):
-        return _draft_v1_verdict("not_a_string", f"The completion is a {type(completion).__name__}, not text.", expected)
+        return _draft_v1_verdict(
+            "not_a_string", f"The completion is a {type(completion).__name__}, not text.", expected
+        )
     text = completion.strip(ASCII_WHITESPACE)
     if not text:
         return _draft_v1_verdict("empty", "The completion is empty after trimming.", expected)

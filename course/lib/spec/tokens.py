@@ -155,7 +155,9 @@ def inspect_text(
             "error_code": details["error_code"],
             "reason": details["reason"],
         },
-        "cl100k_base": bpe_tokens(encoding, text) if encoding is not None else {"available": False, "reason": encoding_problem},
+        "cl100k_base": (
+            bpe_tokens(encoding, text) if encoding is not None else {"available": False, "reason": encoding_problem}
+        ),
         "tiny_lm": char_tokens(vocab, text) if vocab is not None else {"available": False, "reason": TINY_LM_MISSING},
     }
 
