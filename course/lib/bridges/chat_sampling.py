@@ -845,8 +845,8 @@ def plan_output(
     existing = inspect_existing(out, dataset_ids, policy, sampling, n, fingerprints)
     if existing.mismatch is not None:
         raise CourseError(  # visible(): the file may be hand-edited (no raw RLO/ESC on the terminal)
-            f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, choose "
-            "another --out, "
+            f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, "
+            "choose another --out, "
             f"or pass --force to start it over"
         )
     torn = out.stat().st_size - existing.keep_bytes if existing.torn_tail else 0

@@ -304,8 +304,8 @@ def _summary_disagrees(summary: Mapping[str, Any], sample: _ItemSample) -> tuple
                         if claimed.get(c, 0) != sample.counts.get(c, 0)),
                        key=lambda w: (-abs(w[1] - w[2]), w[0]))  # the largest gap named first
         if wrong:
-            named = "; ".join(f"{visible(c)}: {s:,} in summary.json, {r:,} in "
-                              "results.jsonl" for c, s, r in wrong[:NAMED_CODES])
+            named = "; ".join(f"{visible(c)}: {s:,} in summary.json, {r:,} in results.jsonl"
+                              for c, s, r in wrong[:NAMED_CODES])
             more = f"; and {len(wrong) - NAMED_CODES:,} more codes" if len(wrong) > NAMED_CODES else ""
             warnings.append(f"summary.json's {key} by error code disagree with results.jsonl for "
                             f"{len(wrong):,} code(s): "
