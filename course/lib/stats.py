@@ -635,7 +635,9 @@ def items_for_power(
     if room <= 0.0:
         return None
     n = max(1, math.ceil(per_item / room))  # the one-sided approximation; then the exact two-sided power decides
-    kwargs = dict(samples=samples, seeds=seeds, icc=icc, item_correlation=item_correlation, seed_sd=seed_sd, alpha=alpha)
+    kwargs = dict(
+        samples=samples, seeds=seeds, icc=icc, item_correlation=item_correlation, seed_sd=seed_sd, alpha=alpha
+    )
     while n > 1 and lift_power(p_base, lift, items=n - 1, **kwargs) >= power:  # type: ignore[arg-type]
         n -= 1
     while lift_power(p_base, lift, items=n, **kwargs) < power:  # type: ignore[arg-type]

@@ -34,7 +34,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("course.eval", GROUPS[1], "score frozen rollouts against a dataset; write a run directory"),
     Tool("course.inspect_run", GROUPS[1], "look inside a run: outcome codes and real examples of each"),
     Tool("course.gate", GROUPS[1], "the Locked Room: is the candidate better under the same conditions?"),
-    Tool("course.ray_eval", GROUPS[1], "score as Ray tasks, one shard each, merged into the one-process run (needs the ray extra)"),
+    Tool("course.ray_eval", GROUPS[1], "score as Ray tasks, one shard each, merged into the one-process run (needs "
+                                       "the ray extra)"),
     Tool("course.report", GROUPS[1], "write one self-contained HTML page for runs and gate decisions"),
     Tool("course.power", GROUPS[1], "plan a measurement: items, samples per item and seeds to detect a lift"),
     Tool("course.selection_demo", GROUPS[2], "best-of-N over a pack of samples, with exact pass@k"),
@@ -43,8 +44,10 @@ TOOLS: tuple[Tool, ...] = (
     Tool("course.bandit_train", GROUPS[3], "REINFORCE on a softmax policy over a few completions, step by step"),
     Tool("course.toy_mdp", GROUPS[3], "credit assignment in a two-step decision with the reward at the end"),
     Tool("course.kl_tradeoff_demo", GROUPS[3], "how far a policy moves from its reference for how much reward"),
-    Tool("course.kl_estimators", GROUPS[3], "k1, k2, k3 in the loss or the reward: which KL each one's gradient follows, exactly"),
-    Tool("course.loss_normalisation", GROUPS[3], "each token's weight under GRPO, DAPO and Dr. GRPO loss normalisations"),
+    Tool("course.kl_estimators", GROUPS[3], "k1, k2, k3 in the loss or the reward: which KL each one's gradient "
+                                            "follows, exactly"),
+    Tool("course.loss_normalisation", GROUPS[3], "each token's weight under GRPO, DAPO and Dr. GRPO loss "
+                                                 "normalisations"),
     Tool("course.token_inspect", GROUPS[3], "how a completion becomes tokens, beside the scorer's verdict"),
     Tool("course.tinylm.sft_data", GROUPS[4], "the supervised data recipe for the reference policy pi0"),
     Tool("course.tinylm.sft", GROUPS[4], "train pi0 by supervised fine-tuning"),
@@ -53,11 +56,13 @@ TOOLS: tuple[Tool, ...] = (
     Tool("course.tinylm.sweep", GROUPS[4], "the beta sweep: four RL runs, drift against reward"),
     Tool("course.tinylm.shift", GROUPS[4], "pi0's frozen rollouts beside what the trained policy does now"),
     Tool("course.llm.sample", GROUPS[5], "sample the real LLM on a dataset under a prompt template; write rollouts"),
-    Tool("course.llm.rl", GROUPS[5], "Loop C on the real LLM: LoRA adapters, the course's RL loop, an optional RFT warm start"),
+    Tool("course.llm.rl", GROUPS[5], "Loop C on the real LLM: LoRA adapters, the course's RL loop, an optional "
+                                     "RFT warm start"),
     Tool("course.golden", GROUPS[6], "the golden suites: regression tests for the scorer, as data"),
     Tool("course.red_team", GROUPS[6], "which known exploits does a rubric pay for; does strict hold?"),
     Tool("course.kata", GROUPS[6], "the debugging kata: label ten scored examples, then check"),
-    Tool("course.exercises.planted_bugs", GROUPS[6], "three training loops, one planted bug each: find it from the log"),
+    Tool("course.exercises.planted_bugs", GROUPS[6], "three training loops, one planted bug each: find it "
+                                                     "from the log"),
     Tool("course.datasets", GROUPS[7], "bring outside question/answer data into the dataset format"),
     Tool("course.import_completions", GROUPS[7], "turn outside model outputs into a rollouts file eval accepts"),
     Tool("course.rollout_sample", GROUPS[7], "sample completions from an OpenAI-compatible endpoint"),

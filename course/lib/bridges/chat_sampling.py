@@ -310,7 +310,9 @@ def check_api_key(key: str, source: str) -> None:
 # ---------------------------------------------------------------------------
 # The key: environment first, then ./.env; never printed.
 # ---------------------------------------------------------------------------
-def resolve_api_key(env_name: str, environ: Mapping[str, str], dotenv_path: str | os.PathLike[str] = ".env") -> tuple[str, str]:
+def resolve_api_key(
+    env_name: str, environ: Mapping[str, str], dotenv_path: str | os.PathLike[str] = ".env"
+) -> tuple[str, str]:
     """``(key, where_it_came_from)``; ``CourseError`` naming the variable when there is none."""
     from course.lib.bridges.dotenv import lookup, read_dotenv
 
@@ -474,7 +476,9 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
         data = json.loads(text, parse_constant=_json_constant)
     except (ValueError, RecursionError) as exc:
         # Truncated: the text ends where the parser still wanted more (inside a string, or at the end).
-        cut = isinstance(exc, json.JSONDecodeError) and (exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated"))
+        cut = isinstance(exc, json.JSONDecodeError) and (
+            exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
+        )
         what = "truncated JSON" if cut else "not JSON"
         raise MalformedResponse(f"the body is {what}") from None
     if not isinstance(data, dict):
@@ -509,7 +513,8 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
         try:
             content.encode("utf-8")
         except UnicodeEncodeError:
-            raise MalformedResponse(f"{where}: 'content' holds a lone surrogate escape, which is not Unicode text") from None
+            raise MalformedResponse(f"{where}: 'content' holds a lone surrogate escape, which is not "
+                                    "Unicode text") from None
         texts[index] = content
     if len(texts) != expected:
         raise WrongChoiceCount(f"the endpoint returned {len(texts)} choice(s) where n={expected} was asked for")
@@ -706,13 +711,16 @@ def sample_item(
                     raise SamplingStopped(f"{shown}: {text}", 2) from None
                 if not is_retryable(status):
                     # 400/404/422...: a wrong model name or parameter, a usage error (exit 2), not weather.
-                    raise SamplingStopped(f"{shown}: {text} (not retried: asking again would not help){native_hint}", 2) from None
+                    raise SamplingStopped(f"{shown}: {text} (not retried: asking again would not "
+                                          f"help){native_hint}", 2) from None
                 if attempt >= max_retries:
-                    raise SamplingStopped(f"{shown}: {text}; gave up after {max_retries} retries{native_hint}", 1) from None
+                    raise SamplingStopped(f"{shown}: {text}; gave up after {max_retries} "
+                                          f"retries{native_hint}", 1) from None
                 delay = retry_delay(attempt, backoff, retry_after)
                 if delay > MAX_WAIT_SECONDS:
                     raise SamplingStopped(
-                        f"{shown}: {text}; the server asks to wait {delay:.0f} s (more than {MAX_WAIT_SECONDS:.0f} s)", 1
+                        f"{shown}: {text}; the server asks to wait {delay:.0f} s (more than "
+                        f"{MAX_WAIT_SECONDS:.0f} s)", 1
                     ) from None
                 why = "as Retry-After asks" if retry_after is not None else f"backoff {backoff:g} s x 2^{attempt}"
                 log(f"  {shown}: {text}; retry {attempt + 1}/{max_retries} in {delay:.2f} s ({why})")
@@ -837,7 +845,8 @@ def plan_output(
     existing = inspect_existing(out, dataset_ids, policy, sampling, n, fingerprints)
     if existing.mismatch is not None:
         raise CourseError(  # visible(): the file may be hand-edited (no raw RLO/ESC on the terminal)
-            f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, choose another --out, "
+            f"{visible(existing.mismatch, limit=600)}; resume with the settings that wrote {out}, "
+            "choose another --out, "
             f"or pass --force to start it over"
         )
     torn = out.stat().st_size - existing.keep_bytes if existing.torn_tail else 0

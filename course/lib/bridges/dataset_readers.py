@@ -195,7 +195,9 @@ def convert(
                 )
             skipped.append(Skipped(where, shown[:80]))
             continue
-        items.append({"id": item_id(source, row_number), "prompt": make_prompt(question, instruction), "expected_answer": value})
+        items.append(
+            {"id": item_id(source, row_number), "prompt": make_prompt(question, instruction), "expected_answer": value}
+        )
     return Imported(tuple(items), tuple(skipped))
 
 
@@ -237,7 +239,8 @@ def hf_rows(path: str | os.PathLike[str], split: str | None,
         try:
             import datasets
         except ImportError:
-            raise CourseError("reading a saved Hugging Face dataset needs the hf extra: pip install -e '.[hf]'") from None
+            raise CourseError("reading a saved Hugging Face dataset needs the hf extra: pip "
+                              "install -e '.[hf]'") from None
         check_saved_dataset(p)
         with foreign_reader(path, "dataset saved with save_to_disk"):
             loaded = datasets.load_from_disk(str(p))
@@ -297,7 +300,8 @@ def _check_parquet_footer(path: Any, f: Any) -> None:
         tail = f.read(8)
         f.seek(0)
         if tail[4:] == b"PAR1" and int.from_bytes(tail[:4], "little") > FOOTER_LIMIT:
-            raise CourseError(f"{path}: its metadata claims {int.from_bytes(tail[:4], 'little'):,} bytes, more than the "
+            raise CourseError(f"{path}: its metadata claims {int.from_bytes(tail[:4], 'little'):,} bytes, "
+                              "more than the "
                               f"{FOOTER_LIMIT:,} a dataset's footer needs; refusing to parse it")
 
 
@@ -334,11 +338,21 @@ def decoded_size(array: Any) -> int:
     kind = array.type
     if pa.types.is_dictionary(kind):
         value_type = kind.value_type
-        if pa.types.is_string(value_type) or pa.types.is_large_string(value_type) or pa.types.is_binary(value_type) or pa.types.is_large_binary(value_type):
+        if (
+            pa.types.is_string(value_type)
+            or pa.types.is_large_string(value_type)
+            or pa.types.is_binary(value_type)
+            or pa.types.is_large_binary(value_type)
+        ):
             lengths = pc.binary_length(array.dictionary).take(array.indices)
             return int(pc.sum(lengths).as_py() or 0)
         return decoded_size(array.dictionary.take(array.indices))
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+    if (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    ):
         return int(pc.sum(pc.binary_length(array)).as_py() or 0)
     return int(array.nbytes)
 
@@ -358,7 +372,8 @@ def _bounded_rows(path: Any, batches: Iterator[Any], what: str) -> Iterator[tupl
                     raise _too_large(path, decoded)
                 rows = batch.to_pylist()
         except MemoryError:  # pyarrow's ArrowMemoryError too: one line, never a traceback
-            raise CourseError(f"{path}: decoding it needs more memory than this machine gives; import a slice of it") from None
+            raise CourseError(f"{path}: decoding it needs more memory than this machine gives; import "
+                              "a slice of it") from None
         for values in rows:
             row += 1
             yield f"{path}:{row}", values
@@ -435,11 +450,13 @@ def check_saved_dataset(folder: Path) -> None:
         for name in sorted(dirs) + sorted(files):
             seen += 1
             if seen > SAVED_FILES_LIMIT:
-                raise CourseError(f"{folder}: more than {SAVED_FILES_LIMIT:,} files; not a dataset saved with save_to_disk")
+                raise CourseError(f"{folder}: more than {SAVED_FILES_LIMIT:,} files; not a dataset saved with "
+                                  "save_to_disk")
             entry = Path(root) / name
             if name in dirs:
                 if entry.is_symlink():  # its files would be opened unchecked: os.walk does not enter it
-                    raise CourseError(f"{entry}: a symbolic link to a folder inside a saved dataset; copy the folder in")
+                    raise CourseError(f"{entry}: a symbolic link to a folder inside a saved dataset; copy "
+                                      "the folder in")
                 continue
             problem = input_problem(entry)
             if problem is not None:
@@ -452,13 +469,15 @@ def check_saved_dataset(folder: Path) -> None:
         for entry in files:
             name = entry.get("filename") if isinstance(entry, dict) else None
             if not isinstance(name, str) or not name or name != Path(name).name or name in (".", ".."):
-                raise CourseError(f"{state_path}: a data file {name!r} that is not a file name inside {state_path.parent}")
+                raise CourseError(f"{state_path}: a data file {name!r} that is not a file name inside "
+                                  f"{state_path.parent}")
             problem = input_problem(state_path.parent / name)
             if problem is not None:
                 raise CourseError(f"{state_path.parent / name}: {problem}, expected an Arrow file of the saved dataset")
             _refuse_compressed_arrow(state_path.parent / name)
     for json_path in sorted(folder.rglob("*.json")):
-        document = read_json(json_path, "save_to_disk JSON file")  # dataset_info.json, dataset_dict.json: the reader's caps
+        # dataset_info.json, dataset_dict.json: the reader's caps
+        document = read_json(json_path, "save_to_disk JSON file")
         if json_path.name == "dataset_dict.json":
             for name in document.get("splits") or []:
                 if not isinstance(name, str) or not name or name != Path(name).name or name in (".", "..") \

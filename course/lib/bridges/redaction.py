@@ -212,7 +212,8 @@ def name_words(name: Any) -> list[str]:
 def is_credential_name(name: Any) -> bool:
     """Does ``name`` say its value is a credential, a header or a cookie?
 
-    >>> [is_credential_name(n) for n in ("token", "authtoken", "api_key_2", "pwd", "cookie", "add_bos_token", "max_tokens")]
+    >>> [is_credential_name(n)
+    ...  for n in ("token", "authtoken", "api_key_2", "pwd", "cookie", "add_bos_token", "max_tokens")]
     [True, True, True, True, True, False, False]
     """
     words = name_words(name)
@@ -228,7 +229,8 @@ def is_credential_name(name: Any) -> bool:
 def is_secret_value(value: Any) -> bool:
     """Is ``value`` (or any string inside it) shaped like a credential, whatever it is called?
 
-    >>> is_secret_value("Authorization: Bearer abc123xyz"), is_secret_value("sk-proj-abcdefgh12"), is_secret_value("0.7")
+    >>> (is_secret_value("Authorization: Bearer abc123xyz"), is_secret_value("sk-proj-abcdefgh12"),
+    ...  is_secret_value("0.7"))
     (True, True, False)
     """
     if isinstance(value, str):
@@ -259,7 +261,8 @@ def is_credential_arg(name: Any, value: Any) -> bool:
     (``add_bos_token=True``, ``token=``) holds no secret; with any other value, a number
     included (``token=12345678901234``), it is one.
 
-    >>> is_credential_arg("token", "hf_abc"), is_credential_arg("token", 12345678901234), is_credential_arg("add_bos_token", "True")
+    >>> (is_credential_arg("token", "hf_abc"), is_credential_arg("token", 12345678901234),
+    ...  is_credential_arg("add_bos_token", "True"))
     (True, True, False)
     """
     if isinstance(value, str) and "://" in value:
@@ -391,7 +394,9 @@ def public_args_text(text: str) -> tuple[str, list[str]]:
     nested = _nested(text)
     if isinstance(nested, dict):
         clean, withheld = public_settings(nested)
-        return without_url_credentials(",".join(f"{k}={_shown(v)}" for k, v in sorted(clean.items(), key=lambda kv: str(kv[0])))), withheld
+        return without_url_credentials(
+            ",".join(f"{k}={_shown(v)}" for k, v in sorted(clean.items(), key=lambda kv: str(kv[0])))
+        ), withheld
     kept, withheld = [], []
     for part in split_args(text):
         name, mark, value = part.partition("=")

@@ -148,7 +148,8 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
         if gen_kwargs is None:
             gen_kwargs = kwargs
         elif kwargs != gen_kwargs:
-            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({without_key_shapes(str(kwargs))} vs {without_key_shapes(str(gen_kwargs))}); one file, one sampling")
+            raise CourseError(f"{where}: gen_kwargs differ from line 1 ({without_key_shapes(str(kwargs))} vs "
+                              f"{without_key_shapes(str(gen_kwargs))}); one file, one sampling")
         resps = obj["resps"]
         if not (isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], list) and resps[0]):
             raise CourseError(f"{where}: 'resps' must hold one request's generations ([[text, ...]])")
@@ -182,7 +183,9 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
             f"{path}: the samples file does not name the model: give --results (the results_*.json of the same run) "
             "or state it with --policy"
         )
-    return Imported(tuple(rows), chosen, sampling, tuple(f"model_args.{name}" for name in withheld) if not policy else ())
+    return Imported(
+        tuple(rows), chosen, sampling, tuple(f"model_args.{name}" for name in withheld) if not policy else ()
+    )
 
 
 def public_model_args(model_args: Any) -> str:
@@ -225,7 +228,8 @@ def _inspect_log_path(path: str) -> Path:
     if p.is_dir():
         logs = sorted(q for q in p.iterdir() if q.suffix in (".eval", ".json") and not q.name.startswith("."))
         if len(logs) != 1:
-            raise CourseError(f"{path}: expected exactly one inspect log (.eval or .json) in the directory, found {len(logs)}")
+            raise CourseError(f"{path}: expected exactly one inspect log (.eval or .json) in the directory, "
+                              f"found {len(logs)}")
         p = logs[0]
     elif not os.path.lexists(p):
         raise CourseError(f"{path}: no such file or directory")
@@ -245,7 +249,8 @@ def read_inspect(path: str, policy: str | None) -> Imported:
     with foreign_reader(log_path, "inspect eval log"):  # inspect raises several types for a file that is not a log
         log = read_eval_log(str(log_path))
     if log.status != "success":
-        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' ({without_key_shapes(log.error.message) if log.error else 'no error message'})")
+        raise CourseError(f"{log_path}: the eval's status is {log.status!r}, not 'success' "
+                          f"({without_key_shapes(log.error.message) if log.error else 'no error message'})")
     if not log.samples:
         raise CourseError(f"{log_path}: the log holds no samples (run inspect with --log-samples)")
     # With epochs > 1 inspect logs each sample once per epoch: one item, several samples (epoch 1 is sample 0).
@@ -282,7 +287,8 @@ def order_and_check(imported: Imported, dataset: str | None) -> list[Row]:
     for row in imported.rows:
         ex = items.get(row.id)
         if ex is None:
-            raise CourseError(f"{row.where}: id {row.id!r} is not an item of {dataset} (a log of another task or dataset?)")
+            raise CourseError(f"{row.where}: id {row.id!r} is not an item of {dataset} (a log of another task "
+                              "or dataset?)")
         if row.target is not None and row.target != str(ex.expected_answer):
             raise CourseError(
                 f"{row.where}: the recorded target {row.target[:40]!r} is not {ex.id}'s expected_answer "
@@ -295,7 +301,8 @@ def order_and_check(imported: Imported, dataset: str | None) -> list[Row]:
 def render(rows: Iterable[Row], policy: str, sampling: dict[str, Any]) -> str:
     """Frozen rollouts: one completion per item."""
     return "".join(
-        dumps_line({"id": r.id, "completion": r.completion, "policy": policy, "sampling": sampling}) + "\n" for r in rows
+        dumps_line({"id": r.id, "completion": r.completion, "policy": policy, "sampling": sampling}) + "\n"
+        for r in rows
     )
 
 
@@ -360,7 +367,9 @@ def without_credentials(imported: Imported) -> Imported:
 def import_summary(n_rows: int, out: Path, imported: Imported, n_samples: int | None = None) -> str:
     """The lines ``python -m course.import_completions`` prints after writing (three, and a fourth naming
     what was left out because it may carry a credential; ``n_samples`` for a pack)."""
-    what = f"{n_rows} completions" if n_samples is None else f"{n_samples} samples of {n_rows} items as a selection pack"
+    what = (
+        f"{n_rows} completions" if n_samples is None else f"{n_samples} samples of {n_rows} items as a selection pack"
+    )
     lines = [
         f"imported {what} -> {visible(str(out))}",
         f"policy: {visible(imported.policy)}",

@@ -301,8 +301,11 @@ def inspect(
     rubric = m.get("rubric", "strict") if isinstance(m.get("rubric", "strict"), str) else "?"
     head = [
         f"Run: {visible(str(run.path))} ({shown(run.tool)}, split {shown(m.get('split') or 'unknown')}, "
-        f"rubric {rubric_label(m)}, scorer {shown(m.get('scorer_version', '?'))}, policy {shown(m.get('policy', '?'))})",
-        (_clustered_headline(items) if items else pass_rate_line(summary["passed"], n)) if n else "No items in this run.",
+        f"rubric {rubric_label(m)}, scorer {shown(m.get('scorer_version', '?'))}, policy "
+        f"{shown(m.get('policy', '?'))})",
+        (_clustered_headline(items) if items else pass_rate_line(summary["passed"], n))
+        if n
+        else "No items in this run.",
     ]
     sections: list[tuple[str, list[str]]] = []  # (title, codes)
     if code is not None:
@@ -312,7 +315,8 @@ def inspect(
     elif only_passes:
         if "ok" not in tally.counts:
             return head + ["No item passed: there is no 'ok' outcome to show."]
-        sections.append((f"Passes ('ok'): {summary['passed']} of {n} items. Check that each one deserves its reward:", ["ok"]))
+        sections.append((f"Passes ('ok'): {summary['passed']} of {n} items. Check that each one "
+                         "deserves its reward:", ["ok"]))
     else:
         counts = {c: k for c, k in tally.counts.items() if not (only_fails and c == "ok")}
         what = "failure" if only_fails else "outcome"
@@ -364,7 +368,10 @@ def results_warning(run: RunDir) -> str | None:
     """A warning when results.jsonl no longer matches the sha256 its manifest recorded."""
     recorded = run.manifest.get("results_sha256")
     if recorded is not None and sha256_file(run.results_path) != recorded:
-        return f"warning: {visible(str(run.results_path))} does not match the sha256 in its manifest (edited after the run?)"
+        return (
+            f"warning: {visible(str(run.results_path))} does not match the sha256 in its manifest "
+            "(edited after the run?)"
+        )
     return None
 
 

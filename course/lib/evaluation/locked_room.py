@@ -90,11 +90,13 @@ LOCKED_FIELDS: tuple[LockedField, ...] = (
     LockedField("scorer_fingerprint", "instrument", "sha256 of the scorer's source code"),
     LockedField("sampling", "sampling", "how the completions were sampled (temperature, top_p, max_tokens, seed)"),
     LockedField("prompt_template", "environment",
-                "how each item was put to the policy: the prompt template's name and sha256 (absent: the dataset prompt as-is)"),
+                "how each item was put to the policy: the prompt template's name and sha256 (absent: the dataset "
+                "prompt as-is)"),
     LockedField("selection.n", "selection compute", "samples per item the chosen output was picked from"),
     LockedField("selection.rule", "selection compute", "how the chosen sample was picked (compared when both n > 1)"),
     LockedField("selection.picker_sha256", "selection compute",
-                "sha256 of the file defining pick_best: an edit changes how samples are chosen (compared when both n > 1)"),
+                "sha256 of the file defining pick_best: an edit changes how samples are chosen (compared "
+                "when both n > 1)"),
 )
 
 KIND_EXPLANATION = {
@@ -358,7 +360,8 @@ def load_outcomes(path: str) -> Outcomes:
     if shard is not None:  # a part measures the items of its shard, not the dataset its fingerprint names
         part = f"{shard.get('index')}/{shard.get('count')}" if isinstance(shard, dict) else shown(shard, 40)
         raise CourseError(
-            f"{where}: is part {shown(part, 40)} of a sharded run, not a measurement of the whole dataset; merge its parts "
+            f"{where}: is part {shown(part, 40)} of a sharded run, not a measurement of the whole dataset; "
+            "merge its parts "
             "first (python -m course.eval merge PARTS... --outdir RUN) and gate the merged run"
         )
     for key in ("dataset_fingerprint", "scorer_version", "results_sha256"):
@@ -680,7 +683,8 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
     width = max(len(visible(str(base.run.path))), len(visible(str(cand.run.path))))
     for label, o in (("Baseline ", base), ("Candidate", cand)):
         m = o.run.manifest
-        lines.append(f"{label}: {visible(str(o.run.path)):<{width}}  {rate_line(o, 'pass rate' if o.samples_per_item == 1 else 'pass@1')}"
+        lines.append(f"{label}: {visible(str(o.run.path)):<{width}}  "
+                     f"{rate_line(o, 'pass rate' if o.samples_per_item == 1 else 'pass@1')}"
                      f"  [{shown(m.get('tool'))}, split {shown(m.get('split') or 'unknown')}, "
                      f"policy {shown(m.get('policy', '?'))}]")
     lines.append("")
@@ -694,7 +698,8 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
         for kind in dict.fromkeys(d["kind"] for d in room["differences"]):
             lines.append(f"  -> {KIND_EXPLANATION[kind]}.")
         lines.append("The pass rates above are not comparable, so no delta is computed. Measure both runs with the")
-        lines.append("same dataset, split, rubric, scorer and sampling (and selection compute), changing only the policy.")
+        lines.append("same dataset, split, rubric, scorer and sampling (and selection compute), changing "
+                     "only the policy.")
         lines.append(result["items_checked"])
     else:
         m = base.run.manifest
@@ -706,7 +711,8 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
             f"{shown(str(m.get('scorer_fingerprint'))[:12])}…, sampling {shown(m.get('sampling'))})"
         )
         lines.append(result["items_checked"])
-        lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is {points(result['min_delta'])}")
+        lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is "
+                     f"{points(result['min_delta'])}")
         t = result["paired"]
         if t.get("method") == PER_ITEM:
             sizes = t["samples_per_item"]
@@ -721,7 +727,8 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
                 f"only candidate passes {t['c']} (c), neither {t['neither']}"
             )
         if t["only_in_baseline"] or t["only_in_candidate"]:
-            lines.append(f"  ({t['only_in_baseline']} ids only in the baseline, {t['only_in_candidate']} only in the candidate)")
+            lines.append(f"  ({t['only_in_baseline']} ids only in the baseline, {t['only_in_candidate']} only in "
+                         "the candidate)")
         if t["shared"] and t.get("method") == PER_ITEM:
             lo, hi = t["difference_ci95"]
             lines.append(f"  sign-flip test over items p = {t['p_value']:.3g}; 95% interval for the change (paired "
@@ -733,7 +740,8 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
         lines.append("  " + noise_sentence(t))
     lines.append("")
     if result["decision"] == "ACCEPT":
-        lines.append(f"Decision: ACCEPT (the change {points(result['delta'])} clears the bar {points(result['min_delta'])})")
+        lines.append(f"Decision: ACCEPT (the change {points(result['delta'])} clears the bar "
+                     f"{points(result['min_delta'])})")
         if result["paired"] and not result["paired"].get("significant") and not result["require_significance"]:
             lines.append("  Caution: the change is within noise; --require-significance would have rejected it.")
     elif len(result["reasons"]) == 1:

@@ -27,8 +27,9 @@ A selection pack as the completions (several samples per item) makes a multi-sam
 
 How the pipeline stays flat in memory (benchmarks/bench_eval.py measures it):
 the dataset and the completions are streamed side by side, line by line
-(``course.lib.records.formats.iter_aligned``: the one plain reader on each file), and each result is written as soon as it is scored; only counters and a few example
-failures are kept. This needs the completions in dataset order, which is how
+(``course.lib.records.formats.iter_aligned``: the one plain reader on each file), and each result
+is written as soon as it is scored; only counters and a few example failures are kept. This needs
+the completions in dataset order, which is how
 the bundled rollouts and every course tool write them. If the ids do not line
 up (another order, a missing or an unknown id), the run restarts in *indexed*
 mode: the dataset is read once to index its ids (a 64-bit digest per id and its
@@ -143,7 +144,8 @@ def score_files(
     rubric = get_rubric("strict") if rubric is None else rubric
     if is_pack(completions):
         if shard is not None:  # a part measures its shard's items; a pack's samples are per item, so shard the dataset
-            raise CourseError(f"{completions}: --shard scores rollouts files line by line; a selection pack is scored whole "
+            raise CourseError(f"{completions}: --shard scores rollouts files line by line; a selection pack is "
+                              "scored whole "
                               "(several samples per item): run it without --shard")
         return _score_pack(dataset, completions, results_path, allow_missing, progress, rubric)
     try:
@@ -389,8 +391,11 @@ def _score_by_offsets(
     return Scored(tally, sha, n_missing, first["policy"], first["sampling"], False, first.get(PROMPT_TEMPLATE))
 
 
-def _write_in_dataset_order(results_path: Path, items: Any, rubric: Rubric, progress: Progress | None) -> tuple[Tally, str]:
-    """results.jsonl from ``(example, has a completion, its text)`` in dataset order: the Tally and the file's sha256."""
+def _write_in_dataset_order(
+    results_path: Path, items: Any, rubric: Rubric, progress: Progress | None
+) -> tuple[Tally, str]:
+    """results.jsonl from ``(example, has a completion, its text)`` in dataset order: the Tally and the file's
+    sha256."""
     score: ScoreFn = rubric.score
     tally = Tally(scorer_version=rubric.version, rubric=rubric.name)
     with JsonlWriter(results_path) as out:
@@ -505,7 +510,8 @@ def rubric_line(manifest: dict[str, Any]) -> str | None:
 def _context_lines(manifest: dict[str, Any]) -> list[str]:
     rubric = rubric_line(manifest)
     return ([rubric] if rubric else []) + [
-        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split {terminal_line(manifest['split'] or 'unknown')}, "
+        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split "
+        f"{terminal_line(manifest['split'] or 'unknown')}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
         f"Completions: {markdown_value(manifest['completions']['path'])} (policy {markdown_value(manifest['policy'])}, "
         f"sampling {markdown_value(dumps_line(manifest['sampling']))}{template_note(manifest)})",
@@ -525,7 +531,9 @@ def resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path, 
 
 def render_markdown(manifest: dict[str, Any], summary: dict[str, Any], examples: Any) -> str:
     """summary.md of a course.eval run (a whole run, a part, or parts merged: the same words)."""
-    return render_summary_md(summary, examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest))
+    return render_summary_md(
+        summary, examples, title="Evaluation summary (course.eval)", context=_context_lines(manifest)
+    )
 
 
 def evaluate(
@@ -542,14 +550,16 @@ def evaluate(
     completions_recorded_as: str | os.PathLike[str] | None = None,
     shard: Shard | None = None,
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
-    """Score with the rubric named ``rubric`` and write the run directory atomically; return ``(run_dir, manifest, summary)``.
+    """Score with the rubric named ``rubric`` and write the run directory atomically; return
+    ``(run_dir, manifest, summary)``.
 
     ``completions_recorded_as``: the path the manifest and summary.md give the completions, when
     they lie in a run directory still being written (course.tinylm.rl): the path they will have.
     ``shard``: write part K of N only (``course.lib.evaluation.shards``; ``merge_eval_runs`` joins the parts).
     """
     chosen = get_rubric(rubric)  # an unknown name: CourseError listing the names, before any work
-    final = resolve_outdir(outdir, force=force, prefix="eval", tool=TOOL, inputs=(dataset, completions))  # fail before any work
+    # fail before any work
+    final = resolve_outdir(outdir, force=force, prefix="eval", tool=TOOL, inputs=(dataset, completions))
     for path, what in ((dataset, "dataset"), (completions, "completions")):
         problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
         if problem is not None:

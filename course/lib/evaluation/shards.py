@@ -185,7 +185,8 @@ def recorded_dataset(recorded: Mapping[str, Any], override: str | os.PathLike[st
     digest = sha256_file(path)
     if digest != recorded.get("sha256"):
         raise CourseError(
-            f"{path}: sha256 {digest[:12]}… is not the dataset the parts measured ({shown(recorded.get('sha256'))[:12]}…)"
+            f"{path}: sha256 {digest[:12]}… is not the dataset the parts measured "
+            f"({shown(recorded.get('sha256'))[:12]}…)"
         )
     return path
 
@@ -231,11 +232,13 @@ def interleave(
             got = part.next()
             if got is None:
                 raise CourseError(
-                    f"{part.path}: ends before dataset item {example['id']!r} ({dataset}:{lineno}), which its shard holds"
+                    f"{part.path}: ends before dataset item {example['id']!r} ({dataset}:{lineno}), which "
+                    "its shard holds"
                 )
             if got[1].get("id") != example["id"]:
                 raise CourseError(
-                    f"{part.path}:{part.lineno}: id {shown(got[1].get('id'), 60)} where its shard's next dataset item is "
+                    f"{part.path}:{part.lineno}: id {shown(got[1].get('id'), 60)} where its shard's next "
+                    "dataset item is "
                     f"{example['id']!r} ({dataset}:{lineno}); each id must appear once, in the part that owns it"
                 )
             yield got
@@ -267,7 +270,8 @@ def _read_part(path: str | os.PathLike[str]) -> tuple[str, Any, Shard]:
     if run.manifest.get("tool") != "course.eval":
         raise CourseError(f"{where}: written by {shown(run.manifest.get('tool'), 60)}; merge takes course.eval parts")
     if SHARD_FIELD not in run.manifest:
-        raise CourseError(f"{where}: not a part (no shard in its manifest); parts are written by course.eval --shard K/N")
+        raise CourseError(f"{where}: not a part (no shard in its manifest); parts are written by "
+                          "course.eval --shard K/N")
     shard = shard_from_record(run.manifest[SHARD_FIELD], where)
     if sha256_file(run.results_path) != run.manifest.get("results_sha256"):
         raise CourseError(
@@ -320,8 +324,10 @@ def merge_eval_runs(
         manifest.update({
             "completions_in_dataset_order": all(run.manifest.get("completions_in_dataset_order") is True
                                                 for _, run, _ in by_index),
-            "n_items": tally.n, "n_missing": n_missing, "results_sha256": results_sha256, "summary_sha256": summary_sha256,
-            "merged_from": [{"run": display_path(run.path), "shard": shard.label, "n_items": run.manifest.get("n_items"),
+            "n_items": tally.n, "n_missing": n_missing, "results_sha256": results_sha256,
+            "summary_sha256": summary_sha256,
+            "merged_from": [{"run": display_path(run.path), "shard": shard.label,
+                             "n_items": run.manifest.get("n_items"),
                              "results_sha256": run.manifest["results_sha256"]} for _, run, shard in by_index],
         })
         write_text(tmp / "summary.md", render_markdown(manifest, summary, tally.examples))

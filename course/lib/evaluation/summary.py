@@ -291,10 +291,12 @@ def render_summary_md(
         out.append("")
         out.append(f"Mean reward: {summary['mean_reward']:.3f}")
         out.append("")
-        out.append(f"Each item was sampled {summary['samples_per_item']} times. Samples of one item are not independent")
+        out.append(f"Each item was sampled {summary['samples_per_item']} times. Samples of one item are "
+                   "not independent")
         out.append("(an easy item passes most of its samples), so the interval treats the items as the unit of")
         out.append(f"sampling; as if the {n} samples were independent it would read {percent(wide['low'])}–"
-                   f"{percent(wide['high'])}, too narrow. To compare two runs, use `python -m course.gate`, which pairs the items.")
+                   f"{percent(wide['high'])}, too narrow. To compare two runs, use `python -m course.gate`, which "
+                   "pairs the items.")
     elif n:
         out.append(pass_rate_line(summary["passed"], n))
         out.append("")
@@ -311,13 +313,15 @@ def render_summary_md(
     failures = [row for row in summary["breakdown"] if row["code"] != "ok"]
     if failures:
         out += ["", "## Example failures", "", "Completions are shown with invisible and look-alike characters",
-                "escaped: `⟨\\n⟩` newline, `⟨\\t⟩` tab, `⟨U+XXXX⟩` any non-ASCII character (see course/lib/visible.py).", ""]
+                "escaped: `⟨\\n⟩` newline, `⟨\\t⟩` tab, `⟨U+XXXX⟩` any non-ASCII character (see "
+                "course/lib/visible.py).", ""]
         for row in failures:
             out.append(f"### `{row['code']}` ({row['count']} of {n}, {percent(row['share'])})")
             out.append("")
             for ex in examples.get(row["code"], []):
                 extracted = "nothing" if ex["extracted"] is None else ex["extracted"]
-                out.append(f"- {markdown_value(str(ex['id']))}: expected {ex['expected']}, extracted {extracted}. {ex['reason']}")
+                out.append(f"- {markdown_value(str(ex['id']))}: expected {ex['expected']}, extracted {extracted}. "
+                           f"{ex['reason']}")
                 out.append(f"  completion: {code_span(visible(ex['completion'], limit=200))}")
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"

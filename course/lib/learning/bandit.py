@@ -415,7 +415,8 @@ def run_ablation(
     theta0 = [0.0] * k
     probs0 = pg.softmax(theta0)
     exact0 = pg.exact_gradient(theta0, rewards)
-    scores0 = [pg.grad_log_prob(theta0, a) for a in range(k)]  # grad log pi(a) at theta0: the fixed policy's samples reuse them
+    # grad log pi(a) at theta0: the fixed policy's samples reuse them
+    scores0 = [pg.grad_log_prob(theta0, a) for a in range(k)]
     j0 = pg.expected_reward(probs0, rewards)
     b_star0 = pg.optimal_baseline(theta0, rewards)
     out: dict[str, Any] = {

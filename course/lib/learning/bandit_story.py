@@ -1,5 +1,6 @@
 """What the bandit demo says: the step-by-step story (--slow, bandit_story.txt), the --predict check,
-the ablation's and the reward-noise sweep's tables (``python -m course.bandit_train`` prints them; the bandit is ``bandit``).
+the ablation's and the reward-noise sweep's tables (``python -m course.bandit_train`` prints them; the bandit
+is ``bandit``).
 
 Pure functions of the run's records: strings in, strings out (standard library only).
 """
@@ -38,7 +39,8 @@ def describe_baseline(kind: str, alpha: float = DEFAULT_ALPHA) -> str:
         "mean": "running mean of the rewards of earlier steps (0 before the first)",
         "ema": f"moving average b <- (1 - {alpha:g}) b + {alpha:g} R, updated after each step's advantage "
         f"(b = {INITIAL_BASELINE:g} before the first)",
-        "optimal": "the variance-optimal constant b* of the current policy (an oracle: only a tiny action set allows it)",
+        "optimal": "the variance-optimal constant b* of the current policy (an oracle: only a tiny action "
+                   "set allows it)",
     }[kind]
 
 
@@ -57,9 +59,14 @@ def story_header(
         f"REINFORCE on one prompt: {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']})",
         f"{len(actions)} actions = whole candidate completions; rewards from the strict scorer {SCORER_VERSION}:",
     ]
-    weak = any(a.strict_error_code and (a.strict_error_code != a.error_code or a.strict_reward != a.reward) for a in actions)
+    weak = any(
+        a.strict_error_code and (a.strict_error_code != a.error_code or a.strict_reward != a.reward) for a in actions
+    )
     if weak:
-        lines[-1] = f"{len(actions)} actions = whole candidate completions; rewards from a HACKABLE rubric, strict verdict beside:"
+        lines[-1] = (
+            f"{len(actions)} actions = whole candidate completions; rewards from a HACKABLE rubric, "
+            "strict verdict beside:"
+        )
     for a in actions:
         strict = f"   (strict: {a.strict_reward:.1f} {a.strict_error_code})" if weak else ""
         lines.append(f"  [{a.index}] {quote(a.text):<{width}}  reward {a.reward:.1f}  {a.error_code}{strict}")
@@ -97,10 +104,16 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
         meaning = "= 0: no better, no worse -> no learning signal"
     push = lr * s.advantage
     if push > 0:
-        direction = f"lr*A = {push:+.4f} > 0: the sampled action's probability goes UP, the other actions lose that mass between them"
+        direction = (
+            f"lr*A = {push:+.4f} > 0: the sampled action's probability goes UP, "
+            "the other actions lose that mass between them"
+        )
     elif push < 0:
         flipped = " (the negative lr flips the step)" if lr < 0 else ""
-        direction = f"lr*A = {push:+.4f} < 0{flipped}: the sampled action's probability goes DOWN, the other actions gain that mass between them"
+        direction = (
+            f"lr*A = {push:+.4f} < 0{flipped}: the sampled action's probability goes DOWN, "
+            "the other actions gain that mass between them"
+        )
     else:
         direction = "lr*A = 0: theta does not move"
 
@@ -112,7 +125,8 @@ def story_step(s: BanditStep, actions: Sequence[ScoredAction], *, lr: float, ste
         f"  baseline b = {s.baseline:.4f} ({why_b})",
         f"  advantage A = {s.reward:.1f} - {s.baseline:.4f} = {s.advantage:+.4f}  {meaning}",
         f"  {direction}",
-        f"    {'#':>2}  {'action':<{width}}  {'theta':>8} {'prob':>6} | {'lr*A*grad':>9} | {'theta new':>9} {'prob new':>8}",
+        f"    {'#':>2}  {'action':<{width}}  {'theta':>8} {'prob':>6} | {'lr*A*grad':>9} | {'theta new':>9} "
+        f"{'prob new':>8}",
     ]
     for i, x in enumerate(actions):
         delta = lr * s.grad[i] + 0.0
@@ -134,7 +148,8 @@ def summary_line(s: BanditStep, actions: Sequence[ScoredAction], *, steps: int) 
     best = max(range(len(actions)), key=lambda i: (actions[i].reward, -i))
     return (
         f"step {s.step:>{len(str(steps))}}/{steps}  J {s.expected_reward:.4f} -> {s.expected_reward_after:.4f}  "
-        f"sampled [{s.action}] r={s.reward:.1f}{' (flipped)' if s.flipped else ''} b={s.baseline:.3f} A={s.advantage:+.3f}  "
+        f"sampled [{s.action}] r={s.reward:.1f}{' (flipped)' if s.flipped else ''} b={s.baseline:.3f} "
+        f"A={s.advantage:+.3f}  "
         f"p[{best}] {quote(actions[best].text)} = {s.probs_after[best]:.4f}"
     )
 
@@ -144,7 +159,8 @@ def final_table(first: BanditStep, last: BanditStep, actions: Sequence[ScoredAct
     lines = [f"    {'#':>2}  {'action':<{width}}  reward  p start  p final  theta final"]
     for i, a in enumerate(actions):
         lines.append(
-            f"    {i:>2}  {quote(a.text):<{width}}  {a.reward:>6.1f}  {first.probs[i]:>7.4f}  {last.probs_after[i]:>7.4f}"
+            f"    {i:>2}  {quote(a.text):<{width}}  {a.reward:>6.1f}  {first.probs[i]:>7.4f}  "
+            f"{last.probs_after[i]:>7.4f}"
             f"  {last.theta_after[i]:>+11.4f}"
         )
     lines.append(
@@ -156,7 +172,8 @@ def final_table(first: BanditStep, last: BanditStep, actions: Sequence[ScoredAct
         strict = [a.strict_reward for a in actions]
         start = math.fsum(p * r for p, r in zip(first.probs, strict))
         end = math.fsum(p * r for p, r in zip(last.probs_after, strict))
-        lines.append(f"exact expected STRICT reward (the goal): {start:.4f} at the start -> {end:.4f} after {last.step} steps")
+        lines.append(f"exact expected STRICT reward (the goal): {start:.4f} at the start -> {end:.4f} after "
+                     f"{last.step} steps")
     return lines
 
 
@@ -215,7 +232,8 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
         f"{result['seeds'][-1]}) x {result['steps']} steps, lr {result['lr']:g}",
         "  actions: " + ", ".join(f"{quote(a.text)}={a.reward:g}" for a in actions),
         "  baselines: none (b = 0); running mean of earlier rewards; EMA b <- (1 - a) b + a R with "
-        f"a = {alpha:g}, b = {result['initial_baseline']:g} at first; b* = the variance-optimal constant of the current policy",
+        f"a = {alpha:g}, b = {result['initial_baseline']:g} at first; b* = the variance-optimal constant of the "
+        "current policy",
         "  variance of the one-sample estimate (per parameter, averaged over parameters);",
         "  (ratio) = none / that baseline: above 1, the baseline reduced the noise",
         f"    {'':<64} {'none':>9} {'running mean':>17} {f'EMA a={alpha:g}':>17} {'b*':>17}",
@@ -224,10 +242,18 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
             [settled[key] for key, _, _ in SETTINGS],
         ),
         _row4(f"exact at theta = 0, first {result['steps']} samples (b from 0)", [warm[key] for key, _, _ in SETTINGS]),
-        _row4("sampled at theta = 0 (never updated)", [settings[key]["fixed_policy_variance"] for key, _, _ in SETTINGS]),
+        _row4(
+            "sampled at theta = 0 (never updated)",
+            [settings[key]["fixed_policy_variance"] for key, _, _ in SETTINGS],
+        ),
         _row4(
             f"exact where training ends (settled, mean J {end['expected_reward_mean']:.3f})",
-            [end["exact_variance_b0"], end["exact_variance_bJ"], end["exact_variance_ema"], end["exact_variance_bstar"]],
+            [
+                end["exact_variance_b0"],
+                end["exact_variance_bJ"],
+                end["exact_variance_ema"],
+                end["exact_variance_bstar"],
+            ],
         ),
         _row4("during training, all steps", training("all")),
     ]
@@ -247,7 +273,8 @@ def ablation_table(name: str, actions: Sequence[ScoredAction], result: dict[str,
         "  exact expected reward J(theta) after training, mean +- sd over seeds:",
         "    "
         + "   ".join(
-            f"{title} {settings[key]['final_expected_reward_mean']:.4f} +- {settings[key]['final_expected_reward_sd']:.4f}"
+            f"{title} {settings[key]['final_expected_reward_mean']:.4f} +- "
+            f"{settings[key]['final_expected_reward_sd']:.4f}"
             for key, _, title in SETTINGS
         ),
     ]
@@ -303,7 +330,9 @@ def ablation_plot_rows(result: dict[str, Any]) -> dict[str, dict[str, float | No
         "training\nall steps": {titles[k]: settings[k]["training_variance"] for k in titles},
     }
     for label, _, _ in PHASES:
-        rows[f"training\n{label}"] = {titles[k]: settings[k]["training_variance_by_phase"][label]["variance"] for k in titles}
+        rows[f"training\n{label}"] = {
+            titles[k]: settings[k]["training_variance_by_phase"][label]["variance"] for k in titles
+        }
     return rows
 
 
@@ -324,7 +353,9 @@ NOISE_NOTE = (
 )
 
 
-def noise_table(actions: Sequence[ScoredAction], rows: Sequence[dict[str, Any]], *, lr: float, baseline: str, alpha: float) -> list[str]:
+def noise_table(
+    actions: Sequence[ScoredAction], rows: Sequence[dict[str, Any]], *, lr: float, baseline: str, alpha: float
+) -> list[str]:
     """The sweep's table: one row per noise rate."""
     first = rows[0]
     weak = "mean_final_strict_expected_reward" in first
@@ -342,8 +373,10 @@ def noise_table(actions: Sequence[ScoredAction], rows: Sequence[dict[str, Any]],
         lines[0] += f"; J is the trained rubric's, strict J the goal's (it starts at {math.fsum(goal) / len(goal):.4f})"
     for r in rows:
         lines.append(
-            f"{r['reward_noise']:>8.2f}  {100 * r['share_of_rewards_flipped']:>14.1f}%  {r['mean_final_expected_reward']:>12.4f}  "
-            f"{r['sd_final_expected_reward']:>6.3f}  {r['min_final_expected_reward']:>6.3f}  {r['max_final_expected_reward']:>6.3f}  "
+            f"{r['reward_noise']:>8.2f}  {100 * r['share_of_rewards_flipped']:>14.1f}%  "
+            f"{r['mean_final_expected_reward']:>12.4f}  "
+            f"{r['sd_final_expected_reward']:>6.3f}  {r['min_final_expected_reward']:>6.3f}  "
+            f"{r['max_final_expected_reward']:>6.3f}  "
             + (f"{r['mean_final_strict_expected_reward']:>13.4f}  " if weak else "")
             + f"{100 * r['share_best_action_most_likely']:>29.1f}%"
         )

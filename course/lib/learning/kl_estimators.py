@@ -149,9 +149,12 @@ def categorical(logits: Sequence[float], ref_logits: Sequence[float]) -> Enumera
     (['y=0', 'y=1'], (0.5, -0.5))
     """
     if len(logits) != len(ref_logits) or len(logits) < 2:
-        raise CourseError(f"the policy and the reference need the same number (>= 2) of logits, got {len(logits)} and {len(ref_logits)}")
+        raise CourseError(f"the policy and the reference need the same number (>= 2) of logits, got {len(logits)} and "
+                          f"{len(ref_logits)}")
     lp, lq = pg.log_softmax(logits), pg.log_softmax(ref_logits)
-    outcomes = tuple(Outcome(f"y={k}", (Token(lp[k], lq[k], tuple(pg.grad_log_prob(logits, k))),)) for k in range(len(logits)))
+    outcomes = tuple(
+        Outcome(f"y={k}", (Token(lp[k], lq[k], tuple(pg.grad_log_prob(logits, k))),)) for k in range(len(logits))
+    )
     return Enumerated("categorical", tuple(f"theta[{k}]" for k in range(len(logits))), outcomes)
 
 
@@ -231,7 +234,9 @@ def grad_kl_reverse(pol: Enumerated) -> Vector:
     """grad KL(pi || pi0) = sum_y pi(y) log(pi/pi0)(y) grad log pi(y), exactly (the term
     sum_y pi grad log(pi/pi0) = sum_y grad pi = 0 drops out)."""
     p, _ = probabilities(pol)
-    return _vsum([_scale(pi * (o.logp - o.logp_ref), o.grad_logp) for pi, o in zip(p, pol.outcomes)], len(pol.parameters))
+    return _vsum(
+        [_scale(pi * (o.logp - o.logp_ref), o.grad_logp) for pi, o in zip(p, pol.outcomes)], len(pol.parameters)
+    )
 
 
 def grad_kl_forward(pol: Enumerated) -> Vector:
@@ -278,8 +283,9 @@ def exact_table(pol: Enumerated, *, per_token: bool = True, tol: float = 1e-9) -
     exact gradient (largest absolute difference below ``tol``).
 
     >>> t = exact_table(categorical([1.0, 0.0, -1.0], [0.0, 0.0, 0.0]))
-    >>> [(r.estimator, r.place, r.matches) for r in t.rows]
-    [('k1', 'loss', '0'), ('k2', 'loss', 'grad KL(pi||pi0)'), ('k3', 'loss', 'grad KL(pi0||pi)'), ('k1', 'reward', 'grad KL(pi||pi0)'), ('k2', 'reward', 'neither'), ('k3', 'reward', 'neither')]
+    >>> [(r.estimator, r.place, r.matches) for r in t.rows]  # doctest: +NORMALIZE_WHITESPACE
+    [('k1', 'loss', '0'), ('k2', 'loss', 'grad KL(pi||pi0)'), ('k3', 'loss', 'grad KL(pi0||pi)'),
+     ('k1', 'reward', 'grad KL(pi||pi0)'), ('k2', 'reward', 'neither'), ('k3', 'reward', 'neither')]
     """
     rev, fwd = grad_kl_reverse(pol), grad_kl_forward(pol)
     rows = []

@@ -93,7 +93,9 @@ def divisors(lengths: Sequence[int], norm: str) -> list[float]:
     raise CourseError(f"unknown loss normalisation {norm!r}: choose one of {', '.join(NORMS)}")
 
 
-def token_weights(rewards: Sequence[float], lengths: Sequence[int], *, group: int, norm: str, scale: str) -> list[float]:
+def token_weights(
+    rewards: Sequence[float], lengths: Sequence[int], *, group: int, norm: str, scale: str
+) -> list[float]:
     """w_i: the weight of each token of completion i (all its tokens share it): A_i / divisor_i.
 
     >>> token_weights([1.0, 0.0], [2, 6], group=2, norm="seq-mean", scale="none")

@@ -87,7 +87,8 @@ def statistics(curves: Mapping[str, Sequence[Any]]) -> dict[str, float]:
     third = max(1, len(r) // 3)
     late = _mean(r[-third:])
     return {"reward_late": late, "reward_gain": late - _mean(r[:third]),
-            "kl_late": _mean(list(curves["kl_k3_per_token"])[-third:]), "no_signal": _mean(list(curves["no_signal_groups"]))}
+            "kl_late": _mean(list(curves["kl_k3_per_token"])[-third:]),
+            "no_signal": _mean(list(curves["no_signal_groups"]))}
 
 
 def bands(per_seed: Sequence[Mapping[str, float]]) -> dict[str, float]:
@@ -97,7 +98,8 @@ def bands(per_seed: Sequence[Mapping[str, float]]) -> dict[str, float]:
     ...        {"reward_late": 0.46, "reward_gain": 0.25, "kl_late": 0.1, "no_signal": 0.3}])["reward_late"]
     0.12
     """
-    return {name: round(max(FLOORS[name], BAND_SPREADS * (max(s[name] for s in per_seed) - min(s[name] for s in per_seed))), 6)
+    return {name: round(max(FLOORS[name],
+                            BAND_SPREADS * (max(s[name] for s in per_seed) - min(s[name] for s in per_seed))), 6)
             for name in STATISTICS}
 
 

@@ -249,7 +249,8 @@ def train(s: LoopSettings, policy: RLPolicy, run_dir: Path, *, progress: Progres
         more = lambda: [next(prompts) for _ in range(s.prompts_per_step)]  # noqa: E731  (dynamic sampling's next batch)
         rec = reinforce_step(s, step, policy, opt, rubric, problems, more=more)  # sample, score, update
         skipped += bool(rec.get("update_skipped"))
-        watch.train_rewards.append(rec.get("dynamic_sampling", {}).get("reward_drawn", rec["reward"]))  # the policy's, unselected
+        # the policy's, unselected
+        watch.train_rewards.append(rec.get("dynamic_sampling", {}).get("reward_drawn", rec["reward"]))
         if step % s.eval_every == 0 or step == s.steps:
             rec["eval"] = watch.evaluate(policy, step)
         write(rec)  # no wall-clock time in it: the log is byte-identical across reruns
@@ -327,7 +328,9 @@ def sample_step(s: LoopSettings, step: int, policy: RLPolicy, rubric: Any, probl
             batch = more()
         prefix = f"rl:{s.seed}:{step}" if d == 0 else f"rl:{s.seed}:{step}:d{d}"
         seeds = [f"{prefix}:{i}:{j}" for i in range(P) for j in range(G)]
-        ro = policy.generate([b.prompt for b in batch], seeds, group=G, temperature=s.temperature, max_tokens=s.max_tokens)
+        ro = policy.generate(
+            [b.prompt for b in batch], seeds, group=G, temperature=s.temperature, max_tokens=s.max_tokens
+        )
         # rewards from the training rubric; the strict verdict rides along for the log
         examples = [{"expected_answer": b.answer} for b in batch for _ in range(G)]
         rewards = [float(rubric(ex, t)["reward"]) for ex, t in zip(examples, ro.texts)]
@@ -387,7 +390,9 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
     kl_penalty = None
     if s.kl_in == "reward":
         with torch.no_grad():
-            kl_penalty = s.beta * kl_estimate(s.kl_estimator, (logp.detach() - logp_ref) * mask, mask).sum(dim=1)  # (B,)
+            kl_penalty = s.beta * kl_estimate(
+                s.kl_estimator, (logp.detach() - logp_ref) * mask, mask
+            ).sum(dim=1)  # (B,)
         r = (rewards - kl_penalty).view(P, G)
     adv = group_advantages(r, s.scale_rewards)  # (B,)
     flat = (r.max(dim=1).values == r.min(dim=1).values).repeat_interleave(G)  # (B,) the rewards used were all equal
@@ -430,7 +435,8 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
     }
     if kl_penalty is not None:  # (only then: a default run logs what it always did, plus the zero-signal count)
         rec["kl_penalty_in_reward"] = round(float(kl_penalty.mean()), 6)
-    if got.drawn is not None:  # dynamic sampling: what was drawn to fill the batch (reward above: the batch's, selected)
+    # dynamic sampling: what was drawn to fill the batch (reward above: the batch's, selected)
+    if got.drawn is not None:
         rec["dynamic_sampling"] = got.drawn
     if skip:
         rec["update_skipped"] = True  # only on such steps: a run where it never happens logs what it always did
@@ -602,8 +608,11 @@ def objective_text(s: LoopSettings) -> str:
     """The run's objective in one line, for the log and the manifest."""
     where = "per token in the loss" if s.kl_in == "loss" else "summed over each completion, subtracted from the reward"
     scale = "" if s.scale_rewards == "none" else ", divided by the group's std"
+    divisor = dict(
+        zip(LOSS_NORMS, ("the number of samples", "each completion length x samples", "all tokens of the batch"))
+    )[s.loss_norm]
     return (f"advantage = reward - group mean{scale}; KL estimator {s.kl_estimator} {where} (beta {s.beta}); "
-            f"token sum divided by {dict(zip(LOSS_NORMS, ('the number of samples', 'each completion length x samples', 'all tokens of the batch')))[s.loss_norm]}")
+            f"token sum divided by {divisor}")
 
 
 def zero_signal(records: Sequence[dict[str, Any]], s: LoopSettings) -> dict[str, Any]:
@@ -627,8 +636,10 @@ def zero_signal_text(z: dict[str, Any]) -> str:
     """The zero-signal accounting as one line for the log."""
     share = z["pg_samples"] / z["samples"] if z["samples"] else 0.0
     return (f"zero-signal accounting: {z['no_signal_groups_mean']:.0%} of groups had all-equal rewards on average; "
-            f"{z['pg_samples']} of {z['samples']} samples ({share:.0%}) carried a policy-gradient signal (non-zero advantage); "
-            f"{z['steps_without_pg_signal']} steps had none (pg_loss near 0 is normal: advantages sum to 0 in every group; "
+            f"{z['pg_samples']} of {z['samples']} samples ({share:.0%}) carried a policy-gradient signal (non-zero "
+            "advantage); "
+            f"{z['steps_without_pg_signal']} steps had none (pg_loss near 0 is normal: advantages sum to 0 in "
+            "every group; "
             "only pg_samples 0 means the reward taught nothing)"
             + (f"; dynamic sampling drew {z['groups_drawn']} groups, {z['no_signal_groups_drawn_mean']:.0%} of them "
                "without a signal on average (the policy's own share)" if "groups_drawn" in z else ""))
@@ -645,8 +656,9 @@ def goodhart_alarm(evals: list[dict[str, Any]], window: int = 3, threshold: floa
     >>> e = [{"step": 10, "train_reward_interval": 0.4, "slice_strict_pass": 0.30},
     ...      {"step": 15, "train_reward_interval": 0.5, "slice_strict_pass": 0.28},
     ...      {"step": 20, "train_reward_interval": 0.6, "slice_strict_pass": 0.22}]
-    >>> goodhart_alarm(e)
-    'training reward rose 0.400 -> 0.600 (steps 10 -> 20) while the strict pass rate on the fixed slice fell 0.300 -> 0.220: the proxy is being optimised at the expense of the goal'
+    >>> goodhart_alarm(e)  # doctest: +NORMALIZE_WHITESPACE
+    'training reward rose 0.400 -> 0.600 (steps 10 -> 20) while the strict pass rate on the fixed slice fell
+     0.300 -> 0.220: the proxy is being optimised at the expense of the goal'
     >>> goodhart_alarm(e[:2])
     ''
     """
@@ -660,7 +672,8 @@ def goodhart_alarm(evals: list[dict[str, Any]], window: int = 3, threshold: floa
     if r_new - r_old > threshold and s_old - s_new > threshold:
         return (
             f"training reward rose {r_old:.3f} -> {r_new:.3f} (steps {old['step']} -> {new['step']}) while the strict "
-            f"pass rate on the fixed slice fell {s_old:.3f} -> {s_new:.3f}: the proxy is being optimised at the expense of the goal"
+            f"pass rate on the fixed slice fell {s_old:.3f} -> {s_new:.3f}: the proxy is being optimised at the "
+            "expense of the goal"
         )
     return ""
 
@@ -732,7 +745,10 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     items = read_items(holdout_path)
     pairs = [(it["id"], it["prompt"]) for it in items]
     settings = dict(seed=s.eval_seed, temperature=s.temperature, top_p=1.0, max_tokens=s.max_tokens)
-    out: dict[str, Any] = {"dataset": "data/datasets/math_holdout.jsonl", "sampling": settings | {"n_for_pass_at_1": s.holdout_samples}}
+    out: dict[str, Any] = {
+        "dataset": "data/datasets/math_holdout.jsonl",
+        "sampling": settings | {"n_for_pass_at_1": s.holdout_samples},
+    }
     per_item: dict[str, list[float]] = {}
     policy = trained.policy
     import contextlib
@@ -805,9 +821,12 @@ def holdout_gate(tmp: Path, final: Path, min_delta: float, say: Say, *, base: st
     verdict = result["decision"]
     say(f"course.gate, final against {base}, on the holdout course.eval runs (the same samples as the headline): "
         f"{verdict} (report: {report})")
-    out = {"verdict": verdict, "exit_code": 0 if verdict == "ACCEPT" else 1, "min_delta": min_delta, "require_significance": True}
+    out = {"verdict": verdict, "exit_code": 0 if verdict == "ACCEPT" else 1, "min_delta": min_delta,
+           "require_significance": True}
     if base != "pi0":  # (a new field only where it is new: the pi0 gate's record stays as it was)
-        out["p_value"] = round(result["paired"]["p_value"], 6) if result.get("paired") and "p_value" in result["paired"] else None
+        out["p_value"] = (
+            round(result["paired"]["p_value"], 6) if result.get("paired") and "p_value" in result["paired"] else None
+        )
     return out
 
 
@@ -824,7 +843,8 @@ def run_summary(s: LoopSettings, trained: Trained) -> dict[str, Any]:
         "last_eval": trained.evals[-1],
         "final_train": tail_means(trained.records, 5),
         "goodhart_alarms": trained.alarms,
-        "objective": {"kl_estimator": s.kl_estimator, "kl_in": s.kl_in, "loss_norm": s.loss_norm, "scale_rewards": s.scale_rewards},
+        "objective": {"kl_estimator": s.kl_estimator, "kl_in": s.kl_in, "loss_norm": s.loss_norm,
+                      "scale_rewards": s.scale_rewards},
         "zero_signal": zero_signal(trained.records, s),
         "train_seconds": round(trained.train_seconds, 1),
         "rl_log_sha256": trained.log_sha256,

@@ -32,7 +32,9 @@ def rollout_records(
         else:
             record = {
                 "id": ident,
-                "samples": [{"sample_index": j, "completion": text, "truncated": t} for j, (text, t) in enumerate(samples)],
+                "samples": [
+                    {"sample_index": j, "completion": text, "truncated": t} for j, (text, t) in enumerate(samples)
+                ],
                 "policy": policy,
                 "sampling": sampling,
             }

@@ -25,7 +25,9 @@ from course.lib.reporting.plotting import plot_to
 from course.lib.visible import visible
 
 # Codes shown as curves (strict scorer, share of training samples); the rest are summed as "other".
-CURVE_CODES = ("ok", "wrong_answer", "trailing_text", "multiple_lines", "missing_prefix", "prefix_spacing", "prefix_case")
+CURVE_CODES = (
+    "ok", "wrong_answer", "trailing_text", "multiple_lines", "missing_prefix", "prefix_spacing", "prefix_case"
+)
 
 
 def story_line(rec: dict[str, Any], rubric: str, elapsed: float) -> str:
@@ -35,8 +37,10 @@ def story_line(rec: dict[str, Any], rubric: str, elapsed: float) -> str:
     slips = ", ".join(f"{k} {v:.0%}" for v, k in top) or "none"
     return (
         f"step {rec['step']:3d} | {rubric} reward {rec['reward']:.2f} | strict ok {rec['strict_pass_train']:.0%} "
-        f"| KL/token k1 {rec['kl_k1_per_token']:+.4f} k3 {rec['kl_k3_per_token']:.4f} | entropy/token {rec['entropy_per_token']:.3f} "
-        f"| no-signal groups {rec['no_signal_groups']:.0%} (samples with signal {rec.get('pg_samples', '?')}) | truncated {rec['truncated_share']:.0%} "
+        f"| KL/token k1 {rec['kl_k1_per_token']:+.4f} k3 {rec['kl_k3_per_token']:.4f} | entropy/token "
+        f"{rec['entropy_per_token']:.3f} "
+        f"| no-signal groups {rec['no_signal_groups']:.0%} (samples with signal {rec.get('pg_samples', '?')}) | "
+        f"truncated {rec['truncated_share']:.0%} "
         f"| several numbers {rec['multi_number_share']:.0%} | top slips: {slips} "
         f"| e.g. {rec['example']!r} | {elapsed:.0f}s"
     )
@@ -45,8 +49,8 @@ def story_line(rec: dict[str, Any], rubric: str, elapsed: float) -> str:
 def tail_means(records: list[dict[str, Any]], k: int) -> dict[str, float]:
     """Means of the last ``k`` training steps (one step is noisy)."""
     steps = [r for r in records if "reward" in r][-k:]
-    keys = ("reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "kl_k1_per_sample", "entropy_per_token",
-            "no_signal_groups", "truncated_share", "multi_number_share")
+    keys = ("reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "kl_k1_per_sample",
+            "entropy_per_token", "no_signal_groups", "truncated_share", "multi_number_share")
     return {key: round(sum(r[key] for r in steps) / len(steps), 6) for key in keys} | {"over_last_steps": len(steps)}
 
 
@@ -104,13 +108,15 @@ def same_prompts_lines(first: dict[str, Any], last: dict[str, Any], rubric: str)
     lines = [f"Same prompts, fixed dev slice ({slice_label(first)}), step {first['step']} -> {last['step']}:"]
     ds = last["slice_strict_pass"] - first["slice_strict_pass"]
     if rubric == "strict":
-        lines.append(f"  strict pass rate (the reward AND the goal): {first['slice_strict_pass']:.3f} -> {last['slice_strict_pass']:.3f} ({ds:+.3f})")
+        lines.append(f"  strict pass rate (the reward AND the goal): {first['slice_strict_pass']:.3f} -> "
+                     f"{last['slice_strict_pass']:.3f} ({ds:+.3f})")
         return lines
     dp = last["slice_rubric_reward"] - first["slice_rubric_reward"]
     name = f"{rubric} reward (the proxy trained on):"
     goal = "strict pass rate (the goal):"
     width = max(len(name), len(goal))
-    lines.append(f"  {name:<{width}} {first['slice_rubric_reward']:.3f} -> {last['slice_rubric_reward']:.3f} ({dp:+.3f})")
+    lines.append(f"  {name:<{width}} {first['slice_rubric_reward']:.3f} -> "
+                 f"{last['slice_rubric_reward']:.3f} ({dp:+.3f})")
     lines.append(f"  {goal:<{width}} {first['slice_strict_pass']:.3f} -> {last['slice_strict_pass']:.3f} ({ds:+.3f})")
     lines.append("  " + divergence_verdict(dp, ds))
     return lines
@@ -122,8 +128,9 @@ def divergence_verdict(proxy_change: float, strict_change: float) -> str:
 
     >>> divergence_verdict(0.13, -0.125)
     'Goodhart: the proxy rose while the strict pass rate fell, on the same samples.'
-    >>> divergence_verdict(-0.03, -0.05)
-    'The strict pass rate fell and the proxy did not rise: the updates moved the policy where the proxy does not look, without buying proxy reward on unseen prompts.'
+    >>> divergence_verdict(-0.03, -0.05)  # doctest: +NORMALIZE_WHITESPACE
+    'The strict pass rate fell and the proxy did not rise: the updates moved the policy where the proxy does not
+     look, without buying proxy reward on unseen prompts.'
     """
     if proxy_change > 0 and strict_change < 0:
         return "Goodhart: the proxy rose while the strict pass rate fell, on the same samples."
@@ -193,7 +200,8 @@ def holdout_lines(h: dict[str, Any]) -> list[str]:
         return f"{pct(x['pass_at_1'])} [{points(lo)}, {points(hi)}]"
 
     return [
-        f"Holdout headline: strict pass@1 on math_holdout ({h.get('items', '?')} items x {smp['n_for_pass_at_1']} samples each, "
+        f"Holdout headline: strict pass@1 on math_holdout ({h.get('items', '?')} items x {smp['n_for_pass_at_1']} "
+        "samples each, "
         f"temperature {smp['temperature']}, eval seed {smp['seed']})",
         f"  pi0 {rate(p)} -> final {rate(f)} (95%, items as the unit)",
         f"  Lift: {lift_text(h)}",
@@ -208,9 +216,11 @@ def start_lines(h: dict[str, Any]) -> list[str]:
     ...      "warm_start_over_pi0": {"lift_pass_at_1": 0.08, "lift_paired_bootstrap95": [0.04, 0.12]},
     ...      "rl_over_warm_start": {"lift_pass_at_1": 0.05, "lift_paired_bootstrap95": [0.02, 0.08],
     ...                             "gate": {"verdict": "ACCEPT", "p_value": 0.003}}}
-    >>> print("\\n".join(start_lines(h)))
-      warm start alone 10.0% [6.0, 16.0]; its part: +8.0 points (paired bootstrap over the 50 holdout items, 95% +4.0 to +12.0)
-      RL over its own starting point (final - warm start): +5.0 points (paired bootstrap over the 50 holdout items, 95% +2.0 to +8.0); p = 0.003
+    >>> print("\\n".join(start_lines(h)))  # doctest: +NORMALIZE_WHITESPACE
+      warm start alone 10.0% [6.0, 16.0]; its part: +8.0 points (paired bootstrap over the 50 holdout items,
+      95% +4.0 to +12.0)
+      RL over its own starting point (final - warm start): +5.0 points (paired bootstrap over the 50 holdout
+      items, 95% +2.0 to +8.0); p = 0.003
     course.gate, final against the warm start (min delta 0, significance required): ACCEPT (gate_rl.txt)
     """
     if "rl_over_warm_start" not in h:
@@ -223,17 +233,20 @@ def start_lines(h: dict[str, Any]) -> list[str]:
         f"{lift_text({**h['warm_start_over_pi0'], 'items': h.get('items')})}",
         f"  RL over its own starting point (final - warm start): {lift_text({**rl, 'items': h.get('items')})}"
         + (f"; p = {p:.3g}" if p is not None else ""),
-        f"course.gate, final against the warm start (min delta 0, significance required): {rl['gate']['verdict']} (gate_rl.txt)",
+        f"course.gate, final against the warm start (min delta 0, significance required): {rl['gate']['verdict']} "
+        "(gate_rl.txt)",
     ]
 
 
 def report_lines(summary: dict[str, Any], run_dir: Path | str) -> list[str]:
     """The lines of the stdout summary (pure: a test reads them without a run)."""
-    lines = [f"Run {visible(str(run_dir))}: rubric {summary['rubric']}, beta {summary['beta']}, seed {summary['seed']}, {summary['steps']} steps"]
+    lines = [f"Run {visible(str(run_dir))}: rubric {summary['rubric']}, beta {summary['beta']}, seed "
+             f"{summary['seed']}, {summary['steps']} steps"]
     lines += same_prompts_lines(summary["first_eval"], summary["last_eval"], summary["rubric"])
     t = summary["final_train"]
     lines.append(f"Training samples, last {t['over_last_steps']} steps: {summary['rubric']} reward {t['reward']:.3f}, "
-                 f"strict pass {t['strict_pass_train']:.3f}; KL/token k1 {t['kl_k1_per_token']:.4f} k3 {t['kl_k3_per_token']:.4f}, "
+                 f"strict pass {t['strict_pass_train']:.3f}; KL/token k1 {t['kl_k1_per_token']:.4f} k3 "
+                 f"{t['kl_k3_per_token']:.4f}, "
                  f"KL/sample (k1) {t['kl_k1_per_sample']:.3f}, entropy/token {t['entropy_per_token']:.3f}")
     h = summary.get("holdout")
     if h:
@@ -280,21 +293,30 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
         # (a) the story: proxy and goal on the same fixed prompts and samples
         ax = axes[0][0]
         if rubric != "strict":
-            ax.plot([e["step"] for e in ev], [e["slice_rubric_reward"] for e in ev], "o-", color="tab:orange", label=f"{rubric} reward (proxy)")
-        ax.plot([e["step"] for e in ev], [e["slice_strict_pass"] for e in ev], "s-", color="tab:blue", label="strict pass rate (goal)")
-        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("mean reward / pass rate (0-1)"); ax.set_ylim(0, 1)
+            ax.plot([e["step"] for e in ev], [e["slice_rubric_reward"] for e in ev], "o-", color="tab:orange",
+                    label=f"{rubric} reward (proxy)")
+        ax.plot([e["step"] for e in ev], [e["slice_strict_pass"] for e in ev], "s-", color="tab:blue",
+                label="strict pass rate (goal)")
+        ax.set_xlabel("step (policy updates)")
+        ax.set_ylabel("mean reward / pass rate (0-1)")
+        ax.set_ylim(0, 1)
         ax.set_title(f"Same prompts: fixed dev slice ({slice_label(ev[0]) if ev else ''})", fontsize=10)
         ax.legend(fontsize=8, loc="lower left")
         # (b) the training samples: per step (faint) and a trailing mean with its band
         ax = axes[0][1]
-        ax.plot(xs, [r["reward"] for r in steps], ".", alpha=0.35, color="tab:orange", label=f"{what} reward, mean of one step's samples")
+        ax.plot(xs, [r["reward"] for r in steps], ".", alpha=0.35, color="tab:orange",
+                label=f"{what} reward, mean of one step's samples")
         if steps:
-            ax.plot(xs, [m for m, _, _ in reward_band], "-", color="tab:orange", label=f"{what} reward, trailing mean of {SMOOTH_WINDOW} steps")
-            ax.fill_between(xs, [lo for _, lo, _ in reward_band], [hi for _, _, hi in reward_band], color="tab:orange", alpha=0.2,
-                            label="band: trailing mean +/- 2 standard errors")
+            ax.plot(xs, [m for m, _, _ in reward_band], "-", color="tab:orange",
+                    label=f"{what} reward, trailing mean of {SMOOTH_WINDOW} steps")
+            ax.fill_between(xs, [lo for _, lo, _ in reward_band], [hi for _, _, hi in reward_band], color="tab:orange",
+                            alpha=0.2, label="band: trailing mean +/- 2 standard errors")
             if rubric != "strict":
-                ax.plot(xs, [m for m, _, _ in strict_band], "-", color="tab:blue", label=f"strict pass rate of the same samples, trailing mean of {SMOOTH_WINDOW}")
-        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("mean reward / pass rate (0-1)"); ax.set_ylim(0, 1)
+                ax.plot(xs, [m for m, _, _ in strict_band], "-", color="tab:blue",
+                        label=f"strict pass rate of the same samples, trailing mean of {SMOOTH_WINDOW}")
+        ax.set_xlabel("step (policy updates)")
+        ax.set_ylabel("mean reward / pass rate (0-1)")
+        ax.set_ylim(0, 1)
         ax.set_title("Training samples (fresh prompts each step)", fontsize=10)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: the curves fill the box
         # (c) drift from pi0 and entropy
@@ -302,15 +324,21 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
         ax.plot(xs, [r["kl_k3_per_token"] for r in steps], label="KL to pi0 per token (k3)")
         ax.plot(xs, [r["kl_k1_per_token"] for r in steps], label="KL to pi0 per token (k1)", alpha=0.6)
         ax.plot(xs, [r["entropy_per_token"] for r in steps], label="policy entropy per token")
-        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("nats per token"); ax.set_ylim(bottom=min(0.0, *[r["kl_k1_per_token"] for r in steps]) if steps else 0)
-        ax.set_title("Drift from pi0 and entropy", fontsize=10); ax.legend(fontsize=8)
+        ax.set_xlabel("step (policy updates)")
+        ax.set_ylabel("nats per token")
+        ax.set_ylim(bottom=min(0.0, *[r["kl_k1_per_token"] for r in steps]) if steps else 0)
+        ax.set_title("Drift from pi0 and entropy", fontsize=10)
+        ax.legend(fontsize=8)
         # (d) what the training samples became, by strict verdict
         ax = axes[1][1]
         for c in CURVE_CODES:
             ax.plot(xs, [r["strict_codes"].get(c, 0.0) for r in steps], label=c)
         ax.plot(xs, [r["multi_number_share"] for r in steps], "k--", label="mentions several numbers")
-        ax.set_xlabel("step (policy updates)"); ax.set_ylabel("share of the step's training samples (0-1)"); ax.set_ylim(0, 1)
-        ax.set_title("Strict verdicts of the training samples", fontsize=10); ax.legend(fontsize=7, ncol=2)
+        ax.set_xlabel("step (policy updates)")
+        ax.set_ylabel("share of the step's training samples (0-1)")
+        ax.set_ylim(0, 1)
+        ax.set_title("Strict verdicts of the training samples", fontsize=10)
+        ax.legend(fontsize=7, ncol=2)
         fig.suptitle(f"{title}, trained on {what} reward")
         fig.tight_layout()
         return fig

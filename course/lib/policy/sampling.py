@@ -1,9 +1,10 @@
 """Sampling from logits, the same for every policy the course samples itself (the tiny LM, the real LLM).
 
-``SampledBatch`` (G completions for each of P prompts, as tensors; ``take_groups`` picks groups of several), ``draw_tokens`` (inverse-CDF, one
-uniform per row, so each row's random stream is its own), ``filter_top_p`` (nucleus), ``sample_in_batches``
-(items in order, rows seeded per (item, sample)) and ``set_threads`` (a fixed thread count keeps float
-sums, and so runs, bitwise stable). Needs PyTorch (the lm or llm extra): import it only after ``require``.
+``SampledBatch`` (G completions for each of P prompts, as tensors; ``take_groups`` picks groups of several),
+``draw_tokens`` (inverse-CDF, one uniform per row, so each row's random stream is its own), ``filter_top_p``
+(nucleus), ``sample_in_batches`` (items in order, rows seeded per (item, sample)) and ``set_threads``
+(a fixed thread count keeps float sums, and so runs, bitwise stable). Needs PyTorch (the lm or llm extra): import it
+only after ``require``.
 """
 
 from __future__ import annotations

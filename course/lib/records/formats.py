@@ -93,12 +93,14 @@ class Field:
         if value is _MISSING:
             raise CourseError(f"{where}: missing field '{self.name}' ({self.noun})")
         if type(value) not in self.types:
-            raise CourseError(f"{where}: field '{self.name}' {self.wrong}, got {json_kind(value)}{value_excerpt(value)}")
+            raise CourseError(f"{where}: field '{self.name}' {self.wrong}, got "
+                              f"{json_kind(value)}{value_excerpt(value)}")
         raise CourseError(f"{where}: field '{self.name}' must not be empty")
 
 
 def require(obj: dict[str, Any], fields: tuple[Field, ...], path: Any, lineno: int) -> None:
-    """Check that ``obj`` holds every field with its type; ``CourseError`` ``path:line: ...`` for the first that does not.
+    """Check that ``obj`` holds every field with its type; ``CourseError`` ``path:line: ...`` for the first that
+    does not.
 
     The common case is one pass of type tests; the message (and ``where``) is built only on failure.
     """
@@ -255,10 +257,10 @@ class UniqueIds:
         different: they increased) into the table, read again from the file, as ``_confirm`` reads it."""
         self._last = None
         table, mask = self._table, self._mask
-        for first, obj in iter_objects(self.path):
+        for first, record in iter_objects(self.path):
             if first >= lineno:
                 break
-            digest = hash(obj.get("id")) or 1
+            digest = hash(record.get("id")) or 1
             slot = digest & mask
             while table[slot]:
                 slot = (slot + 1) & mask
@@ -270,12 +272,13 @@ class UniqueIds:
 
     def _confirm(self, ident: str, lineno: int) -> None:
         """Read the file again up to ``lineno``: raise if an earlier line holds ``ident`` itself."""
-        for first, obj in iter_objects(self.path):
+        for first, record in iter_objects(self.path):
             if first >= lineno:
                 return  # a digest collision between two different ids: not a duplicate
-            if obj.get("id") == ident:
+            if record.get("id") == ident:
                 raise CourseError(
-                    f"{self.path}:{lineno}: duplicate id {ident!r} (first seen on line {first}); every id must be unique"
+                    f"{self.path}:{lineno}: duplicate id {ident!r} (first seen on line {first}); every id "
+                    "must be unique"
                 )
 
     def _grow(self) -> None:
@@ -459,8 +462,8 @@ def iter_dataset_objects(path: str | os.PathLike[str]) -> Iterator[tuple[int, di
 
 def iter_dataset(path: str | os.PathLike[str]) -> Iterator[Example]:
     """Stream a dataset file (``{"id", "prompt", "expected_answer"}`` per line)."""
-    for lineno, obj in iter_dataset_objects(path):
-        yield Example(obj["id"], obj["prompt"], obj["expected_answer"], lineno)
+    for lineno, record in iter_dataset_objects(path):
+        yield Example(record["id"], record["prompt"], record["expected_answer"], lineno)
 
 
 def read_dataset(path: str | os.PathLike[str]) -> list[Example]:
@@ -491,8 +494,9 @@ def iter_completion_objects(
 def iter_completions(path: str | os.PathLike[str]) -> Iterator[Completion]:
     """Stream a frozen-rollouts file (``{"id", "completion", "policy", "sampling"}`` per line, optionally
     ``"prompt_template"``)."""
-    for lineno, obj in iter_completion_objects(path):
-        yield Completion(obj["id"], obj["completion"], obj["policy"], obj["sampling"], lineno, obj.get(PROMPT_TEMPLATE))
+    for lineno, record in iter_completion_objects(path):
+        yield Completion(record["id"], record["completion"], record["policy"], record["sampling"], lineno,
+                         record.get(PROMPT_TEMPLATE))
 
 
 class NotAligned(Exception):
@@ -563,10 +567,10 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
     """
     settings = OnePolicy()
     ids = UniqueIds(path)
-    for lineno, obj in iter_objects(path):
+    for lineno, record in iter_objects(path):
         where = f"{path}:{lineno}"
-        ident = ID.get(obj, where)
-        raw_samples = SAMPLES.get(obj, where)
+        ident = ID.get(record, where)
+        raw_samples = SAMPLES.get(record, where)
         if not raw_samples:
             raise CourseError(f"{where}: field 'samples' is empty; an item needs at least one sample")
         samples = []
@@ -578,9 +582,10 @@ def iter_samples(path: str | os.PathLike[str]) -> Iterator[SampleSet]:
             if index != position:
                 raise CourseError(f"{at} has sample_index {index}; samples must be numbered 0..n-1 in stored order")
             samples.append(Sample(index, COMPLETION.get(item, at)))
-        settings.check(obj, path, lineno)
+        settings.check(record, path, lineno)
         ids.add(ident, lineno)
-        yield SampleSet(ident, tuple(samples), obj["policy"], obj["sampling"], lineno, obj.get(PROMPT_TEMPLATE))
+        yield SampleSet(ident, tuple(samples), record["policy"], record["sampling"], lineno,
+                        record.get(PROMPT_TEMPLATE))
 
 
 # ===========================================================================
@@ -601,9 +606,11 @@ def _result_check(path: Any) -> Check:
         if index == 0:
             add_id(obj["id"], lineno)
         reward = obj["reward"]
-        if not NUMBER.accepts(reward):  # an integer of 400 digits is not a reward either (math.isfinite overflows on it)
+        # an integer of 400 digits is not a reward either (math.isfinite overflows on it)
+        if not NUMBER.accepts(reward):
             where = f"{path}:{lineno}"
-            raise CourseError(f"{where}: field 'reward' must be a finite number, got {json_kind(reward)}{value_excerpt(reward)}")
+            raise CourseError(f"{where}: field 'reward' must be a finite number, got "
+                              f"{json_kind(reward)}{value_excerpt(reward)}")
         details = obj.get("details")
         if type(details) is not dict or type(details.get("error_code")) is not str or not details["error_code"]:
             where = f"{path}:{lineno}"
@@ -620,8 +627,8 @@ def result_line_check(path: Any) -> Check:
 def iter_results(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Stream a run's ``results.jsonl``: each line needs ``id``, a finite numeric
     ``reward`` and a ``details`` object with a string ``error_code``."""
-    for _, obj in iter_objects(path, _result_check(path)):
-        yield obj
+    for _, record in iter_objects(path, _result_check(path)):
+        yield record
 
 
 @dataclass(frozen=True)
@@ -677,7 +684,9 @@ def _passed_within_n(s: dict[str, Any]) -> str | None:
 def _counts_add_up(s: dict[str, Any]) -> str | None:
     problem = _passed_within_n(s)
     if problem is None and "breakdown" in s and sum(r["count"] for r in s["breakdown"]) != s["n"]:
-        problem = f"the counts of 'breakdown' add up to {sum(r['count'] for r in s['breakdown'])}, not to 'n' ({s['n']})"
+        problem = (
+            f"the counts of 'breakdown' add up to {sum(r['count'] for r in s['breakdown'])}, not to 'n' ({s['n']})"
+        )
     if problem is None and "counts" in s and sum(s["counts"].values()) != s["n"]:
         problem = f"the values of 'counts' add up to {sum(s['counts'].values())}, not to 'n' ({s['n']})"
     return problem
@@ -697,14 +706,17 @@ SELECTION_SUMMARY = obj({"n": COUNT, "passed": COUNT}, {
         "rows": array_of(obj({"k": NUMBER}, {k: NUMBER for k in ("pass_at_k", "pass_hat_k", "first_k", "plug_in")})),
         "estimators": mapping(),
     }),
-    "still_failing": obj(optional={"share": nullable(NUMBER), "examples": array_of(obj(optional={"codes": array_of()}))}),
+    "still_failing": obj(optional={"share": nullable(NUMBER),
+                                   "examples": array_of(obj(optional={"codes": array_of()}))}),
 }, rule=_counts_add_up)
 
 BANDIT_MANIFEST = obj(optional={"actions": array_of(min_items=1), "rewards": array_of(), "result": mapping()})
-BANDIT_STEP = obj({"step": NUMBER, "reward": NUMBER, "expected_reward": NUMBER, "probs": array_of(PROBABILITY, min_items=1)},
+BANDIT_STEP = obj({"step": NUMBER, "reward": NUMBER, "expected_reward": NUMBER,
+                   "probs": array_of(PROBABILITY, min_items=1)},
                   {"expected_reward_after": NUMBER})
 
-TOY_MDP_MANIFEST = obj(optional={"rewards": array_of(array_of(NUMBER, min_items=2, max_items=2), min_items=2, max_items=2),
+TOY_MDP_MANIFEST = obj(optional={"rewards": array_of(array_of(NUMBER, min_items=2, max_items=2),
+                                                     min_items=2, max_items=2),
                                  "result": mapping()})
 _PAIR = array_of(PROBABILITY, min_items=2, max_items=2)
 TOY_MDP_EPISODE = obj({"episode": NUMBER, "return": NUMBER, "expected_return": NUMBER, "pi1": _PAIR,
@@ -716,7 +728,8 @@ KL_COLUMNS = ("beta", "kl", "expected_reward")  # and p_<i>, one per completion
 _GATE_DELTA = number_in(-1.0, 1.0)  # a pass-rate difference, as course.gate's --min-delta
 RL_MANIFEST = obj(optional={"settings": obj(optional={"gate_min_delta": _GATE_DELTA})})
 _HOLDOUT_SIDE = obj(optional={"pass_at_1_ci95": array_of(min_items=2, max_items=2),
-                              "pass_at_1_wilson95": array_of(min_items=2, max_items=2)})  # (runs before the clustered interval)
+                              # (runs before the clustered interval)
+                              "pass_at_1_wilson95": array_of(min_items=2, max_items=2)})
 RL_SUMMARY = obj(optional={
     "goodhart_alarms": array_of(),
     "holdout": obj(optional={
@@ -781,7 +794,8 @@ def read_kl_table(path: str | os.PathLike[str]) -> tuple[dict[str, str], ...]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise CourseError(f"{path}:{line}: bytes that are not valid UTF-8 (0x{data[exc.start]:02x}); save the file as UTF-8") from None
+        raise CourseError(f"{path}:{line}: bytes that are not valid UTF-8 (0x{data[exc.start]:02x}); save the "
+                          "file as UTF-8") from None
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, None)

@@ -110,7 +110,7 @@ def _encode_line(record: Any, _join: Callable[[Iterable[str]], str] = "".join) -
     if type(record) is dict and _C_LINE is not None:
         try:
             return _join(_C_LINE(record, 0))
-        except Exception:  # the standard library's own verdict, words and all
+        except Exception:  # noqa: BLE001 - the pure encoder below raises the standard library's own verdict, words and all
             pass
     return _LINE_ENCODER.encode(record)
 
@@ -385,7 +385,9 @@ def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file", *, 
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise CourseError(f"{path}: no such file" + ("" if expected == "a JSONL file" else f" (expected {expected})")) from None
+        raise CourseError(
+            f"{path}: no such file" + ("" if expected == "a JSONL file" else f" (expected {expected})")
+        ) from None
     except IsADirectoryError:  # pragma: no cover - Linux opens directories read-only; other systems may not
         raise CourseError(f"{path}: is a directory, expected {expected}") from None
     except OSError as exc:
@@ -408,7 +410,9 @@ def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file", *, 
 
 def too_large(path: Any, limit: int, expected: str) -> CourseError:
     """The error for an input larger than a reader takes."""
-    return CourseError(f"{path}: more than {limit:,} bytes, larger than any {expected.removeprefix('a ').removeprefix('an ').removeprefix('the ')} the course reads; refusing to read it")
+    return CourseError(f"{path}: more than {limit:,} bytes, larger than any "
+                       f"{expected.removeprefix('a ').removeprefix('an ').removeprefix('the ')} the course reads; "
+                       "refusing to read it")
 
 
 def read_input(path: str | os.PathLike[str], expected: str, limit: int | None = None) -> bytes:
@@ -507,13 +511,17 @@ class _Floats(dict):  # type: ignore[type-arg]
         return value
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=_Floats().__getitem__)
+_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=_Floats().__getitem__
+)
 _raw_decode = _DECODER.raw_decode
 # The same rules, with every number that has a fraction or an exponent read as the ``Decimal`` its
 # text states (``1e23`` is exactly 10**23, ``9007199254740993.0`` exactly that integer), for a
 # reader that must know which integer a number's text means before a float rounds it
 # (``course.lib.bridges.dataset_readers``: answers). Never the fast path (orjson reads floats).
-_EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=decimal.Decimal)
+_EXACT_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=decimal.Decimal
+)
 _JSON_SPACE = " \t\n\r"
 
 
@@ -598,7 +606,8 @@ _orjson_loads: Callable[[bytes], Any] | None = None
 _orjson_dumps: Callable[[Any], bytes] | None = None
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _NINETEEN_DIGITS = b"0" * 19  # after _DIGITS_AS_ZERO: 19 digits in a row, perhaps an integer beyond 64 bits
-_DEEP_LINE = 2 * MAX_DEPTH + 1  # JSON nested deeper than MAX_DEPTH needs more bytes than this (each level opens and closes)
+# JSON nested deeper than MAX_DEPTH needs more bytes than this (each level opens and closes)
+_DEEP_LINE = 2 * MAX_DEPTH + 1
 
 
 def use_fast_decoder(enabled: bool = True) -> bool:
@@ -653,7 +662,8 @@ def parse_line(raw: bytes, path: Any, lineno: int, *, exact_numbers: bool = Fals
     With ``exact_numbers`` a number with a fraction or an exponent is the ``decimal.Decimal`` its
     text states, not the nearest float (``_EXACT_DECODER``)."""
     if len(raw) > MAX_READ:  # input_lines cut it there: the rest of the line was never read
-        raise CourseError(f"{path}:{lineno}: a line longer than {MAX_READ:,} bytes, more than any line of a course file; refusing to read it")
+        raise CourseError(f"{path}:{lineno}: a line longer than {MAX_READ:,} bytes, more than any line of a course "
+                          "file; refusing to read it")
     if lineno == 1 and raw.startswith(_BOM):
         raise CourseError(
             f"{path}:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which would "
@@ -769,7 +779,8 @@ def loads_document(text: str, path: Any, what: str) -> dict[str, Any]:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a raw surrogate (bytes that were not UTF-8, decoded with surrogateescape)
-        raise CourseError(f"{path}: the {what} holds characters that are not Unicode text (bytes that were not UTF-8)") from None
+        raise CourseError(f"{path}: the {what} holds characters that are not Unicode text (bytes that "
+                          "were not UTF-8)") from None
     deep = too_deep_at(text)
     if deep is not None:
         line = text.count("\n", 0, deep) + 1
@@ -777,7 +788,8 @@ def loads_document(text: str, path: Any, what: str) -> dict[str, Any]:
     try:
         value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
-        raise CourseError(f"{path}:{exc.lineno}: the {what} is not valid JSON: {exc.msg} (column {exc.colno})") from None
+        raise CourseError(f"{path}:{exc.lineno}: the {what} is not valid JSON: {exc.msg} (column "
+                          f"{exc.colno})") from None
     except ValueError as exc:
         raise CourseError(f"{path}: the {what} is not valid JSON: {exc}") from None
     except RecursionError:  # pragma: no cover - too_deep_at refuses these first

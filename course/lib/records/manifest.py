@@ -139,7 +139,9 @@ def refuse_credentials(policy: str, sampling: Mapping[str, Any]) -> None:
     _, in_policy = public_args_text(str(policy))
     found = [f"sampling.{name}" for name in in_sampling] + [f"policy ({name}=...)" for name in in_policy]
     if found:
-        shown = ", ".join(terminal_line(name)[:80] for name in found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        shown = ", ".join(terminal_line(name)[:80] for name in found[:3]) + (
+            f" and {len(found) - 3} more" if len(found) > 3 else ""
+        )
         raise CourseError(
             f"the completions' {shown} may hold a credential (a key, token, header or cookie), which the "
             "manifest and summary would publish; nothing written. Re-import the source with "
@@ -153,7 +155,10 @@ def template_note(manifest: Mapping[str, Any]) -> str:
     template = manifest.get("prompt_template")
     if not isinstance(template, Mapping):
         return ""
-    return f", prompt template {markdown_value(str(template.get('name')))} (sha256 {terminal_line(str(template.get('sha256'))[:12])}…)"
+    return (
+        f", prompt template {markdown_value(str(template.get('name')))} "
+        f"(sha256 {terminal_line(str(template.get('sha256'))[:12])}…)"
+    )
 
 
 def git_state(root: Path = PROJECT_ROOT) -> dict[str, Any]:

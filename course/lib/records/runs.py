@@ -28,9 +28,9 @@ never replace something the user owns. This module guarantees it for every tool:
 * **--force replaces only what the same tool wrote** (issue 30: a rerun deleted the README a
   student had put in the run folder). At the moment a run appears, the run writer records
   every file it holds with its sha256 in the manifest (``run_files``), and every folder it made
-  (``run_folders``): that is the run's ownership record. A rerun with ``--force`` then replaces only those files, unchanged; every
-  other entry (a README, notes, a report page, a folder of plots) is the user's and is carried
-  into the new run (hard-linked, so nothing is copied or lost if the swap fails), and one
+  (``run_folders``): that is the run's ownership record. A rerun with ``--force`` then replaces only
+  those files, unchanged; every other entry (a README, notes, a report page, a folder of plots) is the
+  user's and is carried into the new run (hard-linked, so nothing is copied or lost if the swap fails), and one
   stderr line names what was kept. It refuses, before any work, a run of another tool, an
   ``--outdir`` that holds one of the run's own inputs, a run inside another run, and a run
   whose recorded file was changed since (the user's edit would be lost); after the work, a user's file with the name
@@ -127,7 +127,9 @@ def _walk(root: Path) -> tuple[dict[str, Path], list[str]]:
     folders: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs.sort()
-        folders += [(Path(folder) / d).relative_to(root).as_posix() for d in dirs if not (Path(folder) / d).is_symlink()]
+        folders += [
+            (Path(folder) / d).relative_to(root).as_posix() for d in dirs if not (Path(folder) / d).is_symlink()
+        ]
         for name in sorted(files):
             path = Path(folder) / name
             if stat.S_ISREG(os.lstat(path).st_mode):
@@ -293,7 +295,8 @@ def _carry(final: Path, tmp: Path, theirs: Sequence[str], tool: str | None) -> N
             there = tmp.joinpath(*parts[:i])
             if os.path.lexists(there) and (i == len(parts) or not there.is_dir() or there.is_symlink()):
                 raise CourseError(
-                    f"{final / rel}: was not written by {tool or 'this tool'} (it is yours, or was changed) and the new "
+                    f"{final / rel}: was not written by {tool or 'this tool'} (it is yours, or was changed) "
+                    "and the new "
                     f"run writes {'/'.join(parts[:i])} too; the old run was kept as it was; move it out of the run "
                     "folder, then rerun with --force"
                 )
@@ -363,7 +366,8 @@ def _reserve(final: Path, *, exclusive_name: bool) -> Path | None:
             return None
         raise _in_the_way(final, tmp, "tmp") from None
     except OSError as exc:
-        raise CourseError(f"{final.parent}: cannot create the run directory {final.name} here: {exc.strerror or exc}") from None
+        raise CourseError(f"{final.parent}: cannot create the run directory {final.name} here: "
+                          f"{exc.strerror or exc}") from None
 
 
 def _check_destination(path: Path, *, force: bool, tool: str | None = None, inputs: Sequence[str] = ()) -> None:
@@ -387,8 +391,10 @@ def _check_destination(path: Path, *, force: bool, tool: str | None = None, inpu
             f"{path}: exists and is not a run of this project (no manifest.json written by course.*); "
             "--force replaces only runs, so it was left untouched"
         )
-    _check_replaceable(path, tool, inputs)  # another tool's run, an input inside, an edited file: now, not after the work
-    for above in Path(os.path.abspath(path)).parents:  # a run inside another run (rl's eval_final_holdout) is part of it
+    # another tool's run, an input inside, an edited file: now, not after the work
+    _check_replaceable(path, tool, inputs)
+    # a run inside another run (rl's eval_final_holdout) is part of it
+    for above in Path(os.path.abspath(path)).parents:
         if is_project_run(above):
             raise CourseError(f"{path}: is part of the run {above} ({run_tool(above) or 'a course tool'}); --force "
                               "replaces a whole run, never a piece of another one; choose another --outdir")
@@ -519,7 +525,8 @@ def _finish(res: _Reservation) -> None:
     final, tmp = res.final, res.tmp
     # The marker stays while the files are hashed (a kill leaves a folder the next run cleans), and
     # goes just before the renames: the finished run carries no marker of a temporary.
-    new_files, new_folders = _record_run_files(tmp)  # before the user's entries are carried in: only the run's are listed
+    # before the user's entries are carried in: only the run's are listed
+    new_files, new_folders = _record_run_files(tmp)
     if not os.path.lexists(final):
         (tmp / OWNER_FILE).unlink(missing_ok=True)
         try:
@@ -562,12 +569,14 @@ def _finish(res: _Reservation) -> None:
             os.rename(aside, final)  # put the old run back: it must survive any failure
         finally:
             temporaries.remove(old)
-        raise CourseError(f"{final}: cannot move the finished run into place (the old run was kept): {exc.strerror or exc}") from None
+        raise CourseError(f"{final}: cannot move the finished run into place (the old run was kept): "
+                          f"{exc.strerror or exc}") from None
     temporaries.remove(old)
     if owners.theirs:  # one line: what --force kept, so nobody wonders where their notes went
         print(terminal_line(
             f"{final}: kept {len(owners.theirs)} {'entry' if len(owners.theirs) == 1 else 'entries'} {tool} did not "
-            f"write{'' if owners.recorded else ' (an older run without a file list: every name the new run does not write)'}"
+            "write"
+            f"{'' if owners.recorded else ' (an older run without a file list: every name the new run does not write)'}"
             f": {_listed(owners.theirs)} (carried into the new run)"), file=sys.stderr, flush=True)
 
 

@@ -138,7 +138,8 @@ def obj(required: Mapping[str, Shape] | None = None, optional: Mapping[str, Shap
 
 
 def check(value: Any, shape: Shape, where: str) -> None:
-    """Raise ``CourseError`` ``where: field 'a.b[2]' ...`` at the first part of ``value`` that does not fit ``shape``."""
+    """Raise ``CourseError`` ``where: field 'a.b[2]' ...`` at the first part of ``value`` that does not fit
+    ``shape``."""
     _check(value, shape, where, "")
 
 
@@ -162,7 +163,8 @@ def _check(value: Any, shape: Shape, where: str, path: str) -> None:
     if shape.each is not None and shape.each is not ANY:
         items = enumerate(value) if type(value) is list else value.items()
         for key, item in items:
-            _check(item, shape.each, where, f"{path}[{key}]" if type(value) is list else (f"{path}.{key}" if path else str(key)))
+            _check(item, shape.each, where,
+                   f"{path}[{key}]" if type(value) is list else (f"{path}.{key}" if path else str(key)))
     if shape.rule is not None:
         problem = shape.rule(value)
         if problem is not None:

@@ -372,7 +372,8 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[Path]:
         folder = parent / f".{target.name}.tmp"
         who = holder(folder)
         if who.startswith("process"):
-            raise CourseError(f"{target}: another run ({who}) is writing it now; wait for it or choose another name") from None
+            raise CourseError(f"{target}: another run ({who}) is writing it now; wait for it or choose "
+                              "another name") from None
         raise CourseError(
             f"{target}: cannot write it: the folder {folder} is in the way and is {who}, so it was left untouched; "
             "move it away or choose another name"
@@ -414,7 +415,8 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> str:
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> str:
-    """Pretty, canonical JSON (``course.lib.records.jsonl.dumps_pretty``: refuses what its reader refuses), atomically."""
+    """Pretty, canonical JSON (``course.lib.records.jsonl.dumps_pretty``: refuses what its reader refuses),
+    atomically."""
     try:
         text = dumps_pretty(obj)
     except CourseError as exc:

@@ -121,7 +121,8 @@ class RunData:
     rows: tuple[list[Any], ...] = ()
     n_items: int = 0  # scoring runs: the items in results.jsonl (len(rows) unless the table is a sample)
     item_counts: dict[str, int] = field(default_factory=dict)  # scoring runs: items per outcome code, all of them
-    left_out: dict[str, int] = field(default_factory=dict)  # scoring runs: codes with no row in the item table, their counts
+    # scoring runs: codes with no row in the item table, their counts
+    left_out: dict[str, int] = field(default_factory=dict)
     uncounted: int = 0  # scoring runs: items of codes past MAX_COUNTED_CODES (in n_items, in no code's count)
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     records: tuple[dict[str, Any], ...] = ()  # bandit / toy_mdp / tinylm.rl logs
@@ -188,7 +189,9 @@ def _read_text(path: Path, limit: int = 200_000) -> str:
 _MANIFEST_SHAPES = {"bandit": BANDIT_MANIFEST, "toy_mdp": TOY_MDP_MANIFEST, "kl": KL_MANIFEST, "tinylm_rl": RL_MANIFEST,
                     "llm_rl": RL_MANIFEST}
 # The sha256 a manifest records of a file of its run: a file that no longer matches was edited after the run.
-RECORDED_HASHES = (("results_sha256", "results.jsonl"), ("summary_sha256", "summary.json"), ("rl_log_sha256", "rl_log.jsonl"))
+RECORDED_HASHES = (
+    ("results_sha256", "results.jsonl"), ("summary_sha256", "summary.json"), ("rl_log_sha256", "rl_log.jsonl")
+)
 
 
 def _edited_after_the_run(run: Path, manifest: Mapping[str, Any]) -> tuple[str, ...]:
@@ -301,9 +304,11 @@ def _summary_disagrees(summary: Mapping[str, Any], sample: _ItemSample) -> tuple
                         if claimed.get(c, 0) != sample.counts.get(c, 0)),
                        key=lambda w: (-abs(w[1] - w[2]), w[0]))  # the largest gap named first
         if wrong:
-            named = "; ".join(f"{visible(c)}: {s:,} in summary.json, {r:,} in results.jsonl" for c, s, r in wrong[:NAMED_CODES])
+            named = "; ".join(f"{visible(c)}: {s:,} in summary.json, {r:,} in results.jsonl"
+                              for c, s, r in wrong[:NAMED_CODES])
             more = f"; and {len(wrong) - NAMED_CODES:,} more codes" if len(wrong) > NAMED_CODES else ""
-            warnings.append(f"summary.json's {key} by error code disagree with results.jsonl for {len(wrong):,} code(s): "
+            warnings.append(f"summary.json's {key} by error code disagree with results.jsonl for "
+                            f"{len(wrong):,} code(s): "
                             f"{named}{more}")
     return tuple(warnings)
 
@@ -459,7 +464,8 @@ def _thin(points: Sequence[tuple[float, float]], limit: int = MAX_CHART_POINTS) 
 def _numbers_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], summary: str = "the numbers") -> str:
     body = "".join("<tr>" + "".join(f"<td>{e(_num(c))}</td>" for c in row) + "</tr>" for row in rows)
     head = "".join(f"<th>{e(h)}</th>" for h in headers)
-    return f'<details class="numbers"><summary>{e(summary)}</summary><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></details>'
+    return (f'<details class="numbers"><summary>{e(summary)}</summary>'
+            f'<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></details>')
 
 
 # ===========================================================================
@@ -484,7 +490,8 @@ def _header(run: RunData) -> str:
         pairs.append(("dataset file", f"<code>{e(m['dataset'].get('path'))}</code>"))
     for key in ("completions", "samples"):
         if isinstance(m.get(key), dict):
-            pairs.append((f"{key} file", f"<code>{e(m[key].get('path'))}</code> sha256 <code>{e(m[key].get('sha256'))}</code>"))
+            pairs.append((f"{key} file", f"<code>{e(m[key].get('path'))}</code> sha256 "
+                                         f"<code>{e(m[key].get('sha256'))}</code>"))
     for key in ("seed", "lr", "steps"):
         if key in m and not isinstance(m[key], (dict, list)):
             pairs.append((key, f"<code>{e(_show(m[key]))}</code>"))
@@ -494,7 +501,9 @@ def _header(run: RunData) -> str:
     ]
     commit = m.get("git_commit")
     dirty = m.get("git_dirty")
-    state = "" if dirty is None else (' <span class="bad">dirty (uncommitted changes)</span>' if dirty else ' <span class="good">clean</span>')
+    state = "" if dirty is None else (
+        ' <span class="bad">dirty (uncommitted changes)</span>' if dirty else ' <span class="good">clean</span>'
+    )
     prov.append(("git commit", f"<code>{e(commit or '(not recorded)')}</code>{state}"))
     for key in ("created_utc", "course_version", "python", "platform"):
         if key in m:
@@ -577,13 +586,15 @@ def _render_example(ex: Mapping[str, Any]) -> str:
             shown = shown.rsplit("… [", 1)[0] + f"… [{length - COMPLETION_LIMIT} more characters]"
         pairs.append(("completion", f'<pre class="completion">⟦{e(shown)}⟧</pre>'))
         if length is not None and length > COMPLETION_LIMIT:
-            pairs.append(("length", f'<span class="bad">{length:,} characters; the first {COMPLETION_LIMIT} are shown</span>'))
+            pairs.append(("length", f'<span class="bad">{length:,} characters; the first {COMPLETION_LIMIT} are '
+                                    'shown</span>'))
         names = legend(completion[:COMPLETION_LIMIT])
         if names:
             pairs.append(("characters", "<br>".join(e(name) for name in names)))
     else:
         pairs.append(("completion", "none" if completion is None else e(f"not text ({type(completion).__name__})")))
-    return f'<div class="ex"><div class="exid">{e(visible(str(ex["id"])))} (reward {e(ex["reward"])})</div>{_dl(pairs)}</div>'
+    return (f'<div class="ex"><div class="exid">{e(visible(str(ex["id"])))} (reward {e(ex["reward"])})</div>'
+            f'{_dl(pairs)}</div>')
 
 
 def _taxonomy(run: RunData, prefix: str) -> str:
@@ -602,8 +613,11 @@ def _taxonomy(run: RunData, prefix: str) -> str:
         body = "".join(_render_example(x) for x in examples)
         more = r["count"] - len(examples)
         if more > 0 and (code in run.left_out or code not in run.item_counts):  # no row of it in the table
+            inspect_command = command(
+                ["python", "-m", "course.inspect_run", "--run", run.path, "--code", code, "--show", "20"]
+            )
             body += (f'<p class="more">… and {more:,} more item(s) with this code, not in the table below (see its '
-                     f'note): <code>{e(command(["python", "-m", "course.inspect_run", "--run", run.path, "--code", code, "--show", "20"]))}</code></p>')
+                     f'note): <code>{e(inspect_command)}</code></p>')
         elif more > 0:
             body += f'<p class="more">… and {more:,} more item(s) with this code: filter the table below by code.</p>'
         out.append(
@@ -686,10 +700,14 @@ def _items_table(run: RunData, prefix: str) -> str:
     head = "".join(f'<th data-col="{i}" scope="col">{e(name)}</th>' for name, i in _COLUMNS)
     first = "".join(_row_cells(r) for r in rows[:PAGE_SIZE])
     shown = min(PAGE_SIZE, len(rows))
-    of = f"{len(rows):,} (dataset order)" if len(rows) == run.n_items else f"the {len(rows):,} in this table (dataset order)"
+    of = (
+        f"{len(rows):,} (dataset order)" if len(rows) == run.n_items
+        else f"the {len(rows):,} in this table (dataset order)"
+    )
     return (
         f'<h3>Items</h3>{_sample_note(run)}<div class="items" id="{prefix}-items" data-src="{prefix}-data">'
-        f'<div class="controls" hidden><label>filter <input class="q" type="search" placeholder="id, answer, code, reason, completion text"></label> '
+        '<div class="controls" hidden><label>filter <input class="q" type="search" placeholder="id, answer, code, '
+        'reason, completion text"></label> '
         f'<label>code <select class="code"><option value="">all</option>{options}</select></label> '
         '<label>outcome <select class="outcome"><option value="">all</option><option value="pass">pass</option>'
         '<option value="fail">fail</option></select></label> '
@@ -697,7 +715,8 @@ def _items_table(run: RunData, prefix: str) -> str:
         '<span class="pageinfo"></span> <span class="hint">(click a column heading to sort)</span></div>'
         f'<p class="static-note">Items 1–{shown} of {of}. Filtering, sorting and paging need JavaScript.</p>'
         f'<table class="itemtable"><thead><tr>{head}</tr></thead><tbody>{first}</tbody></table></div>'
-        f'<script type="application/json" id="{prefix}-data">{_json_block({"rows": list(rows), "page": PAGE_SIZE})}</script>'
+        '<script type="application/json" '
+        f'id="{prefix}-data">{_json_block({"rows": list(rows), "page": PAGE_SIZE})}</script>'
     )
 
 
@@ -722,17 +741,21 @@ def _selection(run: RunData) -> str:
                 ("first_k", "first-k (stored order)", True), ("plug_in", "plug-in 1-(1-c/n)^k (biased)", True))
         series = [Series(label, tuple((r["k"], r[key]) for r in rows), dashed=dashed, markers=True)
                   for key, label, dashed in keys if all(key in r for r in rows)]
-        out.append(line_chart(series, title=f"pass@k, pass^k and first-k over k (from {curve.get('samples_per_item')} samples per item)",
+        out.append(line_chart(series, title=f"pass@k, pass^k and first-k over k (from {curve.get('samples_per_item')} "
+                                            "samples per item)",
                               x_label="k (samples)", y_label="share of items", y_range=(0.0, 1.0)))
-        out.append(_numbers_table(["k"] + [k for k, _, _ in keys], [[r["k"]] + [r.get(k) for k, _, _ in keys] for r in rows]))
+        out.append(_numbers_table(["k"] + [k for k, _, _ in keys],
+                                  [[r["k"]] + [r.get(k) for k, _, _ in keys] for r in rows]))
         est = curve.get("estimators")
         if isinstance(est, dict):
             out.append(_dl([(k, e(v)) for k, v in sorted(est.items())]))
     still = s.get("still_failing")
     if isinstance(still, dict) and still.get("count"):
-        out.append(f"<p>{still['count']} items ({e(_pct(still.get('share')))}) have no passing sample among the N; first examples:</p>")
+        out.append(f"<p>{still['count']} items ({e(_pct(still.get('share')))}) have no passing sample among the N; "
+                   "first examples:</p>")
         body = "".join(
-            f"<tr><td>{e(x.get('id'))}</td><td>{e(x.get('expected'))}</td><td>{e(', '.join(map(str, x.get('codes', []))))}</td>"
+            f"<tr><td>{e(x.get('id'))}</td><td>{e(x.get('expected'))}</td>"
+            f"<td>{e(', '.join(map(str, x.get('codes', []))))}</td>"
             f"<td><code>⟦{e(visible(x.get('chosen_completion'), limit=TABLE_COMPLETION_LIMIT))}⟧</code></td>"
             f"<td>{e(x.get('first_passing_index'))}</td></tr>" for x in still.get("examples", [])
         )
@@ -753,7 +776,8 @@ def _bandit(run: RunData) -> str:
     sampled = _thin([(r["step"], r["reward"]) for r in recs])
     chart_j = line_chart(
         [Series("exact J(θ) = Σ π(a) R(a)", j + (end,)), Series("sampled reward R", sampled, line=False)],
-        title="Expected reward J over steps (the quantity REINFORCE climbs)", x_label="step", y_label="reward", y_range=(0.0, 1.0))
+        title="Expected reward J over steps (the quantity REINFORCE climbs)",
+        x_label="step", y_label="reward", y_range=(0.0, 1.0))
     probs = [
         Series(f"π({visible(str(a))}) R={rewards[i] if i < len(rewards) else '?'}",
                _thin([(r["step"], r["probs"][i]) for r in recs]), dashed=bool(i < len(rewards) and not rewards[i]))
@@ -768,8 +792,9 @@ def _bandit(run: RunData) -> str:
                 f"{_num(res.get('final_expected_reward'))} after {len(recs)} steps (lr {e(run.manifest.get('lr'))}, "
                 f"baseline {e(run.manifest.get('baseline'))}).</p>")
     table = _numbers_table(["step", "action", "reward", "baseline", "advantage", "J before", "J after"],
-                           [[r["step"], visible(str(r.get("action_text", r.get("action")))), r["reward"], r.get("baseline"),
-                             r.get("advantage"), r["expected_reward"], r.get("expected_reward_after")] for r in recs[:500]],
+                           [[r["step"], visible(str(r.get("action_text", r.get("action")))), r["reward"],
+                             r.get("baseline"), r.get("advantage"), r["expected_reward"],
+                             r.get("expected_reward_after")] for r in recs[:500]],
                            summary="the steps (first 500)")
     return text + chart_j + chart_p + table
 
@@ -782,7 +807,8 @@ def _toy_mdp(run: RunData) -> str:
     out = []
     rewards = m.get("rewards")
     if isinstance(rewards, list) and len(rewards) == 2:
-        out.append("<table class=\"small\"><caption>Reward R(a1, a2), given only at the end</caption><thead><tr><th></th>"
+        out.append("<table class=\"small\"><caption>Reward R(a1, a2), given only at the "
+                   "end</caption><thead><tr><th></th>"
                    "<th>a2 = 0</th><th>a2 = 1</th></tr></thead><tbody>"
                    + "".join(f"<tr><th>a1 = {i}</th>" + "".join(f"<td>{e(_num(v))}</td>" for v in row) + "</tr>"
                              for i, row in enumerate(rewards)) + "</tbody></table>")
@@ -790,16 +816,20 @@ def _toy_mdp(run: RunData) -> str:
     j = _thin([(r["episode"], r["expected_return"]) for r in recs]) + (
         (last["episode"], last.get("expected_return_after", last["expected_return"])),)
     out.append(line_chart(
-        [Series("exact J(θ) (expected return)", j), Series("sampled return G", _thin([(r["episode"], r["return"]) for r in recs]), line=False)],
+        [Series("exact J(θ) (expected return)", j),
+         Series("sampled return G", _thin([(r["episode"], r["return"]) for r in recs]), line=False)],
         title="Expected return over episodes", x_label="episode", y_label="return", y_range=(0.0, 1.0)))
     series = [Series("π1(a1=1): first decision", _thin([(r["episode"], r["pi1"][1]) for r in recs]))]
     for a1 in (0, 1):
-        series.append(Series(f"π2(a2=0 | a1={a1})", _thin([(r["episode"], r["pi2"][a1][0]) for r in recs]), dashed=True))
+        series.append(
+            Series(f"π2(a2=0 | a1={a1})", _thin([(r["episode"], r["pi2"][a1][0]) for r in recs]), dashed=True)
+        )
     out.append(line_chart(series, title="Probabilities over episodes: the first action learns from the final reward",
                           x_label="episode", y_label="probability", y_range=(0.0, 1.0)))
     res = m.get("result") or {}
     if res:
-        out.append(f"<p>Expected return {_num(res.get('initial_expected_return'))} → {_num(res.get('final_expected_return'))} "
+        out.append(f"<p>Expected return {_num(res.get('initial_expected_return'))} → "
+                   f"{_num(res.get('final_expected_return'))} "
                    f"after {len(recs)} episodes (lr {e(m.get('lr'))}, baseline {e(m.get('baseline'))}).</p>")
     return "".join(out)
 
@@ -816,16 +846,18 @@ def _kl(run: RunData) -> str:
             return math.nan
 
     rows_sorted = sorted(rows, key=lambda r: f(r, "kl"))
-    frontier = Series("closed-form optimum π ∝ π_ref·exp(r/β)", tuple((f(r, "kl"), f(r, "expected_reward")) for r in rows_sorted),
+    frontier = Series("closed-form optimum π ∝ π_ref·exp(r/β)",
+                      tuple((f(r, "kl"), f(r, "expected_reward")) for r in rows_sorted),
                       markers=True, labels=tuple(f"β={r.get('beta')}" for r in rows_sorted))
-    out = [line_chart([frontier], title="The KL frontier: expected reward against KL(π‖π_ref)", x_label="KL(π‖π_ref) in nats",
-                      y_label="E_π[r]", height=320)]
+    out = [line_chart([frontier], title="The KL frontier: expected reward against KL(π‖π_ref)",
+                      x_label="KL(π‖π_ref) in nats", y_label="E_π[r]", height=320)]
     cols = run.manifest.get("columns") or {}
     pcols = [k for k in rows[0] if k.startswith("p_")]
     betas = [r for r in rows if f(r, "beta") > 0]
-    series = [Series(f"π({visible(str(cols.get(k, k)))})", tuple((f(r, "beta"), f(r, k)) for r in betas), markers=True) for k in pcols]
-    out.append(line_chart(series, title="Probability of each completion at the optimum, by β", x_label="β", y_label="probability",
-                          y_range=(0.0, 1.0), x_log=True, height=320))
+    series = [Series(f"π({visible(str(cols.get(k, k)))})", tuple((f(r, "beta"), f(r, k)) for r in betas), markers=True)
+              for k in pcols]
+    out.append(line_chart(series, title="Probability of each completion at the optimum, by β", x_label="β",
+                          y_label="probability", y_range=(0.0, 1.0), x_log=True, height=320))
     headers = list(rows[0].keys())
     out.append(_numbers_table(headers, [[r[h] for h in headers] for r in rows], summary="kl_tradeoff.csv"))
     return "".join(out)
@@ -846,7 +878,8 @@ def _rl_run(run: RunData, prefix: str) -> str:
     evals = [r["eval"] for r in run.records if isinstance(r.get("eval"), dict)]
     rubric = str(s.get("rubric", run.manifest.get("settings", {}).get("rubric", "?")))
     marks = _alarm_marks(run.records)
-    out = [f"<p>Rubric <code>{e(rubric)}</code>, β {e(s.get('beta'))}, seed {e(s.get('seed'))}, {e(s.get('steps'))} steps; "
+    out = [f"<p>Rubric <code>{e(rubric)}</code>, β {e(s.get('beta'))}, seed {e(s.get('seed'))}, "
+           f"{e(s.get('steps'))} steps; "
            f"π0 <code>{e(s.get('pi0'))}</code> → <code>{e(s.get('final_policy'))}</code>.</p>"]
     alarms = s.get("goodhart_alarms") or []
     if alarms:
@@ -857,10 +890,14 @@ def _rl_run(run: RunData, prefix: str) -> str:
     if steps:
         out.append(f'<span id="{prefix}-curves"></span>')
         out.append(line_chart(
-            [Series(f"training reward ({rubric}), per step", _thin([(r["step"], r["reward"]) for r in steps]), color="#E69F00", dashed=True),
-             Series(f"{rubric} reward, fixed dev slice", tuple((x["step"], x["slice_rubric_reward"]) for x in evals), color="#D55E00", markers=True),
-             Series("STRICT pass rate, fixed dev slice", tuple((x["step"], x["slice_strict_pass"]) for x in evals), color="#0072B2", markers=True),
-             Series("strict pass of the training samples", _thin([(r["step"], r["strict_pass_train"]) for r in steps]), color="#56B4E9")],
+            [Series(f"training reward ({rubric}), per step", _thin([(r["step"], r["reward"]) for r in steps]),
+                    color="#E69F00", dashed=True),
+             Series(f"{rubric} reward, fixed dev slice", tuple((x["step"], x["slice_rubric_reward"]) for x in evals),
+                    color="#D55E00", markers=True),
+             Series("STRICT pass rate, fixed dev slice", tuple((x["step"], x["slice_strict_pass"]) for x in evals),
+                    color="#0072B2", markers=True),
+             Series("strict pass of the training samples", _thin([(r["step"], r["strict_pass_train"]) for r in steps]),
+                    color="#56B4E9")],
             title="Proxy reward vs the strict goal", x_label="step", y_label="rate", y_range=(0.0, 1.0), marks=marks))
         out.append(line_chart(
             [Series("KL to π0 per token (k3)", _thin([(r["step"], r["kl_k3_per_token"]) for r in steps])),
@@ -871,7 +908,8 @@ def _rl_run(run: RunData, prefix: str) -> str:
         codes = sorted(codes, key=lambda c: -sum(r.get("strict_codes", {}).get(c, 0.0) for r in steps))[:7]
         out.append(line_chart(
             [Series(c, _thin([(r["step"], r.get("strict_codes", {}).get(c, 0.0)) for r in steps])) for c in codes],
-            title="Strict verdicts of the training samples (share per code)", x_label="step", y_label="share", y_range=(0.0, 1.0),
+            title="Strict verdicts of the training samples (share per code)",
+            x_label="step", y_label="share", y_range=(0.0, 1.0),
             marks=marks, height=320))
         out.append(_numbers_table(
             ["step", "reward", "strict pass (train)", "KL k3/token", "entropy/token", "example completion"],
@@ -898,7 +936,8 @@ def _rl_run(run: RunData, prefix: str) -> str:
     if run.gate is not None:
         out.append(render_gate(run.gate, f"{prefix}-gate"))
     for j, sub in enumerate(run.sub_runs):
-        out.append(f'<section class="subrun" id="{prefix}-s{j}"><h3>{e(sub.path)}</h3>{_scoring(sub, f"{prefix}s{j}")}</section>')
+        out.append(f'<section class="subrun" id="{prefix}-s{j}"><h3>{e(sub.path)}</h3>'
+                   f'{_scoring(sub, f"{prefix}s{j}")}</section>')
     for name, text in run.texts.items():
         out.append(f"<details><summary>{e(name)}</summary><pre>{e(text)}</pre></details>")
     return "".join(out)
@@ -927,7 +966,8 @@ def _sweep(run: RunData, prefix: str) -> str:
 
 def _other(run: RunData, prefix: str) -> str:
     if run.summary is not None:
-        return f"<details open><summary>summary.json</summary><pre>{e(json.dumps(run.summary, ensure_ascii=False, sort_keys=True, indent=2))}</pre></details>"
+        return ("<details open><summary>summary.json</summary>"
+                f"<pre>{e(json.dumps(run.summary, ensure_ascii=False, sort_keys=True, indent=2))}</pre></details>")
     return "<p>No view for this kind of run yet; its manifest is above.</p>"
 
 
@@ -935,7 +975,8 @@ def _other(run: RunData, prefix: str) -> str:
 class View:
     """How the page shows one kind of run (course.lib.reporting.run_kinds names the kinds and their tools)."""
 
-    load: Callable[[Path, str, Mapping[str, Any], str], dict[str, Any]]  # (run dir, kind, manifest, shown path) -> fields
+    # (run dir, kind, manifest, shown path) -> fields
+    load: Callable[[Path, str, Mapping[str, Any], str], dict[str, Any]]
     render: Callable[[RunData, str], str]  # (run, its section's id) -> HTML
 
 
@@ -1019,8 +1060,11 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
     decision = str(result.get("decision"))
     cls = "accept" if decision == "ACCEPT" else "reject"
     out = [f'<section class="gate" id="{e(anchor)}"><h2>{e(title)}</h2>',
-           f'<p class="decision {cls}">' + "<br>".join(e(line) for line in gate.get("decision_lines", [f"Decision: {decision}"])) + "</p>",
-           "<h3>Locked Room</h3><table class=\"locked\"><thead><tr><th></th><th>field</th><th>baseline</th><th>candidate</th>"
+           f'<p class="decision {cls}">'
+           + "<br>".join(e(line) for line in gate.get("decision_lines", [f"Decision: {decision}"]))
+           + "</p>",
+           "<h3>Locked Room</h3><table class=\"locked\"><thead><tr><th></th><th>field</th><th>baseline</th>"
+           "<th>candidate</th>"
            "<th>what it means</th></tr></thead><tbody>"]
     for row in gate.get("rows", []):
         if not row.get("compared", True):
@@ -1031,24 +1075,29 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
             sym, rcls = "✗", "differs"
         out.append(f'<tr class="{rcls}"><td class="sym">{sym}</td><td><code>{e(row["field"])}</code></td>'
                    f'<td><code>{e(row["baseline"])}</code></td><td><code>{e(row["candidate"])}</code></td>'
-                   f'<td>{e(row["meaning"])}{" (not compared here)" if not row.get("compared", True) else ""}</td></tr>')
+                   f'<td>{e(row["meaning"])}'
+                   f'{" (not compared here)" if not row.get("compared", True) else ""}</td></tr>')
     out.append("</tbody></table>")
     for text in gate.get("explanations", []):
         out.append(f'<p class="bad">→ {e(text)}.</p>')
     base, cand = result.get("baseline", {}), result.get("candidate", {})
     out.append("<p>" + "<br>".join(
-        e(pass_rate_line(x["passed"], x["n"], label)) for label, x in (("baseline", base), ("candidate", cand)) if x.get("n")) + "</p>")
+        e(pass_rate_line(x["passed"], x["n"], label))
+        for label, x in (("baseline", base), ("candidate", cand)) if x.get("n")) + "</p>")
     t = result.get("paired")
     if t and t.get("method") == "per-item pass rates":  # multi-sample runs: the items are the unit
         facts = [("shared items", e(t["shared"])),
                  ("items whose pass rate is higher / lower / equal", e(f"{t['higher']} / {t['lower']} / {t['equal']}")),
-                 ("change (candidate − baseline)", e(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
+                 ("change (candidate − baseline)",
+                  e(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
                  ("the bar (--min-delta)", e(f"{100 * result['min_delta']:+.1f} points")),
                  ("require significance", e(result.get("require_significance")))]
         if t.get("shared"):
             lo, hi = t["difference_ci95"]
-            facts.append(("sign-flip test over items, p", f'<strong class="mcnemar">{e(format(t["p_value"], ".3g"))}</strong>'))
-            facts.append(("95% interval for the change (paired bootstrap over items)", e(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
+            facts.append(("sign-flip test over items, p",
+                          f'<strong class="mcnemar">{e(format(t["p_value"], ".3g"))}</strong>'))
+            facts.append(("95% interval for the change (paired bootstrap over items)",
+                          e(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
         out.append("<h3>Paired over the shared items (each item's pass rate)</h3>" + _dl(facts))
         if gate.get("noise"):
             out.append(f"<p>{e(gate['noise'])}</p>")
@@ -1059,7 +1108,8 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
             f"<tr><th>baseline passes</th><td>{t['both']} (both)</td><td>{t['b']} (b)</td></tr>"
             f"<tr><th>baseline fails</th><td>{t['c']} (c)</td><td>{t['neither']} (neither)</td></tr></tbody></table>")
         facts = [("shared items", e(t["shared"])),
-                 ("change (candidate − baseline)", e(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
+                 ("change (candidate − baseline)",
+                  e(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
                  ("the bar (--min-delta)", e(f"{100 * result['min_delta']:+.1f} points")),
                  ("require significance", e(result.get("require_significance")))]
         if t.get("shared"):
@@ -1067,7 +1117,8 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
             facts.append(("exact McNemar p", f'<strong class="mcnemar">{e(format(t["mcnemar_p"], ".3g"))}</strong>'))
             facts.append(("95% interval for the change (Newcombe)", e(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
         if t.get("only_in_baseline") or t.get("only_in_candidate"):
-            facts.append(("ids in one run only", e(f"{t['only_in_baseline']} baseline, {t['only_in_candidate']} candidate")))
+            facts.append(("ids in one run only", e(f"{t['only_in_baseline']} baseline, "
+                                                   f"{t['only_in_candidate']} candidate")))
         out.append(_dl(facts))
         if gate.get("noise"):
             out.append(f"<p>{e(gate['noise'])}</p>")
@@ -1082,37 +1133,61 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
 # ===========================================================================
 # The page
 # ===========================================================================
+# A backslash at the end of a line joins the next one on: long rules wrap in the source, the page's bytes do not change.
 _CSS = """
 :root{--fg:#1b1b1b;--muted:#5a5a5a;--line:#d0d0d0;--ok:#1a7f37;--bad:#b3261e;--accent:#0072B2;--bg2:#f5f6f8}
-*{box-sizing:border-box}body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);margin:0 auto;max-width:1100px;padding:16px 20px 60px}
-h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.25em;border-bottom:2px solid var(--line);padding-bottom:4px;margin-top:1.8em}h3{font-size:1.05em;margin:1.2em 0 .4em}
+*{box-sizing:border-box}body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);\
+margin:0 auto;max-width:1100px;padding:16px 20px 60px}
+h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.25em;border-bottom:2px solid var(--line);padding-bottom:4px;margin-top:\
+1.8em}h3{font-size:1.05em;margin:1.2em 0 .4em}
 code,pre,.completion{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:13px}
 pre{background:var(--bg2);padding:8px;overflow:auto;max-height:420px;white-space:pre-wrap;word-break:break-all}
-dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:.3em 0}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0;word-break:break-all}
-.passrate{font-size:1.35em;margin:.6em 0 .2em}.good{color:var(--ok)}.bad{color:var(--bad)}.hint,.files,.static-note,.more{color:var(--muted);font-size:.9em}
-svg{max-width:100%;height:auto;display:block;margin:8px 0}svg .grid{stroke:#e3e3e3}svg .frame{fill:none;stroke:#999}svg text{font:11px system-ui,sans-serif;fill:#333}
-svg .ct{font-size:13px;font-weight:600}svg .axis{font-size:12px}svg .leg{font-size:11px}svg .pl{font-size:10px;fill:#555}svg .mark{font-size:11px;font-weight:700}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:.3em 0}dl.kv dt{color:var(--muted)}\
+dl.kv dd{margin:0;word-break:break-all}
+.passrate{font-size:1.35em;margin:.6em 0 .2em}.good{color:var(--ok)}.bad{color:var(--bad)}\
+.hint,.files,.static-note,.more{color:var(--muted);font-size:.9em}
+svg{max-width:100%;height:auto;display:block;margin:8px 0}svg .grid{stroke:#e3e3e3}svg .frame{fill:none;stroke:#999}\
+svg text{font:11px system-ui,sans-serif;fill:#333}
+svg .ct{font-size:13px;font-weight:600}svg .axis{font-size:12px}svg .leg{font-size:11px}\
+svg .pl{font-size:10px;fill:#555}svg .mark{font-size:11px;font-weight:700}
 .cibar .track{fill:#e8e8e8}.cibar .ci{fill:#9ecae1}.cibar .pt{fill:var(--accent)}
-.taxonomy details.bar{border-bottom:1px solid #eee}.taxonomy summary{display:grid;grid-template-columns:190px 1fr 120px;gap:10px;align-items:center;cursor:pointer;padding:3px 0}
-.taxonomy .meaning{grid-column:1/4;color:var(--muted);font-size:.85em;margin:-2px 0 2px 20px}.taxonomy .code{font-family:ui-monospace,monospace;font-size:13px}
-.track{display:block;background:#f0f0f0;height:14px;border-radius:2px}.fill{display:block;height:14px;border-radius:2px;background:var(--bad)}.bar.ok .fill{background:var(--ok)}
-.num{text-align:right;font-variant-numeric:tabular-nums}.ex{margin:6px 0 10px 20px;padding:6px 10px;border-left:3px solid var(--line)}.exid{font-weight:600}
+.taxonomy details.bar{border-bottom:1px solid #eee}\
+.taxonomy summary{display:grid;grid-template-columns:190px 1fr 120px;gap:10px;align-items:center;cursor:pointer;\
+padding:3px 0}
+.taxonomy .meaning{grid-column:1/4;color:var(--muted);font-size:.85em;margin:-2px 0 2px 20px}\
+.taxonomy .code{font-family:ui-monospace,monospace;font-size:13px}
+.track{display:block;background:#f0f0f0;height:14px;border-radius:2px}\
+.fill{display:block;height:14px;border-radius:2px;background:var(--bad)}.bar.ok .fill{background:var(--ok)}
+.num{text-align:right;font-variant-numeric:tabular-nums}\
+.ex{margin:6px 0 10px 20px;padding:6px 10px;border-left:3px solid var(--line)}.exid{font-weight:600}
 .ex pre{margin:0;max-height:200px}
-table{border-collapse:collapse;margin:6px 0;font-size:13.5px}th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;vertical-align:top}thead th{background:var(--bg2)}
-.itemtable{width:100%;table-layout:fixed}.itemtable td{overflow:hidden;text-overflow:ellipsis;word-break:break-all}.itemtable td:nth-child(6){font-family:ui-monospace,monospace;font-size:12.5px}
-.itemtable th{cursor:pointer;user-select:none}.itemtable th[aria-sort=ascending]::after{content:" ▲"}.itemtable th[aria-sort=descending]::after{content:" ▼"}
-.itemtable th:nth-child(1){width:11%}.itemtable th:nth-child(2),.itemtable th:nth-child(3){width:8%}.itemtable th:nth-child(4){width:13%}.itemtable th:nth-child(5){width:30%}
-td.pass{color:var(--ok)}td.fail{color:var(--bad)}.controls{margin:6px 0;display:flex;flex-wrap:wrap;gap:8px;align-items:center}.controls input{width:22em}
-.decision{font-size:1.2em;font-weight:700;padding:8px 12px;border-radius:4px}.decision.accept{background:#e6f4ea;color:var(--ok)}.decision.reject{background:#fce8e6;color:var(--bad)}
-.locked td.sym{font-weight:700;text-align:center}.locked tr.same td.sym{color:var(--ok)}.locked tr.differs td.sym{color:var(--bad)}.locked tr.differs{background:#fff4f2}.locked tr.skip{color:var(--muted)}
-table.locked,table.compare{width:100%;table-layout:fixed}table.locked code,table.compare code,table.compare td{word-break:break-all}.locked th:nth-child(1){width:2.2em}.locked th:nth-child(2){width:17%}.locked th:nth-child(3),.locked th:nth-child(4){width:28%}.compare th:first-child{width:190px}
+table{border-collapse:collapse;margin:6px 0;font-size:13.5px}\
+th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;vertical-align:top}thead th{background:var(--bg2)}
+.itemtable{width:100%;table-layout:fixed}.itemtable td{overflow:hidden;text-overflow:ellipsis;word-break:break-all}\
+.itemtable td:nth-child(6){font-family:ui-monospace,monospace;font-size:12.5px}
+.itemtable th{cursor:pointer;user-select:none}.itemtable th[aria-sort=ascending]::after{content:" ▲"}\
+.itemtable th[aria-sort=descending]::after{content:" ▼"}
+.itemtable th:nth-child(1){width:11%}.itemtable th:nth-child(2),.itemtable th:nth-child(3){width:8%}\
+.itemtable th:nth-child(4){width:13%}.itemtable th:nth-child(5){width:30%}
+td.pass{color:var(--ok)}td.fail{color:var(--bad)}\
+.controls{margin:6px 0;display:flex;flex-wrap:wrap;gap:8px;align-items:center}.controls input{width:22em}
+.decision{font-size:1.2em;font-weight:700;padding:8px 12px;border-radius:4px}\
+.decision.accept{background:#e6f4ea;color:var(--ok)}.decision.reject{background:#fce8e6;color:var(--bad)}
+.locked td.sym{font-weight:700;text-align:center}.locked tr.same td.sym{color:var(--ok)}\
+.locked tr.differs td.sym{color:var(--bad)}.locked tr.differs{background:#fff4f2}.locked tr.skip{color:var(--muted)}
+table.locked,table.compare{width:100%;table-layout:fixed}\
+table.locked code,table.compare code,table.compare td{word-break:break-all}.locked th:nth-child(1){width:2.2em}\
+.locked th:nth-child(2){width:17%}.locked th:nth-child(3),.locked th:nth-child(4){width:28%}\
+.compare th:first-child{width:190px}
 code.diff{background:#fff1c2}.alarm{background:#fce8e6;border:1px solid var(--bad);padding:8px 12px;border-radius:4px}
 nav ul{margin:.2em 0;padding-left:1.2em}section.subrun{border-left:3px solid var(--line);padding-left:12px}
 """
 
 # The table script: reads the JSON block, filters/sorts/pages, writes cells with textContent only (no HTML from data).
-_JS = r"""(function(){"use strict";
-function cell(tr,text,cls){var td=document.createElement("td");td.textContent=text;if(cls){td.className=cls;}tr.appendChild(td);}
+# Adjacent raw strings make one script (split only to keep source lines short; raw, so "\u2013" reaches the browser).
+_JS = (r"""(function(){"use strict";
+function cell(tr,text,cls){var td=document.createElement("td");td.textContent=text;if(cls){td.className=cls;}"""
+r"""tr.appendChild(td);}
 function cmp(x,y){if(x===y){return 0;}if(x===null){return 1;}if(y===null){return -1;}
 if(typeof x==="number"&&typeof y==="number"){return x-y;}x=String(x);y=String(y);return x<y?-1:(x>y?1:0);}
 var boxes=document.querySelectorAll("div.items");
@@ -1123,16 +1198,20 @@ var tbody=box.querySelector("tbody"),q=box.querySelector("input.q"),code=box.que
 outcome=box.querySelector("select.outcome"),info=box.querySelector(".pageinfo"),prev=box.querySelector("button.prev"),
 next=box.querySelector("button.next"),ths=box.querySelectorAll("th[data-col]");
 var hay=null,view=[],sortCol=-1,sortDir=1,page=0;
-function haystack(){if(hay===null){hay=rows.map(function(r){return [r[0],r[1],r[2]===null?"nothing":r[2],r[3],r[4],r[6]].join("\u0001").toLowerCase();});}return hay;}
+function haystack(){if(hay===null){hay=rows.map(function(r){return [r[0],r[1],r[2]===null?"nothing":r[2],r[3],r[4],"""
+r"""r[6]].join("\u0001").toLowerCase();});}return hay;}
 function draw(){var frag=document.createDocumentFragment(),start=page*size,end=Math.min(view.length,start+size);
 for(var i=start;i<end;i++){var r=rows[view[i]],tr=document.createElement("tr");
-cell(tr,r[0]);cell(tr,r[1]===null?"":String(r[1]));cell(tr,r[2]===null?"nothing":String(r[2]));cell(tr,r[3],r[5]?"pass":"fail");
+cell(tr,r[0]);cell(tr,r[1]===null?"":String(r[1]));cell(tr,r[2]===null?"nothing":String(r[2]));"""
+r"""cell(tr,r[3],r[5]?"pass":"fail");
 cell(tr,r[4]);cell(tr,r[6]===null?"none":"\u27e6"+r[6]+"\u27e7");frag.appendChild(tr);}
 tbody.textContent="";tbody.appendChild(frag);
-info.textContent=view.length?("items "+(start+1)+"\u2013"+end+" of "+view.length+(view.length<rows.length?" (filtered from "+rows.length+")":"")):"no item matches";
+info.textContent=view.length?("items "+(start+1)+"\u2013"+end+" of "+view.length+"""
+r"""(view.length<rows.length?" (filtered from "+rows.length+")":"")):"no item matches";
 prev.disabled=page===0;next.disabled=end>=view.length;}
 function compute(){var t=q.value.toLowerCase(),c=code.value,o=outcome.value,h=t?haystack():null,out=[];
-for(var i=0;i<rows.length;i++){var r=rows[i];if(c&&r[3]!==c){continue;}if(o==="pass"&&!r[5]){continue;}if(o==="fail"&&r[5]){continue;}
+for(var i=0;i<rows.length;i++){var r=rows[i];if(c&&r[3]!==c){continue;}if(o==="pass"&&!r[5]){continue;}"""
+r"""if(o==="fail"&&r[5]){continue;}
 if(t&&h[i].indexOf(t)<0){continue;}out.push(i);}
 if(sortCol>=0){out.sort(function(a,b){return cmp(rows[a][sortCol],rows[b][sortCol])*sortDir||a-b;});}
 view=out;page=0;draw();}
@@ -1140,12 +1219,13 @@ q.addEventListener("input",compute);code.addEventListener("change",compute);outc
 prev.addEventListener("click",function(){if(page>0){page--;draw();}});
 next.addEventListener("click",function(){if((page+1)*size<view.length){page++;draw();}});
 Array.prototype.forEach.call(ths,function(th){th.tabIndex=0;function go(){var col=+th.getAttribute("data-col");
-sortDir=(sortCol===col)?-sortDir:1;sortCol=col;Array.prototype.forEach.call(ths,function(o){o.removeAttribute("aria-sort");});
+sortDir=(sortCol===col)?-sortDir:1;sortCol=col;"""
+r"""Array.prototype.forEach.call(ths,function(o){o.removeAttribute("aria-sort");});
 th.setAttribute("aria-sort",sortDir>0?"ascending":"descending");compute();}
 th.addEventListener("click",go);th.addEventListener("keydown",function(ev){if(ev.key==="Enter"){go();}});});
 box.querySelector(".controls").hidden=false;var note=box.querySelector(".static-note");if(note){note.hidden=true;}
 box.setAttribute("data-ready","1");compute();});
-})();"""
+})();""")
 
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(_JS.encode("utf-8")).digest()).decode("ascii")
 # Nothing may load: no network, no file, no frame; only the inline styles and the one script above (by hash).
@@ -1170,7 +1250,8 @@ def render_report(runs: Sequence[RunData], gates: Sequence[Mapping[str, Any]] = 
     nav = []
     if len(runs) > 1:
         nav.append('<li><a href="#compare">Side by side</a></li>')
-    nav += [f'<li><a href="#gate-{i}">Gate: {e(g.get("candidate"))} vs {e(g.get("baseline"))}</a></li>' for i, g in enumerate(gates)]
+    nav += [f'<li><a href="#gate-{i}">Gate: {e(g.get("candidate"))} vs '
+            f'{e(g.get("baseline"))}</a></li>' for i, g in enumerate(gates)]
     nav += [f'<li><a href="#r{i}">{e(KIND_LABEL.get(r.kind, "Run"))}: {e(r.path)}</a></li>' for i, r in enumerate(runs)]
     parts = [
         "<!DOCTYPE html>",
@@ -1180,7 +1261,8 @@ def render_report(runs: Sequence[RunData], gates: Sequence[Mapping[str, Any]] = 
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{e(title)}</h1>",
-        '<p class="hint">Written by <code>python -m course.report</code>. Self-contained: it loads nothing, and it reads '
+        '<p class="hint">Written by <code>python -m course.report</code>. Self-contained: it loads nothing, '
+        'and it reads '
         "without JavaScript (the script only filters, sorts and pages the item tables).</p>",
         "<nav><ul>" + "".join(nav) + "</ul></nav>" if len(nav) > 1 else "",
     ]

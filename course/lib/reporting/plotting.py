@@ -3,9 +3,9 @@
 Plots are optional (``pip install -e '.[plot]'``). A tool that offers ``--plot``
 first asks ``course.cli.optional_view("plot", "--plot", ...)`` right after parsing
 (without matplotlib: one line on stderr, and the run is written without the
-picture: rule 2 of ``course.lib.extras``), then draws through this module, so that no tool ever opens a window: the ``Agg`` backend is forced before
-``pyplot`` is imported, which also makes plotting work over SSH and in CI. The
-figures themselves (titles, units, legends) live in ``course.lib.learning.demo_plots``.
+picture: rule 2 of ``course.lib.extras``), then draws through this module, so that no tool ever opens
+a window: the ``Agg`` backend is forced before ``pyplot`` is imported, which also makes plotting work
+over SSH and in CI. The figures themselves (titles, units, legends) live in ``course.lib.learning.demo_plots``.
 
 Usage inside a tool::
 

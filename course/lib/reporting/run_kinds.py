@@ -31,7 +31,8 @@ RUN_KINDS: tuple[RunKind, ...] = (
     RunKind("llm_rl", "Real LLM RL", ("course.llm.rl",)),
     RunKind("sweep", "Beta sweep", ("course.tinylm.sweep",)),
 )
-# Not written by a tool of its own: bandit_train --ablation and --noise-sweep (the manifest's mode), and anything unknown.
+# Not written by a tool of its own: bandit_train --ablation and --noise-sweep (the manifest's mode), and anything
+# unknown.
 DERIVED_KINDS: tuple[RunKind, ...] = (
     RunKind("ablation", "Bandit baseline ablation", ()),
     RunKind("noise_sweep", "Bandit reward-noise sweep", ()),

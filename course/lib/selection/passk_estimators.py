@@ -4,8 +4,9 @@
 p; n samples drawn, c of them passed; the quantity wanted is pass@k = 1 - (1 - p)^k, the chance that
 at least one of k fresh samples passes. Three estimates from the same n samples:
 
-  * plug-in    ``1 - (1 - c/n)^k`` (``course.lib.stats.plug_in_pass_at_k``): put the observed rate into the formula. Biased *low* for k >= 2:
-               ``(1 - x)^k`` is convex, so by Jensen's inequality E[(1 - p̂)^k] >= (1 - p)^k.
+  * plug-in    ``1 - (1 - c/n)^k`` (``course.lib.stats.plug_in_pass_at_k``): put the observed rate into the
+               formula. Biased *low* for k >= 2: ``(1 - x)^k`` is convex, so by Jensen's inequality
+               E[(1 - p̂)^k] >= (1 - p)^k.
   * first-k    1 if any of the first k samples passed: unbiased (it *is* one draw of the event),
                but it throws away n - k samples, so its variance is q(1 - q), q = pass@k, whatever n.
   * unbiased   ``1 - C(n-c, k) / C(n, k)`` (Chen et al. 2021; ``course.lib.stats.pass_at_k``): the
@@ -92,7 +93,9 @@ def simulate(n: int, ks: Sequence[int], p: float, *, reps: int, seed: int) -> di
     return out
 
 
-def table(ns: Sequence[int], ks: Sequence[int], ps: Sequence[float], *, reps: int, seed: int) -> list[dict[str, object]]:
+def table(
+    ns: Sequence[int], ks: Sequence[int], ps: Sequence[float], *, reps: int, seed: int
+) -> list[dict[str, object]]:
     """One row per (p, n, k <= n): the truth, and per estimator the exact and the simulated bias and sd."""
     rows: list[dict[str, object]] = []
     for p in ps:

@@ -85,7 +85,8 @@ def select_files(dataset: Path, samples: Path, results_path: Path, *, n: int, pi
             if len(pack.samples) < n:
                 raise CourseError(
                     f"{samples}:{pack.line}: id {pack.id!r} has {len(pack.samples)} sample"
-                    f"{'s' if len(pack.samples) != 1 else ''}; --n {n} needs at least {n} (the first {n} in stored order)"
+                    f"{'s' if len(pack.samples) != 1 else ''}; --n {n} needs at least {n} (the first {n} in "
+                    "stored order)"
                 )
             if policy is None:
                 policy, sampling, template = pack.policy, pack.sampling, pack.prompt_template
@@ -153,7 +154,8 @@ def select(
     """
     if type(n) is not int or n < 1:
         raise CourseError(f"--n must be a positive integer (how many samples to choose from), got {n!r}")
-    final = resolve_outdir(outdir, force=force, prefix=f"sel_n{n}", tool=TOOL, inputs=(dataset, samples))  # fail before any work
+    # fail before any work
+    final = resolve_outdir(outdir, force=force, prefix=f"sel_n{n}", tool=TOOL, inputs=(dataset, samples))
     for path, what in ((dataset, "dataset"), (samples, "selection pack")):
         problem = input_problem(path)  # a FIFO, a device or a directory is refused here, never opened
         if problem is not None:
@@ -256,14 +258,16 @@ def render_markdown(summary: dict[str, Any], tally: SelectionTally, manifest: di
     n = summary["N"]
     selection = manifest["selection"]
     context = [
-        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split {terminal_line(manifest['split'] or 'unknown')}, "
+        f"Dataset: {markdown_value(manifest['dataset']['path'])} (split "
+        f"{terminal_line(manifest['split'] or 'unknown')}, "
         f"{manifest['n_items']} items, sha256 {manifest['dataset']['sha256'][:12]}…)",
         f"Selection pack: {markdown_value(manifest['samples']['path'])} (policy {markdown_value(manifest['policy'])}, "
         f"{manifest['samples_per_item']} samples per item, sampling {markdown_value(dumps_line(manifest['sampling']))}"
         f"{template_note(manifest)})",
         f"Scorer: `{manifest['scorer_version']}` (fingerprint {manifest['scorer_fingerprint'][:12]}…)",
         f"Selection: best of the first {n} samples by `{selection['picker']}` ({selection['rule']})",
-        f"**This is selection, not learning**: {summary['note']}. The rows below describe the CHOSEN sample of each item.",
+        f"**This is selection, not learning**: {summary['note']}. The rows below describe the CHOSEN sample "
+        "of each item.",
     ]
     text = render_summary_md(summary, tally.chosen.examples, title=f"Selection best-of-{n}: {name}", context=context)
     out = [text.rstrip("\n"), "", "## Selection, not learning", ""]

@@ -72,7 +72,9 @@ def read_policy_file(label: str, path: str) -> PolicyFile:
                       {r.id: (r.completion,) for r in rows})
 
 
-def compare_policies(dataset: str | os.PathLike[str], files: Sequence[tuple[str, str]], *, k: int = 8) -> dict[str, Any]:
+def compare_policies(
+    dataset: str | os.PathLike[str], files: Sequence[tuple[str, str]], *, k: int = 8
+) -> dict[str, Any]:
     """Score every sample of every file against ``dataset``; the table's numbers (what ``--json`` prints)."""
     if not files:
         raise CourseError("name at least one rollout file to compare")
@@ -80,7 +82,8 @@ def compare_policies(dataset: str | os.PathLike[str], files: Sequence[tuple[str,
         raise CourseError(f"k must be at least 1, got {k}")
     labels = [label for label, _ in files]
     if len(set(labels)) != len(labels):
-        raise CourseError(f"two files share the label {next(l for l in labels if labels.count(l) > 1)!r}; name them LABEL=PATH")
+        shared = next(label for label in labels if labels.count(label) > 1)
+        raise CourseError(f"two files share the label {shared!r}; name them LABEL=PATH")
     examples = read_dataset(dataset)
     ids = [ex.id for ex in examples]
     columns = []
@@ -136,7 +139,8 @@ def render(table: dict[str, Any]) -> list[str]:
     ]
     for c in cols:  # what was read from the files is shown escaped (course.lib.visible): never raw
         lines.append(f"  {visible(c['label'])}: {visible(c['path'])} ({c['kind']}; policy {visible(c['policy'])}, "
-                     f"sampling {visible(dumps_line(c['sampling']))}, template {visible(describe(c['prompt_template']))})")
+                     f"sampling {visible(dumps_line(c['sampling']))}, template "
+                     f"{visible(describe(c['prompt_template']))})")
     rows: list[tuple[str, list[str]]] = [
         ("samples per item", [str(c["samples_per_item"]) for c in cols]),
         ("pass@1 (unbiased)", [_percent(c["pass_at_1"]) for c in cols]),
@@ -162,12 +166,14 @@ def render(table: dict[str, Any]) -> list[str]:
     lines += [f"  {code:<{head - 2}}  {code_meaning(code)}" for code in ordered_codes(all_codes)]
     lines += [
         "",
-        f"pass@1 and pass@{k}: unbiased estimates from all samples of each item, 1 - C(n-c,k)/C(n,k) (Chen et al. 2021);",
+        f"pass@1 and pass@{k}: unbiased estimates from all samples of each item, 1 - C(n-c,k)/C(n,k) (Chen "
+        "et al. 2021);",
         f"'-' where a file holds fewer than {k} samples per item (frozen rollouts hold one).",
         "sample 0 passes: the strict pass rate course.eval reports on the frozen rollouts (sample 0 of a pack).",
     ]
     if any(c["prompt_template"] is None for c in cols):
-        lines.append("A file without a prompt template gave its policy the dataset prompt as-is (the Locked Room counts it as plain).")
+        lines.append("A file without a prompt template gave its policy the dataset prompt as-is (the Locked Room "
+                     "counts it as plain).")
     return lines
 
 

@@ -111,7 +111,9 @@ def draft_v1_score(example: Any, completion: Any) -> dict[str, Any]:
     if problem is not None:
         return _draft_v1_verdict("bad_example", problem[0].upper() + problem[1:] + ".", shown_expected(example))
     if not isinstance(completion, str):
-        return _draft_v1_verdict("not_a_string", f"The completion is a {type(completion).__name__}, not text.", expected)
+        return _draft_v1_verdict(
+            "not_a_string", f"The completion is a {type(completion).__name__}, not text.", expected
+        )
     text = completion.strip(ASCII_WHITESPACE)
     if not text:
         return _draft_v1_verdict("empty", "The completion is empty after trimming.", expected)
@@ -132,7 +134,8 @@ def draft_v1_score(example: Any, completion: Any) -> dict[str, Any]:
         return _draft_v1_verdict("integer_too_long", f"More than {MAX_DIGITS} digits.", expected)
     value = _as_int64(int(m.group(1)))
     if value != expected:
-        return _draft_v1_verdict("wrong_answer", f"Read {value}, but the expected answer is {expected}.", expected, value)
+        return _draft_v1_verdict("wrong_answer", f"Read {value}, but the expected answer "
+                                                 f"is {expected}.", expected, value)
     return _draft_v1_verdict("ok", f"Read {value}, the expected answer.", expected, value)
 
 

@@ -102,7 +102,10 @@ def _field(obj: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
         raise CourseError(f"{where}: {name!r} must be a number, got {type(value).__name__}")
     if kind is float and not _is_reward(value):
         # Every scorer returns a reward in [0, 1]; 10**400 cannot even become a float.
-        shown = f"an integer of {len(str(abs(value)))} digits" if type(value) is int and abs(value) > 10**15 else repr(value)
+        shown = (
+            f"an integer of {len(str(abs(value)))} digits" if type(value) is int and abs(value) > 10**15
+            else repr(value)
+        )
         raise CourseError(f"{where}: {name!r} must be a number between 0 and 1, got {shown}")
     if kind in (str, dict) and not isinstance(value, kind):
         raise CourseError(f"{where}: {name!r} must be a {kind.__name__}, got {type(value).__name__}")
@@ -183,7 +186,8 @@ _SENTENCE_END = re.compile(r"[.!?][\"'»”’)\]]*$")
 def is_a_sentence(text: str) -> bool:
     """True when ``text`` is at least one sentence by the kata's rule (``SENTENCE_RULE``).
 
-    >>> is_a_sentence("x"), is_a_sentence("The scorer is wrong."), is_a_sentence("The draft scorer drops the minus sign.")
+    >>> (is_a_sentence("x"), is_a_sentence("The scorer is wrong."),
+    ...  is_a_sentence("The draft scorer drops the minus sign."))
     (False, False, True)
     >>> is_a_sentence("The draft scorer drops the minus sign, see details"), is_a_sentence("- - - - - - .")
     (False, False)

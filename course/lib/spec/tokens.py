@@ -137,7 +137,9 @@ def char_tokens(vocab: Any, text: str) -> dict[str, Any]:
     }
 
 
-def inspect_text(text: str, expected: int, encoding: Any | None, encoding_problem: str | None, vocab: Any | None) -> dict[str, Any]:
+def inspect_text(
+    text: str, expected: int, encoding: Any | None, encoding_problem: str | None, vocab: Any | None
+) -> dict[str, Any]:
     """Everything shown for one input, as a JSON-ready record."""
     verdict = score({"expected_answer": expected}, text)
     details = verdict["details"]
@@ -153,7 +155,9 @@ def inspect_text(text: str, expected: int, encoding: Any | None, encoding_proble
             "error_code": details["error_code"],
             "reason": details["reason"],
         },
-        "cl100k_base": bpe_tokens(encoding, text) if encoding is not None else {"available": False, "reason": encoding_problem},
+        "cl100k_base": (
+            bpe_tokens(encoding, text) if encoding is not None else {"available": False, "reason": encoding_problem}
+        ),
         "tiny_lm": char_tokens(vocab, text) if vocab is not None else {"available": False, "reason": TINY_LM_MISSING},
     }
 
