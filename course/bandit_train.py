@@ -150,7 +150,8 @@ def _draw_ablation(scenarios: Sequence[dict[str, Any]]):  # type: ignore[no-unty
 
     panels = [
         (
-            f"{sc['name']}: {len(sc['result']['seeds'])} seeds x {sc['result']['steps']} steps, lr {sc['result']['lr']:g}",
+            f"{sc['name']}: {len(sc['result']['seeds'])} seeds x {sc['result']['steps']} steps, "
+            f"lr {sc['result']['lr']:g}",
             ablation_plot_rows(sc["result"]),
         )
         for sc in scenarios
@@ -171,17 +172,29 @@ def build_parser():  # type: ignore[no-untyped-def]
         "python -m course.bandit_train",
         "REINFORCE on a softmax policy over candidate completions of one prompt, rewarded by the strict "
         "scorer. Prints and logs every update as a story; --ablation measures what the baseline does.",
-        "  python -m course.bandit_train --steps 30 --seed 0 --lr 0.5 --baseline --slow --outdir runs/demo_bandit_slow\n"
-        "  python -m course.bandit_train --steps 30 --seed 0 --lr -0.5 --baseline --slow --outdir runs/demo_bandit_negative\n"
+        "  python -m course.bandit_train --steps 30 --seed 0 --lr 0.5 --baseline --slow "
+        "--outdir runs/demo_bandit_slow\n"
+        "  python -m course.bandit_train --steps 30 --seed 0 --lr -0.5 --baseline --slow "
+        "--outdir runs/demo_bandit_negative\n"
         "  python -m course.bandit_train --steps 1000 --summary-every 100 --plot\n"
         "  python -m course.bandit_train --steps 30 --baseline ema --alpha 0.1\n"
         "  python -m course.bandit_train --ablation --seeds 200 --steps 100\n"
         "  python -m course.bandit_train --steps 30 --reward-noise 0.3 --slow\n"
         "  python -m course.bandit_train --noise-sweep 0 0.1 0.2 0.3 0.4 0.5 --seeds 200 --steps 100",
     )
-    parser.add_argument("--steps", type=STEPS_RANGE, default=100, help="number of updates, at most 100,000 (default 100)")
+    parser.add_argument(
+        "--steps",
+        type=STEPS_RANGE,
+        default=100,
+        help="number of updates, at most 100,000 (default 100)",
+    )
     parser.add_argument("--seed", type=seed, default=0, help="seed of the sampler; same seed, same run (default 0)")
-    parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100]; negative = the unlearning demo (default 0.5)")
+    parser.add_argument(
+        "--lr",
+        type=LR_RANGE,
+        default=0.5,
+        help="learning rate in [-100, 100]; negative = the unlearning demo (default 0.5)",
+    )
     parser.add_argument(
         "--baseline",
         nargs="?",
@@ -192,12 +205,19 @@ def build_parser():  # type: ignore[no-untyped-def]
         "--baseline), ema = moving average b <- (1-alpha) b + alpha R, optimal = the exact b* of the current "
         "policy, none = nothing",
     )
-    parser.add_argument("--no-baseline", dest="baseline", action="store_const", const="none", help="same as --baseline none (A = reward)")
+    parser.add_argument(
+        "--no-baseline",
+        dest="baseline",
+        action="store_const",
+        const="none",
+        help="same as --baseline none (A = reward)",
+    )
     parser.add_argument(
         "--alpha",
         type=ALPHA_RANGE,
         default=DEFAULT_ALPHA,
-        help=f"weight of the newest reward in the ema baseline, in (0, 1] (default {DEFAULT_ALPHA:g}); the ablation's EMA column uses it too",
+        help=f"weight of the newest reward in the ema baseline, in (0, 1] (default {DEFAULT_ALPHA:g}); "
+        "the ablation's EMA column uses it too",
     )
     parser.add_argument("--slow", action="store_true", help="print the full story of every step")
     parser.add_argument(
@@ -206,13 +226,20 @@ def build_parser():  # type: ignore[no-untyped-def]
         help="with --slow, on a terminal: before each update, predict for every action whether its probability "
         "goes up (u), down (d) or stays (s); the truth and a running score follow",
     )
-    parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="fast mode: one line every K steps")
+    parser.add_argument(
+        "--summary-every",
+        type=non_negative_int,
+        default=0,
+        metavar="K",
+        help="fast mode: one line every K steps",
+    )
     parser.add_argument(
         "--story-steps",
         type=non_negative_int,
         default=STORY_STEPS_DEFAULT,
         metavar="N",
-        help=f"tell the first N steps in full in the story; later steps get one line each (default {STORY_STEPS_DEFAULT})",
+        help="tell the first N steps in full in the story; later steps get one line each "
+        f"(default {STORY_STEPS_DEFAULT})",
     )
     parser.add_argument(
         "--action",
@@ -242,8 +269,17 @@ def build_parser():  # type: ignore[no-untyped-def]
         help="run --seeds seeds at each reward-noise rate and tabulate the exact final J(theta)",
     )
     parser.add_argument("--ablation", action="store_true", help="run many seeds with and without the baseline")
-    parser.add_argument("--seeds", type=int_in(1, 10_000), default=200, help="ablation and noise sweep: number of seeds, from --seed upward, at most 10,000 (default 200)")
-    add_run_options(parser, "run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)", plot="also write a PNG (the plot extra; without it the run is written, without the picture)")
+    parser.add_argument(
+        "--seeds",
+        type=int_in(1, 10_000),
+        default=200,
+        help="ablation and noise sweep: number of seeds, from --seed upward, at most 10,000 (default 200)",
+    )
+    add_run_options(
+        parser,
+        "run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)",
+        plot="also write a PNG (the plot extra; without it the run is written, without the picture)",
+    )
     return parser
 
 
@@ -257,9 +293,13 @@ def _check_args(args) -> None:  # type: ignore[no-untyped-def]
     if not math.isfinite(args.lr):
         raise CourseError(f"--lr must be a finite number, got {args.lr}")
     if args.noise_sweep and (args.ablation or args.slow or args.reward_noise):
-        raise CourseError("--noise-sweep runs its own rates over many seeds; it does not go with --ablation, --slow or --reward-noise")
+        raise CourseError(
+            "--noise-sweep runs its own rates over many seeds; it does not go with --ablation, --slow or --reward-noise"
+        )
     if args.reward_noise and args.ablation:
-        raise CourseError("--reward-noise does not go with --ablation (the ablation measures the baseline on clean rewards)")
+        raise CourseError(
+            "--reward-noise does not go with --ablation (the ablation measures the baseline on clean rewards)"
+        )
 
 
 def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -278,7 +318,11 @@ def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # 
         "lr": args.lr,
         "steps": args.steps,
         "baseline": BASELINE_NAMES[args.baseline],
-        **({"reward_noise": args.reward_noise, "reward_noise_seed": f"reward-noise:{args.seed}"} if args.reward_noise else {}),
+        **(
+            {"reward_noise": args.reward_noise, "reward_noise_seed": f"reward-noise:{args.seed}"}
+            if args.reward_noise
+            else {}
+        ),
         **(
             {"ema_alpha": args.alpha, "initial_baseline": INITIAL_BASELINE}
             if args.baseline == "ema" or extra.get("mode") == "ablation"
@@ -317,11 +361,16 @@ def _main(argv: Sequence[str] | None) -> int:
         return _noise_sweep_main(argv, args, actions)
 
     final = resolve_outdir(args.outdir, force=args.force, prefix="bandit", tool="course.bandit_train")
-    header = story_header(actions, steps=args.steps, lr=args.lr, seed=args.seed, baseline=args.baseline, alpha=args.alpha)
+    header = story_header(
+        actions, steps=args.steps, lr=args.lr, seed=args.seed, baseline=args.baseline, alpha=args.alpha
+    )
     if args.reward_noise:
         header[-1:-1] = [
-            f"reward noise: each reward is flipped (1 - r) with probability {args.reward_noise:g}, from its own generator "
-            "(seed 'reward-noise:{args.seed}'); J(theta) is measured under the scorer's true rewards".replace("{args.seed}", str(args.seed))
+            f"reward noise: each reward is flipped (1 - r) with probability {args.reward_noise:g}, "
+            "from its own generator "
+            "(seed 'reward-noise:{args.seed}'); J(theta) is measured under the scorer's true rewards".replace(
+                "{args.seed}", str(args.seed)
+            )
         ]
     story: list[str] = list(header)
     if args.slow:
@@ -331,7 +380,8 @@ def _main(argv: Sequence[str] | None) -> int:
     with atomic_run_dir(final, force=args.force, prefix="bandit") as tmp:
         with open(tmp / "bandit_log.jsonl", "w", encoding="utf-8", newline="\n") as log:
             steps = reinforce(
-                rewards, steps=args.steps, lr=args.lr, rng=random.Random(args.seed), baseline=args.baseline, alpha=args.alpha,
+                rewards, steps=args.steps, lr=args.lr, rng=random.Random(args.seed), baseline=args.baseline,
+                alpha=args.alpha,
                 reward_noise=args.reward_noise, noise_rng=noise_seed(args.seed) if args.reward_noise else None,
             )
             for s in steps:
@@ -393,7 +443,8 @@ def _main(argv: Sequence[str] | None) -> int:
     # With --slow, stdout up to here is byte for byte bandit_story.txt.
     print("\n".join(tail))
     if args.predict:
-        print(f"prediction score: {score[0]}/{score[1]} right" + (f" ({100 * score[0] / score[1]:.0f}%)" if score[1] else ""))
+        print(f"prediction score: {score[0]}/{score[1]} right"
+              + (f" ({100 * score[0] / score[1]:.0f}%)" if score[1] else ""))
     print(f"wrote {visible(str(final))}/ (manifest.json, bandit_log.jsonl, bandit_story.txt"
           + (", learning_curve.png" if args.plot else "") + ")")
     return 0
@@ -439,7 +490,12 @@ def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
     for name, acts in named:
         info(f"ablation [{name}]: {args.seeds} seeds x {args.steps} steps, each baseline (none, mean, EMA, b*) ...")
         result = run_ablation(
-            [a.reward for a in acts], seeds=args.seeds, base_seed=args.seed, steps=args.steps, lr=args.lr, alpha=args.alpha
+            [a.reward for a in acts],
+            seeds=args.seeds,
+            base_seed=args.seed,
+            steps=args.steps,
+            lr=args.lr,
+            alpha=args.alpha,
         )
         scenarios.append(
             {

@@ -234,7 +234,10 @@ def run(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None 
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
             written = committed()[runs_before:]
-            done = f"; {visible(str(written[-1]))} was written whole before" if written else " (nothing is left half-written)"
+            done = (
+                f"; {visible(str(written[-1]))} was written whole before" if written
+                else " (nothing is left half-written)"
+            )
             return output_closed(f"interrupted: the output pipe closed{done}")
         # Read-only directory, disk full, name too long, a file where a directory should be:
         # the user's environment, not a bug of the tool. One line naming the path and the cause,
@@ -385,7 +388,8 @@ def add_run_options(parser: Any, outdir: str, *, plot: str | None = None,
 # Loop C's flags and their checks: one definition for every policy's RL tool
 # (course.tinylm.rl, course.llm.rl; the loop is course.lib.learning.rl_loop)
 # ---------------------------------------------------------------------------
-# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample after 120 s).
+# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample
+# after 120 s).
 THREADS = int_in(1, 64)
 # Bounds where memory or disk grows with a flag: one step samples P x G rows at once (each row holds a
 # KV cache of the whole context), an evaluation batches its samples per item, every save is a checkpoint.
@@ -405,58 +409,90 @@ def add_loop_options(p: Any, defaults: dict[str, Any], policy_options: Callable[
     tool's own (which policy, where it starts) after the run's name."""
     from course.lib.learning import rl_loop  # only the tools that train need it
 
-    p.add_argument("--rubric", default="strict", help="training reward: strict, or a hackable one from course.rubrics (default strict)")
+    p.add_argument("--rubric", default="strict",
+                   help="training reward: strict, or a hackable one from course.rubrics (default strict)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the training prompts and samples (default 0)")
     add_run_options(p, "run directory (default: the next free runs/rl_NNN)")
     policy_options(p)
-    p.add_argument("--no-holdout", action="store_true", help="skip the final holdout evaluation and gate (used by the beta sweep)")
-    p.add_argument("--beta", type=float_in(0.0, 100.0), default=defaults["beta"], help=f"KL penalty weight (default {defaults['beta']})")
-    p.add_argument("--steps", type=STEPS, default=defaults["steps"], help=f"policy updates (default {defaults['steps']})")
-    p.add_argument("--prompts-per-step", type=int_in(1, MAX_ROWS), default=defaults["prompts_per_step"], help=f"P, problems per step (default {defaults['prompts_per_step']})")
-    p.add_argument("--group-size", type=int_in(1, MAX_ROWS), default=defaults["group_size"], help=f"G, samples per problem (default {defaults['group_size']})")
-    p.add_argument("--lr", type=float_in(1e-8, 1.0), default=defaults["lr"], help=f"Adam learning rate (default {defaults['lr']})")
-    p.add_argument("--grad-clip", type=float_in(1e-6, 1e6), default=defaults["grad_clip"], help=f"gradient norm clip (default {defaults['grad_clip']})")
-    p.add_argument("--temperature", type=float_in(1e-3, 100.0), default=defaults["temperature"], help=f"sampling temperature for training AND evaluation (default {defaults['temperature']}: the policy itself)")
-    p.add_argument("--max-tokens", type=positive_int, default=defaults["max_tokens"], help=f"completion length limit (default {defaults['max_tokens']})")
-    p.add_argument("--eval-every", type=positive_int, default=defaults["eval_every"], help=f"steps between fixed-slice evaluations (default {defaults['eval_every']})")
-    p.add_argument("--eval-samples", type=SAMPLES, default=defaults["eval_samples"], help=f"samples per math_dev item in the fixed slice (default {defaults['eval_samples']})")
-    p.add_argument("--slice-items", type=positive_int, default=defaults["slice_items"], help=f"first N math_dev items form the fixed slice (default {defaults['slice_items']}{' = all' if defaults['slice_items'] == 100 else ''})")
-    p.add_argument("--holdout-samples", type=SAMPLES, default=defaults["holdout_samples"], help=f"samples per holdout item for pass@1 (default {defaults['holdout_samples']})")
-    p.add_argument("--eval-seed", type=seed, default=defaults["eval_seed"], help="sampling seed of every evaluation (default 0: the same draws for every run)")
-    p.add_argument("--save-every", type=positive_int, default=defaults["save_every"], help=f"checkpoint interval in steps (default {defaults['save_every']})")
-    p.add_argument("--threads", type=THREADS, default=defaults["threads"], help=f"PyTorch threads (default {defaults['threads']}; part of reproducibility)")
+    p.add_argument("--no-holdout", action="store_true",
+                   help="skip the final holdout evaluation and gate (used by the beta sweep)")
+    p.add_argument("--beta", type=float_in(0.0, 100.0), default=defaults["beta"],
+                   help=f"KL penalty weight (default {defaults['beta']})")
+    p.add_argument("--steps", type=STEPS, default=defaults["steps"],
+                   help=f"policy updates (default {defaults['steps']})")
+    p.add_argument("--prompts-per-step", type=int_in(1, MAX_ROWS), default=defaults["prompts_per_step"],
+                   help=f"P, problems per step (default {defaults['prompts_per_step']})")
+    p.add_argument("--group-size", type=int_in(1, MAX_ROWS), default=defaults["group_size"],
+                   help=f"G, samples per problem (default {defaults['group_size']})")
+    p.add_argument("--lr", type=float_in(1e-8, 1.0), default=defaults["lr"],
+                   help=f"Adam learning rate (default {defaults['lr']})")
+    p.add_argument("--grad-clip", type=float_in(1e-6, 1e6), default=defaults["grad_clip"],
+                   help=f"gradient norm clip (default {defaults['grad_clip']})")
+    p.add_argument("--temperature", type=float_in(1e-3, 100.0), default=defaults["temperature"],
+                   help="sampling temperature for training AND evaluation "
+                        f"(default {defaults['temperature']}: the policy itself)")
+    p.add_argument("--max-tokens", type=positive_int, default=defaults["max_tokens"],
+                   help=f"completion length limit (default {defaults['max_tokens']})")
+    p.add_argument("--eval-every", type=positive_int, default=defaults["eval_every"],
+                   help=f"steps between fixed-slice evaluations (default {defaults['eval_every']})")
+    p.add_argument("--eval-samples", type=SAMPLES, default=defaults["eval_samples"],
+                   help=f"samples per math_dev item in the fixed slice (default {defaults['eval_samples']})")
+    p.add_argument("--slice-items", type=positive_int, default=defaults["slice_items"],
+                   help="first N math_dev items form the fixed slice "
+                        f"(default {defaults['slice_items']}{' = all' if defaults['slice_items'] == 100 else ''})")
+    p.add_argument("--holdout-samples", type=SAMPLES, default=defaults["holdout_samples"],
+                   help=f"samples per holdout item for pass@1 (default {defaults['holdout_samples']})")
+    p.add_argument("--eval-seed", type=seed, default=defaults["eval_seed"],
+                   help="sampling seed of every evaluation (default 0: the same draws for every run)")
+    p.add_argument("--save-every", type=positive_int, default=defaults["save_every"],
+                   help=f"checkpoint interval in steps (default {defaults['save_every']})")
+    p.add_argument("--threads", type=THREADS, default=defaults["threads"],
+                   help=f"PyTorch threads (default {defaults['threads']}; part of reproducibility)")
     p.add_argument("--gate-min-delta", type=float_in(-1.0, 1.0), default=defaults["gate_min_delta"],
-                   help=f"course.gate's bar for promoting the final policy over pi0 on the holdout (default {defaults['gate_min_delta']:.2f}; significance is also required)")
+                   help="course.gate's bar for promoting the final policy over pi0 on the holdout "
+                        f"(default {defaults['gate_min_delta']:.2f}; significance is also required)")
     # The objective's switches (course.lib.learning.rl_loop.policy_loss; docs/objective.md): the same defaults for
     # every policy, the loop as it always was.
     p.add_argument("--kl-estimator", choices=rl_loop.KL_ESTIMATORS, default=None,
                    help="KL estimate per token: k1 = log pi/pi0, k2 = 1/2 (log pi/pi0)^2, k3 = pi0/pi - 1 - log pi0/pi "
-                        "(default: k3 in the loss, k1 in the reward; python -m course.kl_estimators shows what each one's gradient follows)")
+                        "(default: k3 in the loss, k1 in the reward; "
+                        "python -m course.kl_estimators shows what each one's gradient follows)")
     p.add_argument("--kl-in", choices=rl_loop.KL_PLACES, default="loss",
-                   help="where the KL penalty goes: a per-token loss term (default, GRPO) or subtracted from each completion's reward (PPO-style RLHF)")
+                   help="where the KL penalty goes: a per-token loss term (default, GRPO) "
+                        "or subtracted from each completion's reward (PPO-style RLHF)")
     p.add_argument("--loss-norm", choices=rl_loop.LOSS_NORMS, default="constant",
-                   help="what the loss's token sum is divided by: constant = the number of samples (default; Dr. GRPO-like), "
-                        "seq-mean = each completion's length too (GRPO), token-mean = all tokens of the batch (DAPO); see python -m course.loss_normalisation")
+                   help="what the loss's token sum is divided by: "
+                        "constant = the number of samples (default; Dr. GRPO-like), "
+                        "seq-mean = each completion's length too (GRPO), token-mean = all tokens of the batch (DAPO); "
+                        "see python -m course.loss_normalisation")
     p.add_argument("--scale-rewards", choices=rl_loop.REWARD_SCALES, default="none",
-                   help="divide each advantage by its group's reward standard deviation (group, GRPO) or not (none, default)")
+                   help="divide each advantage by its group's reward standard deviation (group, GRPO) "
+                        "or not (none, default)")
     p.add_argument("--dynamic-sampling", type=int_in(1, MAX_DRAWS), default=1, metavar="MAX_DRAWS",
-                   help="DAPO's dynamic sampling: draw up to MAX_DRAWS batches of fresh problems per step and train on the "
+                   help="DAPO's dynamic sampling: draw up to MAX_DRAWS batches of fresh problems per step "
+                        "and train on the "
                         "groups whose rewards differ (default 1: off; each extra draw costs one step's sampling)")
 
 
 def check_args(args: Any, max_tokens_limit: int) -> None:
     """Refuse settings the algorithm cannot run with (CourseError: one line, exit 2), before any work."""
-    for name in ("steps", "prompts_per_step", "group_size", "eval_every", "eval_samples", "slice_items", "holdout_samples", "save_every", "threads"):
+    for name in ("steps", "prompts_per_step", "group_size", "eval_every", "eval_samples", "slice_items",
+                 "holdout_samples", "save_every", "threads"):
         if getattr(args, name) < 1:
             raise CourseError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     if args.group_size < 2:
-        raise CourseError("--group-size must be at least 2: the baseline is the mean of the other samples of the prompt")
+        raise CourseError(
+            "--group-size must be at least 2: the baseline is the mean of the other samples of the prompt"
+        )
     if args.beta < 0:
         raise CourseError(f"--beta must be >= 0, got {args.beta}")
     if args.kl_estimator is None:  # the standard pairing for each place (and the loop's behaviour from the start)
         args.kl_estimator = "k3" if args.kl_in == "loss" else "k1"
     if not args.temperature > 0:
-        raise CourseError("--temperature must be > 0 for on-policy training (greedy decoding has no log-probabilities to learn from)")
+        raise CourseError(
+            "--temperature must be > 0 for on-policy training "
+            "(greedy decoding has no log-probabilities to learn from)"
+        )
     if not 1 <= args.max_tokens <= max_tokens_limit:
         raise CourseError(f"--max-tokens must be between 1 and {max_tokens_limit}, got {args.max_tokens}")
     if args.prompts_per_step * args.group_size > MAX_ROWS:

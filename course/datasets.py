@@ -25,7 +25,8 @@ The readers and the conversion live in ``course.lib.bridges.dataset_readers``; t
 parses the options, writes the file and prints. Run it::
 
     python -m course.datasets import --format gsm8k gsm8k_test.jsonl --out runs/gsm8k_test.jsonl
-    python -m course.datasets import --format hf data.parquet --question-col problem --answer-col solution --out runs/ds.jsonl
+    python -m course.datasets import --format hf data.parquet --question-col problem --answer-col solution \\
+        --out runs/ds.jsonl
 """
 
 from __future__ import annotations
@@ -60,22 +61,27 @@ def build_parser():  # type: ignore[no-untyped-def]
         "python -m course.datasets",
         "Import outside question/answer data (GSM8K release files, Hugging Face datasets, parquet, JSONL) "
         "into the course's dataset format, with stable ids and integer answers.",
-        "  python -m course.datasets import --format gsm8k tests/data/bridges/gsm8k_sample.jsonl --out runs/gsm8k_sample.jsonl\n"
+        "  python -m course.datasets import --format gsm8k tests/data/bridges/gsm8k_sample.jsonl "
+        "--out runs/gsm8k_sample.jsonl\n"
         "  python -m course.eval --dataset runs/gsm8k_sample.jsonl --completions ROLLOUTS.jsonl",
     )
     sub = p.add_subparsers(dest="command", required=True)
     imp = sub.add_parser("import", help="convert one file or saved dataset")
     imp.add_argument("source", help="the file (GSM8K JSONL, parquet, JSONL) or save_to_disk directory")
-    imp.add_argument("--format", required=True, choices=("gsm8k", "hf"), help="gsm8k: question/answer with '#### n'; hf: named columns")
+    imp.add_argument("--format", required=True, choices=("gsm8k", "hf"),
+                     help="gsm8k: question/answer with '#### n'; hf: named columns")
     imp.add_argument("--out", required=True, help="the dataset file to write")
     imp.add_argument("--question-col", default="question", help="column holding the question (default question)")
     imp.add_argument("--answer-col", default="answer", help="column holding the answer (default answer)")
     imp.add_argument("--answer-style", choices=("gsm8k", "plain"), default=None,
-                     help="gsm8k: the answer is the text after '####'; plain: the whole value (default: gsm8k for --format gsm8k, plain for hf)")
+                     help="gsm8k: the answer is the text after '####'; plain: the whole value "
+                          "(default: gsm8k for --format gsm8k, plain for hf)")
     imp.add_argument("--split", default=None, help="split of a saved DatasetDict (e.g. test)")
     imp.add_argument("--source-name", default=None, help="id prefix (default: the source's file name without suffix)")
-    imp.add_argument("--no-instruction", action="store_true", help="keep the question as the prompt, without the 'Final: <int>' instruction")
-    imp.add_argument("--skip-non-integer", action="store_true", help="leave out (and list) items whose answer is not an integer instead of failing")
+    imp.add_argument("--no-instruction", action="store_true",
+                     help="keep the question as the prompt, without the 'Final: <int>' instruction")
+    imp.add_argument("--skip-non-integer", action="store_true",
+                     help="leave out (and list) items whose answer is not an integer instead of failing")
     imp.add_argument("--force", action="store_true", help="replace an existing output file")
     imp.add_argument("--json", action="store_true", help="print the result as JSON")
     return p
@@ -96,7 +102,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise CourseError(f"--source-name {name!r}: use letters, digits, '_', '.', '-' (it becomes part of every id)")
     style = args.answer_style or ("gsm8k" if args.format == "gsm8k" else "plain")
-    rows = jsonl_rows(source) if args.format == "gsm8k" else hf_rows(source, args.split, (args.question_col, args.answer_col))
+    rows = (
+        jsonl_rows(source) if args.format == "gsm8k"
+        else hf_rows(source, args.split, (args.question_col, args.answer_col))
+    )
     result = convert(
         rows, source=name, question_col=args.question_col, answer_col=args.answer_col, answer_style=style,
         skip_non_integer=args.skip_non_integer, instruction="" if args.no_instruction else INSTRUCTION,

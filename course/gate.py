@@ -8,8 +8,8 @@ conditions: dataset, split, rubric, scorer, sampling, prompt template, selection
 test and a Newcombe interval; for runs with several samples per item, a sign-flip test and a
 paired bootstrap over the items' pass rates). Beyond the manifests it checks the items: the same
 ids and expected answers in both runs, and, when the dataset file is at hand, every result
-re-scored against it (one ``Items checked:`` line says what ran). ``course.lib.evaluation.locked_room`` decides and renders; this module
-parses the command line and prints.
+re-scored against it (one ``Items checked:`` line says what ran). ``course.lib.evaluation.locked_room`` decides and
+renders; this module parses the command line and prints.
 
 Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
 directory, a run from a tool the gate cannot compare, results.jsonl edited after
@@ -72,7 +72,8 @@ def _main(args_in: Sequence[str] | None) -> int:
 
         page = report_html.render_report([report_html.load_run(args.baseline), report_html.load_run(args.candidate)],
                                          [gate_view(result, base, cand)])
-        info(f"wrote {visible(str(report_html.write_report(args.html, page, force=args.force, runs=(args.baseline, args.candidate))))}")
+        html_path = report_html.write_report(args.html, page, force=args.force, runs=(args.baseline, args.candidate))
+        info(f"wrote {visible(str(html_path))}")
     if args.json:
         print(dumps_safe(result, sort_keys=True, indent=2))
     else:

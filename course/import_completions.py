@@ -31,10 +31,14 @@ otherwise), and an existing file is only replaced with ``--force``.
 The readers and checks live in ``course.lib.bridges.rollout_readers``; this tool parses the
 options, writes the file and prints. Run it::
 
-    python -m course.import_completions --format plain outputs.jsonl --policy my-model --sampling '{"temperature": 0}' --out runs/mine.jsonl
-    python -m course.import_completions --format lm-eval samples_course_math_2026.jsonl --results results_2026.json --dataset data/datasets/math_dev.jsonl --out runs/lmeval.jsonl
-    python -m course.import_completions --format inspect runs/inspect_logs --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl
-    python -m course.import_completions --format inspect runs/inspect_epochs --pack --dataset data/datasets/math_dev.jsonl --out runs/inspect_pack.jsonl
+    python -m course.import_completions --format plain outputs.jsonl --policy my-model \\
+        --sampling '{"temperature": 0}' --out runs/mine.jsonl
+    python -m course.import_completions --format lm-eval samples_course_math_2026.jsonl \\
+        --results results_2026.json --dataset data/datasets/math_dev.jsonl --out runs/lmeval.jsonl
+    python -m course.import_completions --format inspect runs/inspect_logs \\
+        --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl
+    python -m course.import_completions --format inspect runs/inspect_epochs --pack \\
+        --dataset data/datasets/math_dev.jsonl --out runs/inspect_pack.jsonl
 """
 
 from __future__ import annotations
@@ -57,14 +61,16 @@ def build_parser():  # type: ignore[no-untyped-def]
         "--policy my-model --sampling '{\"temperature\": 0}' --out runs/plain.jsonl\n"
         "  python -m course.eval --dataset data/datasets/math_dev.jsonl --completions runs/plain.jsonl --allow-missing",
     )
-    p.add_argument("source", help="the outputs: a JSONL file, an lm-eval samples_*.jsonl, or an inspect log (file or directory)")
+    p.add_argument("source",
+                   help="the outputs: a JSONL file, an lm-eval samples_*.jsonl, or an inspect log (file or directory)")
     p.add_argument("--format", required=True, choices=("plain", "lm-eval", "inspect"))
     p.add_argument("--out", required=True, help="the frozen-rollouts file to write")
     p.add_argument("--policy", default=None, help="policy name (required for plain; overrides what a log records)")
     p.add_argument("--sampling", default=None, help="sampling settings as a JSON object (required for plain)")
     p.add_argument("--results", default=None, help="lm-eval: the results_*.json of the same run (model, seeds)")
     p.add_argument("--id-field", default="id", help="lm-eval: the document field holding the item id (default id)")
-    p.add_argument("--dataset", default=None, help="check ids and targets against this course dataset and write in its order")
+    p.add_argument("--dataset", default=None,
+                   help="check ids and targets against this course dataset and write in its order")
     p.add_argument("--pack", action="store_true",
                    help="write a selection pack: every sample of an item (lm-eval repeats, inspect epochs) in order")
     p.add_argument("--force", action="store_true", help="replace an existing output file")

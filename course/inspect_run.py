@@ -67,7 +67,8 @@ def _main(args_in: Sequence[str] | None) -> int:
     parser.add_argument("--top-k", type=non_negative_int, default=None, metavar="K",
                         help="the K MOST frequent codes, count descending (default 5 unless --bottom-k is given)")
     parser.add_argument("--bottom-k", type=non_negative_int, default=None, metavar="K",
-                        help="the K LEAST frequent codes present, count ascending (with --top-k: those not already listed)")
+                        help="the K LEAST frequent codes present, count ascending "
+                             "(with --top-k: those not already listed)")
     parser.add_argument("--show", type=non_negative_int, default=2, help="examples per category (default 2)")
     parser.add_argument("--code", help="show only this error code (e.g. lookalike_minus)")
     args = parser.parse_args(args_in)

@@ -71,10 +71,15 @@ def _vec(v: Sequence[float]) -> str:
 def render(block: dict[str, Any], seed_: int) -> list[str]:
     """The human tables for one policy."""
     ex = block["exact"]
-    how = "per token, summed over the path (the loop's way)" if block["per_token"] else "once on the whole path (log r summed first)"
+    how = (
+        "per token, summed over the path (the loop's way)" if block["per_token"]
+        else "once on the whole path (log r summed first)"
+    )
     title = block["policy"] + ("" if block["policy"] == "categorical" else f": the estimator applied {how}")
     lines = [title, "=" * len(title),
-             "outcomes " + "  ".join(f"{o} pi {p:.3f} pi0 {q:.3f}" for o, p, q in zip(block["outcomes"], block["pi"], block["pi0"])),
+             "outcomes " + "  ".join(
+                 f"{o} pi {p:.3f} pi0 {q:.3f}" for o, p, q in zip(block["outcomes"], block["pi"], block["pi0"])
+             ),
              f"parameters: {' '.join(block['parameters'])}",
              f"KL(pi||pi0) = {ex['kl_reverse']:.5f}   KL(pi0||pi) = {ex['kl_forward']:.5f}",
              f"  grad KL(pi||pi0)  {_vec(ex['grad_kl_reverse'])}   (reverse: what E[r] - beta KL(pi||pi0) names)",
@@ -82,13 +87,17 @@ def render(block: dict[str, Any], seed_: int) -> list[str]:
              "",
              "exact expectations under pi     E[k]     E[gradient of the penalty]            equals"]
     for r in ex["rows"]:
-        bias = "unbiased" if abs(r["value"] - ex["kl_reverse"]) < 1e-9 else f"biased {r['value'] - ex['kl_reverse']:+.5f}"
+        bias = (
+            "unbiased" if abs(r["value"] - ex["kl_reverse"]) < 1e-9
+            else f"biased {r['value'] - ex['kl_reverse']:+.5f}"
+        )
         lines.append(f"  {r['estimator']} = {kl.FORMULAS[r['estimator']]:<16} in the {r['place']:<6} {r['value']:.5f}  "
                      f"{_vec(r['gradient'])}  {r['matches']}  (value {bias})")
     lines += ["", f"Monte Carlo: n samples of pi (seed {seed_}; the same draws for every row of an n)",
               "  estimator  place        n   mean k +- s.e.      var(k)   max|grad - E grad|  grad s.e.  var(grad)"]
     for m in block["monte_carlo"]:
-        lines.append(f"  {m['estimator']:<9}  {m['place']:<6} {m['n']:>7}   {m['value_mean']:.4f} +- {m['value_se']:.4f}   "
+        lines.append(f"  {m['estimator']:<9}  {m['place']:<6} {m['n']:>7}   "
+                     f"{m['value_mean']:.4f} +- {m['value_se']:.4f}   "
                      f"{m['value_var']:8.4f}   {m['grad_error']:18.4f}  {m['grad_se']:9.4f}  {m['grad_var']:9.4f}")
     return lines
 
@@ -100,7 +109,8 @@ def build_parser():  # type: ignore[no-untyped-def]
         "beside grad KL(pi||pi0) and grad KL(pi0||pi), on a categorical policy and the two-step MDP, "
         "then Monte-Carlo estimates with their variance.",
         "  python -m course.kl_estimators\n"
-        "  python -m course.kl_estimators --policy categorical --logits 2 0 -1 --ref-logits 0 0 0 --samples 100 10000 --seed 3",
+        "  python -m course.kl_estimators --policy categorical --logits 2 0 -1 --ref-logits 0 0 0 "
+        "--samples 100 10000 --seed 3",
     )
     p.add_argument("--policy", choices=("categorical", "two-step", "both"), default="both",
                    help="which enumerable policy (default both)")
@@ -109,7 +119,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     p.add_argument("--ref-logits", type=LOGIT, nargs="+", default=None, metavar="X",
                    help="pi0's logits, as many as --logits (default all 0: uniform)")
     p.add_argument("--samples", type=SAMPLE_SIZE, nargs="+", default=list(DEFAULT_SAMPLES), metavar="N",
-                   help="Monte-Carlo sample sizes, 2 to 1,000,000 (default " + " ".join(map(str, DEFAULT_SAMPLES)) + ")")
+                   help="Monte-Carlo sample sizes, 2 to 1,000,000 (default "
+                        + " ".join(map(str, DEFAULT_SAMPLES)) + ")")
     p.add_argument("--seed", type=seed, default=0, help="seed of the Monte-Carlo draws (default 0)")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
     return p
@@ -119,10 +130,18 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     ref = args.ref_logits if args.ref_logits is not None else [0.0] * len(args.logits)
     if len(ref) != len(args.logits) or len(args.logits) < 2:
-        raise CourseError(f"--logits and --ref-logits need the same number (at least 2) of values, got {len(args.logits)} and {len(ref)}")
+        raise CourseError(
+            "--logits and --ref-logits need the same number (at least 2) of values, "
+            f"got {len(args.logits)} and {len(ref)}"
+        )
     if max(args.logits) - min(args.logits) > 50 or max(ref) - min(ref) > 50:
-        raise CourseError("--logits and --ref-logits must span at most 50 (a probability below e^-50 makes every estimate a rounding error)")
-    blocks = [analyse(pol, per_token, args.samples, args.seed) for pol, per_token in policies(args.policy, args.logits, ref)]
+        raise CourseError(
+            "--logits and --ref-logits must span at most 50 "
+            "(a probability below e^-50 makes every estimate a rounding error)"
+        )
+    blocks = [
+        analyse(pol, per_token, args.samples, args.seed) for pol, per_token in policies(args.policy, args.logits, ref)
+    ]
     if args.json:
         print(dumps_safe({"seed": args.seed, "samples": args.samples, "formulas": kl.FORMULAS, "policies": blocks},
                          sort_keys=True, indent=2))

@@ -38,20 +38,20 @@ import math
 from typing import Any, Sequence
 
 from course.cli import add_run_options, float_in, make_parser, optional_view, run
-from course.lib.learning import policy_gradient as pg
-from course.lib.learning.bandit import DEFAULT_ACTIONS, EXAMPLE, score_actions
-from course.lib.learning.kl_tradeoff import BetaRow, sweep, top_actions
-
-# beta in [1e-3, 1e3]: r/beta stays below 1e3 (rewards are 0/1), far from exp/float overflow;
-# 1e-320 made r/beta infinite and the whole CSV NaN.
-BETA_RANGE = float_in(1e-3, 1e3)
 from course.errors import CourseError
 from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
+from course.lib.learning import policy_gradient as pg
+from course.lib.learning.bandit import DEFAULT_ACTIONS, EXAMPLE, score_actions
+from course.lib.learning.kl_tradeoff import BetaRow, sweep, top_actions
 from course.lib.learning.narration import quote
 from course.lib.records.manifest import environment
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_json
 from course.lib.visible import visible
+
+# beta in [1e-3, 1e3]: r/beta stays below 1e3 (rewards are 0/1), far from exp/float overflow;
+# 1e-320 made r/beta infinite and the whole CSV NaN.
+BETA_RANGE = float_in(1e-3, 1e3)
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
 # the right number most of the time but rarely in the exact format the verifier accepts.
@@ -73,7 +73,8 @@ def csv_text(rows: Sequence[BetaRow], n_actions: int) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
-        ["beta", "expected_reward", "kl", *[f"p_{i}" for i in range(n_actions)], "objective", "ga_steps", "ga_max_abs_diff"]
+        ["beta", "expected_reward", "kl", *[f"p_{i}" for i in range(n_actions)], "objective", "ga_steps",
+         "ga_max_abs_diff"]
     )
     for r in rows:
         writer.writerow(
@@ -83,7 +84,9 @@ def csv_text(rows: Sequence[BetaRow], n_actions: int) -> str:
     return out.getvalue()
 
 
-def report(rows: Sequence[BetaRow], actions: Sequence[str], pi_ref: Sequence[float], rewards: Sequence[float]) -> list[str]:
+def report(
+    rows: Sequence[BetaRow], actions: Sequence[str], pi_ref: Sequence[float], rewards: Sequence[float]
+) -> list[str]:
     width = max(len(quote(a)) for a in actions)
     lines = [
         f"Prompt {EXAMPLE['prompt']!r} (expected {EXAMPLE['expected_answer']}); "
@@ -95,7 +98,8 @@ def report(rows: Sequence[BetaRow], actions: Sequence[str], pi_ref: Sequence[flo
     ref_reward = pg.expected_reward(pi_ref, rewards)
     lines += [
         "",
-        f"  {'beta':>7}  {'E[r]':>6}  {'KL':>7}  {'E[r]-beta*KL':>12}  {'GA steps':>8}  {'max|GA-closed|':>14}  top-3 actions (prob)",
+        f"  {'beta':>7}  {'E[r]':>6}  {'KL':>7}  {'E[r]-beta*KL':>12}  {'GA steps':>8}  {'max|GA-closed|':>14}  "
+        "top-3 actions (prob)",
         f"  {'inf':>7}  {ref_reward:>6.4f}  {0.0:>7.4f}  {ref_reward:>12.4f}  {'-':>8}  {'-':>14}  "
         + _top3(pi_ref, actions)
         + "   <- pi_ref itself",
@@ -111,7 +115,8 @@ def report(rows: Sequence[BetaRow], actions: Sequence[str], pi_ref: Sequence[flo
     ceiling = -math.log(math.fsum(q for q, r in zip(pi_ref, rewards) if r == best))
     lines += [
         "",
-        f"closed form pi_ref*exp(r/beta)/Z vs gradient ascent on the logits: max |difference| {worst:.1e} over all betas",
+        "closed form pi_ref*exp(r/beta)/Z vs gradient ascent on the logits: "
+        f"max |difference| {worst:.1e} over all betas",
         "smaller beta -> more reward, more KL (further from the base model); larger beta -> pi stays pi_ref, KL -> 0",
         f"as beta -> 0 the KL tops out at -log pi_ref(best actions) = {ceiling:.4f} nats: the price of putting all",
         "mass on completions the base model gave only " + f"{math.exp(-ceiling):.0%}" + " of its probability",
@@ -151,9 +156,17 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.kl_tradeoff_demo --betas 0.01 0.1 1 10 --plot --outdir runs/kl_demo",
     )
     parser.add_argument(
-        "--betas", type=BETA_RANGE, nargs="+", metavar="BETA", help="penalty strengths in [1e-3, 1e3] (default " + " ".join(f"{b:g}" for b in DEFAULT_BETAS) + ")"
+        "--betas",
+        type=BETA_RANGE,
+        nargs="+",
+        metavar="BETA",
+        help="penalty strengths in [1e-3, 1e3] (default " + " ".join(f"{b:g}" for b in DEFAULT_BETAS) + ")",
     )
-    add_run_options(parser, "run directory (default runs/kl_tradeoff_NNN)", plot="also write kl_tradeoff.png (the plot extra; without it the run is written, without the picture)")
+    add_run_options(
+        parser,
+        "run directory (default runs/kl_tradeoff_NNN)",
+        plot="also write kl_tradeoff.png (the plot extra; without it the run is written, without the picture)",
+    )
     return parser
 
 
@@ -208,7 +221,8 @@ def _main(argv: Sequence[str] | None) -> int:
         }
         write_json(tmp / "manifest.json", manifest)
     print("\n".join(lines))
-    print(f"wrote {visible(str(final))}/ (manifest.json, kl_tradeoff.csv" + (", kl_tradeoff.png" if args.plot else "") + ")")
+    print(f"wrote {visible(str(final))}/ (manifest.json, kl_tradeoff.csv"
+          + (", kl_tradeoff.png" if args.plot else "") + ")")
     return 0
 
 

@@ -34,13 +34,15 @@ DEFAULT_GROUP = 4
 
 def render(rows_by_scale: dict[str, list[ln.Completion]]) -> list[str]:
     """One table per reward scaling."""
-    lines = ["Per-token weight w = A / divisor (d loss / d log pi = -w); total = length x w, the push on the whole completion.",
+    lines = ["Per-token weight w = A / divisor (d loss / d log pi = -w); "
+             "total = length x w, the push on the whole completion.",
              "Divisors: " + "; ".join(f"{n}: {ln.NORM_NAMES[n]}" for n in ln.NORMS), ""]
     for scale, rows in rows_by_scale.items():
         head = ("advantage A = r - group mean" if scale == "none"
                 else f"advantage A = (r - group mean) / (group std + {ln.STD_EPS:g})")
         lines += [f"scale-rewards {scale}: {head}",
-                  "   #  group  length  reward   advantage | " + " | ".join(f"{n:>10} per token {'total':>7}" for n in ln.NORMS)]
+                  "   #  group  length  reward   advantage | "
+                  + " | ".join(f"{n:>10} per token {'total':>7}" for n in ln.NORMS)]
         for r in rows:
             cells = " | ".join(f"{r.per_token[n]:+20.5f} {r.total[n]:+7.3f}" for n in ln.NORMS)
             lines.append(f"  {r.index:2d}  {r.group:5d}  {r.length:6d}  {r.reward:6g}  {r.advantage:+10.4f} | {cells}")
@@ -58,10 +60,12 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.loss_normalisation --rewards 1 0 0 0 --lengths 5 5 40 5 --group-size 4",
     )
     p.add_argument("--rewards", type=finite_float, nargs="+", default=list(DEFAULT_REWARDS), metavar="R",
-                   help="one reward per completion, prompt-major (default " + " ".join(f"{r:g}" for r in DEFAULT_REWARDS) + ")")
+                   help="one reward per completion, prompt-major (default "
+                        + " ".join(f"{r:g}" for r in DEFAULT_REWARDS) + ")")
     p.add_argument("--lengths", type=non_negative_int, nargs="+", default=list(DEFAULT_LENGTHS), metavar="L",
                    help="tokens of each completion, same order (default " + " ".join(map(str, DEFAULT_LENGTHS)) + ")")
-    p.add_argument("--group-size", type=int_in(2, 4096), default=DEFAULT_GROUP, help=f"G, completions per prompt (default {DEFAULT_GROUP})")
+    p.add_argument("--group-size", type=int_in(2, 4096), default=DEFAULT_GROUP,
+                   help=f"G, completions per prompt (default {DEFAULT_GROUP})")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
     return p
 
@@ -69,10 +73,15 @@ def build_parser():  # type: ignore[no-untyped-def]
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if len(args.rewards) != len(args.lengths):
-        raise CourseError(f"--rewards has {len(args.rewards)} values but --lengths has {len(args.lengths)}: one of each per completion")
+        raise CourseError(
+            f"--rewards has {len(args.rewards)} values but --lengths has {len(args.lengths)}: "
+            "one of each per completion"
+        )
     if len(args.rewards) % args.group_size:
         raise CourseError(f"{len(args.rewards)} completions do not split into groups of --group-size {args.group_size}")
-    tables = {scale: ln.weights_table(args.rewards, args.lengths, group=args.group_size, scale=scale) for scale in ln.SCALES}
+    tables = {
+        scale: ln.weights_table(args.rewards, args.lengths, group=args.group_size, scale=scale) for scale in ln.SCALES
+    }
     if args.json:
         doc: dict[str, Any] = {"group_size": args.group_size, "norms": ln.NORM_NAMES,
                                "tables": {s: [asdict(r) for r in rows] for s, rows in tables.items()}}

@@ -92,10 +92,14 @@ def _main(argv: Sequence[str] | None) -> int:
         "bias and standard deviation by n and k, beside the exact values summed over the binomial.",
         EXAMPLE,
     )
-    parser.add_argument("--n", type=int_in(1, 1000), nargs="+", default=[5, 10, 20, 50], help="samples per item (default 5 10 20 50)")
-    parser.add_argument("--k", type=int_in(1, 1000), nargs="+", default=[1, 2, 5, 10], help="the k of pass@k (default 1 2 5 10; k > n is skipped)")
-    parser.add_argument("--p", type=float_in(0.0, 1.0), nargs="+", default=[0.05, 0.2], help="per-sample pass probability (default 0.05 0.2)")
-    parser.add_argument("--reps", type=int_in(2, 1_000_000), default=5000, help="simulated draws per cell (default 5000)")
+    parser.add_argument("--n", type=int_in(1, 1000), nargs="+", default=[5, 10, 20, 50],
+                        help="samples per item (default 5 10 20 50)")
+    parser.add_argument("--k", type=int_in(1, 1000), nargs="+", default=[1, 2, 5, 10],
+                        help="the k of pass@k (default 1 2 5 10; k > n is skipped)")
+    parser.add_argument("--p", type=float_in(0.0, 1.0), nargs="+", default=[0.05, 0.2],
+                        help="per-sample pass probability (default 0.05 0.2)")
+    parser.add_argument("--reps", type=int_in(2, 1_000_000), default=5000,
+                        help="simulated draws per cell (default 5000)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the simulation (default 0)")
     parser.add_argument("--plot", metavar="PNG", help="also draw bias and sd against n (the plot extra)")
     parser.add_argument("--force", action="store_true", help="let --plot replace an existing file")

@@ -52,24 +52,30 @@ def plan(p_base: float, lift: float, *, power: float, alpha: float, samples: Seq
 def render(table: dict[str, Any], source: str | None) -> list[str]:
     t = table
     lines = [
-        f"Detecting a lift of {100 * t['lift']:+.1f} points over a baseline pass rate of {100 * t['baseline_rate']:.1f}% "
+        f"Detecting a lift of {100 * t['lift']:+.1f} points "
+        f"over a baseline pass rate of {100 * t['baseline_rate']:.1f}% "
         f"with power {t['power']:.2f} (two-sided alpha {t['alpha']:g})",
         f"Model: rho (intra-class correlation) = {t['icc']:.3g}, kappa (item correlation between the runs) = "
-        f"{t['item_correlation']:g}, seed sd = {100 * t['seed_sd']:.1f} points" + (f"  [from {source}]" if source else ""),
+        f"{t['item_correlation']:g}, seed sd = {100 * t['seed_sd']:.1f} points"
+        + (f"  [from {source}]" if source else ""),
         "  Var(lift) = (V_b + V_c - 2 C) / items + seed_sd^2 / seeds, with V = p(1-p) (1 + (m-1) rho) / m per run",
         "  (the candidate's m is samples x seeds) and C = kappa rho sqrt(p_b(1-p_b) p_c(1-p_c))",
         "",
-        f"{'samples/item':>12}  {'seeds':>5}  {'design effect':>13}  {'items needed':>12}  {'completions':>11}  {'sd of lift':>10}",
+        f"{'samples/item':>12}  {'seeds':>5}  {'design effect':>13}  {'items needed':>12}  {'completions':>11}  "
+        f"{'sd of lift':>10}",
     ]
     for r in t["rows"]:
         if r["items"] is None:
             lines.append(f"{r['samples_per_item']:>12}  {r['seeds']:>5}  {r['design_effect']:>13.2f}  "
-                         f"{'none':>12}  {'-':>11}  {'-':>10}   (seed noise alone exceeds what the lift allows: add seeds)")
+                         f"{'none':>12}  {'-':>11}  {'-':>10}   "
+                         "(seed noise alone exceeds what the lift allows: add seeds)")
         else:
-            lines.append(f"{r['samples_per_item']:>12}  {r['seeds']:>5}  {r['design_effect']:>13.2f}  {r['items']:>12,}  "
+            lines.append(f"{r['samples_per_item']:>12}  {r['seeds']:>5}  {r['design_effect']:>13.2f}  "
+                         f"{r['items']:>12,}  "
                          f"{r['completions']:>11,}  {100 * r['lift_sd']:>9.1f}p")
     lines.append("")
-    lines.append("completions = items x samples x (1 baseline + seeds candidates). More samples per item help until the")
+    lines.append("completions = items x samples x (1 baseline + seeds candidates). "
+                 "More samples per item help until the")
     lines.append("design effect approaches m (items all-or-nothing); then only more items help, and only more seeds")
     lines.append("beat seed noise.")
     return lines
@@ -86,7 +92,9 @@ def _from_run(path: str) -> tuple[float, float]:
     samples = [m for _, m in o.counts_by_id.values()]
     rate = o.passed / o.n
     if not 0.0 < rate < 1.0:
-        raise CourseError(f"{visible(path)}: pass rate {rate:g}; plan from a run whose rate is strictly between 0 and 1")
+        raise CourseError(
+            f"{visible(path)}: pass rate {rate:g}; plan from a run whose rate is strictly between 0 and 1"
+        )
     return rate, intra_class_correlation(passed, samples)
 
 
@@ -98,14 +106,20 @@ def _main(argv: Sequence[str] | None) -> int:
         EXAMPLE,
     )
     parser.add_argument("--baseline-rate", type=RATE, help="the baseline's pass@1 (0.05 = 5 %%); or --from-run")
-    parser.add_argument("--from-run", metavar="DIR", help="read the baseline rate and rho from a multi-sample course.eval run")
-    parser.add_argument("--lift", type=float_in(-1.0, 1.0), required=True, help="the lift to detect, as a fraction (0.10 = 10 points)")
-    parser.add_argument("--power", type=float_in(0.0, 1.0, low_open=True), default=0.8, help="wanted power (default 0.8)")
-    parser.add_argument("--alpha", type=float_in(0.0, 0.5, low_open=True), default=0.05, help="test level, two-sided (default 0.05)")
+    parser.add_argument("--from-run", metavar="DIR",
+                        help="read the baseline rate and rho from a multi-sample course.eval run")
+    parser.add_argument("--lift", type=float_in(-1.0, 1.0), required=True,
+                        help="the lift to detect, as a fraction (0.10 = 10 points)")
+    parser.add_argument("--power", type=float_in(0.0, 1.0, low_open=True), default=0.8,
+                        help="wanted power (default 0.8)")
+    parser.add_argument("--alpha", type=float_in(0.0, 0.5, low_open=True), default=0.05,
+                        help="test level, two-sided (default 0.05)")
     parser.add_argument("--samples", type=int_in(1, 10_000), nargs="+", default=[1, 4, 8, 16],
                         help="samples per item to tabulate (default 1 4 8 16)")
-    parser.add_argument("--seeds", type=int_in(1, 1_000), nargs="+", default=[1, 3], help="training seeds to tabulate (default 1 3)")
-    parser.add_argument("--icc", type=UNIT, help="rho, the intra-class correlation of one item's samples (default 0.3; or --from-run)")
+    parser.add_argument("--seeds", type=int_in(1, 1_000), nargs="+", default=[1, 3],
+                        help="training seeds to tabulate (default 1 3)")
+    parser.add_argument("--icc", type=UNIT,
+                        help="rho, the intra-class correlation of one item's samples (default 0.3; or --from-run)")
     parser.add_argument("--item-correlation", type=UNIT, default=0.5,
                         help="kappa, how correlated an item's rates are under the two policies (default 0.5)")
     parser.add_argument("--seed-sd", type=float_in(0.0, 0.99), default=0.0,

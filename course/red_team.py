@@ -1,7 +1,7 @@
 """Red-team a reward rubric: which known exploits does it pay for, and does strict hold?
 
-This is milestone 5's harness (its logic lives in ``course.lib.spec.exploit_suites``). It scores every exploit in the golden
-exploit suite (``data/golden/golden_exploits.jsonl``) and, optionally, a file of
+This is milestone 5's harness (its logic lives in ``course.lib.spec.exploit_suites``). It scores every exploit in
+the golden exploit suite (``data/golden/golden_exploits.jsonl``) and, optionally, a file of
 the student's own exploits, under a chosen rubric from ``course.rubrics`` and
 under the strict verifier, and prints them side by side::
 

@@ -46,7 +46,9 @@ EXAMPLE = """\
   (then open the printed file in a browser; it needs no server and no network)"""
 
 
-def gate_pair(baseline: str | Path, candidate: str | Path, min_delta: Fraction, require_significance: bool) -> dict[str, Any]:
+def gate_pair(
+    baseline: str | Path, candidate: str | Path, min_delta: Fraction, require_significance: bool
+) -> dict[str, Any]:
     """course.gate's decision for one pair, as the page renders it; an unusable pair becomes an ``error`` entry."""
     try:
         base, cand = locked_room.load_outcomes(str(baseline)), locked_room.load_outcomes(str(candidate))
@@ -83,8 +85,11 @@ def _main(args_in: Sequence[str] | None) -> int:
         "table, each kind's curves; with several runs, side by side and the gate's decision.",
         EXAMPLE,
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories; with several, the first is the baseline")
-    parser.add_argument("--out", help="the HTML file (default: RUN_DIR/report.html, or compare_<a>_vs_<b>.html beside the first run)")
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                        help="run directories; with several, the first is the baseline")
+    parser.add_argument("--out",
+                        help="the HTML file (default: RUN_DIR/report.html, "
+                             "or compare_<a>_vs_<b>.html beside the first run)")
     parser.add_argument("--force", action="store_true", help="overwrite --out even if course.report did not write it")
     parser.add_argument("--min-delta", type=rate_difference, default=Fraction(0),
                         help="the gate's bar for each comparison, as in course.gate (default 0: not worse)")

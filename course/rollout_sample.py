@@ -103,8 +103,8 @@ Decisions a careful reader should know about:
     this run's policy and sampling, the ids must be the dataset's first ids in
     order, and each line's ``item_sha256`` must be its item's as the dataset holds it now
     (a prompt or expected answer edited since would otherwise keep a completion of the old
-    prompt; a line without one cannot be checked and is refused the same way). Those items are skipped and the rest appended; an id is never written
-    twice. A last line without its newline is a write the interruption cut short:
+    prompt; a line without one cannot be checked and is refused the same way). Those items are skipped and the
+    rest appended; an id is never written twice. A last line without its newline is a write the interruption cut short:
     the tool says so, drops it and samples that item again. A damaged complete line
     is not guessed at (exit 2, ``path:line``). Different settings: exit 2, unless
     ``--force``, which starts the file over: only a file whose first line this tool
@@ -182,29 +182,39 @@ def _build_parser() -> Any:
         "every line. Progress goes to stderr; the key is never written or printed.",
         EXAMPLE,
     )
-    p.add_argument("--dataset", required=True, metavar="FILE", help="dataset JSONL: {id, prompt, expected_answer} per line")
+    p.add_argument("--dataset", required=True, metavar="FILE",
+                   help="dataset JSONL: {id, prompt, expected_answer} per line")
     p.add_argument("--model", required=True, metavar="NAME", help="model name as the endpoint knows it")
-    p.add_argument("--out", required=True, metavar="FILE", help="output JSONL; an existing file with the same settings is resumed")
-    p.add_argument("--n", type=int_in(1, 128), default=1, help="samples per prompt, at most 128 (default 1: frozen-rollouts shape)")
-    p.add_argument("--temperature", type=float_in(0.0, 100.0), default=0.8, metavar="T", help="sampling temperature (default 0.8)")
-    p.add_argument("--top-p", type=float_in(0.0, 1.0, low_open=True), default=1.0, metavar="P", help="nucleus mass, in (0, 1] (default 1.0)")
-    p.add_argument("--max-tokens", type=int_in(1, 1_000_000), default=64, metavar="K", help="completion budget per sample (default 64)")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="output JSONL; an existing file with the same settings is resumed")
+    p.add_argument("--n", type=int_in(1, 128), default=1,
+                   help="samples per prompt, at most 128 (default 1: frozen-rollouts shape)")
+    p.add_argument("--temperature", type=float_in(0.0, 100.0), default=0.8, metavar="T",
+                   help="sampling temperature (default 0.8)")
+    p.add_argument("--top-p", type=float_in(0.0, 1.0, low_open=True), default=1.0, metavar="P",
+                   help="nucleus mass, in (0, 1] (default 1.0)")
+    p.add_argument("--max-tokens", type=int_in(1, 1_000_000), default=64, metavar="K",
+                   help="completion budget per sample (default 64)")
     p.add_argument("--seed", type=int_in(-MAX_SEED - 1, MAX_SEED - 128), default=1234, metavar="S",
                    help="request seed, a 64-bit integer; sample i of --n uses seed+i (default 1234)")
     p.add_argument("--n-strategy", choices=("separate", "native"), default="separate",
                    help="n > 1 as n requests with seeds seed+i (default; works everywhere, Groq included) "
                         "or one request with n (vLLM, OpenAI)")
-    p.add_argument("--system-prompt", default=None, metavar="TEXT", help="optional system message (its sha256 is recorded)")
-    p.add_argument("--base-url", default=DEFAULT_BASE_URL, metavar="URL", help=f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})")
+    p.add_argument("--system-prompt", default=None, metavar="TEXT",
+                   help="optional system message (its sha256 is recorded)")
+    p.add_argument("--base-url", default=DEFAULT_BASE_URL, metavar="URL",
+                   help=f"OpenAI-compatible API root (default {DEFAULT_BASE_URL})")
     p.add_argument("--api-key-env", default=DEFAULT_KEY_ENV, metavar="NAME",
                    help=f"environment variable (or ./.env entry) holding the key (default {DEFAULT_KEY_ENV}); "
                         f"NONE sends a placeholder key to local servers that need none")
-    p.add_argument("--policy", default=None, metavar="LABEL", help="label recorded as policy (default MODEL@HOST[:PORT])")
+    p.add_argument("--policy", default=None, metavar="LABEL",
+                   help="label recorded as policy (default MODEL@HOST[:PORT])")
     p.add_argument("--limit", type=positive_int, default=None, metavar="K", help="only the first K dataset items")
     p.add_argument("--max-retries", type=int_in(0, 100), default=5, metavar="R",
                    help="retries per request on 408/409/429/5xx/connection errors (default 5)")
     p.add_argument("--backoff", type=float_in(0.0, 3600.0), default=1.0, metavar="SEC",
-                   help="first retry wait in seconds, doubled each retry, unless Retry-After says otherwise (default 1.0)")
+                   help="first retry wait in seconds, doubled each retry, unless Retry-After says otherwise "
+                        "(default 1.0)")
     p.add_argument("--timeout", type=float_in(0.0, 86400.0), default=60.0, metavar="SEC",
                    help="total seconds per HTTP request, from connecting to the answer's last byte (default 60)")
     p.add_argument("--force", action="store_true", help="start --out over even if it holds other settings")
@@ -279,14 +289,18 @@ def _main(args_in: Sequence[str] | None) -> int:
                  f"{requests} request(s), {time.monotonic() - started:.1f} s")
     except SamplingStopped as stop:
         kept = len(done) + written
-        where = f"{visible(str(out))} keeps {kept} finished item(s); run the same command again to resume" if kept else "nothing was written"
+        where = (
+            f"{visible(str(out))} keeps {kept} finished item(s); run the same command again to resume" if kept
+            else "nothing was written"
+        )
         print(f"error: {terminal_line(f'stopped at {stop}. {where}')}", file=sys.stderr)
         return EXIT_USAGE if stop.exit_code == 2 else EXIT_FAIL
     except BrokenPipeError:
         # Whoever read our output went away (`2>&1 | head -2`): like SIGPIPE for any Unix tool, the run
         # stops -- it must not carry on unseen, nor end with 0 as if every item were sampled. The file
         # keeps its whole lines; the same command resumes.
-        return output_closed(f"interrupted: the output pipe closed; {visible(str(out))} keeps {len(done) + written} finished "
+        return output_closed(f"interrupted: the output pipe closed; {visible(str(out))} "
+                             f"keeps {len(done) + written} finished "
                              f"item(s); run the same command again to resume")
     except OSError as exc:
         # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
@@ -298,7 +312,8 @@ def _main(args_in: Sequence[str] | None) -> int:
         print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print(f"interrupted: {visible(str(out))} keeps {len(done) + written} finished item(s); run the same command again to resume",
+        print(f"interrupted: {visible(str(out))} keeps {len(done) + written} finished item(s); "
+              "run the same command again to resume",
               file=sys.stderr)
         return 130
     finally:
@@ -307,9 +322,12 @@ def _main(args_in: Sequence[str] | None) -> int:
 
     print(f"wrote {visible(str(out))}: {already + written} items ({written} sampled now, {already} kept from before)")
     print(f"policy: {visible(policy)}")
-    print(f"sampling: {dumps_safe(sampling, sort_keys=True)}")  # dumps_line's bytes, terminal-safe (--system-prompt is in it)
-    print("next: " + command(["python", "-m", "course.eval", "--dataset", args.dataset, "--completions", out] if args.n == 1 else
-                             ["python", "-m", "course.selection_demo", "--dataset", args.dataset, "--samples", out, "--n", str(args.n)]))
+    # dumps_line's bytes, terminal-safe (--system-prompt is in it)
+    print(f"sampling: {dumps_safe(sampling, sort_keys=True)}")
+    print("next: " + command(
+        ["python", "-m", "course.eval", "--dataset", args.dataset, "--completions", out] if args.n == 1 else
+        ["python", "-m", "course.selection_demo", "--dataset", args.dataset, "--samples", out, "--n", str(args.n)]
+    ))
     return EXIT_OK
 
 

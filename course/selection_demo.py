@@ -44,14 +44,17 @@ from course.lib.records.manifest import PROJECT_ROOT
 from course.lib.selection.pipeline import BUNDLED_DATASET, BUNDLED_SAMPLES, report_lines, select
 from course.lib.visible import dumps_safe
 
-EXAMPLE = """\
+EXAMPLE = (
+    """\
   python -m course.selection_demo --n 4                  # bundled dev set + its selection pack
   python -m course.selection_demo --dataset data/datasets/math_dev.jsonl \\
       --samples data/rollouts/selection_pack_dev.jsonl --n 1 --outdir runs/demo_sel_n1
   python -m course.selection_demo --dataset data/datasets/math_dev.jsonl \\
       --samples data/rollouts/selection_pack_dev.jsonl --n 4 --outdir runs/demo_sel_n4
   diff runs/demo_sel_n4/results.jsonl runs/demo_sel_n4_repeat/results.jsonl   # after a repeat: no output
-  python -m course.gate --baseline runs/demo_sel_n1 --candidate runs/demo_sel_n4 --min-delta 0   # REJECT: selection compute"""
+  python -m course.gate --baseline runs/demo_sel_n1 --candidate runs/demo_sel_n4 --min-delta 0"""
+    "   # REJECT: selection compute"
+)
 
 
 def _resolve_inputs(dataset: str | None, samples: str | None) -> tuple[Path, Path]:

@@ -79,7 +79,8 @@ def build_parser():  # type: ignore[no-untyped-def]
              "saying how to get cl100k_base",
     )
     parser.add_argument("--escapes", action="store_true", help=r"interpret \n \t \r \\ \xHH \uHHHH in TEXT")
-    parser.add_argument("--expected", type=int, default=323, help="expected answer for the scorer's verdict (default 323)")
+    parser.add_argument("--expected", type=int, default=323,
+                        help="expected answer for the scorer's verdict (default 323)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     return parser
 

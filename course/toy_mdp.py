@@ -117,7 +117,8 @@ def story_episode(e: Episode, *, lr: float, steps: int) -> list[str]:
         f"-> reward at the end R({e.a1},{e.a2}) = {e.ret:g}",
         f"  return G = {e.ret:g}; baseline b = {e.baseline:.4f} ({why_b}); A = {e.advantage:+.4f} {meaning}",
         f"    theta1        {vector(e.theta1)} + lr*A*(onehot(a1) - pi1)        = {vector(e.theta1_after)}",
-        f"    theta2[a1={e.a1}]  {vector(e.theta2[e.a1])} + lr*A*(onehot(a2) - pi2(.|a1)) = {vector(e.theta2_after[e.a1])}",
+        f"    theta2[a1={e.a1}]  {vector(e.theta2[e.a1])} + lr*A*(onehot(a2) - pi2(.|a1)) = "
+        f"{vector(e.theta2_after[e.a1])}",
         f"    theta2[a1={other}]  {vector(e.theta2[other])} unchanged: that branch is not in this trajectory",
         f"  J(theta) after: {e.expected_return_after:.4f} ({e.expected_return_after - e.expected_return:+.4f})",
         "",
@@ -189,9 +190,19 @@ def build_parser() -> argparse.ArgumentParser:
         "  python -m course.toy_mdp --rewards 0 0 1 0     # R(0,0) R(0,1) R(1,0) R(1,1): only (1,0) pays\n"
         "  python -m course.toy_mdp --steps 300 --plot --outdir runs/toy_mdp_plot",
     )
-    parser.add_argument("--steps", type=STEPS_RANGE, default=300, help="number of episodes (updates), at most 100,000 (default 300)")
+    parser.add_argument(
+        "--steps",
+        type=STEPS_RANGE,
+        default=300,
+        help="number of episodes (updates), at most 100,000 (default 300)",
+    )
     parser.add_argument("--seed", type=seed, default=0, help="seed of the sampler (default 0)")
-    parser.add_argument("--lr", type=LR_RANGE, default=0.5, help="learning rate in [-100, 100], may be negative (default 0.5)")
+    parser.add_argument(
+        "--lr",
+        type=LR_RANGE,
+        default=0.5,
+        help="learning rate in [-100, 100], may be negative (default 0.5)",
+    )
     parser.add_argument(
         "--baseline",
         action=argparse.BooleanOptionalAction,
@@ -206,8 +217,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="the reward table R(a1, a2) row by row, each in [-1e6, 1e6] (default 0.6 0.6 1 0)",
     )
     parser.add_argument("--slow", action="store_true", help="print the story of every episode")
-    parser.add_argument("--summary-every", type=non_negative_int, default=0, metavar="K", help="one line every K episodes")
-    add_run_options(parser, "run directory (default runs/toy_mdp_NNN)", plot="also write toy_mdp.png: returns and probabilities per episode (the plot extra; without it the run is written, without the picture)")
+    parser.add_argument(
+        "--summary-every",
+        type=non_negative_int,
+        default=0,
+        metavar="K",
+        help="one line every K episodes",
+    )
+    add_run_options(
+        parser,
+        "run directory (default runs/toy_mdp_NNN)",
+        plot="also write toy_mdp.png: returns and probabilities per episode "
+        "(the plot extra; without it the run is written, without the picture)",
+    )
     return parser
 
 
@@ -228,7 +250,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.rewards is not None and not all(math.isfinite(r) for r in args.rewards):
         raise CourseError(f"--rewards must be 4 finite numbers, got {args.rewards}")
     rewards = (
-        DEFAULT_REWARDS if args.rewards is None else ((args.rewards[0], args.rewards[1]), (args.rewards[2], args.rewards[3]))
+        DEFAULT_REWARDS
+        if args.rewards is None
+        else ((args.rewards[0], args.rewards[1]), (args.rewards[2], args.rewards[3]))
     )
     final = resolve_outdir(args.outdir, force=args.force, prefix="toy_mdp", tool="course.toy_mdp")
     header = story_header(rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, seed=args.seed)
@@ -237,7 +261,9 @@ def _main(argv: Sequence[str] | None) -> int:
     episodes: list[Episode] = []
     with atomic_run_dir(final, force=args.force, prefix="toy_mdp") as tmp:
         with open(tmp / "toy_mdp_log.jsonl", "w", encoding="utf-8", newline="\n") as log:
-            for e in reinforce(rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, rng=random.Random(args.seed)):
+            for e in reinforce(
+                rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, rng=random.Random(args.seed)
+            ):
                 episodes.append(e)
                 log.write(dumps_line(log_record(e)) + "\n")
                 chunk = story_episode(e, lr=args.lr, steps=args.steps)
@@ -264,7 +290,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 "lr": args.lr,
                 "steps": args.steps,
                 "baseline": "running_mean_of_earlier_returns" if args.baseline else "none",
-                "files": ["manifest.json", "toy_mdp_log.jsonl", "toy_mdp_log.txt"] + (["toy_mdp.png"] if args.plot else []),
+                "files": ["manifest.json", "toy_mdp_log.jsonl", "toy_mdp_log.txt"]
+                + (["toy_mdp.png"] if args.plot else []),
                 "plot": "toy_mdp.png" if args.plot else None,
                 "deterministic_returns": deterministic_returns(rewards),
                 "result": {
@@ -278,7 +305,8 @@ def _main(argv: Sequence[str] | None) -> int:
             },
         )
     print("\n".join(report))
-    print(f"wrote {visible(str(final))}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt" + (", toy_mdp.png" if args.plot else "") + ")")
+    print(f"wrote {visible(str(final))}/ (manifest.json, toy_mdp_log.jsonl, toy_mdp_log.txt"
+          + (", toy_mdp.png" if args.plot else "") + ")")
     return 0
 
 

@@ -436,7 +436,9 @@ def target_checks(figures: dict[str, dict[str, Any]]) -> list[tuple[str, bool]]:
             (f"{split}: at least 5% of items with >= 6 of 8 passing", f["six"] >= 0.05),
         ]
     missing_frozen = [c for c in SHOWCASE_CODES if c not in figures["dev"]["frozen_codes"]]
-    checks.append((f"dev frozen rollouts show every showcase slip (missing: {missing_frozen or 'none'})", not missing_frozen))
+    checks.append(
+        (f"dev frozen rollouts show every showcase slip (missing: {missing_frozen or 'none'})", not missing_frozen)
+    )
     missing_pack = [c for c in SHOWCASE_CODES if c not in figures["holdout"]["pack_codes"]]
     checks.append((f"holdout pack shows every showcase slip (missing: {missing_pack or 'none'})", not missing_pack))
     return checks
@@ -463,7 +465,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "  python scripts/make_data.py --check\n"
         "  python scripts/make_data.py --seed 7 --root /tmp/pack   # another pack, elsewhere",
     )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"master seed (default {DEFAULT_SEED}, the bundled pack)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help=f"master seed (default {DEFAULT_SEED}, the bundled pack)")
     parser.add_argument("--root", default=str(_REPO), help="directory that holds data/ (default: this repository)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if any bundled file differs")
     parser.add_argument(

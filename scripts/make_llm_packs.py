@@ -30,7 +30,8 @@ def commands(force: bool) -> list[list[str]]:
             out.append([
                 sys.executable, "-m", "course.llm.sample", "--dataset", f"data/datasets/math_{split}.jsonl",
                 "--template", template, "--n", "8",
-                "--out", f"data/llm/pack_{template}_{split}.jsonl", "--frozen-out", f"data/llm/frozen_{template}_{split}.jsonl",
+                "--out", f"data/llm/pack_{template}_{split}.jsonl",
+                "--frozen-out", f"data/llm/frozen_{template}_{split}.jsonl",
                 *(["--force"] if force else []),
             ])
     return out

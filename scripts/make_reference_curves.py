@@ -28,11 +28,14 @@ OUT_DIR = ROOT / "tests" / "data" / "reference_curves"
 # name -> (tool, arguments without --seed and --outdir, seeds, what it is). The first seed is the one the test reruns.
 REFERENCES: dict[str, tuple[str, list[str], tuple[int, ...], str]] = {
     "tinylm": ("course.tinylm.rl", ["--no-holdout", "--threads", "1"], (0, 1, 2),
-               "the tiny LM's default run (its training: 60 steps of 8 problems x 8 samples, the fixed slice every 5), one thread"),
-    "llm_short": ("course.llm.rl", ["--template", "fewshot", "--steps", "4", "--prompts-per-step", "4", "--group-size", "8",
-                                    "--max-tokens", "12", "--slice-items", "4", "--eval-samples", "1", "--eval-every", "4",
+               "the tiny LM's default run (its training: 60 steps of 8 problems x 8 samples, the fixed slice every 5), "
+               "one thread"),
+    "llm_short": ("course.llm.rl", ["--template", "fewshot", "--steps", "4", "--prompts-per-step", "4",
+                                    "--group-size", "8", "--max-tokens", "12", "--slice-items", "4",
+                                    "--eval-samples", "1", "--eval-every", "4",
                                     "--no-holdout", "--threads", "1"], (0, 1, 2),
-                  "a short real-LLM run (SmolLM2-135M-Instruct, few-shot template, no warm start: 4 steps of 4 problems x 8 samples), one thread"),
+                  "a short real-LLM run (SmolLM2-135M-Instruct, few-shot template, no warm start: "
+                  "4 steps of 4 problems x 8 samples), one thread"),
 }
 
 
@@ -44,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("name", choices=sorted(REFERENCES))
     ap.add_argument("--existing", nargs="+", default=None, metavar="RUN",
-                    help="run directories of exactly the reference's command, one per seed in its order (instead of running it)")
+                    help="run directories of exactly the reference's command, one per seed in its order "
+                         "(instead of running it)")
     args = ap.parse_args(argv)
     tool, base, seeds, what = REFERENCES[args.name]
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,16 +60,19 @@ def main(argv: list[str] | None = None) -> int:
             runs = []
             for seed in seeds:
                 out = Path(tmp) / f"seed{seed}"
-                subprocess.run([sys.executable, "-m", tool, *base, "--seed", str(seed), "--outdir", str(out)], cwd=ROOT, check=True)
+                subprocess.run([sys.executable, "-m", tool, *base, "--seed", str(seed), "--outdir", str(out)],
+                               cwd=ROOT, check=True)
                 runs.append(out)
         curves = {str(seed): curves_of(read_log(run)) for seed, run in zip(seeds, runs)}
     per_seed = [statistics(curves[str(seed)]) for seed in seeds]
     doc = {"what": what, "tool": tool, "argv": base, "seeds": list(seeds), "rerun_seed": seeds[0],
-           "why_these_bands": "each band is twice the range of its statistic over the seeds here (another machine's float "
-                              "order makes a rerun another draw of the same recipe, like another seed), at least its floor; "
+           "why_these_bands": "each band is twice the range of its statistic over the seeds here "
+                              "(another machine's float order makes a rerun another draw of the same recipe, "
+                              "like another seed), at least its floor; "
                               "see course/lib/learning/reference_curves.py",
            "checks": reference_checks(per_seed),
-           "statistics_per_seed": {str(seed): {k: round(v, 6) for k, v in s.items()} for seed, s in zip(seeds, per_seed)},
+           "statistics_per_seed": {str(seed): {k: round(v, 6) for k, v in s.items()}
+                                   for seed, s in zip(seeds, per_seed)},
            "curves": curves}
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     path = OUT_DIR / f"{args.name}.json"

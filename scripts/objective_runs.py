@@ -3,7 +3,8 @@
     python scripts/objective_runs.py                                  # every choice, seed 0, 40 steps
     python scripts/objective_runs.py --only kl --steps 20 --plot runs/objective.png
     python scripts/objective_runs.py --json
-    python scripts/objective_runs.py --steps 30 --threads 1 --prompts-per-step 4 --eval-every 30 --slice-items 50 --eval-samples 1
+    python scripts/objective_runs.py --steps 30 --threads 1 --prompts-per-step 4 --eval-every 30 --slice-items 50 \\
+        --eval-samples 1
 
 One ``python -m course.tinylm.rl`` run (no holdout step) per choice of the loop's objective, all
 else equal (seed, problems, samples' seeds, beta, lr): the KL estimator and where it goes
@@ -15,8 +16,8 @@ else equal (seed, problems, samples' seeds, beta, lr): the KL estimator and wher
   * the length of wrong answers (tokens of the samples the strict scorer rejects), first 10 -> last 10 steps;
   * the zero-signal accounting: the share of samples with a non-zero advantage over the run.
 
-A printer of figures, not a test and not a timing benchmark (eleven training runs take tens of minutes). ``--plot`` also draws the drift
-curves (KL per token by step) and the wrong answers' length by step, one line per run.
+A printer of figures, not a test and not a timing benchmark (eleven training runs take tens of minutes). ``--plot``
+also draws the drift curves (KL per token by step) and the wrong answers' length by step, one line per run.
 docs/objective.md quotes its output.
 """
 
@@ -52,8 +53,9 @@ NORM_CHOICES = [
 
 def run_one(label: str, extra: list[str], args: argparse.Namespace, where: Path) -> dict[str, Any]:
     out = where / "".join(c if c.isalnum() else "_" for c in label)
-    cmd = [sys.executable, "-m", "course.tinylm.rl", "--seed", str(args.seed), "--steps", str(args.steps), "--beta", str(args.beta),
-           "--threads", str(args.threads), "--no-holdout", "--outdir", str(out), *args.passthrough, *extra]
+    cmd = [sys.executable, "-m", "course.tinylm.rl", "--seed", str(args.seed), "--steps", str(args.steps),
+           "--beta", str(args.beta), "--threads", str(args.threads), "--no-holdout", "--outdir", str(out),
+           *args.passthrough, *extra]
     if "--beta" in extra:  # the choice's own beta wins
         cmd = cmd[:cmd.index("--beta")] + cmd[cmd.index("--beta") + 2:]
     t0 = time.time()
@@ -75,9 +77,11 @@ def run_one(label: str, extra: list[str], args: argparse.Namespace, where: Path)
         "choice": label, "flags": " ".join(extra) or "(defaults)",
         "kl_k3_per_token_at": {m: steps[m - 1]["kl_k3_per_token"] for m in marks},
         "reward_last10": round(mean([r["reward"] for r in steps[-10:]]) or 0.0, 4),
-        "slice_strict_pass": [round(summary["first_eval"]["slice_strict_pass"], 4), round(summary["last_eval"]["slice_strict_pass"], 4)],
+        "slice_strict_pass": [round(summary["first_eval"]["slice_strict_pass"], 4),
+                              round(summary["last_eval"]["slice_strict_pass"], 4)],
         "mean_tokens_wrong": [round(v, 2) if v is not None else None
-                              for v in (mean([r["mean_tokens_wrong"] for r in steps[:10]]), mean([r["mean_tokens_wrong"] for r in steps[-10:]]))],
+                              for v in (mean([r["mean_tokens_wrong"] for r in steps[:10]]),
+                                        mean([r["mean_tokens_wrong"] for r in steps[-10:]]))],
         "pg_sample_share": round(z["pg_samples"] / z["samples"], 4),
         "seconds": round(time.time() - t0, 1),
         "curve": [(r["step"], r["kl_k3_per_token"], r["mean_tokens_wrong"]) for r in steps],
@@ -87,13 +91,15 @@ def run_one(label: str, extra: list[str], args: argparse.Namespace, where: Path)
 def table(rows: list[dict[str, Any]]) -> list[str]:
     marks = list(rows[0]["kl_k3_per_token_at"])
     head = ("| choice | flags | KL/token (k3) at step " + ", ".join(map(str, marks)) +
-            " | reward, last 10 steps | strict pass, dev slice (start -> end) | wrong answers' tokens (first 10 -> last 10 steps) | samples with signal |")
+            " | reward, last 10 steps | strict pass, dev slice (start -> end) "
+            "| wrong answers' tokens (first 10 -> last 10 steps) | samples with signal |")
     lines = [head, "|---|---|---|---:|---|---|---:|"]
     for r in rows:
         kl = ", ".join(f"{v:.4f}" for v in r["kl_k3_per_token_at"].values())
         w = " -> ".join("-" if v is None else f"{v:.1f}" for v in r["mean_tokens_wrong"])
         lines.append(f"| {r['choice']} | `{r['flags']}` | {kl} | {r['reward_last10']:.3f} | "
-                     f"{r['slice_strict_pass'][0]:.3f} -> {r['slice_strict_pass'][1]:.3f} | {w} | {r['pg_sample_share']:.0%} |")
+                     f"{r['slice_strict_pass'][0]:.3f} -> {r['slice_strict_pass'][1]:.3f} | {w} | "
+                     f"{r['pg_sample_share']:.0%} |")
     return lines
 
 
@@ -107,13 +113,15 @@ def plot(path: Path, groups: dict[str, list[dict[str, Any]]], args: argparse.Nam
             for r in rows:
                 xs = [c[0] for c in r["curve"]]
                 row[0].plot(xs, [c[1] for c in r["curve"]], label=r["choice"])
-                row[1].plot(xs, [c[2] if c[2] is not None else float("nan") for c in r["curve"]], label=r["choice"], alpha=0.8)
+                row[1].plot(xs, [c[2] if c[2] is not None else float("nan") for c in r["curve"]],
+                            label=r["choice"], alpha=0.8)
             row[0].set_title(f"{name}: drift from pi0, KL per token (k3 estimate)", fontsize=9)
             row[1].set_title(f"{name}: mean tokens of the wrong answers", fontsize=9)
             for ax in row:
                 ax.set_xlabel("step")
                 ax.legend(fontsize=7)
-        fig.suptitle(f"course.tinylm.rl, seed {args.seed}, beta {args.beta}, {args.steps} steps per run {' '.join(args.passthrough)}", fontsize=9)
+        fig.suptitle(f"course.tinylm.rl, seed {args.seed}, beta {args.beta}, {args.steps} steps per run "
+                     f"{' '.join(args.passthrough)}", fontsize=9)
         fig.tight_layout()
         return fig
 
@@ -142,9 +150,11 @@ def main() -> int:
                 rows.append(run_one(label, extra, args, Path(tmp)))
             groups[name] = rows
     if args.json:
-        print(json.dumps({k: [{kk: vv for kk, vv in r.items() if kk != "curve"} for r in v] for k, v in groups.items()}, indent=2))
+        print(json.dumps({k: [{kk: vv for kk, vv in r.items() if kk != "curve"} for r in v] for k, v in groups.items()},
+                         indent=2))
     else:
-        print(f"course.tinylm.rl, seed {args.seed}, beta {args.beta} (unless the choice sets it), {args.steps} steps per run, no holdout"
+        print(f"course.tinylm.rl, seed {args.seed}, beta {args.beta} (unless the choice sets it), "
+              f"{args.steps} steps per run, no holdout"
               + (f", {' '.join(passthrough)}" if passthrough else ""))
         for name, rows in groups.items():
             print(f"\n{name}:\n")

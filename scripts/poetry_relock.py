@@ -35,7 +35,8 @@ src, temp_py, real_py, out = map(Path, sys.argv[1:])
 text = src.read_text()
 real = tomllib.loads(real_py.read_text())
 temp = tomllib.loads(temp_py.read_text())
-def reqs(d): return {name: {str(Requirement(r)) for r in rs} for name, rs in d["project"]["optional-dependencies"].items()}
+def reqs(d):
+    return {name: {str(Requirement(r)) for r in rs} for name, rs in d["project"]["optional-dependencies"].items()}
 R, G = reqs(real), reqs(temp)
 mapping = {g: sorted(r for r in R if G[g] <= R[r]) for g in G}
 for r in R:  # exact cover: each real extra is the union of the groups mapped to it
@@ -62,7 +63,8 @@ def fix(line: str) -> str:
     line = re.sub(r'extra == \\"([a-z0-9-]+)\\"', eq, line)
     line = re.sub(r'extra != \\"([a-z0-9-]+)\\"', ne, line)
     return line
-lines = text.split("\n"); n_mark = 0
+lines = text.split("\n")
+n_mark = 0
 for i, line in enumerate(lines):
     assert not line.startswith("markers = {"), "group-dict markers not handled"
     if line.startswith("markers = "):

@@ -2,7 +2,8 @@
 
     python scripts/recipe_dev_runs.py                       # every candidate, seed 0 (hours on a loaded 2-core machine)
     python scripts/recipe_dev_runs.py --only base ds4       # some of them
-    python scripts/recipe_dev_runs.py --existing base=runs/dev_base ds4=runs/dev_ds4   # print the table of runs made already
+    python scripts/recipe_dev_runs.py --existing base=runs/dev_base \\
+        ds4=runs/dev_ds4   # print the table of runs made already
 
 Each candidate is ``course.llm.rl`` with ``--no-holdout`` (the holdout is never sampled while choosing)
 and the recipe's other settings; the table says, per candidate: the RFT pool (problems kept), the
@@ -31,7 +32,8 @@ BASE = ["--template", "fewshot", "--warm-start", "rft", "--rft-problems", "256",
 CANDIDATES: dict[str, tuple[str, list[str]]] = {
     "base": ("the recipe before (issue 32's starting point)", []),
     "ds4": ("dynamic sampling, up to 4 draws per step", ["--dynamic-sampling", "4"]),
-    "g16": ("larger groups: 4 problems x 16 samples (the same 64 rows)", ["--prompts-per-step", "4", "--group-size", "16"]),
+    "g16": ("larger groups: 4 problems x 16 samples (the same 64 rows)",
+            ["--prompts-per-step", "4", "--group-size", "16"]),
 }
 
 
@@ -55,7 +57,8 @@ def row(name: str, run: Path) -> str:
 
     first = steps[0] if steps else None
     pool = f"{warm['problems_kept']}/{warm['problems']}" if warm else "—"
-    return (f"| {name} | {len(steps)} | {pool} | {mean([drawn(first)]) if first else '—'} → {mean([first['no_signal_groups']]) if first else '—'} | "
+    return (f"| {name} | {len(steps)} | {pool} | "
+            f"{mean([drawn(first)]) if first else '—'} → {mean([first['no_signal_groups']]) if first else '—'} | "
             f"{mean([drawn(r) for r in steps])} → {mean([r['no_signal_groups'] for r in steps])} | "
             f"{sum(r['pg_samples'] for r in steps)} | "
             f"{evals[0]['slice_strict_pass']:.3f} → {evals[-1]['slice_strict_pass']:.3f} (step {evals[-1]['step']}) |"
@@ -75,11 +78,13 @@ def main(argv: list[str] | None = None) -> int:
             runs = {}
             for name in args.only or CANDIDATES:
                 out = Path(tmp) / name
-                cmd = [sys.executable, "-m", "course.llm.rl", *BASE, *CANDIDATES[name][1], "--seed", str(args.seed), "--outdir", str(out)]
+                cmd = [sys.executable, "-m", "course.llm.rl", *BASE, *CANDIDATES[name][1], "--seed", str(args.seed),
+                       "--outdir", str(out)]
                 print("python -m course.llm.rl " + " ".join(cmd[3:]), file=sys.stderr)
                 subprocess.run(cmd, cwd=ROOT, check=True)
                 runs[name] = out
-        print("| candidate | RL steps | RFT pool kept | no-signal groups at step 1: drawn → trained | mean over the steps: drawn → trained "
+        print("| candidate | RL steps | RFT pool kept | no-signal groups at step 1: drawn → trained "
+              "| mean over the steps: drawn → trained "
               "| samples with signal | dev slice strict pass: after the warm start → last |")
         print("|---|---:|---|---|---|---:|---|")
         for name, run in runs.items():
