@@ -324,7 +324,7 @@ def print_summary(s: dict) -> None:  # type: ignore[type-arg]
               + (f"{x['slice_pass_after']:>16.3f}" if "slice_pass_after" in x else ""))
     print(f"TRL / course, median s/step: {s['trl_over_course']:.2f}x ({s['course']['steps_timed']} and "
           f"{s['trl_side']['steps_timed']} steps timed; the first step of each of the {s['pairs']} children per side "
-          f"left out)")
+          "left out)")
     for key in ("course", "trl_side"):
         print(f"  {key.replace('_side', '')}: 1-min load average before/after each child "
               f"{s[key]['loadavg_1min_before_after']} (2 cores): timings are only comparable at similar load")
@@ -357,7 +357,7 @@ def record_figures(rec, s: dict) -> None:  # type: ignore[no-untyped-def, type-a
     rec.remark(f"{name}: 1-minute load average before/after each child: "
                f"course {s['course']['loadavg_1min_before_after']}, "
                f"TRL {s['trl_side']['loadavg_1min_before_after']} "
-               f"(the sides alternate, so a change of load falls on both).")
+               "(the sides alternate, so a change of load falls on both).")
 
 
 def main() -> int:

@@ -126,7 +126,7 @@ def no_signal_text(z: dict) -> str:
     return (f"{100 * drawn:.0f}% of the groups drawn (the policy's own share), "
             f"{100 * z['no_signal_groups_mean']:.0f}% of the "
             f"groups trained on (mean over the steps); {z['pg_samples']} of {z['samples']} trained samples "
-            f"carried a signal")
+            "carried a signal")
 
 
 def record_seed(rec: Recorder, r: dict) -> None:
