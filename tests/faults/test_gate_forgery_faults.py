@@ -82,10 +82,11 @@ def test_a_forged_fingerprint_without_the_dataset_file_is_rejected_by_the_items_
 
 def test_results_that_copy_the_expected_answers_but_keep_forged_rewards_fail_the_re_score(run_in_process, tmp_path):  # type: ignore[no-untyped-def]
     base, forged = _forge(run_in_process, tmp_path)
-    true_expected = {json.loads(l)["id"]: json.loads(l)["expected"] for l in (base / "results.jsonl").read_text().splitlines()}
+    true_expected = {json.loads(line)["id"]: json.loads(line)["expected"]
+                     for line in (base / "results.jsonl").read_text().splitlines()}
     lines = []
-    for l in (forged / "results.jsonl").read_text().splitlines():
-        r = json.loads(l)
+    for line in (forged / "results.jsonl").read_text().splitlines():
+        r = json.loads(line)
         r["expected"] = true_expected[r["id"]]
         lines.append(dumps_line(r))
     (forged / "results.jsonl").write_text("\n".join(lines) + "\n")
@@ -105,7 +106,7 @@ def test_an_honest_pair_of_runs_says_in_one_line_what_was_checked(run_in_process
     proc = run_in_process("course.gate", ["--baseline", str(base), "--candidate", str(other), "--min-delta", "0"],
                           cwd=tmp_path)
     assert proc.returncode == 0
-    checked = [l for l in proc.stdout.splitlines() if l.startswith("Items checked:")]
+    checked = [line for line in proc.stdout.splitlines() if line.startswith("Items checked:")]
     assert checked == ["Items checked: the same 100 ids with the same expected answers in both runs; dataset file, "
                        "for both runs: data/datasets/math_dev.jsonl re-hashed (matches) and all 100 results "
                        "re-scored against it."]

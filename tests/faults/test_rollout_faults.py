@@ -210,7 +210,7 @@ def test_a_retried_error_with_escapes_is_logged_escaped(lab, capsys):
     assert not any(h in err for h in TERMINAL_HAZARDS)
 
 
-def test_a_5_MB_error_that_echoes_the_key_deep_inside_is_redacted_before_it_is_cut(lab, capsys):
+def test_a_5_mb_error_that_echoes_the_key_deep_inside_is_redacted_before_it_is_cut(lab, capsys):
     lab.raw(1, b"a" * 190 + f"Invalid key {KEY}".encode() + b"b" * 5_000_000, status=401)
     assert rs.main(argv(lab)) == 2
     err = capsys.readouterr().err
