@@ -66,7 +66,9 @@ def test_a_forged_fingerprint_with_the_dataset_at_hand_is_refused_naming_the_fir
     assert "results.jsonl:1: id dev-0001 records expected 304" in line and "says 323" in line, line
 
 
-def test_a_forged_fingerprint_without_the_dataset_file_is_rejected_by_the_items_expected_answers(run_in_process, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_forged_fingerprint_without_the_dataset_file_is_rejected_by_the_items_expected_answers(  # type: ignore[no-untyped-def]
+    run_in_process, tmp_path
+):
     base, forged = _forge(run_in_process, tmp_path)
     for run in (base, forged):  # the recorded dataset file is not at hand for either run
         m = json.loads((run / "manifest.json").read_text())
@@ -121,6 +123,7 @@ def test_a_dataset_changed_since_the_run_is_named_and_not_re_scored(run_in_proce
                                               str(tmp_path / name)], cwd=tmp_path).returncode == 0
         runs.append(str(tmp_path / name))
     data.write_text(data.read_text() + "\n")
-    proc = run_in_process("course.gate", ["--baseline", runs[0], "--candidate", runs[1], "--min-delta", "0"], cwd=tmp_path)
+    proc = run_in_process("course.gate", ["--baseline", runs[0], "--candidate", runs[1], "--min-delta", "0"],
+                          cwd=tmp_path)
     assert proc.returncode == 0
     assert "has changed since the run (another sha256), so it was not re-scored" in proc.stdout
