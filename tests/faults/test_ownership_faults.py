@@ -133,8 +133,8 @@ def test_force_never_touches_a_users_folders_named_like_temporaries(cli, tmp_pat
 
 FILE_TOOLS = {
     "report --out": lambda d: ["course.report", str(d / "run"), "--out", "out/page.html"],
-    "datasets import --out": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")), "--format", "gsm8k",
-                                        "--out", "out/ds.jsonl"],
+    "datasets import --out": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")),
+                                        "--format", "gsm8k", "--out", "out/ds.jsonl"],
     "import_completions --out": lambda d: ["course.import_completions",
                                            str(plain_completions_file(d / "p.jsonl")),
                                            "--format", "plain", "--policy", "p", "--sampling", "{}",
