@@ -29,10 +29,19 @@ from record import Recorder, add_arguments  # noqa: E402
 from course.bandit_train import DEFAULT_ACTIONS, EXAMPLE, reinforce, score_actions  # noqa: E402
 
 DEMOS: list[tuple[str, list[str]]] = [
-    ("bandit demo (30 steps --slow)", ["course.bandit_train", "--steps", "30", "--seed", "0", "--lr", "0.5", "--baseline", "--slow"]),
-    ("bandit demo, lr -0.5", ["course.bandit_train", "--steps", "30", "--seed", "0", "--lr", "-0.5", "--baseline", "--slow"]),
+    (
+        "bandit demo (30 steps --slow)",
+        ["course.bandit_train", "--steps", "30", "--seed", "0", "--lr", "0.5", "--baseline", "--slow"],
+    ),
+    (
+        "bandit demo, lr -0.5",
+        ["course.bandit_train", "--steps", "30", "--seed", "0", "--lr", "-0.5", "--baseline", "--slow"],
+    ),
     ("bandit 10,000 steps (log + story)", ["course.bandit_train", "--steps", "10000"]),
-    ("bandit ablation (200 seeds x 100 steps x 2 regimes)", ["course.bandit_train", "--ablation", "--seeds", "200", "--steps", "100"]),
+    (
+        "bandit ablation (200 seeds x 100 steps x 2 regimes)",
+        ["course.bandit_train", "--ablation", "--seeds", "200", "--steps", "100"],
+    ),
     ("toy_mdp (300 episodes)", ["course.toy_mdp"]),
     ("kl_tradeoff_demo (11 betas)", ["course.kl_tradeoff_demo"]),
     ("kl_tradeoff_demo --plot", ["course.kl_tradeoff_demo", "--plot"]),
@@ -55,7 +64,9 @@ def bench_demo(module_args: list[str], outdir: Path) -> float:
     # token_inspect writes no run directory; every other demo gets a fresh one.
     extra = [] if module_args[0] == "course.token_inspect" else ["--outdir", str(outdir)]
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", *module_args, *extra], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", *module_args, *extra], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return time.perf_counter() - start
 
 
@@ -68,8 +79,17 @@ def main() -> int:
     rec = Recorder.from_args("bench_bandit", args)
 
     t = bench_loop(args.steps, args.repeat)
-    print(f"{'REINFORCE loop, ' + format(args.steps, ',') + ' steps (in-process, best of ' + str(args.repeat) + ')':<72} {t:7.3f} s   ({t / args.steps * 1e6:.1f} us/step; target < 1 s)")
-    rec.figure("loop_seconds", t, "s", f"REINFORCE loop, {args.steps:,} steps in process (best of {args.repeat}; target under 1 s)", digits=3)
+    print(
+        f"{'REINFORCE loop, ' + format(args.steps, ',') + ' steps (in-process, best of ' + str(args.repeat) + ')':<72}"
+        f" {t:7.3f} s   ({t / args.steps * 1e6:.1f} us/step; target < 1 s)"
+    )
+    rec.figure(
+        "loop_seconds",
+        t,
+        "s",
+        f"REINFORCE loop, {args.steps:,} steps in process (best of {args.repeat}; target under 1 s)",
+        digits=3,
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for i, (label, module_args) in enumerate(DEMOS):
             t = bench_demo(module_args, Path(tmp) / f"run_{i}")

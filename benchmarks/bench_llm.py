@@ -115,17 +115,20 @@ def main() -> int:
             before = load_average()
             result, wall = child(LOAD_CHILD, {**env, **extra})
             print(f"load {label:<27} load_llm {result['load_seconds']:6.1f} s   child {wall:6.1f} s   "
-                  f"peak RSS {result['maxrss_mb']:6.0f} MB   cache: {result['cache']:<8} load avg {before} -> {load_average()}")
+                  f"peak RSS {result['maxrss_mb']:6.0f} MB   cache: {result['cache']:<8} "
+                  f"load avg {before} -> {load_average()}")
             rec.figure(f"load_{key}_seconds", result["load_seconds"], "s",
                        f"`load_llm()`, {label} (imports of torch and transformers included)", digits=1)
-            rec.figure(f"load_{key}_peak_rss_mb", result["maxrss_mb"], "MB", f"peak memory of that child, {label}", digits=0)
+            rec.figure(f"load_{key}_peak_rss_mb", result["maxrss_mb"], "MB",
+                       f"peak memory of that child, {label}", digits=0)
         for threads in args.threads:
             before = load_average()
             result, wall = child(SAMPLE_CHILD, env, str(threads), str(args.items), str(args.n))
             for name in ("plain", "fewshot"):
                 r = result[name]
                 rate, tokens = r["completions"] / r["seconds"], r["tokens_about"] / r["seconds"]
-                print(f"sample {name:<8} {threads} thread(s): {r['completions']} completions ({args.items} items x {args.n}) "
+                print(f"sample {name:<8} {threads} thread(s): {r['completions']} completions "
+                      f"({args.items} items x {args.n}) "
                       f"in {r['seconds']:.1f} s: {rate:.2f} completions/s, ~{tokens:.1f} tokens/s, "
                       f"{r['truncated']} truncated at 32 tokens")
                 rec.figure(f"sample_{name}_{threads}t_completions_per_s", rate, "completions/s",
@@ -136,7 +139,8 @@ def main() -> int:
                        f"peak memory of the sampling child, {threads} thread(s)", digits=0)
     packs = shipped_packs()
     for p in packs:
-        line = (f"{p['file']} (made {p['created']}, commit {p['commit']}, {p['threads']} thread): {p['completions']} completions "
+        line = (f"{p['file']} (made {p['created']}, commit {p['commit']}, {p['threads']} thread): "
+                f"{p['completions']} completions "
                 f"sampled in {p['sample_seconds']:.0f} s ({p['completions_per_second']:.2f}/s), load average "
                 f"{p['load_average_before'][0]:.1f} -> {p['load_average_after'][0]:.1f} on {p['cpu_count']} CPUs")
         print(f"shipped pack {line}")

@@ -1,4 +1,5 @@
-"""Benchmark: Loop C on the real LLM, measured. The recipe's run: command, wall time, peak memory, holdout pass@1 of pi0, the warm start and the final policy.
+"""Benchmark: Loop C on the real LLM, measured. The recipe's run: command, wall time, peak memory, holdout pass@1 of
+pi0, the warm start and the final policy.
 
     python benchmarks/bench_llm_rl.py                     # the recipe below, seeds 0 to 4 (five runs)
     python benchmarks/bench_llm_rl.py --seeds 0           # one run
@@ -102,7 +103,8 @@ def one_run(seed: int, args: argparse.Namespace, extra: list[str], outdir: Path)
     if "rl_over_warm_start" in h:
         rl = h["rl_over_warm_start"]
         print(f"  of which the warm start {span(h['warm_start_over_pi0'])}; RL over its own starting point {span(rl)}, "
-              f"p = {rl['gate'].get('p_value')}; gate (final against the warm start, min delta 0) {rl['gate']['verdict']}")
+              f"p = {rl['gate'].get('p_value')}; gate (final against the warm start, min delta 0) "
+              f"{rl['gate']['verdict']}")
     if warm:
         print(f"  RFT pool: {warm['strict_passes']}/{warm['samples']} strict passes, {warm['problems_kept']} of "
               f"{warm['problems']} problems kept (sampled under {warm['sampler_template']!r})")
@@ -121,39 +123,58 @@ def no_signal_text(z: dict) -> str:
     """The share of groups with all-equal rewards: among every group drawn (the policy's own; what a step
     without dynamic sampling trains on) and among the groups trained on."""
     drawn = z.get("no_signal_groups_drawn_mean", z["no_signal_groups_mean"])
-    return (f"{100 * drawn:.0f}% of the groups drawn (the policy's own share), {100 * z['no_signal_groups_mean']:.0f}% of the "
-            f"groups trained on (mean over the steps); {z['pg_samples']} of {z['samples']} trained samples carried a signal")
+    return (f"{100 * drawn:.0f}% of the groups drawn (the policy's own share), "
+            f"{100 * z['no_signal_groups_mean']:.0f}% of the "
+            f"groups trained on (mean over the steps); {z['pg_samples']} of {z['samples']} trained samples "
+            "carried a signal")
 
 
 def record_seed(rec: Recorder, r: dict) -> None:
-    """One seed's figures: the three policies' holdout pass@1, both lifts with their intervals, the gates, the no-signal shares."""
+    """One seed's figures: the three policies' holdout pass@1, both lifts with their intervals, the gates, the
+    no-signal shares."""
     h, s, z = r["summary"]["holdout"], r["seed"], r["summary"]["zero_signal"]
     if "warm_start" in h:
-        rec.figure(f"seed{s}_holdout_warm_start_pass_at_1", h["warm_start"]["pass_at_1"], "", f"seed {s}: math_holdout strict pass@1 of the warm start alone", digits=4)
-    rec.figure(f"seed{s}_holdout_final_pass_at_1", h["final"]["pass_at_1"], "", f"seed {s}: math_holdout strict pass@1 of the final policy", digits=4)
-    rec.figure(f"seed{s}_lift_points", 100 * h["lift_pass_at_1"], "points", f"seed {s}: the lift, final - pi0", digits=1)
-    rec.figure(f"seed{s}_lift_low_points", 100 * h["lift_paired_bootstrap95"][0], "points", f"seed {s}: its paired-bootstrap 95% interval, low end", digits=1)
-    rec.figure(f"seed{s}_lift_high_points", 100 * h["lift_paired_bootstrap95"][1], "points", f"seed {s}: its paired-bootstrap 95% interval, high end", digits=1)
-    rec.figure(f"seed{s}_gate_accept", h["gate"].get("verdict") == "ACCEPT", "", f"seed {s}: the gate (final against pi0, +{100 * LIFT:.0f} points and significant) accepts")
+        rec.figure(f"seed{s}_holdout_warm_start_pass_at_1", h["warm_start"]["pass_at_1"], "",
+                   f"seed {s}: math_holdout strict pass@1 of the warm start alone", digits=4)
+    rec.figure(f"seed{s}_holdout_final_pass_at_1", h["final"]["pass_at_1"], "",
+               f"seed {s}: math_holdout strict pass@1 of the final policy", digits=4)
+    rec.figure(f"seed{s}_lift_points", 100 * h["lift_pass_at_1"], "points",
+               f"seed {s}: the lift, final - pi0", digits=1)
+    rec.figure(f"seed{s}_lift_low_points", 100 * h["lift_paired_bootstrap95"][0], "points",
+               f"seed {s}: its paired-bootstrap 95% interval, low end", digits=1)
+    rec.figure(f"seed{s}_lift_high_points", 100 * h["lift_paired_bootstrap95"][1], "points",
+               f"seed {s}: its paired-bootstrap 95% interval, high end", digits=1)
+    rec.figure(f"seed{s}_gate_accept", h["gate"].get("verdict") == "ACCEPT", "",
+               f"seed {s}: the gate (final against pi0, +{100 * LIFT:.0f} points and significant) accepts")
     if "rl_over_warm_start" in h:
         rl = h["rl_over_warm_start"]
-        rec.figure(f"seed{s}_rl_lift_points", 100 * rl["lift_pass_at_1"], "points", f"seed {s}: RL over its own starting point, final - warm start", digits=1)
-        rec.figure(f"seed{s}_rl_lift_low_points", 100 * rl["lift_paired_bootstrap95"][0], "points", f"seed {s}: its paired-bootstrap 95% interval, low end", digits=1)
-        rec.figure(f"seed{s}_rl_lift_high_points", 100 * rl["lift_paired_bootstrap95"][1], "points", f"seed {s}: its paired-bootstrap 95% interval, high end", digits=1)
-        rec.figure(f"seed{s}_rl_p_value", rl["gate"].get("p_value"), "", f"seed {s}: its p-value (sign-flip test over items)", digits=4)
-        rec.figure(f"seed{s}_rl_gate_accept", rl["gate"]["verdict"] == "ACCEPT", "", f"seed {s}: the gate (final against the warm start, significant) accepts")
+        rec.figure(f"seed{s}_rl_lift_points", 100 * rl["lift_pass_at_1"], "points",
+                   f"seed {s}: RL over its own starting point, final - warm start", digits=1)
+        rec.figure(f"seed{s}_rl_lift_low_points", 100 * rl["lift_paired_bootstrap95"][0], "points",
+                   f"seed {s}: its paired-bootstrap 95% interval, low end", digits=1)
+        rec.figure(f"seed{s}_rl_lift_high_points", 100 * rl["lift_paired_bootstrap95"][1], "points",
+                   f"seed {s}: its paired-bootstrap 95% interval, high end", digits=1)
+        rec.figure(f"seed{s}_rl_p_value", rl["gate"].get("p_value"), "",
+                   f"seed {s}: its p-value (sign-flip test over items)", digits=4)
+        rec.figure(f"seed{s}_rl_gate_accept", rl["gate"]["verdict"] == "ACCEPT", "",
+                   f"seed {s}: the gate (final against the warm start, significant) accepts")
     rec.figure(f"seed{s}_no_signal_drawn", z.get("no_signal_groups_drawn_mean", z["no_signal_groups_mean"]), "",
-               f"seed {s}: share of groups drawn with all-equal rewards (the policy's own), mean over the RL steps", digits=3)
-    rec.figure(f"seed{s}_no_signal_trained", z["no_signal_groups_mean"], "", f"seed {s}: share of groups trained on with all-equal rewards", digits=3)
+               f"seed {s}: share of groups drawn with all-equal rewards (the policy's own), mean over the RL steps",
+               digits=3)
+    rec.figure(f"seed{s}_no_signal_trained", z["no_signal_groups_mean"], "",
+               f"seed {s}: share of groups trained on with all-equal rewards", digits=3)
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4],
-                    help="one run per seed, one after the other (default 0 1 2 3 4): the lift of one seed is a noisy estimate")
+                    help="one run per seed, one after the other (default 0 1 2 3 4): "
+                         "the lift of one seed is a noisy estimate")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--keep", default=None, help="keep the run directories here, one per seed (default: a temp dir, deleted)")
-    ap.add_argument("--repeat", action="store_true", help="rerun the first seed and compare rl_log.jsonl and final.safetensors bytes")
+    ap.add_argument("--keep", default=None,
+                    help="keep the run directories here, one per seed (default: a temp dir, deleted)")
+    ap.add_argument("--repeat", action="store_true",
+                    help="rerun the first seed and compare rl_log.jsonl and final.safetensors bytes")
     add_arguments(ap)
     args, extra = ap.parse_known_args()
     rec = Recorder.from_args("bench_llm_rl", args)
@@ -166,15 +187,19 @@ def main() -> int:
         name = f"`course.llm.rl` recipe, {args.threads} threads"
         slowest = max(runs, key=lambda r: r["wall"])
         warm = slowest["summary"].get("warm_start")
-        rec.figure("wall_seconds", slowest["wall"], "s", f"{name}: wall time of one whole run (load, warm start, RL, holdout, "
+        rec.figure("wall_seconds", slowest["wall"], "s",
+                   f"{name}: wall time of one whole run (load, warm start, RL, holdout, "
                    f"eval, gate), the slowest of seeds {seeds}", digits=1)
         if warm:
             rec.figure("warm_start_seconds", warm["seconds"], "s", f"{name}: of which the RFT warm start", digits=1)
-        rec.figure("train_seconds", slowest["summary"]["train_seconds"], "s", f"{name}: of which the RL steps (with the dev slice watch)", digits=1)
-        rec.figure("peak_rss_mb", max(r["rss_mb"] for r in runs), "MB", f"{name}: peak memory, the largest of the runs", digits=0)
+        rec.figure("train_seconds", slowest["summary"]["train_seconds"], "s",
+                   f"{name}: of which the RL steps (with the dev slice watch)", digits=1)
+        rec.figure("peak_rss_mb", max(r["rss_mb"] for r in runs), "MB",
+                   f"{name}: peak memory, the largest of the runs", digits=0)
         pi0 = {r["summary"]["holdout"]["pi0"]["pass_at_1"] for r in runs}
         if len(pi0) == 1:  # the holdout's sampling seeds do not depend on the training seed: one pi0 for all
-            rec.figure("holdout_pi0_pass_at_1", pi0.pop(), "", f"{name}: math_holdout strict pass@1 of pi0 (8 samples per item, "
+            rec.figure("holdout_pi0_pass_at_1", pi0.pop(), "",
+                       f"{name}: math_holdout strict pass@1 of pi0 (8 samples per item, "
                        f"{template} template)", digits=4)
         for r in runs:
             record_seed(rec, r)
@@ -185,12 +210,17 @@ def main() -> int:
             rec.figure("mean_lift_points", 100 * mean_lift, "points", f"the mean lift over seeds {seeds}", digits=1)
             # the spread between seeds is the noise a claim about the recipe must beat (course.lib.stats)
             lo, hi = between_seed_interval([100 * x for x in lifts])
-            rec.figure("mean_lift_t95_low_points", lo, "points", "its 95% interval between seeds (t), low end", digits=1)
-            rec.figure("mean_lift_t95_high_points", hi, "points", "its 95% interval between seeds (t), high end", digits=1)
+            rec.figure("mean_lift_t95_low_points", lo, "points",
+                       "its 95% interval between seeds (t), low end", digits=1)
+            rec.figure("mean_lift_t95_high_points", hi, "points",
+                       "its 95% interval between seeds (t), high end", digits=1)
             if None not in rl_lifts:
                 rec.figure("mean_rl_lift_points", 100 * sum(rl_lifts) / len(rl_lifts), "points",
                            f"the mean of RL over its own starting point over seeds {seeds}", digits=1)
-        rl_significant = [r["summary"]["holdout"].get("rl_over_warm_start", {}).get("gate", {}).get("verdict") == "ACCEPT" for r in runs]
+        rl_significant = [
+            r["summary"]["holdout"].get("rl_over_warm_start", {}).get("gate", {}).get("verdict") == "ACCEPT"
+            for r in runs
+        ]
         checks = {f"total lift >= {100 * MEAN_LIFT:.0f} points on the mean of the seeds": mean_lift >= MEAN_LIFT,
                   f"total lift >= {100 * LIFT:.0f} points on every seed": all(x >= LIFT for x in lifts),
                   "RL over the warm start significant (its gate accepts) on every seed": all(rl_significant),
@@ -203,7 +233,8 @@ def main() -> int:
                   f"its gate accepts on {sum(rl_significant)} of {len(runs)} seeds")
         print(f"targets (issue 32): {verdict}")
         rec.remark(f"Targets (issue 32): {verdict}.")
-        rec.remark("Command (per seed): `" + runs[0]["command"].replace(str(base / f"llm_rl_seed{runs[0]['seed']}"), "OUT")
+        rec.remark("Command (per seed): `"
+                   + runs[0]["command"].replace(str(base / f"llm_rl_seed{runs[0]['seed']}"), "OUT")
                    .replace(f"--seed {runs[0]['seed']}", "--seed SEED") + "`.")
         for r in runs:
             h = r["summary"]["holdout"]
@@ -211,11 +242,14 @@ def main() -> int:
                      + (f" → warm start {100 * h['warm_start']['pass_at_1']:.1f}%" if "warm_start" in h else "")
                      + f" → final {100 * h['final']['pass_at_1']:.1f}%")
             rl = h.get("rl_over_warm_start")
-            rec.remark(f"Holdout strict pass@1, seed {r['seed']} (8 samples per item, {template} template for every policy): {three}; "
+            rec.remark(f"Holdout strict pass@1, seed {r['seed']} (8 samples per item, {template} template for every "
+                       f"policy): {three}; "
                        f"lift {span(h)}, gate {h['gate'].get('verdict')}"
-                       + (f"; RL over its own starting point {span(rl)}, p = {rl['gate'].get('p_value')}, gate {rl['gate']['verdict']}"
+                       + (f"; RL over its own starting point {span(rl)}, p = {rl['gate'].get('p_value')}, "
+                          f"gate {rl['gate']['verdict']}"
                           if rl else "")
-                       + f". No-signal groups: {no_signal_text(r['summary']['zero_signal'])}. Wall {r['wall']:.0f} s; load average "
+                       + f". No-signal groups: {no_signal_text(r['summary']['zero_signal'])}. "
+                       f"Wall {r['wall']:.0f} s; load average "
                        f"{r['load'][0]:.1f} at the start, {r['load'][1]:.1f} at the end.")
         if args.repeat:
             first = runs[0]

@@ -92,7 +92,8 @@ class MatmulBound:
         import torch
 
         cfg = model.config
-        d, kv, ff = cfg.hidden_size, cfg.num_key_value_heads * (cfg.hidden_size // cfg.num_attention_heads), cfg.intermediate_size
+        d, kv, ff = (cfg.hidden_size, cfg.num_key_value_heads * (cfg.hidden_size // cfg.num_attention_heads),
+                     cfg.intermediate_size)
         self.block = [(d, d), (d, kv), (d, kv), (d, d), (d, ff), (d, ff), (ff, d)]  # q k v o gate up down: (in, out)
         self.layers, self.head = cfg.num_hidden_layers, (d, cfg.vocab_size)
         self.torch, self.memo = torch, {}
@@ -118,10 +119,13 @@ class MatmulBound:
         return self.memo[key]
 
     def flops(self, m: int, head: bool) -> float:
-        return 2.0 * m * (self.layers * sum(k * n for k, n in self.block) + (self.head[0] * self.head[1] if head else 0))
+        return 2.0 * m * (self.layers * sum(k * n for k, n in self.block)
+                          + (self.head[0] * self.head[1] if head else 0))
 
 
-def split_phases(calls: list[tuple[int, int, float]]) -> tuple[list[tuple[int, int, float]], list[tuple[int, int, float]]]:
+def split_phases(
+    calls: list[tuple[int, int, float]],
+) -> tuple[list[tuple[int, int, float]], list[tuple[int, int, float]]]:
     """Prefill calls (more than one column) and decode steps (one token per row)."""
     return [c for c in calls if c[1] > 1], [c for c in calls if c[1] == 1]
 
@@ -188,7 +192,8 @@ def main() -> int:
         if r >= 0:
             a, b = outs["baseline"], outs["this tree"]
             rows_a, rows_b = a.tokens.tolist(), b.tokens.tolist()
-            differ += sum(x[: int(ma.sum())] != y[: int(mb.sum())] for x, y, ma, mb in zip(rows_a, rows_b, a.mask, b.mask))
+            differ += sum(x[: int(ma.sum())] != y[: int(mb.sum())]
+                          for x, y, ma, mb in zip(rows_a, rows_b, a.mask, b.mask))
             total += len(rows_a)
             prompt_tokens += int(b.prompt_valid.sum())
     done = P * G * args.rounds
@@ -208,23 +213,30 @@ def main() -> int:
         other = sum(seconds[name]) - pre_s - dec_s
         print(f"  {name:9s}: {rate[name]:6.2f} completions/s ({sum(seconds[name]):.1f} s); prefill {pre_s:5.2f} s "
               f"({pre_cols / pre_s:6.0f} positions/s, {prompt_tokens / pre_s:6.0f} prompt tokens/s; products alone "
-              f"{pre_bound:5.2f} s), decode {dec_s:5.2f} s ({dec_rows / dec_s:5.0f} tokens/s over {dec_rows} rows; products "
-              f"alone {dec_bound:5.2f} s), the rest (drawing, decoding text) {other:4.2f} s")
+              f"{pre_bound:5.2f} s), decode {dec_s:5.2f} s ({dec_rows / dec_s:5.0f} tokens/s over {dec_rows} rows; "
+              f"products alone {dec_bound:5.2f} s), the rest (drawing, decoding text) {other:4.2f} s")
         key = "baseline" if name == "baseline" else "new"
         rec.figure(f"{key}_completions_per_s", rate[name], "completions/s", f"{name}: completions per second", digits=2)
         rec.figure(f"{key}_prefill_s", pre_s, "s", f"{name}: prefill seconds over {args.rounds} batches", digits=2)
-        rec.figure(f"{key}_prefill_bound_s", pre_bound, "s", f"{name}: the same prefill's matrix products alone", digits=2)
+        rec.figure(f"{key}_prefill_bound_s", pre_bound, "s",
+                   f"{name}: the same prefill's matrix products alone", digits=2)
         rec.figure(f"{key}_decode_s", dec_s, "s", f"{name}: decode seconds over {args.rounds} batches", digits=2)
-        rec.figure(f"{key}_decode_bound_s", dec_bound, "s", f"{name}: the same decode steps' matrix products alone", digits=2)
-        rec.figure(f"{key}_decode_tokens_per_s", dec_rows / dec_s, "tokens/s", f"{name}: decode tokens per second", digits=0)
-    print(f"  speed-up: {ratio:.2f}x (median of the per-round ratios baseline / this tree); completions whose token ids "
-          f"differ: {differ} of {total} (float rounding: the same uniforms drive both)")
-    rec.figure("speedup", ratio, "×", f"completions/s, this tree over {args.baseline} (median of {args.rounds} interleaved rounds)", digits=2)
-    rec.figure("completions_differing", differ, "completions", f"of {total}: token ids differ between {args.baseline} and this tree")
+        rec.figure(f"{key}_decode_bound_s", dec_bound, "s",
+                   f"{name}: the same decode steps' matrix products alone", digits=2)
+        rec.figure(f"{key}_decode_tokens_per_s", dec_rows / dec_s, "tokens/s",
+                   f"{name}: decode tokens per second", digits=0)
+    print(f"  speed-up: {ratio:.2f}x (median of the per-round ratios baseline / this tree); "
+          f"completions whose token ids differ: {differ} of {total} (float rounding: the same uniforms drive both)")
+    rec.figure("speedup", ratio, "×",
+               f"completions/s, this tree over {args.baseline} (median of {args.rounds} interleaved rounds)", digits=2)
+    rec.figure("completions_differing", differ, "completions",
+               f"of {total}: token ids differ between {args.baseline} and this tree")
 
-    # --- 1. the bound ----------------------------------------------------------------------------------------
-    print("\nthe bound: float32 torch.matmul at the model's shapes (all blocks' projections; + the LM head when decoding)")
-    (old_pre, _), (new_pre, _) = phases["baseline"][0], phases["this tree"][0]  # round 0's prefill calls: (rows, columns, s)
+    # --- 1. the bound ------------------------------------------------------------------------------------
+    print("\nthe bound: float32 torch.matmul at the model's shapes (all blocks' projections; "
+          "+ the LM head when decoding)")
+    # round 0's prefill calls: (rows, columns, s)
+    (old_pre, _), (new_pre, _) = phases["baseline"][0], phases["this tree"][0]
     shapes = [(f"prefill, {old_pre[0][0]} whole prompts", old_pre[0][0] * old_pre[0][1], False)]
     shapes += [("prefill, the shared prefix" if rows == 1 else f"prefill, {rows} tails", rows * cols, False)
                for rows, cols, _ in new_pre]
@@ -251,11 +263,14 @@ def main() -> int:
         model.forward = clocks["baseline"]._orig  # untimed
         t0 = time.perf_counter()
         with torch.no_grad():
-            model.generate(input_ids=ids, attention_mask=valid.long(), do_sample=True, temperature=1.0, top_k=0, top_p=1.0,
-                           max_new_tokens=K, num_return_sequences=G, pad_token_id=int(old_llm.tokenizer.pad_token_id))
+            model.generate(input_ids=ids, attention_mask=valid.long(), do_sample=True, temperature=1.0, top_k=0,
+                           top_p=1.0, max_new_tokens=K, num_return_sequences=G,
+                           pad_token_id=int(old_llm.tokenizer.pad_token_id))
         hf = time.perf_counter() - t0
-        print(f"\nHugging Face generate, the same {P} x {G} batch (weights as loaded): {P * G / hf:.2f} completions/s ({hf:.1f} s)")
-        rec.figure("hf_generate_completions_per_s", P * G / hf, "completions/s", "Hugging Face generate on the same batch", digits=2)
+        print(f"\nHugging Face generate, the same {P} x {G} batch (weights as loaded): "
+              f"{P * G / hf:.2f} completions/s ({hf:.1f} s)")
+        rec.figure("hf_generate_completions_per_s", P * G / hf, "completions/s",
+                   "Hugging Face generate on the same batch", digits=2)
 
     # --- 4. one RL step, phase by phase -------------------------------------------------------------------------
     if not args.no_step:

@@ -62,7 +62,8 @@ with open(sys.argv[1], "rb") as f, open(sys.argv[2], "w", encoding="utf-8") as o
     for line in f:
         r = json.loads(line)
         d = r["details"]
-        cells = (r["id"], r.get("expected"), d.get("extracted"), d["error_code"], d.get("reason", ""), r.get("completion"))
+        cells = (r["id"], r.get("expected"), d.get("extracted"), d["error_code"], d.get("reason", ""),
+                 r.get("completion"))
         out.write("<tr><td>" + "</td><td>".join(esc(str(c)) for c in cells) + "</td></tr>\n")
     out.write("</table>\n")
 """
@@ -80,7 +81,8 @@ def _child(args: list[str], cwd: Path, root: Path = ROOT) -> tuple[float, float]
                 "print('RSS', peak_rss_kib() / 1024, file=sys.stderr)")
         return _run_child(code, cwd, root, args)
     code = CHILD_PRELUDE + ("import resource, runpy, sys; sys.argv = {argv!r}; "
-            "rc = 0\ntry:\n    runpy.run_module({mod!r}, run_name='__main__')\nexcept SystemExit as e:\n    rc = e.code or 0\n"
+            "rc = 0\ntry:\n    runpy.run_module({mod!r}, run_name='__main__')\n"
+            "except SystemExit as e:\n    rc = e.code or 0\n"
             "print('RSS', peak_rss_kib() / 1024, file=sys.stderr)\nsys.exit(rc)")
     mod, rest = args[0], args[1:]
     return _run_child(code.format(argv=[mod] + rest, mod=mod), cwd, root, args)
@@ -137,8 +139,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 100_000, 1_000_000])
     parser.add_argument("--no-browser", action="store_true")
-    parser.add_argument("--pairs", type=int, default=2, help="interleaved rounds of report / baseline / minimal writer (default 2)")
-    parser.add_argument("--baseline", default=BASELINE, help=f"git revision of the report to compare with, or 'none' (default {BASELINE})")
+    parser.add_argument("--pairs", type=int, default=2,
+                        help="interleaved rounds of report / baseline / minimal writer (default 2)")
+    parser.add_argument("--baseline", default=BASELINE,
+                        help=f"git revision of the report to compare with, or 'none' (default {BASELINE})")
     add_arguments(parser)
     args = parser.parse_args()
     rec = Recorder.from_args("bench_report", args)
@@ -150,7 +154,8 @@ def main() -> int:
         if CHROMIUM and not args.no_browser:
             base, _ = _browser(empty.as_uri(), tmp, [f"--screenshot={tmp / 'empty.png'}"])
             print(f"chromium, empty page to screenshot: {base:.2f} s (start-up cost included below)")
-            rec.figure("chromium_empty_s", base, "s", "Chromium, an empty page to a screenshot (its own start-up)", digits=2)
+            rec.figure("chromium_empty_s", base, "s",
+                       "Chromium, an empty page to a screenshot (its own start-up)", digits=2)
         elif not args.no_browser:
             print("chromium not found: browser figures skipped (apt-get install chromium)")
             rec.remark("Chromium was not installed: no browser figures.")
@@ -168,46 +173,59 @@ def main() -> int:
                     if side == "report":
                         rounds[side].append(_child(["course.report", "run"], work))
                     elif side == "baseline":
-                        rounds[side].append(_child(["course.report", "run", "--out", str(work / "baseline.html")], work, root=old))
+                        rounds[side].append(_child(["course.report", "run", "--out", str(work / "baseline.html")],
+                                                   work, root=old))
                     else:
                         rounds[side].append(_child(["-c", MINIMAL_WRITER, results, str(work / "minimal.html")], work))
             wall, rss = (statistics.median(x[i] for x in rounds["report"]) for i in (0, 1))
             page = work / "run" / "report.html"
             size = page.stat().st_size
-            print(f"{n:>9,} items: course.report {wall:6.2f} s wall (child process, incl. start-up), peak RSS {rss:6.1f} MB, "
+            print(f"{n:>9,} items: course.report {wall:6.2f} s wall (child process, incl. start-up), "
+                  f"peak RSS {rss:6.1f} MB, "
                   f"report.html {size / 1e6:7.2f} MB ({size / n:,.0f} bytes/item)")
             m_wall, m_rss = (statistics.median(x[i] for x in rounds["minimal"]) for i in (0, 1))
             ratio = statistics.median(r[0] / m[0] for r, m in zip(rounds["report"], rounds["minimal"]))
             print(f"{'':>9}         minimal escaped-table writer {m_wall:6.2f} s, peak RSS {m_rss:6.1f} MB, "
-                  f"{(work / 'minimal.html').stat().st_size / 1e6:.1f} MB: course.report / minimal {ratio:.2f}x (median of "
-                  f"{args.pairs} interleaved rounds)" + (f"; target at 1,000,000 items <= {TARGET_RATIO}x: "
-                                                        f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}" if n == 1_000_000 else ""))
-            rec.figure(f"n{n}_minimal_writer_s", m_wall, "s", f"{n:,} items: the minimal escaped-table writer, wall time", digits=2)
-            rec.figure(f"n{n}_report_over_minimal", ratio, "×", f"{n:,} items: `course.report` / the minimal writer (wall)", digits=2)
+                  f"{(work / 'minimal.html').stat().st_size / 1e6:.1f} MB: course.report / minimal {ratio:.2f}x "
+                  f"(median of {args.pairs} interleaved rounds)"
+                  + (f"; target at 1,000,000 items <= {TARGET_RATIO}x: "
+                     f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}" if n == 1_000_000 else ""))
+            rec.figure(f"n{n}_minimal_writer_s", m_wall, "s",
+                       f"{n:,} items: the minimal escaped-table writer, wall time", digits=2)
+            rec.figure(f"n{n}_report_over_minimal", ratio, "×",
+                       f"{n:,} items: `course.report` / the minimal writer (wall)", digits=2)
             if old is not None:
                 b_wall, b_rss = (statistics.median(x[i] for x in rounds["baseline"]) for i in (0, 1))
                 b_ratio = statistics.median(b[0] / m[0] for b, m in zip(rounds["baseline"], rounds["minimal"]))
-                print(f"{'':>9}         course.report at {args.baseline} (before #26): {b_wall:6.2f} s, peak RSS {b_rss:6.1f} MB, "
+                print(f"{'':>9}         course.report at {args.baseline} (before #26): {b_wall:6.2f} s, "
+                      f"peak RSS {b_rss:6.1f} MB, "
                       f"{(work / 'baseline.html').stat().st_size / 1e6:.1f} MB page: {b_ratio:.2f}x the minimal writer")
-                rec.figure(f"n{n}_baseline_s", b_wall, "s", f"{n:,} items: `course.report` before #26 ({args.baseline}), wall time", digits=2)
-                rec.figure(f"n{n}_baseline_peak_rss_mb", b_rss, "MB", f"{n:,} items: `course.report` before #26, peak memory", digits=1)
-            rec.figure(f"n{n}_write_s", wall, "s", f"{n:,} items: `python -m course.report` wall time (child process, start-up included)", digits=2)
+                rec.figure(f"n{n}_baseline_s", b_wall, "s",
+                           f"{n:,} items: `course.report` before #26 ({args.baseline}), wall time", digits=2)
+                rec.figure(f"n{n}_baseline_peak_rss_mb", b_rss, "MB",
+                           f"{n:,} items: `course.report` before #26, peak memory", digits=1)
+            rec.figure(f"n{n}_write_s", wall, "s",
+                       f"{n:,} items: `python -m course.report` wall time (child process, start-up included)", digits=2)
             rec.figure(f"n{n}_peak_rss_mb", rss, "MB", f"{n:,} items: its peak memory", digits=1)
             rec.figure(f"n{n}_page_mb", size / 1e6, "MB", f"{n:,} items: size of report.html", digits=2)
             if base is not None:
                 shot, _ = _browser(page.as_uri(), tmp, [f"--screenshot={work / 'shot.png'}"])
                 dom_t, dom = _browser(page.as_uri(), tmp, ["--dump-dom"])
                 ready = 'data-ready="1"' in dom
-                print(f"{'':>9}         chromium load-to-screenshot {shot:6.2f} s ({shot - base:+.2f} s over an empty page); "
+                print(f"{'':>9}         chromium load-to-screenshot {shot:6.2f} s "
+                      f"({shot - base:+.2f} s over an empty page); "
                       f"--dump-dom {dom_t:6.2f} s, table script ran: {'yes' if ready else 'NO'}")
                 rec.figure(f"n{n}_chromium_s", shot, "s", f"{n:,} items: Chromium, load to screenshot", digits=2)
                 _, probed = _browser(_probe_page(page, work / "probe.html").as_uri(), tmp, ["--dump-dom"])
-                found = probed.split("<title>PROBE ", 1)[1].split("</title>", 1)[0].split(" ", 3) if "<title>PROBE " in probed else None
+                found = (probed.split("<title>PROBE ", 1)[1].split("</title>", 1)[0].split(" ", 3)
+                         if "<title>PROBE " in probed else None)
                 if found:
                     print(f"{'':>9}         in the page: filter 'wrong' {found[0]} ms, sort by reason {found[1]} ms, "
                           f"next page {found[2]} ms ({found[3]})")
-                    rec.figure(f"n{n}_filter_ms", float(found[0]), "ms", f"{n:,} items: in the page, filter every row for 'wrong'")
-                    rec.figure(f"n{n}_sort_ms", float(found[1]), "ms", f"{n:,} items: in the page, sort by the reason column")
+                    rec.figure(f"n{n}_filter_ms", float(found[0]), "ms",
+                               f"{n:,} items: in the page, filter every row for 'wrong'")
+                    rec.figure(f"n{n}_sort_ms", float(found[1]), "ms",
+                               f"{n:,} items: in the page, sort by the reason column")
                 else:
                     print(f"{'':>9}         in the page: the timing probe did not run")
     print("(one machine, one run each: read the ratios, not the absolute seconds)")

@@ -145,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {shape:<40} {len(completion):>10,} chars {seconds:>8.3f} s   {code}")
         slowest = max(slowest, (seconds, shape))
     rec.figure("big_slowest_s", slowest[0], "s",
-               f"slowest of the big completions ({big / 1e6:g} M characters; the slowest shape: {slowest[1]})", digits=3)
+               f"slowest of the big completions ({big / 1e6:g} M characters; the slowest shape: {slowest[1]})",
+               digits=3)
 
     print("\nLinearity: non-ASCII text, time per million characters")
     for size in (big // 8, big // 4, big // 2, big):

@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
 SAMPLING = {"max_tokens": 32, "seed": 0, "temperature": 0.8, "top_p": 0.95}
-SLIPS = ("Final: {a}.", "Final:{a}", "final: {a}", "The answer is {a}", "Reasoning first.\nFinal: {a}", "Final: 0{a}", "")
+SLIPS = ("Final: {a}.", "Final:{a}", "final: {a}", "The answer is {a}", "Reasoning first.\nFinal: {a}", "Final: 0{a}",
+         "")
 
 CHILD = CHILD_PRELUDE + """
 import resource, sys
@@ -94,9 +95,11 @@ def main() -> int:
                   f"{size * args.samples / seconds:>10,.0f} {rss_kb / 1024:>11.1f}")
             what = f"{size:,} items x {args.samples} samples, best-of-{args.n}"
             rec.figure(f"items_{size}_seconds", seconds, "s", f"{what}: wall time", digits=2)
-            rec.figure(f"items_{size}_samples_per_s", round(size * args.samples / seconds, -2), "samples/s", f"{what}: samples scored per second")
+            rec.figure(f"items_{size}_samples_per_s", round(size * args.samples / seconds, -2), "samples/s",
+                       f"{what}: samples scored per second")
             rec.figure(f"items_{size}_peak_rss_mb", rss_kb / 1024, "MB",
-                       f"{what}: peak memory (dataset {dataset.stat().st_size / 1e6:.1f} MB, pack {pack.stat().st_size / 1e6:.1f} MB on disk)", digits=1)
+                       f"{what}: peak memory (dataset {dataset.stat().st_size / 1e6:.1f} MB, "
+                       f"pack {pack.stat().st_size / 1e6:.1f} MB on disk)", digits=1)
     rec.save()
     return 0
 

@@ -51,7 +51,8 @@ RAY_CHILD = CHILD_PRELUDE + r"""
 import json, os, sys, time
 from pathlib import Path
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-dataset, completions, outdir, shards, num_cpus = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+dataset, completions, outdir, shards, num_cpus = (sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]),
+                                                  int(sys.argv[5]))
 t0 = time.perf_counter()
 from course.integrations.ray import evaluate_on_ray, init_ray
 ray = init_ray(num_cpus=num_cpus)
@@ -93,8 +94,9 @@ def _have_llm() -> bool:
 
 
 def sample_command(out: Path, items: int, n: int, extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "course.llm.sample", "--dataset", "data/datasets/math_dev.jsonl", "--limit", str(items),
-            "--n", str(n), "--max-tokens", "16", "--template", "fewshot", "--out", str(out), *extra]
+    return [sys.executable, "-m", "course.llm.sample", "--dataset", "data/datasets/math_dev.jsonl",
+            "--limit", str(items), "--n", str(n), "--max-tokens", "16", "--template", "fewshot", "--out", str(out),
+            *extra]
 
 
 def sampling(tmp: Path, items: int, n: int, shards: int, rec: Recorder) -> None:
@@ -104,8 +106,8 @@ def sampling(tmp: Path, items: int, n: int, shards: int, rec: Recorder) -> None:
     one = time.perf_counter() - t0
     single_manifest = json.loads(single.with_name("llm_single.manifest.json").read_text())
     t0 = time.perf_counter()
-    procs = [subprocess.Popen(sample_command(tmp / f"llm_part_{k}.jsonl", items, n, ["--shard", f"{k}/{shards}"]), cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for k in range(shards)]
+    procs = [subprocess.Popen(sample_command(tmp / f"llm_part_{k}.jsonl", items, n, ["--shard", f"{k}/{shards}"]),
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for k in range(shards)]
     for proc in procs:
         _, err = proc.communicate()
         if proc.returncode != 0:
@@ -126,7 +128,8 @@ def sampling(tmp: Path, items: int, n: int, shards: int, rec: Recorder) -> None:
           f"{', '.join(f'{x:.1f}' for x in loads)} s; samples {', '.join(f'{x:.1f}' for x in samples)} s); merged pack "
           f"{'byte-identical to the one-process pack' if same else 'DIFFERENT from the one-process pack'}")
     rec.figure("llm_single_seconds", one, "s", f"sampling {items} items x {n}, one process: wall time", digits=1)
-    rec.figure(f"llm_{shards}_parts_seconds", parts_wall, "s", f"the same as {shards} parts side by side: wall time", digits=1)
+    rec.figure(f"llm_{shards}_parts_seconds", parts_wall, "s",
+               f"the same as {shards} parts side by side: wall time", digits=1)
     rec.figure("llm_part_load_seconds", max(loads), "s", "model load in one part (paid by every part)", digits=1)
     if not same:
         rec.remark("The merged sampling pack differed from the one-process pack.")
@@ -135,8 +138,10 @@ def sampling(tmp: Path, items: int, n: int, shards: int, rec: Recorder) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1_000_000, help="completions to score (default 1,000,000)")
-    parser.add_argument("--shards", type=int, nargs="+", default=[2, 4], help="shard counts to run on Ray (default 2 4)")
-    parser.add_argument("--num-cpus", type=int, default=os.cpu_count() or 1, help="CPUs of the local Ray (default: all)")
+    parser.add_argument("--shards", type=int, nargs="+", default=[2, 4],
+                        help="shard counts to run on Ray (default 2 4)")
+    parser.add_argument("--num-cpus", type=int, default=os.cpu_count() or 1,
+                        help="CPUs of the local Ray (default: all)")
     parser.add_argument("--llm-items", type=int, default=16, help="dev items sampled with the real LLM (default 16)")
     parser.add_argument("--llm-n", type=int, default=8, help="samples per item (default 8: 8 items per batch)")
     parser.add_argument("--no-llm", action="store_true", help="skip the sampling part")
@@ -146,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     if importlib.util.find_spec("ray") is None:
         raise SystemExit("bench_shards needs the ray extra: pip install 'ray>=2.40'")
     n = args.lines
-    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start; local Ray with {args.num_cpus} CPUs")
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start; "
+          f"local Ray with {args.num_cpus} CPUs")
     with tempfile.TemporaryDirectory(prefix="bench_shards_") as name:
         tmp = Path(name)
         t0 = time.perf_counter()
@@ -155,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         single = measure(dataset, completions, tmp / "single", "eval")
         print(f"\nscoring {n:,} completions:")
         print(f"  one process          {single['seconds']:7.2f} s wall  ({n / single['seconds']:,.0f} lines/s)")
-        rec.figure(f"single_{n}_seconds", single["seconds"], "s", f"`course.eval`, {n:,} lines, one process: wall time", digits=2)
+        rec.figure(f"single_{n}_seconds", single["seconds"], "s",
+                   f"`course.eval`, {n:,} lines, one process: wall time", digits=2)
         for shards in args.shards:
             r = ray_run(dataset, completions, tmp / f"ray_{shards}", shards, args.num_cpus)
             same = same_run(tmp / "single", tmp / f"ray_{shards}")
@@ -163,27 +170,33 @@ def main(argv: list[str] | None = None) -> int:
             work = r["tasks_seconds"] + r["merge_seconds"]
             dispatch = r["tasks_seconds"] - max(r["part_seconds"])
             print(f"  {shards} Ray shards         {work:7.2f} s wall: tasks {r['tasks_seconds']:.2f} s, merge "
-                  f"{r['merge_seconds']:.2f} s; speed-up {single['seconds'] / work:.2f}x (before that, {r['init_seconds']:.1f} s "
-                  f"to start Ray and {r['workers_seconds']:.1f} s to start its workers)")
+                  f"{r['merge_seconds']:.2f} s; speed-up {single['seconds'] / work:.2f}x "
+                  f"(before that, {r['init_seconds']:.1f} s to start Ray and {r['workers_seconds']:.1f} s "
+                  "to start its workers)")
             print(f"      parts' own times {', '.join(f'{x:.2f}' for x in r['part_seconds'])} s; overhead per shard "
                   f"{overhead:+.2f} s ((sum of parts - one process) / {shards}); Ray's dispatch and the first import "
                   f"of the course in each worker {dispatch:.2f} s (tasks wall - slowest part); merged run "
                   f"{'byte-identical to the one-process run' if same else 'DIFFERENT'}")
-            rec.figure(f"ray_{shards}_{n}_seconds", work, "s", f"{shards} Ray shards, {n:,} lines: tasks + merge, wall", digits=2)
-            rec.figure(f"ray_{shards}_init_seconds", r["init_seconds"], "s", f"starting the local Ray for {shards} shards", digits=1)
-            rec.figure(f"ray_{shards}_workers_seconds", r["workers_seconds"], "s", f"starting its {args.num_cpus} workers", digits=1)
+            rec.figure(f"ray_{shards}_{n}_seconds", work, "s",
+                       f"{shards} Ray shards, {n:,} lines: tasks + merge, wall", digits=2)
+            rec.figure(f"ray_{shards}_init_seconds", r["init_seconds"], "s",
+                       f"starting the local Ray for {shards} shards", digits=1)
+            rec.figure(f"ray_{shards}_workers_seconds", r["workers_seconds"], "s",
+                       f"starting its {args.num_cpus} workers", digits=1)
             rec.figure(f"ray_{shards}_{n}_dispatch_seconds", dispatch, "s",
-                       f"{shards} shards: tasks wall - slowest part (dispatch, the course imported in each worker)", digits=2)
-            rec.figure(f"ray_{shards}_{n}_merge_seconds", r["merge_seconds"], "s", f"the merge of {shards} parts, {n:,} lines", digits=2)
+                       f"{shards} shards: tasks wall - slowest part (dispatch, the course imported in each worker)",
+                       digits=2)
+            rec.figure(f"ray_{shards}_{n}_merge_seconds", r["merge_seconds"], "s",
+                       f"the merge of {shards} parts, {n:,} lines", digits=2)
             rec.figure(f"ray_{shards}_{n}_overhead_per_shard_seconds", overhead, "s",
                        f"overhead per shard, {n:,} lines: (sum of the parts' times - one process) / {shards}", digits=2)
             if not same:
                 rec.remark(f"The merged run of {shards} shards differed from the one-process run.")
         cores = os.cpu_count() or 1
-        print(f"\nOn {cores} cores{' shared with other work' if os.getloadavg()[0] > cores / 2 else ''}, shards run side by "
-              "side only on free cores: each part still passes over both whole files, so the parts together do more work "
-              "than one process, and with no idle core that extra is all they add. Sharding pays when the parts go to "
-              "machines that would otherwise be idle.")
+        print(f"\nOn {cores} cores{' shared with other work' if os.getloadavg()[0] > cores / 2 else ''}, "
+              "shards run side by side only on free cores: each part still passes over both whole files, so the "
+              "parts together do more work than one process, and with no idle core that extra is all they add. "
+              "Sharding pays when the parts go to machines that would otherwise be idle.")
         if not args.no_llm and _have_llm():
             sampling(tmp, args.llm_items, args.llm_n, max(args.shards[0], 2), rec)
         elif not args.no_llm:

@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     rec.figure("slowest_seconds", max(walls), "s", "slowest run", digits=1)
     rec.figure("passed", counts.get("passed", 0), "", "tests passed")
     rec.figure("skipped", counts.get("skipped", 0), "", "tests skipped (their extra or program is not installed)")
-    rec.remark(f"Extras installed: {', '.join(installed) or 'none'}. The slow tests (`python -m pytest -m slow`) are not included.")
+    rec.remark(f"Extras installed: {', '.join(installed) or 'none'}. "
+               "The slow tests (`python -m pytest -m slow`) are not included.")
     rec.save()
     return 0
 

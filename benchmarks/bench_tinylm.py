@@ -3,7 +3,8 @@
     python benchmarks/bench_tinylm.py                       # the default strict run (seed 0)
     python benchmarks/bench_tinylm.py --seed 1 --keep runs/bench_rl_seed1
     python benchmarks/bench_tinylm.py --repeat              # also rerun and compare rl_log.jsonl bytes
-    python benchmarks/bench_tinylm.py --step-only           # only the RL step, phase by phase, this code vs the baseline
+    python benchmarks/bench_tinylm.py --step-only           # only the RL step, phase by phase, this code vs the
+                                                            # baseline
 
 What it does: runs ``python -m course.tinylm.rl --rubric strict --seed S --outdir DIR``
 with its defaults, in a fresh child process (so the child's own peak RSS is
@@ -101,7 +102,8 @@ MOVED = {"course.lib.manifest": "course.lib.records.manifest", "course.lib.jsonl
 def _revision_modules(rev: str) -> tuple[Any, Any]:
     """course/tinylm/model.py and policy.py as they were at git revision ``rev``, as fresh modules."""
     def source(path: str) -> str:
-        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout
 
     mods = []
     for name, path, src in (("_baseline_tinylm_model", "course/tinylm/model.py", source("course/tinylm/model.py")),
@@ -154,7 +156,8 @@ class StepSide:
         ro = pol.generate(self.policy, [b.prompt for b in problems], seeds, group=group, temperature=1.0, max_tokens=32)
         self.policy.train()
         lap()
-        rewards = torch.tensor([score({"expected_answer": problems[k // group].answer}, x)["reward"] for k, x in enumerate(ro.texts)])
+        rewards = torch.tensor([score({"expected_answer": problems[k // group].answer}, x)["reward"]
+                                for k, x in enumerate(ro.texts)])
         r = rewards.view(P, group)
         adv = (r - r.mean(dim=1, keepdim=True)).view(-1)
         t, c = time.perf_counter(), time.process_time()  # scoring is the rubric's cost, not the model's: left out
@@ -211,24 +214,29 @@ def step_benchmark(baseline: str, pairs: int, threads: int, seed: int, rec: Any)
     load = os.getloadavg()
     print(f"RL step, {P} prompts x {G} samples, {threads} threads, {pairs} interleaved pairs after {warmup} warm-up "
           f"steps (baseline = {baseline}); load average now {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"  {'median ms':14s} {'wall: baseline':>14s} {'this tree':>9s} {'ratio':>6s}   {'CPU: baseline':>13s} {'this tree':>9s} {'ratio':>6s}")
+    print(f"  {'median ms':14s} {'wall: baseline':>14s} {'this tree':>9s} {'ratio':>6s}   "
+          f"{'CPU: baseline':>13s} {'this tree':>9s} {'ratio':>6s}")
     for k, phase in enumerate((*PHASES, "step")):
         row = []
         for clock in (0, 1):  # wall, then CPU time of the process (the steadier figure on a busy machine)
             def col(name: str) -> list[float]:
-                return [sum(x[clock] for x in phases) if phase == "step" else phases[k][clock] for phases in times[name]]
+                return [sum(x[clock] for x in phases) if phase == "step" else phases[k][clock]
+                        for phases in times[name]]
 
             old, new = col("baseline"), col("this tree")
             ratio = statistics.median(o / n for o, n in zip(old, new))  # per pair, then the median
             row.append(f"{1000 * statistics.median(old):9.1f} {1000 * statistics.median(new):9.1f} {ratio:5.2f}x")
             key, clock_name = phase.replace(" ", "_").replace("+", "_"), ("wall", "cpu")[clock]
             what = f"RL step ({P}x{G}, {threads} threads), {phase}, {clock_name} time"
-            rec.figure(f"step_{key}_{clock_name}_ms", 1000 * statistics.median(new), "ms", f"{what}: this tree (median)", digits=1)
-            rec.figure(f"step_{key}_{clock_name}_ratio", ratio, "×", f"{what}: baseline {baseline} / this tree (median of pairs)", digits=2)
+            rec.figure(f"step_{key}_{clock_name}_ms", 1000 * statistics.median(new), "ms",
+                       f"{what}: this tree (median)", digits=1)
+            rec.figure(f"step_{key}_{clock_name}_ratio", ratio, "×",
+                       f"{what}: baseline {baseline} / this tree (median of pairs)", digits=2)
         print(f"  {phase:14s}      {row[0]}        {row[1]}")
     verdict = 'IDENTICAL on both sides' if identical else 'DIFFERENT (a speed-up changed the arithmetic)'
     print(f"  samples, log-probs, pi0 log-probs and gradient norms at every step: {verdict}")
-    rec.remark(f"RL step against {baseline}, {pairs} interleaved pairs: samples, log-probs and gradient norms {verdict}.")
+    rec.remark(f"RL step against {baseline}, {pairs} interleaved pairs: samples, log-probs and gradient norms "
+               f"{verdict}.")
 
 
 def main() -> int:
@@ -237,7 +245,8 @@ def main() -> int:
     ap.add_argument("--keep", default=None, help="keep the run directory here (default: a temp dir, deleted)")
     ap.add_argument("--repeat", action="store_true", help="run twice and compare rl_log.jsonl bytes (reproducibility)")
     ap.add_argument("--step-only", action="store_true", help="only the RL step's phases (this tree vs --baseline)")
-    ap.add_argument("--baseline", default=BASELINE, help=f"git revision of the other side of the step comparison (default {BASELINE})")
+    ap.add_argument("--baseline", default=BASELINE,
+                    help=f"git revision of the other side of the step comparison (default {BASELINE})")
     ap.add_argument("--pairs", type=int, default=12, help="interleaved step pairs to time (default 12)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads for the step comparison (default 2, as rl)")
     add_arguments(ap)
@@ -255,22 +264,25 @@ def main() -> int:
         wall, rss_mb, _ = run_rl(outdir, args.seed, extra)
         summary = json.loads((outdir / "summary.json").read_text(encoding="utf-8"))
         h = summary["holdout"]
-        print(f"rl --rubric strict --seed {args.seed} (defaults): wall {wall:.1f}s (training {summary['train_seconds']:.1f}s), "
+        print(f"rl --rubric strict --seed {args.seed} (defaults): wall {wall:.1f}s "
+              f"(training {summary['train_seconds']:.1f}s), "
               f"peak RSS {rss_mb:.0f} MB")
         run = f"`course.tinylm.rl --rubric strict --seed {args.seed}`"
-        rec.figure("wall_seconds", wall, "s", f"{run}: wall time of the whole run (training, holdout sampling, eval, gate)", digits=1)
+        rec.figure("wall_seconds", wall, "s",
+                   f"{run}: wall time of the whole run (training, holdout sampling, eval, gate)", digits=1)
         rec.figure("train_seconds", summary["train_seconds"], "s", f"{run}: of which training", digits=1)
         rec.figure("peak_rss_mb", rss_mb, "MB", f"{run}: peak memory", digits=0)
         for tag in ("pi0", "final"):
             x = h[tag]
-            print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.3f} (95% items as the unit {x['pass_at_1_ci95'][0]:.3f}-"
+            print(f"  holdout {tag:5s} {x['policy']}: pass@1 {x['pass_at_1']:.3f} "
+                  f"(95% items as the unit {x['pass_at_1_ci95'][0]:.3f}-"
                   f"{x['pass_at_1_ci95'][1]:.3f}, {x['samples']} samples)")
         lo, hi = h["lift_paired_bootstrap95"]
         rec.remark(f"Holdout strict pass@1 (8 samples per item): pi0 {100 * h['pi0']['pass_at_1']:.1f}% → final "
-                   f"{100 * h['final']['pass_at_1']:.1f}%, lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% "
-                   f"{100 * lo:+.1f} to {100 * hi:+.1f}); gate {h['gate'].get('verdict')}.")
-        print(f"  lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); "
-              f"gate {h['gate'].get('verdict')}")
+                   f"{100 * h['final']['pass_at_1']:.1f}%, lift {100 * h['lift_pass_at_1']:+.1f} points "
+                   f"(paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); gate {h['gate'].get('verdict')}.")
+        print(f"  lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to "
+              f"{100 * hi:+.1f}); gate {h['gate'].get('verdict')}")
         t = summary["final_train"]
         print(f"  KL to pi0 at the end: {t['kl_k1_per_token']:.4f}/token (k1), {t['kl_k3_per_token']:.4f}/token (k3), "
               f"{t['kl_k1_per_sample']:.3f}/completion")
@@ -285,7 +297,8 @@ def main() -> int:
                   f"final.pt {'IDENTICAL' if same_w else 'DIFFERENT'}")
     throughput = sampling_throughput()
     print(f"pi0 sampling throughput: {throughput:.0f} completions/s (math_dev, n=8, 2 threads)")
-    rec.figure("pi0_completions_per_s", throughput, "completions/s", "pi0 sampling throughput (math_dev, 8 per prompt, 2 threads)", digits=0)
+    rec.figure("pi0_completions_per_s", throughput, "completions/s",
+               "pi0 sampling throughput (math_dev, 8 per prompt, 2 threads)", digits=0)
     step_benchmark(args.baseline, args.pairs, args.threads, args.seed, rec)
     rec.save()
     return 0

@@ -10,7 +10,10 @@ checks but not the BOM/surrogate/depth refusals nor any error message, so it is 
 upper bound on what a msgspec reader would gain, not a reader. It checks that it
 writes the same results.jsonl bytes.
 """
+import filecmp
 import json
+import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -48,7 +51,8 @@ def minimal():
             r = json.loads(raw)
             ident, text = r["id"], r["completion"]
             s = score({"expected_answer": 5}, text)
-            out.write(dumps_line({"id": ident, "completion": text, "expected": 5, "reward": s["reward"], "details": s["details"]}) + "\n")
+            out.write(dumps_line({"id": ident, "completion": text, "expected": 5, "reward": s["reward"],
+                                  "details": s["details"]}) + "\n")
 def stdlib_eval():
     tally = Tally()
     with JsonlWriter(TMP / "full.jsonl") as out:
@@ -56,39 +60,49 @@ def stdlib_eval():
         for example, record in iter_aligned(ds, cs):
             text = record["completion"]
             scored = score(example, text)
-            result = {"id": example["id"], "completion": text, "expected": example["expected_answer"], "reward": scored["reward"], "details": scored["details"]}
-            write(result); add(result)
+            result = {"id": example["id"], "completion": text, "expected": example["expected_answer"],
+                      "reward": scored["reward"], "details": scored["details"]}
+            write(result)
+            add(result)
         out.sha256
 def msgspec_eval():
-    tally = Tally(); ids = UniqueIds(ds); policy = sampling = None
+    tally = Tally()
+    ids = UniqueIds(ds)
+    policy = sampling = None
     with open(ds, "rb") as fd, open(cs, "rb") as fc, JsonlWriter(TMP / "ms.jsonl") as out:
         write, add = out.write, tally.add
         lineno = 0
         for raw_e, raw_r in zip(fd, fc):
             lineno += 1
-            if 13 in raw_e or 13 in raw_r: raise ValueError
-            e = dec_e(raw_e); r = dec_r(raw_r)
+            if 13 in raw_e or 13 in raw_r:
+                raise ValueError
+            e = dec_e(raw_e)
+            r = dec_r(raw_r)
             ids.add(e.id, lineno)
-            if policy is None: policy, sampling = r.policy, r.sampling
-            elif r.policy != policy or r.sampling != sampling or type(r.sampling["seed"]) is bool: raise ValueError
-            if r.id != e.id: raise ValueError
+            if policy is None:
+                policy, sampling = r.policy, r.sampling
+            elif r.policy != policy or r.sampling != sampling or type(r.sampling["seed"]) is bool:
+                raise ValueError
+            if r.id != e.id:
+                raise ValueError
             text = r.completion
             scored = score({"id": e.id, "prompt": e.prompt, "expected_answer": e.expected_answer}, text)
-            result = {"id": e.id, "completion": text, "expected": e.expected_answer, "reward": scored["reward"], "details": scored["details"]}
-            write(result); add(result)
+            result = {"id": e.id, "completion": text, "expected": e.expected_answer, "reward": scored["reward"],
+                      "details": scored["details"]}
+            write(result)
+            add(result)
         out.sha256
 res = {f.__name__: [] for f in (minimal, stdlib_eval, msgspec_eval)}
 for rep in range(REPEATS):
     for f in (minimal, stdlib_eval, msgspec_eval):
-        t0 = time.process_time(); f(); res[f.__name__].append(time.process_time() - t0)
-import statistics
+        t0 = time.process_time()
+        f()
+        res[f.__name__].append(time.process_time() - t0)
 
 m = res["minimal"]
 for k, v in res.items():
     ratios = [x / y for x, y in zip(v, m)]
-    print(f"{k:14s} median {statistics.median(v)*1e6/N:6.3f} us/line  ratio to minimal median {statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
-import filecmp
-import shutil
-
+    print(f"{k:14s} median {statistics.median(v)*1e6/N:6.3f} us/line  ratio to minimal median "
+          f"{statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
 print("same results.jsonl bytes:", filecmp.cmp(TMP / "full.jsonl", TMP / "ms.jsonl", shallow=False))
 shutil.rmtree(TMP)

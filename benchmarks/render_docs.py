@@ -30,9 +30,12 @@ END = "<!-- END GENERATED -->"
 # The figures the README shows (benchmark -> (figure key, label)): the ones a newcomer asks about first.
 # Everything else, and the full records, are on the benchmarks page.
 README_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
-    "bench_suite": (("median_seconds", "`python -m pytest`, median of the recorded runs"), ("passed", "tests passed")),
-    "bench_llm_rl": (("wall_seconds", "wall time of one whole run (the slowest seed)"), ("warm_start_seconds", "of which the RFT warm start"),
-                     ("train_seconds", "of which the RL steps"), ("peak_rss_mb", "peak memory (the largest of the runs)")),
+    "bench_suite": (("median_seconds", "`python -m pytest`, median of the recorded runs"),
+                    ("passed", "tests passed")),
+    "bench_llm_rl": (("wall_seconds", "wall time of one whole run (the slowest seed)"),
+                     ("warm_start_seconds", "of which the RFT warm start"),
+                     ("train_seconds", "of which the RL steps"),
+                     ("peak_rss_mb", "peak memory (the largest of the runs)")),
 }
 # Records whose seeds the README shows as one table (a row per seed, see seed_table); the sentences per seed
 # stay on the benchmarks page.
@@ -152,7 +155,8 @@ def readme_block(records: Mapping[str, Mapping[str, Any]]) -> str:
             lines += [f"Not recorded yet: `python benchmarks/{name}.py --record`.", ""]
             continue
         # when, where and at which commit; the load averages are on docs/benchmarks.md
-        lines += [f"Recorded {record['date']}, {record['machine']['cores']} cores, commit `{record.get('commit')}`.", ""]
+        lines += [f"Recorded {record['date']}, {record['machine']['cores']} cores, commit `{record.get('commit')}`.",
+                  ""]
         remarks = record.get("remarks", [])  # the command to rerun it is on docs/benchmarks.md, with the rest
         figures = with_derived({f["key"]: f for f in record["figures"]})
         lines += ["| figure | value |", "|---|---:|"]
@@ -188,25 +192,30 @@ def seed_table(figures: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
     def lift(prefix: str) -> str:
         x, lo, hi = v(f"{prefix}_points"), v(f"{prefix}_low_points"), v(f"{prefix}_high_points")
-        return "—" if x is None else f"{x:+.1f} [{lo:+.1f}, {hi:+.1f}]" if lo is not None and hi is not None else f"{x:+.1f}"
+        return ("—" if x is None
+                else f"{x:+.1f} [{lo:+.1f}, {hi:+.1f}]" if lo is not None and hi is not None
+                else f"{x:+.1f}")
 
     def gate(key: str) -> str:
         return "—" if v(key) is None else ("ACCEPT" if v(key) else "REJECT")
 
     seeds = sorted(int(k[4:-len("_lift_points")]) for k in figures
                    if fnmatch.fnmatchcase(k, "seed*_lift_points") and k[4:-len("_lift_points")].isdigit())
-    lines = ["| seed | holdout pass@1: pi0 → warm start → final | total lift, points [95%] | RL over the warm start [95%]; p "
+    lines = ["| seed | holdout pass@1: pi0 → warm start → final | total lift, points [95%] "
+             "| RL over the warm start [95%]; p "
              "| gate: total / RL | no-signal groups: drawn → trained |", "|---|---|---|---|---|---|"]
     for n in seeds:
         p = v(f"seed{n}_rl_p_value")
         rl = lift(f"seed{n}_rl_lift") + ("" if p is None else f"; p {p:.3g}")
         shares = " → ".join("—" if v(f"seed{n}_no_signal_{w}") is None else f"{100 * v(f'seed{n}_no_signal_{w}'):.0f}%"
                              for w in ("drawn", "trained"))
-        lines.append(f"| {n} | {pct(v('holdout_pi0_pass_at_1'))} → {pct(v(f'seed{n}_holdout_warm_start_pass_at_1'))} → "
+        lines.append(f"| {n} | {pct(v('holdout_pi0_pass_at_1'))} → "
+                     f"{pct(v(f'seed{n}_holdout_warm_start_pass_at_1'))} → "
                      f"{pct(v(f'seed{n}_holdout_final_pass_at_1'))} | {lift(f'seed{n}_lift')} | {rl} | "
                      f"{gate(f'seed{n}_gate_accept')} / {gate(f'seed{n}_rl_gate_accept')} | {shares} |")
     if v("mean_lift_points") is not None:
-        mean = f"{v('mean_lift_points'):+.1f}" + (f" [{v('mean_lift_t95_low_points'):+.1f}, {v('mean_lift_t95_high_points'):+.1f}] (t, between seeds)"
+        mean = f"{v('mean_lift_points'):+.1f}" + (f" [{v('mean_lift_t95_low_points'):+.1f}, "
+                                                 f"{v('mean_lift_t95_high_points'):+.1f}] (t, between seeds)"
                                                  if v("mean_lift_t95_low_points") is not None else "")
         rl_mean = "—" if v("mean_rl_lift_points") is None else f"{v('mean_rl_lift_points'):+.1f}"
         lines.append(f"| mean | | {mean} | {rl_mean} | | |")
@@ -247,9 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     readme = README.read_text(encoding="utf-8")
     wanted = {PAGE: render(records), README: splice(readme, readme_block(records))}
     if args.check:
-        stale = [path for path, text in wanted.items() if (path.read_text(encoding="utf-8") if path.exists() else "") != text]
+        stale = [path for path, text in wanted.items()
+                 if (path.read_text(encoding="utf-8") if path.exists() else "") != text]
         for path in stale:
-            print(f"{path.relative_to(ROOT)} is not the render of benchmarks/results/: run python benchmarks/render_docs.py",
+            print(f"{path.relative_to(ROOT)} is not the render of benchmarks/results/: "
+                  "run python benchmarks/render_docs.py",
                   file=sys.stderr)
         if stale:
             return 1

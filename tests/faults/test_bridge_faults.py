@@ -36,7 +36,8 @@ def test_trl_strict_reward_refuses_more_answers_than_completions():
 
 def test_trl_an_empty_batch_returns_no_rewards_and_logs_no_division_by_zero():
     metrics, columns = {}, {}
-    assert strict_reward([], [], expected_answer=[], log_metric=metrics.__setitem__, log_extra=columns.__setitem__) == []
+    assert strict_reward([], [], expected_answer=[], log_metric=metrics.__setitem__,
+                         log_extra=columns.__setitem__) == []
     assert metrics == {} and columns == {}
 
 
@@ -137,7 +138,8 @@ def inspect_eval(tmp_path):
             out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
             return out
 
-        task = Task(dataset=MemoryDataset([Sample(input=p, target=t, id=f"s{i}") for i, (p, t, _) in enumerate(samples)]),
+        task = Task(dataset=MemoryDataset([Sample(input=p, target=t, id=f"s{i}")
+                                           for i, (p, t, _) in enumerate(samples)]),
                     solver=generate(), scorer=course_strict())
         log = inspect_ai.eval(task, model="mockllm/model", model_args={"custom_outputs": respond},
                               log_dir=str(tmp_path), display="none", log_format="json")[0]
@@ -198,7 +200,8 @@ def _policy_imported_with(tmp_path, capsys, model_args: dict, form: str) -> tupl
 
     bridges = Path(__file__).resolve().parents[1] / "data" / "bridges"
     results = json.loads((bridges / "lmeval_results_course_math.json").read_text(encoding="utf-8"))
-    results["config"]["model_args"] = model_args if form == "dict" else ",".join(f"{k}={v}" for k, v in model_args.items())
+    results["config"]["model_args"] = (model_args if form == "dict"
+                                       else ",".join(f"{k}={v}" for k, v in model_args.items()))
     (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
     out = tmp_path / "r.jsonl"
     assert main(["--format", "lm-eval", str(bridges / "lmeval_samples_course_math.jsonl"),
@@ -279,7 +282,8 @@ def test_inspect_epochs_with_one_missing_are_refused_not_packed_unevenly(tmp_pat
 
     log = SimpleNamespace(status="success", error=None,
                           samples=[sample("s1", 1), sample("s1", 2), sample("s2", 1), sample("s2", 3)],
-                          eval=SimpleNamespace(model="m", model_generate_config=SimpleNamespace(model_dump=lambda **_: {})))
+                          eval=SimpleNamespace(model="m",
+                                               model_generate_config=SimpleNamespace(model_dump=lambda **_: {})))
     monkeypatch.setattr(inspect_ai.log, "read_eval_log", lambda path: log)
     (tmp_path / "x.eval").write_bytes(b"")
     out = tmp_path / "pack.jsonl"

@@ -68,7 +68,8 @@ def test_a_run_that_finished_before_the_pipe_closed_is_named_whole(tmp_path: Pat
 @pytest.mark.parametrize("module", ["course", "course.tinylm"])
 def test_the_tool_listing_into_a_closed_pipe_is_141_not_a_traceback(tmp_path: Path, module: str) -> None:
     proc = run_with_reader_gone(["-m", module], tmp_path)
-    assert (proc.returncode, proc.stderr) == (EXIT_PIPE_CLOSED, "interrupted: the output pipe closed (nothing is left half-written)\n")
+    assert (proc.returncode, proc.stderr) == (EXIT_PIPE_CLOSED,
+                                              "interrupted: the output pipe closed (nothing is left half-written)\n")
 
 
 def test_help_into_a_closed_pipe_is_argparses_exit_0(tmp_path: Path) -> None:
@@ -105,8 +106,9 @@ raise SystemExit(sft.main(sys.argv[1:]))
 
 @pytest.mark.skipif(NO_TORCH, reason="the tiny LM needs the lm extra")
 def test_tinylm_sft_never_leaves_weights_without_their_manifest_when_the_pipe_closes(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", SFT_LAST_LINE_FAILS, "--out", "pi.pt", "--steps", "2", "--n-layer", "1",
-                           "--n-embd", "32", "--n-head", "2", "--batch-size", "2", "--threads", "1", "--eval-samples", "1"],
+    proc = subprocess.run([sys.executable, "-c", SFT_LAST_LINE_FAILS, "--out", "pi.pt", "--steps", "2",
+                           "--n-layer", "1", "--n-embd", "32", "--n-head", "2", "--batch-size", "2", "--threads", "1",
+                           "--eval-samples", "1"],
                           cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
     assert proc.returncode == EXIT_PIPE_CLOSED, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pi.pt", "pi_manifest.json"]

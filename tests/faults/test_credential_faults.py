@@ -80,7 +80,9 @@ def test_an_inspect_logs_headers_and_body_strings_reach_no_line_no_output_no_man
 
 
 @needs_inspect
-def test_a_failed_inspect_logs_error_message_is_shown_without_the_key_it_quotes(inspect_log_with_a_key, tmp_path, capsys):
+def test_a_failed_inspect_logs_error_message_is_shown_without_the_key_it_quotes(
+    inspect_log_with_a_key, tmp_path, capsys
+):
     from inspect_ai.log import EvalError, read_eval_log, write_eval_log
 
     log = read_eval_log(str(inspect_log_with_a_key))
@@ -146,7 +148,8 @@ def test_course_eval_refuses_a_completions_file_whose_policy_or_sampling_carries
     completions.write_text(json.dumps({"id": "dev-0001", "completion": "Final: 1", "policy": policy,
                                        "sampling": sampling}) + "\n", encoding="utf-8")
     run = tmp_path / "run"
-    assert eval_main(["--dataset", DEV, "--completions", str(completions), "--outdir", str(run), "--allow-missing"]) == 2
+    assert eval_main(["--dataset", DEV, "--completions", str(completions), "--outdir", str(run),
+                      "--allow-missing"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "may hold a credential" in err and "Traceback" not in err
     assert API_KEY not in err and DIGITS not in err
@@ -180,7 +183,8 @@ SPELLINGS = {
     "bold_math_capital": lambda c: chr(0x1D400 + ord(c.upper()) - 65) if c.isalpha() else c,
     "circled": lambda c: chr(0x24D0 + ord(c.lower()) - 97) if c.isalpha() else c,
 }
-KEY_CHARS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", min_size=16, max_size=48)
+KEY_CHARS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_",
+                    min_size=16, max_size=48)
 
 
 @settings(max_examples=200, deadline=None)

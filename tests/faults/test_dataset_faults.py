@@ -26,7 +26,8 @@ from course.lib.bridges import dataset_readers
 
 REPO = Path(__file__).resolve().parents[2]
 needs_pyarrow = pytest.mark.skipif(importlib.util.find_spec("pyarrow") is None, reason="needs the hf extra (pyarrow)")
-needs_datasets = pytest.mark.skipif(importlib.util.find_spec("datasets") is None, reason="needs the hf extra (datasets)")
+needs_datasets = pytest.mark.skipif(importlib.util.find_spec("datasets") is None,
+                                    reason="needs the hf extra (datasets)")
 
 
 def _import(capsys, *argv: str) -> tuple[int, str, str]:
@@ -66,7 +67,9 @@ def test_a_small_parquet_file_of_sixty_huge_repeated_strings_is_refused_before_i
 
 
 @needs_pyarrow
-def test_a_parquet_file_whose_footer_declares_too_much_text_is_refused_from_the_footer_alone(tmp_path, capsys, monkeypatch):
+def test_a_parquet_file_whose_footer_declares_too_much_text_is_refused_from_the_footer_alone(
+    tmp_path, capsys, monkeypatch
+):
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -86,7 +86,9 @@ def test_a_readme_the_user_put_in_a_run_survives_a_rerun_with_force(cli, tmp_pat
     assert no_temporaries(tmp_path / "runs")
 
 
-def test_a_folder_a_symbolic_link_and_a_nested_note_of_the_user_are_carried_over_as_they_were(cli, tmp_path: Path) -> None:
+def test_a_folder_a_symbolic_link_and_a_nested_note_of_the_user_are_carried_over_as_they_were(
+    cli, tmp_path: Path
+) -> None:
     assert cli(*EVAL, "--outdir", "r", cwd=tmp_path).returncode == 0
     (tmp_path / "r/notes/drafts").mkdir(parents=True)
     (tmp_path / "r/notes/drafts/a.txt").write_bytes(b"draft\n")
@@ -114,7 +116,8 @@ def test_the_manifest_lists_every_file_the_run_wrote_with_its_sha256(cli, tmp_pa
     manifest = json.loads((tmp_path / "r/manifest.json").read_text(encoding="utf-8"))
     from course.lib.records.manifest import sha256_file
 
-    assert manifest[runs.RUN_FILES] == {n: sha256_file(tmp_path / "r" / n) for n in ("results.jsonl", "summary.json", "summary.md")}
+    assert manifest[runs.RUN_FILES] == {n: sha256_file(tmp_path / "r" / n)
+                                        for n in ("results.jsonl", "summary.json", "summary.md")}
 
 
 def test_a_file_the_old_run_wrote_and_the_new_one_does_not_is_removed(tmp_path: Path) -> None:
@@ -146,7 +149,8 @@ def test_an_eval_of_an_llm_rl_runs_rollouts_into_that_run_is_refused(cli, tmp_pa
     (rl / "adapters").mkdir(parents=True)
     (rl / "adapters/lora.safetensors").write_bytes(b"\0" * 64)
     (rl / "holdout_final_rollouts.jsonl").write_bytes(ROLLOUTS.read_bytes())
-    (rl / "manifest.json").write_text(json.dumps({"written_by": "rl-foundations-llm", "tool": "course.llm.rl"}), encoding="utf-8")
+    (rl / "manifest.json").write_text(json.dumps({"written_by": "rl-foundations-llm", "tool": "course.llm.rl"}),
+                                      encoding="utf-8")
     before = tree(rl)
     proc = cli("course.eval", "--dataset", str(DEV), "--completions", "runs/RL/holdout_final_rollouts.jsonl",
                "--outdir", "runs/RL", "--force", cwd=tmp_path)
@@ -158,8 +162,8 @@ def test_an_outdir_holding_one_of_the_runs_own_inputs_is_refused_even_for_the_sa
     assert cli(*EVAL, "--outdir", "r", cwd=tmp_path).returncode == 0
     (tmp_path / "r/mine.jsonl").write_bytes(ROLLOUTS.read_bytes())
     before = tree(tmp_path / "r")
-    line = error_line(cli("course.eval", "--dataset", str(DEV), "--completions", "r/mine.jsonl", "--outdir", "r", "--force",
-                          cwd=tmp_path))
+    line = error_line(cli("course.eval", "--dataset", str(DEV), "--completions", "r/mine.jsonl", "--outdir", "r",
+                          "--force", cwd=tmp_path))
     assert "holds r/mine.jsonl, an input of this run" in line
     assert tree(tmp_path / "r") == before
 
@@ -204,7 +208,8 @@ def test_a_users_file_named_like_a_file_the_new_run_writes_is_refused_and_the_ol
         runs.write_manifest(tmp, {"tool": "course.eval"})
     (tmp_path / "r/report.html").write_text("my page", encoding="utf-8")  # the user's: the run wrote no such file
     before = tree(tmp_path / "r")
-    with pytest.raises(CourseError, match="report.html: was not written by course.eval .* the new run writes report.html"):
+    with pytest.raises(CourseError,
+                       match="report.html: was not written by course.eval .* the new run writes report.html"):
         with runs.atomic_run_dir(tmp_path / "r", force=True, tool="course.eval") as tmp:
             (tmp / "report.html").write_text("the run's page", encoding="utf-8")
             runs.write_manifest(tmp, {"tool": "course.eval"})

@@ -66,7 +66,9 @@ def test_a_forged_fingerprint_with_the_dataset_at_hand_is_refused_naming_the_fir
     assert "results.jsonl:1: id dev-0001 records expected 304" in line and "says 323" in line, line
 
 
-def test_a_forged_fingerprint_without_the_dataset_file_is_rejected_by_the_items_expected_answers(run_in_process, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_forged_fingerprint_without_the_dataset_file_is_rejected_by_the_items_expected_answers(  # type: ignore[no-untyped-def]
+    run_in_process, tmp_path
+):
     base, forged = _forge(run_in_process, tmp_path)
     for run in (base, forged):  # the recorded dataset file is not at hand for either run
         m = json.loads((run / "manifest.json").read_text())
@@ -82,10 +84,11 @@ def test_a_forged_fingerprint_without_the_dataset_file_is_rejected_by_the_items_
 
 def test_results_that_copy_the_expected_answers_but_keep_forged_rewards_fail_the_re_score(run_in_process, tmp_path):  # type: ignore[no-untyped-def]
     base, forged = _forge(run_in_process, tmp_path)
-    true_expected = {json.loads(l)["id"]: json.loads(l)["expected"] for l in (base / "results.jsonl").read_text().splitlines()}
+    true_expected = {json.loads(line)["id"]: json.loads(line)["expected"]
+                     for line in (base / "results.jsonl").read_text().splitlines()}
     lines = []
-    for l in (forged / "results.jsonl").read_text().splitlines():
-        r = json.loads(l)
+    for line in (forged / "results.jsonl").read_text().splitlines():
+        r = json.loads(line)
         r["expected"] = true_expected[r["id"]]
         lines.append(dumps_line(r))
     (forged / "results.jsonl").write_text("\n".join(lines) + "\n")
@@ -105,7 +108,7 @@ def test_an_honest_pair_of_runs_says_in_one_line_what_was_checked(run_in_process
     proc = run_in_process("course.gate", ["--baseline", str(base), "--candidate", str(other), "--min-delta", "0"],
                           cwd=tmp_path)
     assert proc.returncode == 0
-    checked = [l for l in proc.stdout.splitlines() if l.startswith("Items checked:")]
+    checked = [line for line in proc.stdout.splitlines() if line.startswith("Items checked:")]
     assert checked == ["Items checked: the same 100 ids with the same expected answers in both runs; dataset file, "
                        "for both runs: data/datasets/math_dev.jsonl re-hashed (matches) and all 100 results "
                        "re-scored against it."]
@@ -120,6 +123,7 @@ def test_a_dataset_changed_since_the_run_is_named_and_not_re_scored(run_in_proce
                                               str(tmp_path / name)], cwd=tmp_path).returncode == 0
         runs.append(str(tmp_path / name))
     data.write_text(data.read_text() + "\n")
-    proc = run_in_process("course.gate", ["--baseline", runs[0], "--candidate", runs[1], "--min-delta", "0"], cwd=tmp_path)
+    proc = run_in_process("course.gate", ["--baseline", runs[0], "--candidate", runs[1], "--min-delta", "0"],
+                          cwd=tmp_path)
     assert proc.returncode == 0
     assert "has changed since the run (another sha256), so it was not re-scored" in proc.stdout

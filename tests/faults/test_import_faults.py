@@ -29,7 +29,8 @@ from course.lib.toolbox import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_pyarrow = pytest.mark.skipif(importlib.util.find_spec("pyarrow") is None, reason="needs the hf extra (pyarrow)")
-needs_datasets = pytest.mark.skipif(importlib.util.find_spec("datasets") is None, reason="needs the hf extra (datasets)")
+needs_datasets = pytest.mark.skipif(importlib.util.find_spec("datasets") is None,
+                                    reason="needs the hf extra (datasets)")
 
 
 def _import(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -106,7 +107,8 @@ def test_a_damaged_saved_dataset_is_one_line_naming_it(tmp_path, capsys, damage)
 # torch.load: a checkpoint is the file's word about the network
 # ---------------------------------------------------------------------------
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the lm extra (torch)")
-@pytest.mark.parametrize("damage", ["config_text", "config_floats", "config_short", "no_heads", "ten_million_channels", "a_weight_missing"])
+@pytest.mark.parametrize("damage", ["config_text", "config_floats", "config_short", "no_heads", "ten_million_channels",
+                                    "a_weight_missing"])
 def test_a_checkpoint_whose_config_does_not_describe_its_weights_is_one_line(tmp_path, capsys, damage):
     import torch
 
@@ -131,7 +133,8 @@ def test_a_checkpoint_whose_config_does_not_describe_its_weights_is_one_line(tmp
     bad = tmp_path / "bad.pt"
     torch.save(state, bad)
     data = tmp_path / "data.jsonl"
-    data.write_text((ROOT / "data/datasets/math_dev.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    data.write_text((ROOT / "data/datasets/math_dev.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n",
+                    encoding="utf-8")
     out = tmp_path / "out.jsonl"
     code = sample.main(["--dataset", str(data), "--checkpoint", str(bad), "--out", str(out)])
     assert_one_line(code, capsys.readouterr().err, str(bad))

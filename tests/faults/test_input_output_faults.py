@@ -117,14 +117,17 @@ def test_report_refuses_a_fifo_inside_a_run_without_waiting_for_a_writer(cli, de
 
 
 @pytest.mark.parametrize("tool", ["report --out", "report --out --force", "gate --html", "gate --html --force"])
-def test_a_fifo_as_the_html_output_is_refused_and_never_written_into(cli, demo_runs: Path, tmp_path: Path, tool: str) -> None:
+def test_a_fifo_as_the_html_output_is_refused_and_never_written_into(
+    cli, demo_runs: Path, tmp_path: Path, tool: str
+) -> None:
     run = _copy_run(demo_runs, "eval", tmp_path)
     os.mkfifo(tmp_path / "page.html")
     force = ["--force"] if tool.endswith("--force") else []
     if tool.startswith("report"):
         proc = cli("course.report", str(run), "--out", "page.html", *force)
     else:
-        proc = cli("course.gate", "--baseline", str(run), "--candidate", str(run), "--min-delta", "0", "--html", "page.html", *force)
+        proc = cli("course.gate", "--baseline", str(run), "--candidate", str(run), "--min-delta", "0",
+                   "--html", "page.html", *force)
     assert "page.html: is not a regular file (a FIFO (named pipe)); refusing to write to it" in one_error_line(proc)
     assert is_fifo(tmp_path / "page.html")
     assert [p for p in tmp_path.iterdir() if p.name.startswith(".")] == []
@@ -133,9 +136,10 @@ def test_a_fifo_as_the_html_output_is_refused_and_never_written_into(cli, demo_r
 
 
 FILE_OUTPUTS = {
-    "datasets import": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")), "--format", "gsm8k", "--out", "o"],
-    "import_completions": lambda d: ["course.import_completions", str(plain_completions_file(d / "p.jsonl")), "--format", "plain",
-                                     "--policy", "p", "--sampling", "{}", "--out", "o"],
+    "datasets import": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")), "--format", "gsm8k",
+                                  "--out", "o"],
+    "import_completions": lambda d: ["course.import_completions", str(plain_completions_file(d / "p.jsonl")),
+                                     "--format", "plain", "--policy", "p", "--sampling", "{}", "--out", "o"],
 }
 if HAS_TORCH:
     FILE_OUTPUTS["tinylm.sample"] = lambda d: ["course.tinylm.sample", "--dataset", str(DEV), "--out", "o"]
@@ -165,11 +169,13 @@ def test_a_device_as_a_file_output_is_never_replaced_even_with_force(cli, tmp_pa
 def test_a_fifo_checkpoint_is_refused_before_torch_waits_on_it(cli, tmp_path: Path, flag: str) -> None:
     os.mkfifo(tmp_path / "ck.pt")
     args = {
-        "sample --checkpoint": ["course.tinylm.sample", "--dataset", str(DEV), "--out", "o.jsonl", "--checkpoint", "ck.pt"],
+        "sample --checkpoint": ["course.tinylm.sample", "--dataset", str(DEV), "--out", "o.jsonl",
+                                "--checkpoint", "ck.pt"],
         "shift --checkpoint": ["course.tinylm.shift", "--checkpoint", "ck.pt"],
         "rl --init": ["course.tinylm.rl", "--init", "ck.pt", "--steps", "1", "--outdir", "r"],
     }[flag]
-    assert "ck.pt: is not a regular file (a FIFO (named pipe)), expected a tiny LM checkpoint" in one_error_line(cli(*args))
+    assert ("ck.pt: is not a regular file (a FIFO (named pipe)), expected a tiny LM checkpoint"
+            in one_error_line(cli(*args)))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck.pt"]
 
 
@@ -199,7 +205,9 @@ def test_a_completion_on_stdin_below_the_cap_is_still_scored(cli) -> None:
     assert proc.returncode == 0 and json.loads(proc.stdout)["reward"] == 1.0
 
 
-def test_a_jsonl_line_longer_than_the_cap_is_refused_after_reading_only_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_jsonl_line_longer_than_the_cap_is_refused_after_reading_only_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(jsonl, "MAX_READ", 1000, raising=False)
     path = tmp_path / "long.jsonl"
     path.write_text('{"id": "a"}\n{"id": "' + "x" * 5000 + '"}\n', encoding="utf-8")
@@ -210,7 +218,9 @@ def test_a_jsonl_line_longer_than_the_cap_is_refused_after_reading_only_the_cap(
         assert [len(next(lines)), len(next(lines))] == [12, 1001]
 
 
-def test_a_document_larger_than_the_cap_is_refused_before_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_document_larger_than_the_cap_is_refused_before_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(jsonl, "MAX_READ", 1000, raising=False)
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps({"note": "x" * 5000}), encoding="utf-8")
@@ -231,8 +241,8 @@ NOT_UTF8 = {
                                        b"http://127.0.0.1:9/v1"],
     "rollout_sample --policy": [b"course.rollout_sample", b"--dataset", str(DEV).encode(), b"--model", b"m",
                                 b"--policy", b"\xc3(", b"--out", b"o.jsonl", b"--base-url", b"http://127.0.0.1:9/v1"],
-    "import_completions --policy": [b"course.import_completions", b"p.jsonl", b"--format", b"plain", b"--policy", b"p\xff",
-                                    b"--sampling", b"{}", b"--out", b"o.jsonl"],
+    "import_completions --policy": [b"course.import_completions", b"p.jsonl", b"--format", b"plain", b"--policy",
+                                    b"p\xff", b"--sampling", b"{}", b"--out", b"o.jsonl"],
     "toy_mdp --outdir": [b"course.toy_mdp", b"--steps", b"2", b"--outdir", b"\x80run"],
 }
 
@@ -260,9 +270,12 @@ def test_an_argument_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path, cas
     ('{"t": NaN}', "NaN is not a JSON number"),
     ('{"t": 1, "t": 2}', "appears twice"),
 ], ids=["high surrogate", "low surrogate", "50,000 deep", "500 deep", "1e999", "-1e400", "NaN", "repeated key"])
-def test_a_sampling_the_reader_would_refuse_is_refused_at_the_command_line(cli, tmp_path: Path, sampling: str, fragment: str) -> None:
+def test_a_sampling_the_reader_would_refuse_is_refused_at_the_command_line(
+    cli, tmp_path: Path, sampling: str, fragment: str
+) -> None:
     plain_completions_file(tmp_path / "p.jsonl")
-    proc = cli("course.import_completions", "p.jsonl", "--format", "plain", "--policy", "p", "--sampling", sampling, "--out", "o.jsonl")
+    proc = cli("course.import_completions", "p.jsonl", "--format", "plain", "--policy", "p", "--sampling", sampling,
+               "--out", "o.jsonl")
     line = one_error_line(proc)
     assert line.startswith("error: --sampling") and fragment in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl"]
@@ -320,7 +333,8 @@ def test_a_line_the_writer_emits_is_one_the_reader_accepts_unchanged(value: obje
 
 def test_a_sampling_of_1e999_is_not_written_as_infinity(cli, tmp_path: Path) -> None:
     plain_completions_file(tmp_path / "p.jsonl")
-    proc = cli("course.import_completions", "p.jsonl", "--format", "plain", "--policy", "p", "--sampling", '{"t": 1e999}', "--out", "o.jsonl")
+    proc = cli("course.import_completions", "p.jsonl", "--format", "plain", "--policy", "p",
+               "--sampling", '{"t": 1e999}', "--out", "o.jsonl")
     one_error_line(proc)
     assert not (tmp_path / "o.jsonl").exists()
 
@@ -355,18 +369,23 @@ BAD_NUMBERS = [
     ("--prompts-per-step x --group-size", ("course.tinylm.rl", "--prompts-per-step", "512", "--group-size", "512")),
     ("--steps / --save-every", ("course.tinylm.rl", "--steps", "100000", "--save-every", "1")),
     ("--steps", ("course.tinylm.sweep", "--steps", "100000000")),
-    ("--lr", ("course.tinylm.sft", "--out", "x.pt", "--steps", "3", "--eval-samples", "1", "--lr", "1e6")),  # before: NaN manifest
-    ("--lr", ("course.tinylm.sft", "--out", "x.pt", "--steps", "3", "--eval-samples", "1", "--lr", "1e308")),  # before: traceback
+    # before: NaN manifest
+    ("--lr", ("course.tinylm.sft", "--out", "x.pt", "--steps", "3", "--eval-samples", "1", "--lr", "1e6")),
+    # before: traceback
+    ("--lr", ("course.tinylm.sft", "--out", "x.pt", "--steps", "3", "--eval-samples", "1", "--lr", "1e308")),
     ("--batch-size", ("course.tinylm.sft", "--out", "x.pt", "--batch-size", "100000000")),
     ("--n-embd", ("course.tinylm.sft", "--out", "x.pt", "--n-embd", "100000")),
     ("--n-embd", ("course.tinylm.sft", "--out", "x.pt", "--n-embd", "100", "--n-head", "3")),
     ("--weight-decay", ("course.tinylm.sft", "--out", "x.pt", "--weight-decay", "-5")),
-    ("--min-lr", ("course.tinylm.sft", "--out", "x.pt", "--steps", "3", "--eval-samples", "1", "--lr", "1e-3", "--min-lr", "1e-2")),
+    ("--min-lr", ("course.tinylm.sft", "--out", "x.pt", "--steps", "3", "--eval-samples", "1", "--lr", "1e-3",
+                  "--min-lr", "1e-2")),
 ]
 
 
 @pytest.mark.parametrize("flag, argv", BAD_NUMBERS, ids=[" ".join(a)[:80] for _, a in BAD_NUMBERS])
-def test_a_number_beyond_a_flags_bound_is_refused_before_any_work(cli, tmp_path: Path, flag: str, argv: tuple[str, ...]) -> None:
+def test_a_number_beyond_a_flags_bound_is_refused_before_any_work(
+    cli, tmp_path: Path, flag: str, argv: tuple[str, ...]
+) -> None:
     if argv[0].startswith("course.tinylm") and not HAS_TORCH and argv[0] != "course.tinylm.sweep":
         pytest.skip("without the lm extra these tools stop at the extras rule first")
     proc = cli(*argv)
@@ -397,7 +416,8 @@ def test_a_repeated_key_is_refused_with_path_and_line_by_every_reader(cli, tmp_p
     lines[2] = lines[2].replace('{"expected_answer": ', '{"id": "dev-9999", "expected_answer": ', 1)
     (tmp_path / "d.jsonl").write_text("".join(lines), encoding="utf-8")
     line = one_error_line(cli("course.eval", "--dataset", "d.jsonl", "--completions", str(ROLLOUTS), "--outdir", "r"))
-    assert line == "error: d.jsonl:3: invalid JSON: the key 'id' appears twice in one object (which value is meant is ambiguous)"
+    assert line == ("error: d.jsonl:3: invalid JSON: the key 'id' appears twice in one object "
+                    "(which value is meant is ambiguous)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.jsonl"]
 
 
@@ -408,9 +428,10 @@ def test_a_repeated_key_in_a_manifest_is_refused(tmp_path: Path) -> None:
 
 
 OUTPUT_UNDER_A_FILE = {
-    "datasets import": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")), "--format", "gsm8k", "--out", "f/o.jsonl"],
-    "import_completions": lambda d: ["course.import_completions", str(plain_completions_file(d / "p.jsonl")), "--format", "plain",
-                                     "--policy", "p", "--sampling", "{}", "--out", "f/o.jsonl"],
+    "datasets import": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")), "--format", "gsm8k",
+                                  "--out", "f/o.jsonl"],
+    "import_completions": lambda d: ["course.import_completions", str(plain_completions_file(d / "p.jsonl")),
+                                     "--format", "plain", "--policy", "p", "--sampling", "{}", "--out", "f/o.jsonl"],
     "report --out": lambda d: ["course.report", str(d / "run"), "--out", "f/o.html"],
 }
 
@@ -430,7 +451,8 @@ def read_only_tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
         pytest.skip("mounting a tmpfs needs root")
     point = tmp_path / "ro"
     point.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=16k", "tmpfs", str(point)], capture_output=True, text=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=16k", "tmpfs", str(point)], capture_output=True,
+                          text=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     yield point
@@ -438,7 +460,9 @@ def read_only_tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("tool", sorted(OUTPUT_UNDER_A_FILE))
-def test_a_read_only_folder_is_named_as_the_users_output_not_a_temporary(cli, tmp_path: Path, read_only_tmpfs: Path, tool: str) -> None:
+def test_a_read_only_folder_is_named_as_the_users_output_not_a_temporary(
+    cli, tmp_path: Path, read_only_tmpfs: Path, tool: str
+) -> None:
     if tool.startswith("report"):
         assert cli("course.toy_mdp", "--steps", "2", "--outdir", "run").returncode == 0
     argv = [a.replace("f/o.", "ro/o.") for a in OUTPUT_UNDER_A_FILE[tool](tmp_path)]

@@ -17,22 +17,21 @@ import sys
 import unicodedata
 from pathlib import Path
 
+import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import course.eval as ev
 from course import gate, inspect_run, kata, token_inspect
-from course.lib.extras import missing
-
-# token_inspect's default view needs the tokenizer extra; without it, its tiny-LM view (no extra).
-TOKEN_VOCAB: list[str] = [] if not missing("tokenizer") else ["--vocab", "tiny"]
-import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
-
 from course.lib.evaluation import locked_room
+from course.lib.extras import missing
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import sha256_file
 from course.lib.spec import kata_labels, tokens
+
+# token_inspect's default view needs the tokenizer extra; without it, its tiny-LM view (no extra).
+TOKEN_VOCAB: list[str] = [] if not missing("tokenizer") else ["--vocab", "tiny"]
 
 # Characters a terminal acts on or cannot encode. A newline is the one control a report may hold.
 UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}

@@ -63,7 +63,8 @@ def user_state(parent: Path) -> list[tuple[str, bytes | None, int]]:
     state = []
     for top in tops:
         for path in [parent / top, *sorted((parent / top).rglob("*"))] if (parent / top).exists() else []:
-            state.append((str(path.relative_to(parent)), path.read_bytes() if path.is_file() else None, path.lstat().st_mtime_ns))
+            state.append((str(path.relative_to(parent)), path.read_bytes() if path.is_file() else None,
+                          path.lstat().st_mtime_ns))
     return state
 
 
@@ -132,15 +133,19 @@ def test_force_never_touches_a_users_folders_named_like_temporaries(cli, tmp_pat
 
 FILE_TOOLS = {
     "report --out": lambda d: ["course.report", str(d / "run"), "--out", "out/page.html"],
-    "datasets import --out": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")), "--format", "gsm8k",
-                                        "--out", "out/ds.jsonl"],
-    "import_completions --out": lambda d: ["course.import_completions", str(plain_completions_file(d / "p.jsonl")), "--format", "plain",
-                                           "--policy", "p", "--sampling", "{}", "--out", "out/c.jsonl"],
+    "datasets import --out": lambda d: ["course.datasets", "import", str(gsm8k_file(d / "g.jsonl")),
+                                        "--format", "gsm8k", "--out", "out/ds.jsonl"],
+    "import_completions --out": lambda d: ["course.import_completions",
+                                           str(plain_completions_file(d / "p.jsonl")),
+                                           "--format", "plain", "--policy", "p", "--sampling", "{}",
+                                           "--out", "out/c.jsonl"],
 }
 
 
 @pytest.mark.parametrize("tool", sorted(FILE_TOOLS))
-def test_a_single_file_writer_never_touches_a_users_folders_named_like_temporaries(cli, tmp_path: Path, tool: str) -> None:
+def test_a_single_file_writer_never_touches_a_users_folders_named_like_temporaries(
+    cli, tmp_path: Path, tool: str
+) -> None:
     assert cli("course.toy_mdp", "--steps", "3", "--outdir", "run", cwd=tmp_path).returncode == 0
     plant_user_folders(tmp_path / "out")
     before = user_state(tmp_path / "out")
@@ -172,7 +177,9 @@ def test_force_stops_before_any_work_when_a_users_folder_holds_the_old_runs_name
     assert proc.returncode == 2
     assert ".config.old is in the way" in one_error_line(proc)
     assert_untouched(tmp_path, before, runs=("config",))
-    assert (tmp_path / "config/manifest.json").read_text() == json.dumps({"tool": "course.toy_mdp", "course_version": "0.1.0"})  # old run kept
+    assert (tmp_path / "config/manifest.json").read_text() == json.dumps(
+        {"tool": "course.toy_mdp", "course_version": "0.1.0"}
+    )  # old run kept
 
 
 def test_a_single_file_output_whose_temporary_name_a_user_holds_is_refused_untouched(cli, tmp_path: Path) -> None:
@@ -209,7 +216,8 @@ def test_the_marker_is_the_first_and_only_thing_in_a_new_temporary(tmp_path: Pat
 def test_a_marker_naming_another_folder_is_not_trusted(tmp_path: Path) -> None:
     folder = tmp_path / ".a.tmp"
     folder.mkdir()
-    marker = {"written_by": "rl-foundations-llm", "host": os.uname().nodename, "pid": _dead_pid(), "name": "b", "kind": "tmp"}
+    marker = {"written_by": "rl-foundations-llm", "host": os.uname().nodename, "pid": _dead_pid(), "name": "b",
+              "kind": "tmp"}
     (folder / ".owner").write_text(json.dumps(marker) + "\n")
     (folder / "data.txt").write_text("kept\n")
     assert temporaries.clean_stale(tmp_path) == []
@@ -249,7 +257,8 @@ def test_a_run_whose_name_a_garbage_marked_folder_holds_stops_in_one_line(cli, t
 
 
 def test_a_dead_processs_marked_temporary_is_cleaned_and_a_live_ones_is_not(tmp_path: Path) -> None:
-    code = "import sys; from pathlib import Path; from course.lib.records import temporaries; temporaries.make(Path(sys.argv[1]))"
+    code = ("import sys; from pathlib import Path; from course.lib.records import temporaries; "
+            "temporaries.make(Path(sys.argv[1]))")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "gone")], env=ENV, check=True)
     mine = temporaries.make(tmp_path / "alive")
     try:
@@ -304,7 +313,8 @@ def test_a_temporary_left_by_a_killed_report_is_removed_by_the_next_report(cli, 
 def test_a_cleaner_that_loses_a_race_gives_a_live_runs_new_folder_back(tmp_path: Path) -> None:
     # Cleaner A judged .r.tmp stale; before A renames it, another cleaner removed it and a live run
     # made a new .r.tmp under the freed name (the inode number may even be reused). A must give it back.
-    code = "import sys; from pathlib import Path; from course.lib.records import temporaries; temporaries.make(Path(sys.argv[1]))"
+    code = ("import sys; from pathlib import Path; from course.lib.records import temporaries; "
+            "temporaries.make(Path(sys.argv[1]))")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "r")], env=ENV, check=True)
     stale = tmp_path / ".r.tmp"
     judged, owner = os.lstat(stale), temporaries.owned(stale)

@@ -48,7 +48,8 @@ def _eval_completions(bad: Path, out: Path) -> list[str]:
 
 
 def _selection(bad: Path, out: Path) -> list[str]:
-    return ["course.selection_demo", "--dataset", str(DEV), "--samples", str(bad), "--n", "1", "--outdir", str(out / "run")]
+    return ["course.selection_demo", "--dataset", str(DEV), "--samples", str(bad), "--n", "1",
+            "--outdir", str(out / "run")]
 
 
 def _golden(bad: Path, out: Path) -> list[str]:

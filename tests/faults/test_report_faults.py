@@ -181,8 +181,11 @@ _SCALARS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([1e308, -1e308, 5e-324, -0.0, 0, 1, -1, 0.5]),
     st.just(_INF), ht.text(max_size=12), st.sampled_from(["", "ok", "1", "0.1", "\x1b[31m", "\u202e"]),
 )
-_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ht.text(max_size=6), inner, max_size=3),
-                       max_leaves=6)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ht.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def _dumps(value: Any, **kwargs: Any) -> str:
@@ -231,8 +234,10 @@ def _mutate_file(data: st.DataObject, path: Path) -> None:
         j = data.draw(st.integers(0, len(rows[i]) - 1), label="cell")
         op = data.draw(st.sampled_from(["cell", "drop", "add"]), label="csv op")
         if op == "cell":
-            rows[i][j] = data.draw(st.sampled_from(["", "x", "nan", "inf", "-inf", "1e999", "1e308", "-0", "0x10", "p_9"])
-                                   | ht.text(max_size=5).filter(lambda t: "," not in t and "\n" not in t and "\r" not in t),
+            rows[i][j] = data.draw(st.sampled_from(["", "x", "nan", "inf", "-inf", "1e999", "1e308", "-0", "0x10",
+                                                    "p_9"])
+                                   | ht.text(max_size=5).filter(lambda t: "," not in t and "\n" not in t
+                                                                and "\r" not in t),
                                    label="cell text")
         elif op == "drop":
             del rows[i][j]
@@ -242,13 +247,15 @@ def _mutate_file(data: st.DataObject, path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(FILES))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_mutation_of_a_run_gives_a_page_or_one_line_and_exit_2(runs, capsys, kind, data):
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         run = _copy(runs[kind], where)
-        for name in data.draw(st.lists(st.sampled_from(FILES[kind]), min_size=1, max_size=2, unique=True), label="files"):
+        for name in data.draw(st.lists(st.sampled_from(FILES[kind]), min_size=1, max_size=2, unique=True),
+                              label="files"):
             _mutate_file(data, run / name)
         out = where / "page.html"
         code, err = render(capsys, run, out=out)
@@ -271,9 +278,11 @@ def _write_results(run: Path, codes: list[str], *, summary_of: list[str] | None 
     template = json.loads((run / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
 
     def line(i: int, code: str) -> dict[str, Any]:
-        return {**template, "id": f"item-{i:04d}", "reward": 0.0, "details": {**template["details"], "error_code": code}}
+        return {**template, "id": f"item-{i:04d}", "reward": 0.0,
+                "details": {**template["details"], "error_code": code}}
 
-    (run / "results.jsonl").write_text("".join(json.dumps(line(i, c)) + "\n" for i, c in enumerate(codes)), encoding="utf-8")
+    (run / "results.jsonl").write_text("".join(json.dumps(line(i, c)) + "\n" for i, c in enumerate(codes)),
+                                       encoding="utf-8")
     tally = Tally()
     for i, code in enumerate(codes if summary_of is None else summary_of):
         tally.add(line(i, code))
@@ -303,7 +312,8 @@ def test_a_summary_whose_n_disagrees_with_the_results_is_flagged_on_the_page(run
 
 def test_a_summary_whose_code_counts_disagree_with_the_results_is_flagged_naming_the_code(runs, tmp_path, capsys):
     run = _copy(runs["eval"], tmp_path)
-    _write_results(run, ["wrong_answer"] * 5 + ["no_final_line"] * 5, summary_of=["wrong_answer"] * 8 + ["no_final_line"] * 2)
+    _write_results(run, ["wrong_answer"] * 5 + ["no_final_line"] * 5,
+                   summary_of=["wrong_answer"] * 8 + ["no_final_line"] * 2)
     code, err = render(capsys, run, out=tmp_path / "r.html")
     assert code == 0, err
     page = (tmp_path / "r.html").read_text(encoding="utf-8")

@@ -33,7 +33,8 @@ from course.cli import EXIT_PIPE_CLOSED
 from course.lib.bridges import chat_sampling
 
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the sampler's tests need the openai extra")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None,
+                                reason="the sampler's tests need the openai extra")
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "gsk_FAULT-SUITE-KEY-9q8w7e"
@@ -120,9 +121,12 @@ MALFORMED = {
     "content_is_a_boolean": (json.dumps({"choices": [_choice(True)]}).encode(), "'content' is a boolean"),
     "content_is_a_list_of_parts": (json.dumps({"choices": [_choice([{"type": "text", "text": "Final: 42"}])]}).encode(),
                                    "'content' is a list"),
-    "content_is_an_object": (json.dumps({"choices": [_choice({"text": "Final: 42"})]}).encode(), "'content' is an object"),
-    "content_lone_surrogate": (b'{"choices": [{"index": 0, "message": {"content": "Final: \\udc00"}}]}', "lone surrogate"),
-    "index_is_a_string": (json.dumps({"choices": [{**_choice("Final: 42"), "index": "0"}]}).encode(), "'index' is a string"),
+    "content_is_an_object": (json.dumps({"choices": [_choice({"text": "Final: 42"})]}).encode(),
+                             "'content' is an object"),
+    "content_lone_surrogate": (b'{"choices": [{"index": 0, "message": {"content": "Final: \\udc00"}}]}',
+                               "lone surrogate"),
+    "index_is_a_string": (json.dumps({"choices": [{**_choice("Final: 42"), "index": "0"}]}).encode(),
+                          "'index' is a string"),
     "index_out_of_range": (json.dumps({"choices": [_choice("Final: 42", index=3)]}).encode(), "choice indices [3]"),
     "five_megabytes_of_junk": (b"\x1b[2J" + "\u202e".encode() + b"A" * 5_000_000, "not JSON"),
 }
@@ -144,7 +148,8 @@ WRONG_COUNTS = {
     "no_choices_for_n_1": (json.dumps({"choices": []}).encode(), 1, "returned 0 choice(s) where n=1"),
     "two_choices_for_n_1": (json.dumps({"choices": [_choice("a"), _choice("b", 1)]}).encode(), 1,
                             "returned 2 choice(s) where n=1"),
-    "one_choice_for_native_n_3": (json.dumps({"choices": [_choice("a")]}).encode(), 3, "returned 1 choice(s) where n=3"),
+    "one_choice_for_native_n_3": (json.dumps({"choices": [_choice("a")]}).encode(), 3,
+                                  "returned 1 choice(s) where n=3"),
     "four_choices_for_native_n_3": (json.dumps({"choices": [_choice("a", i) for i in range(4)]}).encode(), 3,
                                     "returned 4 choice(s) where n=3"),
 }
@@ -181,9 +186,11 @@ def test_a_null_content_is_recorded_as_an_empty_completion_not_an_error(lab):
 HOSTILE_ERRORS = {
     # name: (status, body, exit code, text expected in the error line)
     "400_with_5_MB_text": (400, b"x" * 5_000_000, 2, "HTTP 400: xxx"),
-    "400_with_5_MB_json_message": (400, json.dumps({"error": {"message": "y" * 5_000_000}}).encode(), 2, "HTTP 400: yyy"),
-    "404_model_not_found_with_escapes": (404, json.dumps({"error": {"message": "\x1b[31mno model\u202e\x00"}}).encode(), 2,
-                                         "⟨U+001B⟩[31mno model⟨U+202E⟩⟨U+0000⟩"),
+    "400_with_5_MB_json_message": (400, json.dumps({"error": {"message": "y" * 5_000_000}}).encode(), 2,
+                                   "HTTP 400: yyy"),
+    "404_model_not_found_with_escapes": (404,
+                                         json.dumps({"error": {"message": "\x1b[31mno model\u202e\x00"}}).encode(),
+                                         2, "⟨U+001B⟩[31mno model⟨U+202E⟩⟨U+0000⟩"),
     "500_with_5_MB_html": (500, b"<html>" + b"z" * 5_000_000, 1, "gave up after 0 retries"),
     "503_with_binary_junk": (503, bytes(range(256)) * 20_000, 1, "HTTP 503"),
     "422_empty_body": (422, b"", 2, "HTTP 422: (empty body)"),
@@ -210,7 +217,7 @@ def test_a_retried_error_with_escapes_is_logged_escaped(lab, capsys):
     assert not any(h in err for h in TERMINAL_HAZARDS)
 
 
-def test_a_5_MB_error_that_echoes_the_key_deep_inside_is_redacted_before_it_is_cut(lab, capsys):
+def test_a_5_mb_error_that_echoes_the_key_deep_inside_is_redacted_before_it_is_cut(lab, capsys):
     lab.raw(1, b"a" * 190 + f"Invalid key {KEY}".encode() + b"b" * 5_000_000, status=401)
     assert rs.main(argv(lab)) == 2
     err = capsys.readouterr().err
@@ -485,7 +492,9 @@ def test_a_trickled_answer_is_retried_on_a_fresh_connection_like_any_timeout(lab
 
 
 @pytest.mark.parametrize("declare_length", [True, False], ids=["content_length", "streamed"])
-def test_an_answer_larger_than_any_completion_is_refused_before_it_is_read_and_never_written(lab, capsys, declare_length):
+def test_an_answer_larger_than_any_completion_is_refused_before_it_is_read_and_never_written(
+    lab, capsys, declare_length
+):
     # --max-tokens 1: the cap is 8 MiB + 1 KiB; the server offers 64 MB of well-formed completion.
     expected = reference(lab, "--max-tokens", "1")
     lab.huge(3, 64 << 20, declare_length=declare_length)

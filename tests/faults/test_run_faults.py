@@ -75,7 +75,8 @@ def big_inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("big")
     ds, comp = d / "big_dev.jsonl", d / "big_completions.jsonl"
     n = 300_000
-    ds.write_text("".join(f'{{"expected_answer": {i}, "id": "q{i}", "prompt": "p"}}\n' for i in range(n)), encoding="utf-8")
+    ds.write_text("".join(f'{{"expected_answer": {i}, "id": "q{i}", "prompt": "p"}}\n' for i in range(n)),
+                  encoding="utf-8")
     comp.write_text(
         "".join(f'{{"completion": "Final: {i}", "id": "q{i}", "policy": "p", "sampling": {{}}}}\n' for i in range(n)),
         encoding="utf-8",
@@ -129,7 +130,8 @@ def test_a_symlink_to_a_run_is_not_a_run_force_may_replace(tmp_path: Path) -> No
 
 
 def test_force_replaces_a_run_of_this_project_and_marks_the_new_manifest(cli, tmp_path: Path) -> None:
-    _make_run(tmp_path / "r", tool="course.toy_mdp")  # a run of the same tool: another tool's is refused (test_force_faults)
+    # a run of the same tool: another tool's is refused (test_force_faults)
+    _make_run(tmp_path / "r", tool="course.toy_mdp")
     proc = cli("course.toy_mdp", "--steps", "3", "--outdir", "r", "--force", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text(encoding="utf-8"))
@@ -140,7 +142,8 @@ def test_force_replaces_a_run_of_this_project_and_marks_the_new_manifest(cli, tm
 def test_a_failed_force_run_keeps_the_old_run_intact(cli, tmp_path: Path) -> None:
     _make_run(tmp_path / "r")
     before = sorted((p.name, p.read_bytes()) for p in (tmp_path / "r").iterdir())
-    proc = cli("course.eval", "--dataset", "missing.jsonl", "--completions", "missing.jsonl", "--outdir", "r", "--force", cwd=tmp_path)
+    proc = cli("course.eval", "--dataset", "missing.jsonl", "--completions", "missing.jsonl", "--outdir", "r",
+               "--force", cwd=tmp_path)
     assert proc.returncode == 2
     assert sorted((p.name, p.read_bytes()) for p in (tmp_path / "r").iterdir()) == before
     assert _hidden(tmp_path) == []
@@ -162,7 +165,8 @@ def test_an_unusable_outdir_is_one_line_and_leaves_nothing(cli, tmp_path: Path, 
 
 def _start_eval_and_wait_for_temp(tmp_path: Path, big: tuple[Path, Path]) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "course.eval", "--dataset", str(big[0]), "--completions", str(big[1]), "--outdir", "out"],
+        [sys.executable, "-m", "course.eval", "--dataset", str(big[0]), "--completions", str(big[1]),
+         "--outdir", "out"],
         cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.monotonic() + 30
@@ -213,7 +217,8 @@ def test_a_run_moved_aside_by_a_killed_force_is_restored(tmp_path: Path) -> None
 # ===========================================================================
 def test_four_parallel_evals_without_outdir_get_four_names(tmp_path: Path) -> None:
     procs = [
-        subprocess.Popen([sys.executable, "-m", "course.eval"], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen([sys.executable, "-m", "course.eval"], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
         for _ in range(4)
     ]
     codes = [p.wait(timeout=60) for p in procs]
@@ -256,7 +261,8 @@ def test_a_name_too_long_is_one_line(cli, tmp_path: Path) -> None:
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
 def test_a_file_output_under_a_file_is_one_line(cli, tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x", encoding="utf-8")
-    proc = cli("course.tinylm.sample", "--dataset", str(ROOT / "data/datasets/math_dev.jsonl"), "--out", "f/x.jsonl", cwd=tmp_path)
+    proc = cli("course.tinylm.sample", "--dataset", str(ROOT / "data/datasets/math_dev.jsonl"), "--out", "f/x.jsonl",
+               cwd=tmp_path)
     assert proc.returncode == 2 and _one_error_line(proc).startswith("error: f")
 
 
@@ -270,7 +276,8 @@ def tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
     def mount(name: str, options: str) -> Path:
         point = tmp_path / name
         point.mkdir()
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)], capture_output=True, text=True)
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)], capture_output=True,
+                              text=True)
         if done.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
         mounted.append(point)
@@ -281,7 +288,8 @@ def tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
         subprocess.run(["umount", str(point)], check=False)
 
 
-@pytest.mark.parametrize("tool", [["course.eval"], ["course.toy_mdp"], ["course.bandit_train", "--steps", "3000"], ["course.selection_demo", "--n", "4"]])
+@pytest.mark.parametrize("tool", [["course.eval"], ["course.toy_mdp"], ["course.bandit_train", "--steps", "3000"],
+                                  ["course.selection_demo", "--n", "4"]])
 def test_a_full_disk_is_one_line_and_leaves_nothing(cli, tmpfs, tool: list[str]) -> None:  # type: ignore[no-untyped-def]
     full = tmpfs("full", "size=16k")
     proc = cli(*tool, "--outdir", str(full / "r"), cwd=full.parent)
@@ -356,7 +364,8 @@ def test_the_extreme_betas_allowed_give_finite_numbers(cli, tmp_path: Path, argv
 
 
 def test_the_extreme_rewards_allowed_log_finite_numbers(cli, tmp_path: Path) -> None:
-    proc = cli("course.toy_mdp", "--rewards", "1e6", "-1000000", "1e6", "-1000000", "--lr", "100", "--steps", "50", "--outdir", "m", cwd=tmp_path)
+    proc = cli("course.toy_mdp", "--rewards", "1e6", "-1000000", "1e6", "-1000000", "--lr", "100", "--steps", "50",
+               "--outdir", "m", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for f in (tmp_path / "m").iterdir():
         text = f.read_text(encoding="utf-8").lower()

@@ -76,9 +76,11 @@ def lab(request, tmp_path: Path) -> tuple[str, Path]:
     policy = "policy " + NAMES["hostile"]
     (root / "rollouts.jsonl").write_text("".join(
         dumps_line({"id": r["id"], "completion": f"Final: {r['expected_answer'] + i % 2}", "policy": policy,
-                    "sampling": {"seed": 0, "note": NAMES["hostile"]}}) + "\n" for i, r in enumerate(rows)), encoding="utf-8")
+                    "sampling": {"seed": 0, "note": NAMES["hostile"]}}) + "\n" for i, r in enumerate(rows)),
+        encoding="utf-8")
     pack = [json.loads(line) for line in PACK.read_text(encoding="utf-8").splitlines()[:6]]
-    (root / "pack.jsonl").write_text("".join(dumps_line({**p, "policy": policy}) + "\n" for p in pack), encoding="utf-8")
+    (root / "pack.jsonl").write_text("".join(dumps_line({**p, "policy": policy}) + "\n" for p in pack),
+                                     encoding="utf-8")
     return name, root
 
 
@@ -123,7 +125,8 @@ def _hostile_template_and_ids(root: Path) -> dict[str, str]:
     template = {"name": "tpl " + NAMES["hostile"] + " `", "sha256": "0" * 64}
     for name in ("data.jsonl", "rollouts.jsonl", "pack.jsonl"):
         rows = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
-        rows = [{**r, "id": r["id"] + HOSTILE_ID_TAIL, **({} if name == "data.jsonl" else {"prompt_template": template})}
+        rows = [{**r, "id": r["id"] + HOSTILE_ID_TAIL,
+                 **({} if name == "data.jsonl" else {"prompt_template": template})}
                 for r in rows]
         (root / name).write_text("".join(dumps_line(r) + "\n" for r in rows), encoding="utf-8")
     return template
@@ -141,7 +144,8 @@ def test_summary_md_shows_paths_policy_template_and_ids_escaped(lab, capsys, mod
     md = (run / "summary.md").read_text(encoding="utf-8")
     assert unsafe_characters(md) == [], f"raw terminal control in summary.md: {md!r}"
     assert not any(line.startswith(FORGED) for line in md.splitlines()), "a forged line in summary.md"
-    for value in (str(root / "data.jsonl"), "policy " + NAMES["hostile"], template["name"], "dev-0002" + HOSTILE_ID_TAIL):
+    for value in (str(root / "data.jsonl"), "policy " + NAMES["hostile"], template["name"],
+                  "dev-0002" + HOSTILE_ID_TAIL):
         assert markdown_value(value) in md, value  # escaped, in a code span no backtick inside can close
 
 
@@ -185,7 +189,8 @@ def test_datasets_import_prints_source_and_output_escaped(lab, capsys):
     name, root = lab
     src = root / "gsm8k.jsonl"
     src.write_text(json.dumps({"question": "q?", "answer": "#### 4"}) + "\n", encoding="utf-8")
-    code, text = run_tool(capsys, "course.datasets", "import", "--format", "gsm8k", str(src), "--out", str(root / "ds.jsonl"))
+    code, text = run_tool(capsys, "course.datasets", "import", "--format", "gsm8k", str(src),
+                          "--out", str(root / "ds.jsonl"))
     assert code == 0, text
     check_terminal(text, name, [root / "ds.jsonl"])
 
@@ -194,14 +199,17 @@ def test_import_completions_prints_a_policy_read_from_an_lm_eval_log_escaped(lab
     name, root = lab
     samples = root / "samples.jsonl"
     samples.write_text("".join(json.dumps({
-        "doc_id": i, "doc": {"id": r["id"]}, "resps": [["Final: 1"]], "filter": "none", "target": str(r["expected_answer"]),
+        "doc_id": i, "doc": {"id": r["id"]}, "resps": [["Final: 1"]], "filter": "none",
+        "target": str(r["expected_answer"]),
         "arguments": {"gen_args_0": {"arg_0": "ctx", "arg_1": {"temperature": 0.0, "note": NAMES["hostile"]}}},
     }) + "\n" for i, r in enumerate(json.loads(line) for line in (root / "data.jsonl").read_text().splitlines())),
         encoding="utf-8")
     results = root / "results.json"
-    results.write_text(json.dumps({"config": {"model": "hf", "model_args": "pretrained=" + NAMES["hostile"]}}), encoding="utf-8")
-    code, text = run_tool(capsys, "course.import_completions", "--format", "lm-eval", str(samples), "--results", str(results),
-                          "--dataset", str(root / "data.jsonl"), "--out", str(root / "imported.jsonl"))
+    results.write_text(json.dumps({"config": {"model": "hf", "model_args": "pretrained=" + NAMES["hostile"]}}),
+                       encoding="utf-8")
+    code, text = run_tool(capsys, "course.import_completions", "--format", "lm-eval", str(samples),
+                          "--results", str(results), "--dataset", str(root / "data.jsonl"),
+                          "--out", str(root / "imported.jsonl"))
     assert code == 0, text
     check_terminal(text, name, [root / "imported.jsonl"])
     assert "policy:" in text
@@ -216,7 +224,8 @@ def test_rollout_sample_prints_paths_settings_and_the_next_command_so_that_it_pa
     monkeypatch.setenv("GROQ_API_KEY", "gsk_TEST-KEY-terminal-faults")
     out = root / "sampled.jsonl"
     with fake.FakeOpenAIServer() as server:
-        code, text = run_tool(capsys, "course.rollout_sample", "--dataset", str(root / "data.jsonl"), "--model", "fake-model",
+        code, text = run_tool(capsys, "course.rollout_sample", "--dataset", str(root / "data.jsonl"),
+                              "--model", "fake-model",
                               "--out", str(out), "--base-url", server.base_url, "--backoff", "0", "--n", str(n),
                               "--system-prompt", NAMES["hostile"], "--policy", "p " + NAMES["hostile"])
     assert code == 0, text
@@ -228,7 +237,8 @@ def test_rollout_sample_prints_paths_settings_and_the_next_command_so_that_it_pa
 # ---------------------------------------------------------------------------
 # Tools that print a verdict as JSON: the completion is data
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("module, extra", [("course.score", ["--expected", "3"]), ("course.rubrics", ["--rubric", "lenient_int", "--expected", "3"])])
+@pytest.mark.parametrize("module, extra", [("course.score", ["--expected", "3"]),
+                                           ("course.rubrics", ["--rubric", "lenient_int", "--expected", "3"])])
 @pytest.mark.parametrize("completion", ["Fina\u202el: 3", "Final:\x1b[2J 3", "Final: 3\x7f\x85"])
 def test_a_verdict_quoting_a_hostile_completion_prints_escaped_json(capsys, module, extra, completion):
     code, text = run_tool(capsys, module, *extra, completion)
@@ -252,7 +262,8 @@ def test_kata_rescore_prints_the_pack_path_escaped(tmp_path, capsys):
 def test_bandit_actions_given_on_the_command_line_are_told_escaped(tmp_path, capsys):
     actions = ["Final: 323", "Final: 323\x1b[2J\u202e", "Final:\u00a0323\u2028"]
     argv = [arg for a in actions for arg in ("--action", a)]
-    code, text = run_tool(capsys, "course.bandit_train", *argv, "--steps", "3", "--slow", "--outdir", str(tmp_path / "b"))
+    code, text = run_tool(capsys, "course.bandit_train", *argv, "--steps", "3", "--slow",
+                          "--outdir", str(tmp_path / "b"))
     assert code == 0, text
     assert unsafe_characters(text) == []
     assert '"Final: 323⟨U+001B⟩[2J⟨U+202E⟩"' in text
