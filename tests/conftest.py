@@ -62,7 +62,8 @@ _create_default_context = ssl.create_default_context
 
 
 @functools.lru_cache(maxsize=None)
-def _shared_default_context(purpose: ssl.Purpose = ssl.Purpose.SERVER_AUTH, *, cafile=None, capath=None, cadata=None) -> ssl.SSLContext:
+def _shared_default_context(purpose: ssl.Purpose = ssl.Purpose.SERVER_AUTH, *, cafile=None, capath=None,
+                            cadata=None) -> ssl.SSLContext:
     return _create_default_context(purpose, cafile=cafile, capath=capath, cadata=cadata)
 
 

@@ -172,7 +172,8 @@ class FakeOpenAIServer:
                 pass
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-                self._send_bytes(status, json.dumps(payload).encode("utf-8"), {"Content-Type": "application/json", **(headers or {})})
+                self._send_bytes(status, json.dumps(payload).encode("utf-8"),
+                                 {"Content-Type": "application/json", **(headers or {})})
 
             def _send_bytes(self, status: int, body: bytes, headers: dict[str, str]) -> None:
                 if self._number in server._trickle:
@@ -186,7 +187,8 @@ class FakeOpenAIServer:
                 self.wfile.write(body)
 
             def _send_trickled(self, status: int, body: bytes, headers: dict[str, str], interval: float) -> None:
-                head = [f"HTTP/1.1 {status} OK", f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in headers.items())]
+                head = [f"HTTP/1.1 {status} OK", f"Content-Length: {len(body)}",
+                        *(f"{k}: {v}" for k, v in headers.items())]
                 whole = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
                 sent = 0
                 self.close_connection = True
@@ -201,7 +203,8 @@ class FakeOpenAIServer:
                 server.trickled[self._number] = sent
 
             def _send_huge(self, size: int, declare_length: bool) -> None:
-                prefix = b'{"id": "chatcmpl-huge", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+                prefix = (b'{"id": "chatcmpl-huge", "object": "chat.completion", '
+                          b'"choices": [{"index": 0, "message": {"role": "assistant", "content": "')
                 suffix = b'"}, "finish_reason": "length"}]}'
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -282,7 +285,8 @@ class FakeOpenAIServer:
                     self._send(status, {"error": {"message": message, "type": "scripted"}}, headers)
                     return
                 if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-                    self._send(400, {"error": {"message": "expected a JSON body with messages", "type": "invalid_request"}})
+                    self._send(400, {"error": {"message": "expected a JSON body with messages",
+                                               "type": "invalid_request"}})
                     return
                 prompt = str(body["messages"][-1].get("content", ""))
                 seed = body.get("seed")
@@ -295,8 +299,10 @@ class FakeOpenAIServer:
                 tail = "\n" if server.trailing_newline else ""
                 choices = []
                 for i in range(n):
-                    message: dict[str, Any] = {"role": "assistant",
-                                               "content": fake_completion(prompt, None if seed is None else seed + i) + tail}
+                    message: dict[str, Any] = {
+                        "role": "assistant",
+                        "content": fake_completion(prompt, None if seed is None else seed + i) + tail,
+                    }
                     choice: dict[str, Any] = {"index": i, "message": message, "finish_reason": "stop", "logprobs": None}
                     if server.flavour == "vllm":
                         message.update({"reasoning_content": None, "tool_calls": []})

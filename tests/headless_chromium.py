@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--enable-logging=stderr", "--v=0")
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--enable-logging=stderr",
+         "--v=0")
 MESSAGE_EVENTS = ("Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded")
 TIMEOUT = 60.0  # seconds for any one answer: a hung browser fails the test instead of hanging it
 
@@ -120,7 +121,8 @@ class Browser:
         self._wait_for_event("Page.loadEventFired", session)  # the report's script runs before load
         dom = self.send("Runtime.evaluate", {"expression": "document.documentElement.outerHTML", "returnByValue": True},
                         session)["result"]["value"]
-        png = base64.b64decode(self.send("Page.captureScreenshot", {"format": "png"}, session)["data"]) if screenshot else None
+        png = (base64.b64decode(self.send("Page.captureScreenshot", {"format": "png"}, session)["data"])
+               if screenshot else None)
         messages = tuple(e for e in self._events if e.get("sessionId") == session and e.get("method") in MESSAGE_EVENTS)
         self.send("Target.closeTarget", {"targetId": target})
         return Page(dom=dom, messages=messages, png=png)

@@ -49,7 +49,8 @@ def _better_rollouts(path: Path) -> Path:
     fixed, lines = 0, []
     for line in FROZEN_DEV.read_text().splitlines():
         rec = json.loads(line)
-        if fixed < 20 and rec["completion"] != f"Final: {answers[rec['id']]}" and rec["completion"].startswith("Final: "):
+        if (fixed < 20 and rec["completion"] != f"Final: {answers[rec['id']]}"
+                and rec["completion"].startswith("Final: ")):
             rec["completion"] = f"Final: {answers[rec['id']]}"
             fixed += 1
         lines.append(dumps_line(rec))
@@ -61,7 +62,8 @@ def _tinylm_rl(out: Path, root: Path) -> Path:
     out.mkdir(parents=True)
     _eval(out / "eval_pi0_holdout", HOLDOUT, FROZEN_HOLDOUT)
     _eval(out / "eval_final_holdout", HOLDOUT, FROZEN_HOLDOUT)
-    records = [{"step": 0, "eval": {"step": 0, "slice_strict_pass": 0.3, "slice_rubric_reward": 0.3, "goodhart_alarm": ""}}]
+    records = [{"step": 0,
+                "eval": {"step": 0, "slice_strict_pass": 0.3, "slice_rubric_reward": 0.3, "goodhart_alarm": ""}}]
     for step in range(1, 16):
         rec = {"step": step, "reward": 0.3 + 0.03 * step, "strict_pass_train": 0.3 - 0.01 * step,
                "kl_k1_per_token": 0.01 * step, "kl_k3_per_token": 0.009 * step, "entropy_per_token": 0.3 - 0.01 * step,
@@ -69,20 +71,23 @@ def _tinylm_rl(out: Path, root: Path) -> Path:
                "example": "The answer is <b>42</b>\nFinal: 42"}
         if step % 5 == 0:
             alarm = "rubric reward up, strict pass down" if step == 10 else ""
-            rec["eval"] = {"step": step, "slice_strict_pass": 0.3 - 0.02 * step, "slice_rubric_reward": 0.3 + 0.04 * step,
-                           "goodhart_alarm": alarm}
+            rec["eval"] = {"step": step, "slice_strict_pass": 0.3 - 0.02 * step,
+                           "slice_rubric_reward": 0.3 + 0.04 * step, "goodhart_alarm": alarm}
         records.append(rec)
     (out / "rl_log.jsonl").write_text("".join(dumps_line(r) + "\n" for r in records), encoding="utf-8")
     write_json(out / "summary.json", {
-        "rubric": "contains_answer", "beta": 0.05, "seed": 0, "steps": 15, "pi0": "tinylm:aaaa", "final_policy": "tinylm:bbbb",
+        "rubric": "contains_answer", "beta": 0.05, "seed": 0, "steps": 15, "pi0": "tinylm:aaaa",
+        "final_policy": "tinylm:bbbb",
         "goodhart_alarms": ["step 10: rubric reward up, strict pass down"],
         "holdout": {"gate": {"min_delta": 0.1, "require_significance": True, "verdict": "REJECT"},
                     "pi0": {"policy": "tinylm:aaaa", "pass_at_1": 0.22, "pass_at_1_ci95": [0.18, 0.26], "samples": 400},
-                    "final": {"policy": "tinylm:bbbb", "pass_at_1": 0.24, "pass_at_1_ci95": [0.2, 0.28], "samples": 400},
+                    "final": {"policy": "tinylm:bbbb", "pass_at_1": 0.24, "pass_at_1_ci95": [0.2, 0.28],
+                              "samples": 400},
                     "lift_pass_at_1": 0.02, "lift_paired_bootstrap95": [-0.03, 0.07]},
     })
     (out / "shift.md").write_text("# shift\n\n| code | pi0 | final |\n", encoding="utf-8")
-    write_json(out / "manifest.json", {"tool": "course.tinylm.rl", "command": "python -m course.tinylm.rl --rubric contains_answer",
+    write_json(out / "manifest.json", {"tool": "course.tinylm.rl",
+                                       "command": "python -m course.tinylm.rl --rubric contains_answer",
                                        "git_commit": "0" * 40, "git_dirty": True,
                                        "settings": {"rubric": "contains_answer", "gate_min_delta": 0.1}})
     return out
@@ -93,25 +98,30 @@ def build_runs(root: Path) -> dict[str, Path]:
     runs: dict[str, Path] = {}
     runs["eval"] = _eval(root / "eval_clean", DEV, FROZEN_DEV)
     modified = root / "math_dev_modified.jsonl"
-    modified.write_text(DEV.read_text().replace('"expected_answer": 323', '"expected_answer": 324', 1), encoding="utf-8")
+    modified.write_text(DEV.read_text().replace('"expected_answer": 323', '"expected_answer": 324', 1),
+                        encoding="utf-8")
     runs["eval_modified"] = _eval(root / "eval_modified", modified, FROZEN_DEV)
     runs["eval_better"] = _eval(root / "eval_better", DEV, _better_rollouts(root / "better_rollouts.jsonl"))
     for n in (1, 4):
         out = root / f"sel_n{n}"
-        assert selection_demo.main(["--dataset", str(DEV), "--samples", str(PACK_DEV), "--n", str(n), "--outdir", str(out)]) == 0
+        assert selection_demo.main(["--dataset", str(DEV), "--samples", str(PACK_DEV), "--n", str(n),
+                                    "--outdir", str(out)]) == 0
         runs[f"sel_n{n}"] = out
     runs["bandit"] = root / "bandit"
-    assert bandit_train.main(["--steps", "30", "--seed", "0", "--lr", "0.5", "--baseline", "--outdir", str(runs["bandit"])]) == 0
+    assert bandit_train.main(["--steps", "30", "--seed", "0", "--lr", "0.5", "--baseline",
+                              "--outdir", str(runs["bandit"])]) == 0
     runs["toy_mdp"] = root / "mdp"
     assert toy_mdp.main(["--outdir", str(runs["toy_mdp"])]) == 0
     runs["kl"] = root / "kl"
     assert kl_demo.main(["--outdir", str(runs["kl"])]) == 0
     runs["tinylm_rl"] = _tinylm_rl(root / "rl_goodhart", root)
     hostile_data = root / "hostile_dev.jsonl"
-    hostile_data.write_text("".join(dumps_line({"id": k, "prompt": "p", "expected_answer": 3}) + "\n" for k in HOSTILE), encoding="utf-8")
+    hostile_data.write_text("".join(dumps_line({"id": k, "prompt": "p", "expected_answer": 3}) + "\n" for k in HOSTILE),
+                            encoding="utf-8")
     hostile_rollouts = root / "hostile_rollouts.jsonl"
     hostile_rollouts.write_text("".join(
-        dumps_line({"id": k, "completion": v, "policy": "evil", "sampling": {"seed": 0}}) + "\n" for k, v in HOSTILE.items()
+        dumps_line({"id": k, "completion": v, "policy": "evil", "sampling": {"seed": 0}}) + "\n"
+        for k, v in HOSTILE.items()
     ), encoding="utf-8")
     runs["hostile"] = _eval(root / "hostile", hostile_data, hostile_rollouts)
     return runs

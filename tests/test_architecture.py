@@ -145,7 +145,8 @@ def test_a_tool_imports_no_other_tool_except_the_listed_ones(path):
     # Tools share work through library functions; the one listed exception says why.
     me = _module_name(path)
     others = _tool_modules() - {me} - LIBRARY_WITH_A_PREVIEW
-    used = sorted(t for t in others if any(_within(name, t) for name in _imports(path)) and (me, t) not in TOOL_USES_TOOL)
+    used = sorted(t for t in others
+                  if any(_within(name, t) for name in _imports(path)) and (me, t) not in TOOL_USES_TOOL)
     assert used == [], f"{path.relative_to(ROOT)} imports the tool module(s) {used}; move what it needs to the library"
 
 
@@ -157,7 +158,8 @@ def test_no_tool_calls_another_tools_main(path):
     assert mains == [], f"{path.relative_to(ROOT)} imports {mains}: call the library function instead"
 
 
-@pytest.mark.parametrize("path", sorted((COURSE / "lib").rglob("*.py")), ids=lambda p: str(p.relative_to(COURSE / "lib")))
+@pytest.mark.parametrize("path", sorted((COURSE / "lib").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(COURSE / "lib")))
 def test_library_modules_parse_no_command_line(path):
     names = _imports(path)
     assert "argparse" not in names and not any(_within(n, "course.cli") for n in names), path.name
@@ -168,7 +170,8 @@ def test_library_modules_parse_no_command_line(path):
 # part of the course, and only what every part uses sits at the root. A module dropped at the root
 # would blur the map; give it the folder of what it serves (or, if every layer needs it, add it here).
 LIBRARY_ROOT_MODULES = frozenset({"__init__.py", "stats.py", "extras.py", "visible.py", "toolbox.py"})
-LIBRARY_FOLDERS = frozenset({"records", "bridges", "spec", "evaluation", "selection", "learning", "policy", "reporting"})
+LIBRARY_FOLDERS = frozenset({"records", "bridges", "spec", "evaluation", "selection", "learning", "policy",
+                             "reporting"})
 
 
 def test_only_the_modules_every_layer_uses_sit_at_the_library_root():
@@ -191,11 +194,13 @@ def test_the_library_folders_are_the_mapped_ones_and_each_is_a_package():
 LIBRARY_MAY_IMPORT = ("course.lib", "course.instrument", "course.errors")
 
 
-@pytest.mark.parametrize("path", sorted((COURSE / "lib").rglob("*.py")), ids=lambda p: str(p.relative_to(COURSE / "lib")))
+@pytest.mark.parametrize("path", sorted((COURSE / "lib").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(COURSE / "lib")))
 def test_the_library_imports_only_itself_the_instrument_and_the_error_type(path):
     up = sorted({n for n in _imports(path) if _within(n, "course") and n != "course"
                  and not any(_within(n, allowed) for allowed in LIBRARY_MAY_IMPORT)})
-    assert up == [], f"course/lib/{path.relative_to(COURSE / 'lib')} imports {up}: pass it in, or move the shared piece into lib"
+    assert up == [], (f"course/lib/{path.relative_to(COURSE / 'lib')} imports {up}: "
+                      "pass it in, or move the shared piece into lib")
 
 
 @pytest.mark.parametrize("path", [p for p in _modules() if _module_name(p).startswith("course.llm")],
@@ -211,7 +216,8 @@ def _private_imports(path: Path) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("course"):
-            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            found += [f"{node.module}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
     return found
 
 

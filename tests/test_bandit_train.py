@@ -42,12 +42,14 @@ def test_slow_demo_writes_log_story_and_manifest(tmp_path: Path, capsys: pytest.
     assert sorted(p.name for p in run.iterdir()) == ["bandit_log.jsonl", "bandit_story.txt", "manifest.json"]
     log = _log(run)
     assert [r["step"] for r in log] == list(range(1, 31))
-    required = {"step", "theta", "probs", "action", "action_text", "reward", "baseline", "advantage", "expected_reward", "grad"}
+    required = {"step", "theta", "probs", "action", "action_text", "reward", "baseline", "advantage", "expected_reward",
+                "grad"}
     assert required <= set(log[0])
     manifest = _manifest(run)
     assert manifest["actions"] == list(bt.DEFAULT_ACTIONS)
     assert manifest["rewards"][CORRECT] == 1.0 and sum(manifest["rewards"]) == 1.0
-    assert manifest["error_codes"] == ["missing_prefix", "missing_prefix", "prefix_spacing", "prefix_case", "wrong_answer", "ok"]
+    assert manifest["error_codes"] == ["missing_prefix", "missing_prefix", "prefix_spacing", "prefix_case",
+                                       "wrong_answer", "ok"]
     assert manifest["scorer_version"] == "strict-final-v1" and len(manifest["scorer_fingerprint"]) == 64
     assert (manifest["seed"], manifest["lr"], manifest["steps"]) == (0, 0.5, 30)
 
@@ -62,7 +64,8 @@ def test_slow_output_is_the_story_file(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_positive_lr_raises_and_negative_lr_lowers_the_rewarded_completion(tmp_path: Path) -> None:
     bt.main([*DEMO, "--outdir", str(tmp_path / "up")])
-    bt.main(["--steps", "30", "--seed", "0", "--lr", "-0.5", "--baseline", "--slow", "--outdir", str(tmp_path / "down")])
+    bt.main(["--steps", "30", "--seed", "0", "--lr", "-0.5", "--baseline", "--slow",
+             "--outdir", str(tmp_path / "down")])
     start = 1 / len(bt.DEFAULT_ACTIONS)
     assert _final_probs(tmp_path / "up")[CORRECT] > start
     assert _final_probs(tmp_path / "down")[CORRECT] < start
@@ -81,7 +84,8 @@ def test_a_different_seed_samples_a_different_run(tmp_path: Path) -> None:
     assert [r["action"] for r in _log(tmp_path / "a")] != [r["action"] for r in _log(tmp_path / "b")]
 
 
-def test_logged_expected_reward_is_the_exact_J_of_the_logged_policy(tmp_path: Path) -> None:
+# J keeps its capital: it is the objective J(θ), as the course writes it
+def test_logged_expected_reward_is_the_exact_J_of_the_logged_policy(tmp_path: Path) -> None:  # noqa: N802
     bt.main(["--steps", "40", "--outdir", str(tmp_path / "r")])
     rewards = _manifest(tmp_path / "r")["rewards"]
     for rec in _log(tmp_path / "r"):
@@ -119,8 +123,8 @@ def test_without_baseline_a_zero_reward_leaves_theta_unchanged(tmp_path: Path) -
 
 def test_summary_every_prints_one_line_per_k_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bt.main(["--steps", "50", "--summary-every", "10", "--outdir", str(tmp_path / "r")])
-    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("step ")]
-    assert [l.split()[1] for l in lines] == ["10/50", "20/50", "30/50", "40/50", "50/50"]
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
+    assert [line.split()[1] for line in lines] == ["10/50", "20/50", "30/50", "40/50", "50/50"]
 
 
 def test_an_existing_run_directory_is_refused_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -209,7 +213,8 @@ def test_an_ema_run_logs_the_moving_average_of_earlier_rewards_and_records_alpha
         b = 0.75 * b + 0.25 * rec["reward"]
     assert any(rec["reward"] == 1.0 for rec in log)  # so the baseline did move
     manifest = _manifest(tmp_path / "r")
-    assert (manifest["baseline"], manifest["ema_alpha"], manifest["initial_baseline"]) == ("ema_of_earlier_rewards", 0.25, 0.0)
+    assert (manifest["baseline"], manifest["ema_alpha"], manifest["initial_baseline"]) == (
+        "ema_of_earlier_rewards", 0.25, 0.0)
     assert "moving average" in (tmp_path / "r" / "bandit_story.txt").read_text(encoding="utf-8")
 
 
@@ -232,7 +237,8 @@ def test_the_exact_ema_variance_matches_a_monte_carlo_estimate_at_a_fixed_policy
 
 
 def test_the_ablation_table_has_one_column_per_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert bt.main(["--ablation", "--seeds", "5", "--steps", "10", "--alpha", "0.2", "--outdir", str(tmp_path / "a")]) == 0
+    assert bt.main(["--ablation", "--seeds", "5", "--steps", "10", "--alpha", "0.2",
+                    "--outdir", str(tmp_path / "a")]) == 0
     text = (tmp_path / "a" / "ablation.txt").read_text(encoding="utf-8")
     header = next(line for line in text.splitlines() if "running mean" in line and "EMA a=0.2" in line)
     assert header.split() == ["none", "running", "mean", "EMA", "a=0.2", "b*"]
@@ -244,7 +250,8 @@ def _truth(run: Path) -> list[str]:
     """Per step, one letter per action: did its probability go up (u), down (d) or stay (s)? From the log."""
     log = _log(run)
     probs = [r["probs"] for r in log] + [_manifest(run)["result"]["final_probs"]]
-    return ["".join("u" if b - a > 1e-12 else "d" if a - b > 1e-12 else "s" for a, b in zip(p, q)) for p, q in zip(probs, probs[1:])]
+    return ["".join("u" if b - a > 1e-12 else "d" if a - b > 1e-12 else "s" for a, b in zip(p, q))
+            for p, q in zip(probs, probs[1:])]
 
 
 def test_predict_on_a_terminal_scores_the_students_answers(tmp_path: Path) -> None:
@@ -260,7 +267,8 @@ def test_predict_on_a_terminal_scores_the_students_answers(tmp_path: Path) -> No
     master, slave = os.openpty()  # a pseudo-terminal: stdin.isatty() is True in the child
     proc = subprocess.Popen(
         [sys.executable, "-m", "course.bandit_train", *args, "--predict", "--outdir", str(tmp_path / "p")],
-        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent,
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parent.parent,
     )
     os.close(slave)
     os.write(master, ("\n".join(answers) + "\n").encode())
@@ -317,7 +325,8 @@ def test_the_same_seed_and_noise_give_byte_identical_logs(tmp_path: Path) -> Non
 def test_without_noise_the_log_is_the_clean_runs_and_noise_draws_never_shift_the_sampler(tmp_path: Path) -> None:
     bt.main([*DEMO, "--outdir", str(tmp_path / "clean")])
     bt.main([*DEMO, "--reward-noise", "0", "--outdir", str(tmp_path / "zero")])
-    assert (tmp_path / "clean" / "bandit_log.jsonl").read_bytes() == (tmp_path / "zero" / "bandit_log.jsonl").read_bytes()
+    assert ((tmp_path / "clean" / "bandit_log.jsonl").read_bytes()
+            == (tmp_path / "zero" / "bandit_log.jsonl").read_bytes())
     bt.main([*DEMO, "--reward-noise", "0.3", "--outdir", str(tmp_path / "noisy")])
     clean, noisy = _log(tmp_path / "clean"), _log(tmp_path / "noisy")
     first_flip = next(i for i, r in enumerate(noisy) if r["reward_flipped"])
@@ -325,8 +334,10 @@ def test_without_noise_the_log_is_the_clean_runs_and_noise_draws_never_shift_the
     assert [r["action"] for r in clean[: first_flip + 1]] == [r["action"] for r in noisy[: first_flip + 1]]
 
 
-def test_the_noise_sweep_learns_less_as_more_rewards_are_flipped_and_nothing_at_one_half(tmp_path: Path, capsys) -> None:
-    assert bt.main(["--noise-sweep", "0", "0.2", "0.4", "0.5", "--seeds", "40", "--steps", "100", "--outdir", str(tmp_path / "s")]) == 0
+def test_the_noise_sweep_learns_less_as_more_rewards_are_flipped_and_nothing_at_one_half(tmp_path: Path,
+                                                                                          capsys) -> None:
+    assert bt.main(["--noise-sweep", "0", "0.2", "0.4", "0.5", "--seeds", "40", "--steps", "100",
+                    "--outdir", str(tmp_path / "s")]) == 0
     rows = json.loads((tmp_path / "s" / "noise_sweep.json").read_text(encoding="utf-8"))["rows"]
     means = [r["mean_final_expected_reward"] for r in rows]
     assert means == sorted(means, reverse=True)

@@ -50,14 +50,17 @@ def test_the_benchmarks_page_is_the_render_of_the_recorded_figures() -> None:
 def test_the_readme_block_is_the_render_of_the_headline_records() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     block = render_docs.readme_block(record.load_records(record.RESULTS))
-    assert block in readme, "README.md's generated block is edited by hand or stale: run python benchmarks/render_docs.py"
+    assert block in readme, ("README.md's generated block is edited by hand or stale: "
+                             "run python benchmarks/render_docs.py")
     for name in render_docs.README_RECORDS:
         assert f"benchmarks/{name}.py" in block
 
 
-def test_render_check_fails_when_the_readme_block_was_edited_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_render_check_fails_when_the_readme_block_was_edited_by_hand(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     readme = tmp_path / "README.md"
-    readme.write_text((REPO / "README.md").read_text(encoding="utf-8").replace(render_docs.END, "The suite takes 3 s.\n" + render_docs.END),
+    readme.write_text((REPO / "README.md").read_text(encoding="utf-8")
+                      .replace(render_docs.END, "The suite takes 3 s.\n" + render_docs.END),
                       encoding="utf-8")
     page = tmp_path / "benchmarks.md"
     page.write_text(PAGE.read_text(encoding="utf-8"), encoding="utf-8")
@@ -78,7 +81,8 @@ def test_every_record_belongs_to_a_registered_benchmark() -> None:
 
 def test_every_benchmark_script_is_registered_and_records_what_it_prints() -> None:
     scripts = {p.stem for p in BENCH.glob("bench_*.py")}
-    assert scripts == set(record.BY_NAME), "a benchmark script is missing from benchmarks/record.py's BENCHMARKS (or vice versa)"
+    assert scripts == set(record.BY_NAME), ("a benchmark script is missing from benchmarks/record.py's BENCHMARKS "
+                                            "(or vice versa)")
     for name in scripts:
         source = (BENCH / f"{name}.py").read_text(encoding="utf-8")
         assert f'Recorder.from_args("{name}"' in source and "add_arguments(" in source, name
@@ -104,7 +108,8 @@ def test_a_record_shows_on_the_page_with_its_date_machine_load_and_command(tmp_p
 
 def test_render_check_fails_when_the_page_was_edited_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     page = tmp_path / "benchmarks.md"
-    page.write_text(PAGE.read_text(encoding="utf-8").replace("| figure | value |", "| figure | value (hand-edited) |", 1)
+    page.write_text(PAGE.read_text(encoding="utf-8")
+                    .replace("| figure | value |", "| figure | value (hand-edited) |", 1)
                     + "The suite takes 52 s.\n", encoding="utf-8")
     monkeypatch.setattr(render_docs, "PAGE", page)
     monkeypatch.setattr(render_docs, "ROOT", tmp_path)
@@ -116,8 +121,10 @@ def test_render_check_fails_when_the_page_was_edited_by_hand(tmp_path: Path, mon
 # ---------------------------------------------------------------------------------------------
 DOCUMENTS = sorted(
     (
-        {REPO / "README.md", REPO / "Introduction.md", REPO / "MEASUREMENT_RULES.md", REPO / "course" / "tinylm" / "README.md"}
-        | set((REPO / "docs").rglob("*.md")) | set((REPO / "teacher").rglob("*.md")) | set((REPO / "notes").rglob("*.md"))
+        {REPO / "README.md", REPO / "Introduction.md", REPO / "MEASUREMENT_RULES.md",
+         REPO / "course" / "tinylm" / "README.md"}
+        | set((REPO / "docs").rglob("*.md")) | set((REPO / "teacher").rglob("*.md"))
+        | set((REPO / "notes").rglob("*.md"))
     )
     - {PAGE}
 )
@@ -192,7 +199,8 @@ def test_no_document_states_a_performance_figure_outside_the_generated_page() ->
         "each run ~30 s on 2 cores",
         "the 30-second training runs",
         "A 100,000-item run gives a 13.6 MB page",
-        "**Timing (60 min).** 15 the strict training run (live, ~30 s on 2 cores)",  # an allowance excuses only its words
+        # an allowance excuses only its words
+        "**Timing (60 min).** 15 the strict training run (live, ~30 s on 2 cores)",
     ],
 )
 def test_the_lint_catches_a_hand_kept_figure(line: str) -> None:

@@ -43,7 +43,8 @@ def test_numpy_int64_answers_score_like_python_ints_on_all_dev_rollouts():
 
 def test_numpy_string_completions_and_numpy_scalar_answers_are_read_as_text_and_integers():
     np = pytest.importorskip("numpy")
-    out = score_batch({"completion": np.array(["Final: 323", "Final:63"]), "expected_answer": [np.int64(323), np.uint8(63)]})
+    out = score_batch({"completion": np.array(["Final: 323", "Final:63"]),
+                       "expected_answer": [np.int64(323), np.uint8(63)]})
     assert out["reward"] == [1.0, 0.0] and out["error_code"] == ["ok", "prefix_spacing"]
 
 
@@ -84,14 +85,16 @@ def test_datasets_map_batched_adds_the_verdict_columns():
     rewards, codes = _course_verdicts(columns)
     scored = datasets.Dataset.from_dict(columns).map(score_batch, batched=True, batch_size=16)
     assert scored["reward"] == rewards and scored["error_code"] == codes
-    numpy_batches = datasets.Dataset.from_dict(columns).with_format("numpy").map(score_batch, batched=True, batch_size=16)
+    numpy_batches = (datasets.Dataset.from_dict(columns).with_format("numpy")
+                     .map(score_batch, batched=True, batch_size=16))
     assert [float(r) for r in numpy_batches["reward"]] == rewards
 
 
 def test_a_huge_extracted_integer_is_kept_as_text_an_arrow_column_can_hold():
     datasets = pytest.importorskip("datasets")
     big = "9" * 40
-    scored = datasets.Dataset.from_dict({"completion": [f"Final: {big}"], "expected_answer": [1]}).map(score_batch, batched=True)
+    scored = (datasets.Dataset.from_dict({"completion": [f"Final: {big}"], "expected_answer": [1]})
+              .map(score_batch, batched=True))
     assert scored["extracted"] == [big] and scored["error_code"] == ["wrong_answer"]
 
 

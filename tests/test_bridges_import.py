@@ -58,7 +58,8 @@ def test_non_integer_answer_is_path_line_exit_2_by_default(tmp_path, capsys):
 
 def test_skip_non_integer_counts_and_lists_what_it_left_out(tmp_path, capsys):
     out = tmp_path / "ds.jsonl"
-    argv = ["import", "--format", "gsm8k", str(BR / "gsm8k_fraction.jsonl"), "--out", str(out), "--skip-non-integer", "--json"]
+    argv = ["import", "--format", "gsm8k", str(BR / "gsm8k_fraction.jsonl"), "--out", str(out), "--skip-non-integer",
+            "--json"]
     assert datasets_main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["items"] == 1 and report["skipped_non_integer"] == 1
@@ -76,7 +77,8 @@ def test_hf_jsonl_with_named_columns_and_a_missing_column(tmp_path, capsys):
     src = tmp_path / "src.jsonl"
     src.write_text('{"problem": "What is 2 + 3?", "solution": "5"}\n{"problem": "What is 1 + 1?"}\n')
     out = tmp_path / "ds.jsonl"
-    argv = ["import", "--format", "hf", str(src), "--question-col", "problem", "--answer-col", "solution", "--out", str(out)]
+    argv = ["import", "--format", "hf", str(src), "--question-col", "problem", "--answer-col", "solution",
+            "--out", str(out)]
     assert datasets_main(argv) == 2
     assert "src.jsonl:2: missing column 'solution'" in capsys.readouterr().err
     assert not out.exists()
@@ -84,7 +86,8 @@ def test_hf_jsonl_with_named_columns_and_a_missing_column(tmp_path, capsys):
 
 def test_hf_saved_dataset_and_parquet_import_the_same_items(tmp_path):
     datasets = pytest.importorskip("datasets", reason="the hf extra (datasets, pyarrow) is not installed")
-    rows = [{"q": "What is 6 * 7?", "a": "42"}, {"q": "What is 1,000 + 234?", "a": "1,234"}, {"q": "Half of 3?", "a": "1.5"}]
+    rows = [{"q": "What is 6 * 7?", "a": "42"}, {"q": "What is 1,000 + 234?", "a": "1,234"},
+            {"q": "Half of 3?", "a": "1.5"}]
     ds = datasets.Dataset.from_list(rows)
     ds.save_to_disk(str(tmp_path / "saved"))
     ds.to_parquet(str(tmp_path / "t.parquet"))
@@ -113,8 +116,8 @@ def test_plain_completions_become_a_rollouts_file_course_eval_reads(tmp_path):
     from course.lib.records.formats import iter_completions
 
     out = tmp_path / "r.jsonl"
-    argv = ["--format", "plain", str(BR / "plain_completions.jsonl"), "--policy", "m", "--sampling", '{"temperature": 0}',
-            "--dataset", DEV, "--out", str(out)]
+    argv = ["--format", "plain", str(BR / "plain_completions.jsonl"), "--policy", "m",
+            "--sampling", '{"temperature": 0}', "--dataset", DEV, "--out", str(out)]
     assert import_main(argv) == 0
     got = list(iter_completions(out))
     assert [c.id for c in got] == ["dev-0001", "dev-0002", "dev-0003", "dev-0004", "dev-0005"]
@@ -169,7 +172,8 @@ def test_an_output_under_a_runs_directory_that_does_not_exist_yet_is_written(tmp
     # A fresh directory has no runs/ until some tool makes one: `--out runs/x.jsonl` must not
     # depend on an earlier command having run (it exited 2 with "No such file or directory").
     monkeypatch.chdir(tmp_path)
-    assert datasets_main(["import", "--format", "gsm8k", str(BR / "gsm8k_sample.jsonl"), "--out", "runs/gsm8k.jsonl"]) == 0
+    assert datasets_main(["import", "--format", "gsm8k", str(BR / "gsm8k_sample.jsonl"),
+                          "--out", "runs/gsm8k.jsonl"]) == 0
     assert import_main(["--format", "plain", str(BR / "plain_completions.jsonl"), "--policy", "m",
                         "--sampling", '{"temperature": 0}', "--out", "runs/sub/plain.jsonl"]) == 0
     assert (tmp_path / "runs" / "gsm8k.jsonl").is_file() and (tmp_path / "runs" / "sub" / "plain.jsonl").is_file()

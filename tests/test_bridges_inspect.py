@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 # A skip mark, not an import: inspect_ai takes seconds to import, and every pytest-xdist worker collects this file.
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="the inspect extra (inspect_ai) is not installed")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None,
+                                reason="the inspect extra (inspect_ai) is not installed")
 
 REPO = Path(__file__).resolve().parent.parent
 DEV = str(REPO / "data" / "datasets" / "math_dev.jsonl")
@@ -101,7 +102,8 @@ def inspect_epochs_log(tmp_path_factory):
     dataset = root / "dev_first.jsonl"
     dataset.write_text("".join(Path(DEV).read_text().splitlines(keepends=True)[:6]))
     frozen = {c.id: c.completion for c in iter_completions(FROZEN)}
-    replies = {ex.prompt: [frozen[ex.id], f"Final: {ex.expected_answer}", str(ex.expected_answer)] for ex in read_dataset(dataset)}
+    replies = {ex.prompt: [frozen[ex.id], f"Final: {ex.expected_answer}", str(ex.expected_answer)]
+               for ex in read_dataset(dataset)}
     calls: dict[str, int] = {}
 
     def respond(messages, tools, tool_choice, config):
@@ -145,7 +147,8 @@ def test_inspect_epochs_import_as_a_pack_in_epoch_order_and_give_loop_b_its_pass
     packs = list(iter_samples(pack))
     assert [p.id for p in packs] == list(answers) and packs[0].policy == "inspect:mockllm/model"
     assert all([s.completion for s in p.samples] == [by_epoch[(p.id, e)] for e in range(1, EPOCHS + 1)] for p in packs)
-    passed = [sum(score({"expected_answer": answers[p.id]}, s.completion)["reward"] == 1.0 for s in p.samples) for p in packs]
+    passed = [sum(score({"expected_answer": answers[p.id]}, s.completion)["reward"] == 1.0 for s in p.samples)
+              for p in packs]
     column = compare_policies(str(dataset), [("inspect", str(pack))], k=EPOCHS)["columns"][0]
     assert column["pass_at_k"] == pytest.approx(sum(pass_at_k(EPOCHS, c, EPOCHS) for c in passed) / len(packs))
     assert column["pass_at_k"] == 1.0  # every item got its right line in one of the epochs

@@ -123,10 +123,12 @@ def _first_items(tmp_path: Path) -> Path:
 def test_lm_evals_table_shows_the_strict_pass_rate_of_its_logged_generations(lm_eval_run):
     out, results = lm_eval_run
     lines = [json.loads(x) for x in _written(out, "samples_course_math_tinylm_2*.jsonl").read_text().splitlines()]
-    verdicts = [score({"expected_answer": line["doc"]["expected_answer"]}, line["resps"][0][0])["reward"] for line in lines]
+    verdicts = [score({"expected_answer": line["doc"]["expected_answer"]}, line["resps"][0][0])["reward"]
+                for line in lines]
     assert len(lines) == LIMIT
     assert results["results"]["course_math_tinylm"]["course_strict,none"] == pytest.approx(sum(verdicts) / LIMIT)
-    assert sum(verdicts) > 0  # pi0 answers some of these in the strict format: a metric that can be 1, unlike exact_match
+    # pi0 answers some of these in the strict format: a metric that can be 1, unlike exact_match
+    assert sum(verdicts) > 0
 
 
 @pytest.mark.slow
@@ -139,7 +141,8 @@ def test_the_logged_generations_import_as_frozen_rollouts_with_the_same_pass_rat
     assert import_main(["--format", "lm-eval", str(_written(out, "samples_course_math_tinylm_2*.jsonl")),
                         "--results", str(_written(out, "results_*.json")), "--dataset", str(dataset),
                         "--out", str(rollouts)]) == 0
-    assert course_eval(["--dataset", str(dataset), "--completions", str(rollouts), "--outdir", str(tmp_path / "run")]) in (0, 1)
+    assert course_eval(["--dataset", str(dataset), "--completions", str(rollouts),
+                        "--outdir", str(tmp_path / "run")]) in (0, 1)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["pass_rate"] == pytest.approx(results["results"]["course_math_tinylm"]["course_strict,none"])
 

@@ -57,7 +57,8 @@ def inspect_parts_log(tmp_path):
     replies = {"Split?": SPLIT, "Two lines?": TWO_LINES}
 
     def respond(messages, tools, tool_choice, config):
-        out = ModelOutput.from_content(model="mockllm/model", content=[ContentText(text=t) for t in replies[messages[-1].text]])
+        out = ModelOutput.from_content(model="mockllm/model",
+                                       content=[ContentText(text=t) for t in replies[messages[-1].text]])
         out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         return out
 

@@ -153,7 +153,8 @@ def _data_proto(tokenizer_dir: Path, cases: list[tuple[str, object]]):
     return DataProto.from_dict(
         tensors={"prompts": torch.zeros((len(cases), 2), dtype=torch.long),
                  "responses": torch.tensor([ids + [tok.pad_token_id] * (width - len(ids)) for ids in encoded]),
-                 "attention_mask": torch.tensor([[1, 1] + [1] * len(ids) + [0] * (width - len(ids)) for ids in encoded])},
+                 "attention_mask": torch.tensor([[1, 1] + [1] * len(ids) + [0] * (width - len(ids))
+                                                 for ids in encoded])},
         non_tensors={"data_source": np.array(["rl_foundations_llm/strict_final_v1"] * len(cases), dtype=object),
                      "reward_model": np.array([{"ground_truth": truth} for _, truth in cases], dtype=object)},
     )
@@ -240,7 +241,8 @@ def test_every_reward_manager_of_verl_0_9_takes_the_dict_and_logs_the_error_code
     config = _ppo_config(_bridge_keys(byte_tokenizer_dir, f"reward.reward_manager.name={manager}"))
     rm = load_reward_manager(config, AutoTokenizer.from_pretrained(str(byte_tokenizer_dir)))
     outs = [rm.loop.run_until_complete(rm.run_single(data[i:i + 1])) for i in range(len(cases))]
-    assert ([o["reward_score"] for o in outs], [o["reward_extra_info"]["error_code"] for o in outs]) == _course_verdicts(cases)
+    assert ([o["reward_score"] for o in outs],
+            [o["reward_extra_info"]["error_code"] for o in outs]) == _course_verdicts(cases)
 
 
 @needs_verl
@@ -266,7 +268,8 @@ def test_ray_data_hands_numpy_integers_that_score_batch_reads_and_course_score_a
 
     def scored(batch):
         seen.append(type(batch["expected_answer"][0]).__name__)
-        bare = [score({"expected_answer": a}, c)["details"]["error_code"] for a, c in zip(batch["expected_answer"], batch["completion"])]
+        bare = [score({"expected_answer": a}, c)["details"]["error_code"]
+                for a, c in zip(batch["expected_answer"], batch["completion"])]
         return {**batch, **score_batch(batch), "bare_code": bare}
 
     out = local_ray.data.from_items(rows).map_batches(scored, batch_format="numpy", batch_size=25).take_all()

@@ -21,7 +21,8 @@ PI0 = PROJECT_ROOT / "data" / "tinylm" / "frozen_pi0_dev.jsonl"
 
 def test_help_ends_with_a_worked_example(run_in_process) -> None:
     proc = run_in_process("course.compare_policies", ["--help"], cwd=PROJECT_ROOT)
-    assert proc.returncode == 0 and "example:" in proc.stdout and "sim=data/rollouts/selection_pack_dev.jsonl" in proc.stdout
+    assert (proc.returncode == 0 and "example:" in proc.stdout
+            and "sim=data/rollouts/selection_pack_dev.jsonl" in proc.stdout)
 
 
 def test_a_smoke_run_on_the_bundled_files_prints_one_column_each(capsys) -> None:
@@ -67,7 +68,8 @@ def test_a_file_that_misses_an_item_is_refused_naming_it(tmp_path, capsys) -> No
     short = tmp_path / "short.jsonl"
     short.write_text("".join(SIM_FROZEN.read_text(encoding="utf-8").splitlines(keepends=True)[:99]), encoding="utf-8")
     assert cp.main(["--dataset", str(DEV), f"short={short}"]) == 2
-    assert "no line for dataset id 'dev-0100' (1 missing, 0 extra); compare policies on the same items" in capsys.readouterr().err
+    assert ("no line for dataset id 'dev-0100' (1 missing, 0 extra); compare policies on the same items"
+            in capsys.readouterr().err)
 
 
 def test_two_files_with_one_label_are_refused() -> None:

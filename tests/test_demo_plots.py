@@ -20,7 +20,8 @@ from course.lib.reporting.plotting import load_pyplot
 
 # A skip mark, not an import: matplotlib takes a second to import, and every pytest-xdist worker
 # collects this file. pyplot (Agg backend: no window) is loaded when a figure is first drawn.
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="the plot extra (matplotlib) is not installed")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None,
+                                reason="the plot extra (matplotlib) is not installed")
 
 
 def _bandit_figure() -> Any:
@@ -37,7 +38,8 @@ def _ablation_figure() -> Any:
 
 
 def _toy_mdp_figure() -> Any:
-    episodes = list(two_step.reinforce(two_step.DEFAULT_REWARDS, steps=40, lr=0.5, use_baseline=True, rng=random.Random(0)))
+    episodes = list(two_step.reinforce(two_step.DEFAULT_REWARDS, steps=40, lr=0.5, use_baseline=True,
+                                       rng=random.Random(0)))
     return toy_mdp._draw(episodes, "two-step MDP: a title")(load_pyplot())
 
 
@@ -149,7 +151,8 @@ def test_the_kl_plot_puts_beta_on_a_log_axis() -> None:
         (bt.main, ["--ablation", "--seeds", "2", "--steps", "5", "--plot"], "ablation.png"),
     ],
 )
-def test_plot_writes_the_png_and_names_it(tool: Any, argv: list[str], png: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plot_writes_the_png_and_names_it(tool: Any, argv: list[str], png: str, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     assert tool([*argv, "--outdir", str(tmp_path / "r")]) == 0
     assert (tmp_path / "r" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png in capsys.readouterr().out

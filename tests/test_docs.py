@@ -7,9 +7,9 @@ Every relative link of those documents must resolve (to a file, and to a heading
 
 Each document's fenced ``bash``/``sh`` blocks are run in order, one command at a time, with
 ``bash -c`` (a plain ``python -m course.X ARGS`` runs the module the same way inside the test process,
-to save an interpreter start per command) in a fresh directory that holds links to the repository's ``data/``, ``teacher/``,
-``notes/``, ``tests/`` and ``scripts/`` (the commands use repo-relative paths, and later commands read what
-earlier ones wrote). A trailing comment ``# exit N`` states the exit code a command is meant to
+to save an interpreter start per command) in a fresh directory that holds links to the repository's ``data/``,
+``teacher/``, ``notes/``, ``tests/`` and ``scripts/`` (the commands use repo-relative paths, and later commands
+read what earlier ones wrote). A trailing comment ``# exit N`` states the exit code a command is meant to
 have; otherwise it must exit 0.
 
 A few commands cannot run inside a test, and each has its reason in ``NOT_RUN_HERE``: installation
@@ -42,7 +42,8 @@ TOP_DOCUMENTS = ("README.md", "Introduction.md", "MEASUREMENT_RULES.md")
 
 def _documents() -> tuple[str, ...]:
     """Every Markdown document a reader meets, as repository-relative paths (top ones first, then by path)."""
-    found = {p.relative_to(REPO).as_posix() for folder in ("docs", "teacher", "notes") for p in (REPO / folder).rglob("*.md")}
+    found = {p.relative_to(REPO).as_posix()
+             for folder in ("docs", "teacher", "notes") for p in (REPO / folder).rglob("*.md")}
     found |= {p.relative_to(REPO).as_posix() for p in (REPO / "course").rglob("README.md")}
     return TOP_DOCUMENTS + tuple(sorted(found))
 
@@ -57,15 +58,23 @@ NOT_RUN_HERE: tuple[tuple[str, str], ...] = (
     ("pip install", "installation: .ci/run installs from a clean clone"),
     ("poetry ", "installation: .ci/run installs from a clean clone"),
     ("python -m pytest\n", "the test suite itself"),
-    ("python -m pytest tests/", "a file of the test suite, which `python -m pytest` runs anyway (test_teacher_materials checks the file exists)"),
+    ("python -m pytest tests/", "a file of the test suite, which `python -m pytest` runs anyway "
+                                "(test_teacher_materials checks the file exists)"),
     ("python benchmarks/", "benchmarks print figures and take minutes; they are not tests"),
-    ("python scripts/make_llm_packs.py", "re-makes the shipped real-LLM packs (tens of minutes); tests/test_llm_packs.py checks the shipped files"),
-    ("python -m course.rollout_sample", "needs the network and an API key; tests/test_rollout_sample.py runs it against 127.0.0.1"),
-    ("vllm serve ", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
-    ("ollama serve", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
-    ("llama-server ", "starts a model server on a GPU machine; tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
-    ("python -m course.tinylm.rl ", "a training run (~30 s each): benchmarks/bench_tinylm.py runs it; tests/test_tinylm_policy.py runs short ones"),
-    ("python -m course.llm.rl ", "a training run of a 135M-parameter model: benchmarks/bench_llm_rl.py runs the recipe; tests/test_llm_rl.py runs short ones"),
+    ("python scripts/make_llm_packs.py", "re-makes the shipped real-LLM packs (tens of minutes); "
+                                         "tests/test_llm_packs.py checks the shipped files"),
+    ("python -m course.rollout_sample", "needs the network and an API key; "
+                                        "tests/test_rollout_sample.py runs it against 127.0.0.1"),
+    ("vllm serve ", "starts a model server on a GPU machine; "
+                    "tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
+    ("ollama serve", "starts a model server on a GPU machine; "
+                     "tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
+    ("llama-server ", "starts a model server on a GPU machine; "
+                      "tests/test_rollout_sample.py imitates its answers on 127.0.0.1"),
+    ("python -m course.tinylm.rl ", "a training run (~30 s each): benchmarks/bench_tinylm.py runs it; "
+                                    "tests/test_tinylm_policy.py runs short ones"),
+    ("python -m course.llm.rl ", "a training run of a 135M-parameter model: "
+                                 "benchmarks/bench_llm_rl.py runs the recipe; tests/test_llm_rl.py runs short ones"),
 )
 # Evaluating a file that only the skipped network sampler would have written.
 DEPENDS_ON_NOT_RUN = (
@@ -87,7 +96,8 @@ HAVE_LLM = HAVE_TORCH and all(importlib.util.find_spec(m) is not None for m in (
 # Commands of the optional bridges (docs/bridges.md), by marker: run only when the extra's module
 # is installed (CI installs every extra). token_inspect is not here: without its extra it shows the
 # tiny LM's view and exits 0, so it runs everywhere, as a student from `.[dev]` runs it.
-NEEDS_EXTRA = (("course.integrations.inspect_ai", "inspect_ai"), ("--format inspect", "inspect_ai"), ("runs/inspect_", "inspect_ai"))
+NEEDS_EXTRA = (("course.integrations.inspect_ai", "inspect_ai"), ("--format inspect", "inspect_ai"),
+               ("runs/inspect_", "inspect_ai"))
 # Commands that call a program outside Python, by the word they start with: run only where it is
 # installed (.ci/run installs each with apt, so CI runs them; test_ci_installs_every_program_the_docs_use).
 NEEDS_PROGRAM = ("jq",)
@@ -290,7 +300,8 @@ def test_readme_main_job_prints_the_pass_rate_the_readme_states(tmp_path: Path) 
     stated = re.search(r"must print `(Pass rate: [^`]+)`", readme)
     assert stated is not None
     proc = subprocess.run(
-        [sys.executable, "-m", "course.eval"], cwd=_workdir(tmp_path), env=_env(), capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "course.eval"], cwd=_workdir(tmp_path), env=_env(), capture_output=True, text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert stated.group(1) in proc.stdout
@@ -317,7 +328,8 @@ def test_every_command_including_the_tiny_lm_runs_as_written(document: str, tmp_
 
 
 def test_command_extraction_joins_continuations_and_reads_exit_comments() -> None:
-    text = "```bash\npython -m a \\\n  --b c   # exit 1\n# a comment\n\npython -m d\n```\n```text\npython -m not_me\n```\n"
+    text = ("```bash\npython -m a \\\n  --b c   # exit 1\n# a comment\n\npython -m d\n```\n"
+            "```text\npython -m not_me\n```\n")
     commands = extract_commands("x.md", text)
     assert [(c.text, c.expected_exit, c.line) for c in commands] == [
         ("python -m a --b c   # exit 1", 1, 2),
@@ -359,7 +371,8 @@ def test_a_command_that_breaks_fails_the_document(tmp_path: Path, run_in_process
     # The runner must not swallow a failure: a documented command that exits 2 where the page
     # promises 0 (here, a flag that does not exist) fails the document's test.
     page = "```bash\npython -m course.score --expected 323 \"Final: 323\"\npython -m course.score --no-such-flag\n```\n"
-    with pytest.raises(AssertionError, match=r"x\.md:3: python -m course.score --no-such-flag\n\s*expected exit 0, got 2"):
+    with pytest.raises(AssertionError,
+                       match=r"x\.md:3: python -m course.score --no-such-flag\n\s*expected exit 0, got 2"):
         _run_document("x.md", tmp_path, run_in_process, with_torch=False, text=page)
 
 
@@ -379,7 +392,8 @@ def test_ci_installs_every_program_the_docs_use() -> None:
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     install = next(line for line in ci.splitlines() if line.startswith("apt-get install"))
     for program in NEEDS_PROGRAM:
-        assert f" {program}" in install, f".ci/run does not install {program}, so CI would skip the commands that use it"
+        assert f" {program}" in install, (f".ci/run does not install {program}, "
+                                          "so CI would skip the commands that use it")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -57,7 +57,8 @@ def test_module_doctests_pass(name):
 
 def test_the_modules_with_examples_are_found():
     # a finder that found nothing would make every test above vanish, not fail
-    assert len(WITH_EXAMPLES) >= 30 and "course.instrument.spec_v1" in WITH_EXAMPLES and "course.lib.stats" in WITH_EXAMPLES
+    assert (len(WITH_EXAMPLES) >= 30 and "course.instrument.spec_v1" in WITH_EXAMPLES
+            and "course.lib.stats" in WITH_EXAMPLES)
 
 
 def test_the_scorer_has_doctested_examples():

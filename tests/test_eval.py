@@ -246,21 +246,40 @@ def _join(lines: list[str]) -> bytes:
 
 BAD_INPUTS = {
     # name: (which file, bytes, line in the message, fragment of the message)
-    "invalid JSON": ("completions", lambda: _join(_completion_lines()[:2] + ['{"id": "t-3",'] + _completion_lines()[3:]), 3, "invalid JSON"),
-    "not an object": ("dataset", lambda: _join(_dataset_lines()[:1] + ["[1, 2]"] + _dataset_lines()[2:]), 2, "expected a JSON object"),
-    "missing field": ("dataset", lambda: _join(_dataset_lines()[:3] + ['{"id": "t-4", "prompt": "q"}'] + _dataset_lines()[4:]), 4, "missing field 'expected_answer'"),
-    "bool is not an int": ("dataset", lambda: _join([_dataset_lines()[0].replace("323", "true")] + _dataset_lines()[1:]), 1, "must be an integer, got a boolean"),
-    "completion not text": ("completions", lambda: _join([_completion_lines()[0].replace('"Final: 323"', "323")] + _completion_lines()[1:]), 1, "field 'completion' must be a string"),
-    "duplicate dataset id": ("dataset", lambda: _join(_dataset_lines() + [_dataset_lines()[1]]), 6, "duplicate id 't-2' (first seen on line 2)"),
-    "duplicate completion id": ("completions", lambda: _join(_completion_lines() + [_completion_lines()[0]]), 6, "duplicate id 't-1' (first seen on line 1)"),
-    "unknown completion id": ("completions", lambda: _join(_completion_lines() + [_completion_lines()[0].replace("t-1", "t-99")]), 6, "id 't-99' is not in the dataset"),
-    "missing completion": ("completions", lambda: _join(_completion_lines()[:2] + _completion_lines()[3:]), None, "id 't-3' has no completion"),
+    "invalid JSON": ("completions",
+                     lambda: _join(_completion_lines()[:2] + ['{"id": "t-3",'] + _completion_lines()[3:]),
+                     3, "invalid JSON"),
+    "not an object": ("dataset", lambda: _join(_dataset_lines()[:1] + ["[1, 2]"] + _dataset_lines()[2:]),
+                      2, "expected a JSON object"),
+    "missing field": ("dataset",
+                      lambda: _join(_dataset_lines()[:3] + ['{"id": "t-4", "prompt": "q"}'] + _dataset_lines()[4:]),
+                      4, "missing field 'expected_answer'"),
+    "bool is not an int": ("dataset",
+                           lambda: _join([_dataset_lines()[0].replace("323", "true")] + _dataset_lines()[1:]),
+                           1, "must be an integer, got a boolean"),
+    "completion not text": ("completions",
+                            lambda: _join([_completion_lines()[0].replace('"Final: 323"', "323")]
+                                          + _completion_lines()[1:]),
+                            1, "field 'completion' must be a string"),
+    "duplicate dataset id": ("dataset", lambda: _join(_dataset_lines() + [_dataset_lines()[1]]),
+                             6, "duplicate id 't-2' (first seen on line 2)"),
+    "duplicate completion id": ("completions", lambda: _join(_completion_lines() + [_completion_lines()[0]]),
+                                6, "duplicate id 't-1' (first seen on line 1)"),
+    "unknown completion id": ("completions",
+                              lambda: _join(_completion_lines() + [_completion_lines()[0].replace("t-1", "t-99")]),
+                              6, "id 't-99' is not in the dataset"),
+    "missing completion": ("completions", lambda: _join(_completion_lines()[:2] + _completion_lines()[3:]),
+                           None, "id 't-3' has no completion"),
     "empty file": ("completions", lambda: b"", 1, "empty file"),
     "BOM": ("dataset", lambda: b"\xef\xbb\xbf" + _join(_dataset_lines()), 1, "byte-order mark"),
     "CRLF": ("completions", lambda: _join(_completion_lines()).replace(b"\n", b"\r\n"), 1, "CRLF"),
     "not UTF-8": ("dataset", lambda: _join(_dataset_lines()).replace(b'"q"', b'"caf\xe9"', 1), 1, "not valid UTF-8"),
-    "blank line": ("completions", lambda: _join(_completion_lines()[:2] + [""] + _completion_lines()[2:]), 3, "blank line"),
-    "mixed sampling": ("completions", lambda: _join(_completion_lines()[:4] + [_completion_lines()[4].replace('"seed": 1', '"seed": 2')]), 5, "sampling differs from line 1"),
+    "blank line": ("completions", lambda: _join(_completion_lines()[:2] + [""] + _completion_lines()[2:]),
+                   3, "blank line"),
+    "mixed sampling": ("completions",
+                       lambda: _join(_completion_lines()[:4]
+                                     + [_completion_lines()[4].replace('"seed": 1', '"seed": 2')]),
+                       5, "sampling differs from line 1"),
 }
 
 
@@ -282,10 +301,12 @@ def test_a_bad_input_exits_2_with_path_and_line_and_writes_nothing(files, tmp_pa
 
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
-def test_a_bad_input_gets_the_same_message_when_ids_share_digests(files, tmp_path: Path, capsys, monkeypatch, name: str) -> None:
+def test_a_bad_input_gets_the_same_message_when_ids_share_digests(files, tmp_path: Path, capsys, monkeypatch,
+                                                                  name: str) -> None:
     # The indexed mode finds items by a 64-bit digest of their id; when digests collide it must still say exactly
     # what is wrong (here: t-1, t-3 and t-99 share one digest, so a lookup alone cannot tell them apart).
-    monkeypatch.setattr(pipeline, "hash", lambda ident: 7 if ident in ("t-1", "t-3", "t-99") else hash(ident), raising=False)
+    monkeypatch.setattr(pipeline, "hash", lambda ident: 7 if ident in ("t-1", "t-3", "t-99") else hash(ident),
+                        raising=False)
     dataset, completions = files
     which, make, line, fragment = BAD_INPUTS[name]
     (dataset if which == "dataset" else completions).write_bytes(make())
@@ -298,7 +319,8 @@ def test_a_bad_input_gets_the_same_message_when_ids_share_digests(files, tmp_pat
 
 
 @pytest.mark.parametrize("digest", ["all equal", "two equal"])
-def test_shuffled_completions_give_the_same_bytes_when_ids_share_digests(files, tmp_path: Path, monkeypatch, digest: str) -> None:
+def test_shuffled_completions_give_the_same_bytes_when_ids_share_digests(files, tmp_path: Path, monkeypatch,
+                                                                         digest: str) -> None:
     dataset, completions = files
     shuffled = list(ITEMS)
     random.Random(1).shuffle(shuffled)
@@ -311,7 +333,8 @@ def test_shuffled_completions_give_the_same_bytes_when_ids_share_digests(files, 
         assert (tmp_path / "runs/a" / name).read_bytes() == (tmp_path / "runs/b" / name).read_bytes()
 
 
-def test_a_completion_whose_unknown_id_shares_a_dataset_ids_digest_is_still_unknown(files, tmp_path: Path, capsys, monkeypatch) -> None:
+def test_a_completion_whose_unknown_id_shares_a_dataset_ids_digest_is_still_unknown(files, tmp_path: Path, capsys,
+                                                                                    monkeypatch) -> None:
     monkeypatch.setattr(pipeline, "hash", lambda ident: 7 if ident in ("t-2", "t-99") else hash(ident), raising=False)
     dataset, completions = files
     lines = _completion_lines()
@@ -330,7 +353,8 @@ def test_giving_only_one_of_dataset_and_completions_is_a_usage_error(files, caps
     assert "pass both --dataset and --completions" in capsys.readouterr().err
 
 
-def test_allow_missing_scores_an_absent_completion_as_a_failure_with_its_own_code(files, tmp_path: Path, capsys) -> None:
+def test_allow_missing_scores_an_absent_completion_as_a_failure_with_its_own_code(files, tmp_path: Path,
+                                                                                  capsys) -> None:
     dataset, completions = files
     write_completions(completions, ITEMS[:2] + ITEMS[3:])  # t-3 has no completion
     assert run_eval(dataset, completions, "--outdir", "runs/a", "--allow-missing") == 0
@@ -354,7 +378,8 @@ BUNDLED = PROJECT_ROOT / ev.BUNDLED_DATASET
 
 
 @pytest.mark.skipif(not BUNDLED.exists(), reason="bundled data pack not present")
-def test_no_arguments_evaluates_the_bundled_dev_set_with_repo_relative_paths(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_no_arguments_evaluates_the_bundled_dev_set_with_repo_relative_paths(tmp_path: Path, monkeypatch,
+                                                                             capsys) -> None:
     monkeypatch.chdir(tmp_path)  # any working directory: the manifest names the same files
     assert ev.main([]) == 0
     out = capsys.readouterr().out
@@ -417,7 +442,8 @@ def test_the_manifest_says_whether_completions_came_in_dataset_order(files, tmp_
     write_completions(tmp_path / "reversed.jsonl", ITEMS[::-1])
     run_eval(dataset, completions, "--outdir", "runs/a")
     run_eval(dataset, tmp_path / "reversed.jsonl", "--outdir", "runs/b")
-    flags = [json.loads((tmp_path / f"runs/{r}/manifest.json").read_text())["completions_in_dataset_order"] for r in "ab"]
+    flags = [json.loads((tmp_path / f"runs/{r}/manifest.json").read_text())["completions_in_dataset_order"]
+             for r in "ab"]
     assert flags == [True, False]
 
 
@@ -451,7 +477,8 @@ def test_the_default_rubric_is_strict_and_writes_the_same_bytes_as_naming_it(fil
     assert "Rubric" not in (tmp_path / "runs/default/summary.md").read_text()  # strict reads as it always did
 
 
-def test_a_hackable_rubric_is_named_with_its_loophole_on_stdout_and_in_summary_md(files, tmp_path: Path, capsys) -> None:
+def test_a_hackable_rubric_is_named_with_its_loophole_on_stdout_and_in_summary_md(files, tmp_path: Path,
+                                                                                  capsys) -> None:
     capsys.readouterr()
     assert run_eval(*files, "--rubric", "contains_answer", "--outdir", "runs/c") == 0
     out = capsys.readouterr().out

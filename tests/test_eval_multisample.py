@@ -39,12 +39,15 @@ def evaluate(run_in_process, tmp_path: Path, name: str, pack: Path, *extra: str)
 
 def test_a_pack_is_scored_one_line_per_sample_with_its_items_pass_count(run_in_process, tmp_path):  # type: ignore[no-untyped-def]
     write_dataset(tmp_path / "math_dev.jsonl")
-    run = evaluate(run_in_process, tmp_path, "x4", write_pack(tmp_path / "pack.jsonl", lambda i: i % 5 if i % 5 < 5 else 0))
-    lines = [json.loads(l) for l in (run / "results.jsonl").read_text().splitlines()]
+    run = evaluate(run_in_process, tmp_path, "x4",
+                   write_pack(tmp_path / "pack.jsonl", lambda i: i % 5 if i % 5 < 5 else 0))
+    lines = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     assert len(lines) == N * M
-    assert [l["sample_index"] for l in lines[:M]] == list(range(M)) and {l["id"] for l in lines[:M]} == {"d-000"}
-    third = [l for l in lines if l["id"] == "d-003"]
-    assert [l["reward"] for l in third] == [1.0, 1.0, 1.0, 0.0] and {(l["item_passed"], l["item_samples"]) for l in third} == {(3, 4)}
+    assert ([line["sample_index"] for line in lines[:M]] == list(range(M))
+            and {line["id"] for line in lines[:M]} == {"d-000"})
+    third = [line for line in lines if line["id"] == "d-003"]
+    assert ([line["reward"] for line in third] == [1.0, 1.0, 1.0, 0.0]
+            and {(line["item_passed"], line["item_samples"]) for line in third} == {(3, 4)})
     summary = json.loads((run / "summary.json").read_text())
     assert (summary["n"], summary["items"], summary["samples_per_item"]) == (N * M, N, M)
     assert summary["pass_rate_ci95"]["method"] == "item-clustered"
@@ -100,7 +103,8 @@ def test_the_gate_pairs_two_multi_sample_runs_over_items_and_accepts_a_clear_lif
     assert proc.returncode == 0, proc.stdout
     result = json.loads(proc.stdout)
     paired = result["paired"]
-    assert paired["method"] == "per-item pass rates" and (paired["higher"], paired["lower"], paired["equal"]) == (N, 0, 0)
+    assert (paired["method"] == "per-item pass rates"
+            and (paired["higher"], paired["lower"], paired["equal"]) == (N, 0, 0))
     assert result["delta"] == 0.5 and paired["difference"] == 0.5 and paired["p_value"] < 0.001
     text = _gate(run_in_process, tmp_path, base, cand, "--min-delta", "0.2").stdout
     assert "pass@1: 20/160 samples = 12.5% over 40 items x 4" in text

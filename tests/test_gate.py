@@ -22,7 +22,8 @@ ANSWERS = [(i * 37) % 211 - 50 for i in range(N)]
 
 def write_dataset(path: Path, answers=ANSWERS) -> Path:
     path.write_text("".join(
-        dumps_line({"id": f"d-{i:03d}", "prompt": f"Item {i}", "expected_answer": a}) + "\n" for i, a in enumerate(answers)
+        dumps_line({"id": f"d-{i:03d}", "prompt": f"Item {i}", "expected_answer": a}) + "\n"
+        for i, a in enumerate(answers)
     ))
     return path
 
@@ -289,7 +290,8 @@ def test_perturbation_demo_on_the_bundled_dev_set(tmp_path: Path, capsys) -> Non
     modified.write_text(dumps_line(first) + "\n" + "".join(lines[1:]))
     rollouts = str(PROJECT_ROOT / ev.BUNDLED_COMPLETIONS)
     clean, changed = tmp_path / "runs/demo_eval_clean", tmp_path / "runs/demo_eval_modified"
-    assert ev.main(["--dataset", str(PROJECT_ROOT / ev.BUNDLED_DATASET), "--completions", rollouts, "--outdir", str(clean)]) == 0
+    assert ev.main(["--dataset", str(PROJECT_ROOT / ev.BUNDLED_DATASET), "--completions", rollouts,
+                    "--outdir", str(clean)]) == 0
     assert ev.main(["--dataset", str(modified), "--completions", rollouts, "--outdir", str(changed)]) == 0
     code, out = run_gate(capsys, clean, changed, "--min-delta", "0.00")
     assert code == 1 and "Locked Room: VIOLATED" in out and "dataset_fingerprint" in out
@@ -343,4 +345,5 @@ def test_two_runs_scored_by_the_same_hackable_rubric_are_comparable_and_say_so(l
     a = evaluate(lab["root"], "ca_a", lab["dataset"], lab["root"] / "r_base.jsonl", "--rubric", "contains_answer")
     b = evaluate(lab["root"], "ca_b", lab["dataset"], lab["root"] / "r_big.jsonl", "--rubric", "contains_answer")
     code, out = run_gate(capsys, a, b, "--min-delta", "0")
-    assert code == 0 and "Locked Room: ok (" in out and "rubric contains_answer, scorer hackable-contains-answer-v1" in out
+    assert (code == 0 and "Locked Room: ok (" in out
+            and "rubric contains_answer, scorer hackable-contains-answer-v1" in out)

@@ -147,7 +147,8 @@ _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
 
 def _answer_of(prompt: str) -> int:
     m = _PROMPT.fullmatch(prompt)
-    assert m is not None, f"prompt does not follow 'Compute A op B. Output exactly one line: Final: <int>': {prompt[:80]!r}"
+    assert m is not None, ("prompt does not follow 'Compute A op B. Output exactly one line: Final: <int>': "
+                           f"{prompt[:80]!r}")
     return _OPS[m.group(2)](int(m.group(1)), int(m.group(3)))
 
 
@@ -180,7 +181,8 @@ def test_verbose_lists_every_case_with_its_prompt_and_keeps_the_summary_line(cap
     assert out.count("  pass  expected reward") == n and "FAIL" not in out
     assert "  prompt      Compute 17 * 19. Output exactly one line: Final: <int>" in out
     assert '  completion  "Final: 322⟨\\n⟩Final: 323"' in out  # the line break is shown as an escape
-    assert out.rstrip().endswith(f"golden: 18/18 correct rewarded, {n - 18}/{n - 18} exploits rejected with the listed code")
+    assert out.rstrip().endswith(f"golden: 18/18 correct rewarded, {n - 18}/{n - 18} exploits rejected "
+                                 "with the listed code")
 
 
 def test_verbose_cuts_a_4300_digit_case_in_the_middle(capsys):

@@ -77,7 +77,8 @@ def test_the_teachers_goodhart_command_prints_what_the_teacher_tells_the_room(tm
     (tmp_path / "data").symlink_to(REPO / "data")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     argv = shlex.split(teachers_command())
-    proc = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run([sys.executable, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=3600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
     proxy = re.search(r"contains_answer reward \(the proxy trained on\):\s+([\d.]+) -> ([\d.]+)", out)

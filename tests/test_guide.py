@@ -70,7 +70,8 @@ def test_every_note_template_is_named_in_some_hand_in() -> None:
         ("4", "tests/test_rubric.py", ["STUDENT_CASES"]),
     ],
 )
-def test_the_course_plans_file_names_are_given_with_the_projects(milestone: str, plan_name: str, project_names: list[str]) -> None:
+def test_the_course_plans_file_names_are_given_with_the_projects(milestone: str, plan_name: str,
+                                                                 project_names: list[str]) -> None:
     table = _hand_in(milestone)
     assert plan_name in table
     for name in project_names:

@@ -25,8 +25,10 @@ ITEMS = [
 def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     dataset, completions = tmp_path / "toy_dev.jsonl", tmp_path / "toy_rollouts.jsonl"
-    dataset.write_text("".join(dumps_line({"id": i, "prompt": f"Prompt for {i}", "expected_answer": e}) + "\n" for i, e, _ in ITEMS))
-    completions.write_text("".join(dumps_line({"id": i, "completion": c, "policy": "toy", "sampling": SAMPLING}) + "\n" for i, _, c in ITEMS))
+    dataset.write_text("".join(dumps_line({"id": i, "prompt": f"Prompt for {i}", "expected_answer": e}) + "\n"
+                               for i, e, _ in ITEMS))
+    completions.write_text("".join(dumps_line({"id": i, "completion": c, "policy": "toy", "sampling": SAMPLING}) + "\n"
+                                   for i, _, c in ITEMS))
     assert ev.main(["--dataset", str(dataset), "--completions", str(completions), "--outdir", "runs/r"]) == 0
     return tmp_path / "runs/r"
 
@@ -144,7 +146,8 @@ def test_the_module_runs_as_python_dash_m(run_dir: Path) -> None:
     from course.lib.records.manifest import PROJECT_ROOT
 
     proc = subprocess.run(
-        [sys.executable, "-m", "course.inspect_run", "--run", str(run_dir), "--only-fails", "--top-k", "5", "--show", "2"],
+        [sys.executable, "-m", "course.inspect_run", "--run", str(run_dir), "--only-fails", "--top-k", "5",
+         "--show", "2"],
         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 0 and "⟨U+2212⟩" in proc.stdout
@@ -155,10 +158,13 @@ def test_no_assertion_here_depends_on_the_temporary_directory_name(tmp_path: Pat
     base = tmp_path / "pytest-5" / "-- t-5"
     base.mkdir(parents=True)
     dataset, completions = base / "toy_dev.jsonl", base / "toy_rollouts.jsonl"
-    dataset.write_text("".join(dumps_line({"id": i, "prompt": f"Prompt for {i}", "expected_answer": e}) + "\n" for i, e, _ in ITEMS))
-    completions.write_text("".join(dumps_line({"id": i, "completion": c, "policy": "toy", "sampling": SAMPLING}) + "\n" for i, _, c in ITEMS))
+    dataset.write_text("".join(dumps_line({"id": i, "prompt": f"Prompt for {i}", "expected_answer": e}) + "\n"
+                               for i, e, _ in ITEMS))
+    completions.write_text("".join(dumps_line({"id": i, "completion": c, "policy": "toy", "sampling": SAMPLING}) + "\n"
+                                   for i, _, c in ITEMS))
     monkeypatch.chdir(base)
-    assert ev.main(["--dataset", str(dataset), "--completions", str(completions), "--outdir", str(base / "runs/r")]) == 0
+    assert ev.main(["--dataset", str(dataset), "--completions", str(completions),
+                    "--outdir", str(base / "runs/r")]) == 0
     out = inspect_out(capsys, "--run", str(base / "runs/r"), "--code", "wrong_answer", "--show", "1")
     assert example_ids(out) == ["t-4"] and "<tmp>" in out
 

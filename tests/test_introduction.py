@@ -27,12 +27,14 @@ def _formula_blocks() -> list[tuple[str, str]]:
 
 def _defined_names(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return {node.name for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
 def _references() -> list[tuple[str, str]]:
     where = " ".join(INTRO.split())  # a reference may wrap across lines
-    return [(path, name.strip()) for path, names in _WHERE_REF.findall(where) for name in names.split(",") if name.strip()]
+    return [(path, name.strip()) for path, names in _WHERE_REF.findall(where) for name in names.split(",")
+            if name.strip()]
 
 
 def test_the_pre_work_carries_the_courses_formulas() -> None:
@@ -49,7 +51,8 @@ def test_every_formula_is_read_aloud_and_located_in_the_code(index: int) -> None
     formula, after = _formula_blocks()[index]
     assert "**Read:**" in after, f"formula {formula[:40]!r} has no plain reading"
     assert "**Where:**" in after, f"formula {formula[:40]!r} does not say where it is computed"
-    assert _WHERE_REF.search(" ".join(after.split("**Where:**", 1)[1].split())), f"formula {formula[:40]!r}: no file: function"
+    assert _WHERE_REF.search(" ".join(after.split("**Where:**", 1)[1].split())), (f"formula {formula[:40]!r}: "
+                                                                                  "no file: function")
 
 
 @pytest.mark.parametrize("path, name", sorted(set(_references())))

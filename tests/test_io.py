@@ -74,7 +74,8 @@ def test_unknown_extra_fields_are_ignored(tmp_path: Path) -> None:
 def test_iter_completions_yields_records_with_policy_and_sampling(tmp_path: Path) -> None:
     path = write_bytes(tmp_path, (completion_line("a") + completion_line("b", "Final: −2")).encode())
     records = list(iter_completions(path))
-    assert [(r.id, r.completion, r.policy, r.line) for r in records] == [("a", "Final: 1", "p", 1), ("b", "Final: −2", "p", 2)]
+    assert [(r.id, r.completion, r.policy, r.line) for r in records] == [("a", "Final: 1", "p", 1),
+                                                                         ("b", "Final: −2", "p", 2)]
     assert records[0].sampling == SAMPLING
 
 
@@ -115,7 +116,8 @@ def test_the_reader_streams_yielding_early_lines_before_it_reaches_a_bad_line(tm
         (b"\xef\xbb\xbf" + dataset_bytes(1), 1, "byte-order mark"),
         (dataset_bytes(1).replace(b"\n", b"\r\n"), 1, "CRLF"),
         (dataset_bytes(2).replace(b"\n", b"\r\n", 1)[:-1] + b"\r", 1, "CRLF"),
-        (dataset_bytes(1) + b"{\"id\": \"b\", \"prompt\": \"caf\xe9\", \"expected_answer\": 1}\n", 2, "not valid UTF-8"),
+        (dataset_bytes(1) + b"{\"id\": \"b\", \"prompt\": \"caf\xe9\", \"expected_answer\": 1}\n", 2,
+         "not valid UTF-8"),
         (dataset_bytes(1) + b"\n" + dataset_bytes(2)[len(dataset_bytes(1)):], 2, "blank line"),
         (dataset_bytes(2) + b"\n", 3, "blank line"),
         (dataset_bytes(1) + b"   \n", 2, "blank line"),
@@ -416,7 +418,8 @@ def aligned_files(tmp_path: Path, n: int, mutations: list[tuple[str, int, str]],
 
 @given(
     st.integers(1, 4),
-    st.lists(st.tuples(st.sampled_from(["dataset", "rollouts"]), st.integers(0, 3), st.sampled_from(sorted(LINE_MUTATIONS))),
+    st.lists(st.tuples(st.sampled_from(["dataset", "rollouts"]), st.integers(0, 3),
+                       st.sampled_from(sorted(LINE_MUTATIONS))),
              max_size=3),
     st.sampled_from([None, None, "last rollout", "extra rollout", "bom"]),
 )
@@ -429,7 +432,8 @@ def test_the_one_reader_accepts_a_line_as_json_loads_reads_it_or_refuses_it_with
     assert verdict == outcome(read_one_by_one, dataset, completions)
     if verdict.startswith("pairs "):
         pairs = list(cio.iter_aligned(dataset, completions))
-        for (example, record), d_line, c_line in zip(pairs, dataset.read_text().splitlines(), completions.read_text().splitlines()):
+        for (example, record), d_line, c_line in zip(pairs, dataset.read_text().splitlines(),
+                                                     completions.read_text().splitlines()):
             assert repr(example) == repr(json.loads(d_line)) and repr(record) == repr(json.loads(c_line))
     elif verdict.startswith("error: "):
         assert re.match(rf"error: ({re.escape(str(dataset))}|{re.escape(str(completions))}):[0-9]+: ", verdict)
@@ -459,7 +463,8 @@ def test_aligned_records_equal_what_json_loads_reads(tmp_path: Path) -> None:
     dataset, completions = aligned_files(tmp_path, 4, [], None)
     pairs = list(cio.iter_aligned(dataset, completions))
     assert len(pairs) == 4
-    for (example, record), d_line, c_line in zip(pairs, dataset.read_text().splitlines(), completions.read_text().splitlines()):
+    for (example, record), d_line, c_line in zip(pairs, dataset.read_text().splitlines(),
+                                                 completions.read_text().splitlines()):
         assert repr(example) == repr(json.loads(d_line))
         assert repr(record) == repr(json.loads(c_line))
 
@@ -557,7 +562,8 @@ def test_the_fast_path_reads_an_ordinary_line_when_orjson_is_installed(monkeypat
     assert calls, "the fast path never ran: course.eval would read at the standard library's speed"
 
 
-def test_without_orjson_the_reader_falls_back_to_the_standard_library(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_without_orjson_the_reader_falls_back_to_the_standard_library(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
     import sys
 
     from course.lib.records import jsonl

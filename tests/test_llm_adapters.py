@@ -62,9 +62,9 @@ def sample_args(model: Path, dataset: Path, out: Path, *extra: str) -> list[str]
 
 
 def rl_args(model: Path, out: Path, *extra: str) -> list[str]:
-    return ["--model", str(model), "--template", "fewshot", "--steps", "1", "--prompts-per-step", "2", "--group-size", "2",
-            "--max-tokens", MAX_TOKENS, "--slice-items", "2", "--eval-samples", "1", "--eval-every", "1", "--threads", "1",
-            "--outdir", str(out), *extra]
+    return ["--model", str(model), "--template", "fewshot", "--steps", "1", "--prompts-per-step", "2",
+            "--group-size", "2", "--max-tokens", MAX_TOKENS, "--slice-items", "2", "--eval-samples", "1",
+            "--eval-every", "1", "--threads", "1", "--outdir", str(out), *extra]
 
 
 def trained_policy(model_dir: Path) -> Any:
@@ -97,7 +97,8 @@ def tiny_run(tiny_llm_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     base = tmp_path_factory.mktemp("llm-rl")
     trained_policy(tiny_llm_dir).save(base / "init.safetensors")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(plotting, "save_figure", lambda fig, path: (Path(path).write_bytes(b""), plotting.load_pyplot().close(fig)))
+        mp.setattr(plotting, "save_figure",
+                   lambda fig, path: (Path(path).write_bytes(b""), plotting.load_pyplot().close(fig)))
         assert main(rl_args(tiny_llm_dir, base / "run", "--holdout-samples", HOLDOUT_SAMPLES, "--lora-rank", "4",
                             "--lora-alpha", "8", "--init", str(base / "init.safetensors"))) == 0
     yield base / "run"
@@ -127,7 +128,8 @@ def test_sampling_a_runs_final_adapters_reproduces_its_holdout_files_byte_for_by
                        for line in p.read_text().splitlines()]
     assert texts(pack) != texts(tiny_run / "holdout_pi0_pack.jsonl")  # the adapters changed what is sampled
     run_manifest = json.loads((tiny_run / "manifest.json").read_text(encoding="utf-8"))
-    assert run_manifest["final_policy"]["policy"] == summary["final_policy"] == json.loads(pack.read_text().splitlines()[0])["policy"]
+    assert (run_manifest["final_policy"]["policy"] == summary["final_policy"]
+            == json.loads(pack.read_text().splitlines()[0])["policy"])
 
 
 def test_saved_adapters_sample_exactly_what_the_policy_in_memory_samples_and_not_what_pi0_samples(
@@ -141,11 +143,14 @@ def test_saved_adapters_sample_exactly_what_the_policy_in_memory_samples_and_not
     records, _ = policy.rollout_records(items, pi0=False, policy_name=name, n=2, seed=0, temperature=1.0, top_p=1.0,
                                         max_tokens=int(MAX_TOKENS))
     trained, pi0 = tmp_path / "trained.jsonl", tmp_path / "pi0.jsonl"
-    assert call(run_in_process, "course.llm.sample", *sample_args(tiny_llm_dir, DEV, trained, "--limit", "3", "--n", "2",
-                                                                  "--adapters", str(path))).returncode == 0
-    assert call(run_in_process, "course.llm.sample", *sample_args(tiny_llm_dir, DEV, pi0, "--limit", "3", "--n", "2")).returncode == 0
+    assert call(run_in_process, "course.llm.sample",
+                *sample_args(tiny_llm_dir, DEV, trained, "--limit", "3", "--n", "2",
+                             "--adapters", str(path))).returncode == 0
+    assert call(run_in_process, "course.llm.sample",
+                *sample_args(tiny_llm_dir, DEV, pi0, "--limit", "3", "--n", "2")).returncode == 0
     assert trained.read_text(encoding="utf-8") == "".join(dumps_line(r) + "\n" for r in records)
-    completions = lambda p: [s["completion"] for line in p.read_text().splitlines() for s in json.loads(line)["samples"]]  # noqa: E731
+    completions = lambda p: [s["completion"]  # noqa: E731
+                             for line in p.read_text().splitlines() for s in json.loads(line)["samples"]]
     assert completions(trained) != completions(pi0)
 
 
@@ -165,22 +170,26 @@ def test_the_manifest_records_the_adapters_fingerprint_rank_alpha_targets_and_ba
 
 def test_without_adapters_the_manifest_has_no_adapters_field(run_in_process, tiny_llm_dir, tmp_path) -> None:
     out = tmp_path / "r.jsonl"
-    assert call(run_in_process, "course.llm.sample", *sample_args(tiny_llm_dir, DEV, out, "--limit", "1", "--n", "1")).returncode == 0
+    assert call(run_in_process, "course.llm.sample",
+                *sample_args(tiny_llm_dir, DEV, out, "--limit", "1", "--n", "1")).returncode == 0
     assert "adapters" not in json.loads((tmp_path / "r.manifest.json").read_text(encoding="utf-8"))
 
 
 # --- refusals: one line, exit 2, nothing written, never a hang ------------------------------------------------
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
-def test_a_fifo_as_adapters_is_refused_at_once_without_waiting_for_a_writer(run_in_process, tiny_llm_dir, tmp_path) -> None:
+def test_a_fifo_as_adapters_is_refused_at_once_without_waiting_for_a_writer(run_in_process, tiny_llm_dir,
+                                                                            tmp_path) -> None:
     fifo = tmp_path / "final.safetensors"
     os.mkfifo(fifo)
-    proc = call(run_in_process, "course.llm.sample", *sample_args(tiny_llm_dir, DEV, tmp_path / "r.jsonl", "--adapters", str(fifo)))
+    proc = call(run_in_process, "course.llm.sample",
+                *sample_args(tiny_llm_dir, DEV, tmp_path / "r.jsonl", "--adapters", str(fifo)))
     assert f"{fifo}: is not a regular file (a FIFO (named pipe)), expected a LoRA adapter file" in one_error_line(proc)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["final.safetensors"]
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
-def test_a_fifo_as_rl_init_is_refused_at_once_without_waiting_for_a_writer(run_in_process, tiny_llm_dir, tmp_path) -> None:
+def test_a_fifo_as_rl_init_is_refused_at_once_without_waiting_for_a_writer(run_in_process, tiny_llm_dir,
+                                                                           tmp_path) -> None:
     fifo = tmp_path / "final.safetensors"
     os.mkfifo(fifo)
     proc = call(run_in_process, "course.llm.rl", *rl_args(tiny_llm_dir, tmp_path / "run", "--init", str(fifo)))
@@ -229,22 +238,25 @@ def test_a_bad_adapter_file_is_refused_with_one_line_naming_it(case, run_in_proc
     bad = tmp_path / "bad.safetensors"
     write_bad_file(case, *trained_adapters, bad)
     out = tmp_path / "out" / "r.jsonl"
-    proc = call(run_in_process, "course.llm.sample", *sample_args(tiny_llm_dir, DEV, out, "--limit", "1", "--adapters", str(bad)))
+    proc = call(run_in_process, "course.llm.sample",
+                *sample_args(tiny_llm_dir, DEV, out, "--limit", "1", "--adapters", str(bad)))
     line = one_error_line(proc)
     assert line.startswith(f"error: {bad}: ") and BAD[case][1] in line, line
     assert not out.exists()
 
 
-def test_adapters_trained_on_another_model_are_refused_naming_both_models(run_in_process, tiny_llm_dir, trained_adapters,
-                                                                          tmp_path) -> None:
+def test_adapters_trained_on_another_model_are_refused_naming_both_models(run_in_process, tiny_llm_dir,
+                                                                          trained_adapters, tmp_path) -> None:
     policy, _ = trained_adapters
     loaded = policy.pi0_name
     policy.pi0_name = "SmolLM2-135M-Instruct.Q4_1:0123456789ab"  # as if trained on the packaged model
     other = tmp_path / "other.safetensors"
     policy.save(other)
     out = tmp_path / "r.jsonl"
-    line = one_error_line(call(run_in_process, "course.llm.sample", *sample_args(tiny_llm_dir, DEV, out, "--adapters", str(other))))
-    assert f"{other}: these adapters were trained on SmolLM2-135M-Instruct.Q4_1:0123456789ab, but the loaded model is {loaded}" in line
+    line = one_error_line(call(run_in_process, "course.llm.sample",
+                               *sample_args(tiny_llm_dir, DEV, out, "--adapters", str(other))))
+    assert (f"{other}: these adapters were trained on SmolLM2-135M-Instruct.Q4_1:0123456789ab, "
+            f"but the loaded model is {loaded}") in line
     assert not out.exists()
 
 
@@ -252,17 +264,18 @@ def test_adapters_trained_on_another_model_are_refused_naming_both_models(run_in
 def test_a_run_can_start_from_another_runs_final_adapters(run_in_process, tiny_llm_dir, tiny_run, tmp_path) -> None:
     final = tiny_run / "final.safetensors"
     out = tmp_path / "again"
-    proc = call(run_in_process, "course.llm.rl", *rl_args(tiny_llm_dir, out, "--no-holdout", "--lora-rank", "4", "--lora-alpha", "8",
-                                                          "--init", str(final)))
+    proc = call(run_in_process, "course.llm.rl", *rl_args(tiny_llm_dir, out, "--no-holdout", "--lora-rank", "4",
+                                                          "--lora-alpha", "8", "--init", str(final)))
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["init"]["sha256"] == sha256_file(final) and manifest["settings"]["init"] == str(final)
 
 
-def test_rl_init_with_adapters_of_another_rank_is_refused_before_the_run_directory_exists(run_in_process, tiny_llm_dir,
-                                                                                          trained_adapters, tmp_path) -> None:
+def test_rl_init_with_adapters_of_another_rank_is_refused_before_the_run_directory_exists(
+        run_in_process, tiny_llm_dir, trained_adapters, tmp_path) -> None:
     _, path = trained_adapters  # rank 4, alpha 8
     out = tmp_path / "run"
-    line = one_error_line(call(run_in_process, "course.llm.rl", *rl_args(tiny_llm_dir, out, "--no-holdout", "--init", str(path))))
+    line = one_error_line(call(run_in_process, "course.llm.rl",
+                               *rl_args(tiny_llm_dir, out, "--no-holdout", "--init", str(path))))
     assert f"{path}: adapters of rank 4, alpha 8; this policy has rank 8, alpha 16 (--lora-rank, --lora-alpha)" in line
     assert not out.exists()

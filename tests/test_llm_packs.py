@@ -84,7 +84,8 @@ def test_eval_selection_and_gate_run_on_the_shipped_files(tmp_path, capsys) -> N
     runs = tmp_path / "runs"
     for template in TEMPLATES:
         frozen = DATA / f"frozen_{template}_dev.jsonl"
-        assert ev.main(["--dataset", str(dataset("dev")), "--completions", str(frozen), "--outdir", str(runs / template)]) == 0
+        assert ev.main(["--dataset", str(dataset("dev")), "--completions", str(frozen),
+                        "--outdir", str(runs / template)]) == 0
     pack = DATA / "pack_fewshot_dev.jsonl"
     assert selection_demo.main(["--dataset", str(dataset("dev")), "--samples", str(pack), "--n", "1",
                                 "--outdir", str(runs / "sel1")]) == 0

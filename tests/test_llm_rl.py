@@ -57,7 +57,8 @@ def test_log_probabilities_with_the_shared_prefix_read_once_equal_those_of_each_
 
     from course.llm.policy import completion_logprobs
 
-    ro = tiny_policy.generate([p.prompt for p in TOY], [f"r{i}" for i in range(6)], group=3, temperature=1.0, max_tokens=5)
+    ro = tiny_policy.generate([p.prompt for p in TOY], [f"r{i}" for i in range(6)], group=3, temperature=1.0,
+                              max_tokens=5)
     for b, n in enumerate([5, 2, 4, 1, 3, 5]):  # completions of different lengths, as end tokens make them
         ro.mask[b, n:] = False
         ro.tokens[b, n:] = tiny_policy.pad_id
@@ -74,7 +75,8 @@ def test_log_probabilities_with_the_shared_prefix_read_once_equal_those_of_each_
         assert bool((fast[b][~ro.mask[b]] == 0).all())
 
 
-def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy(tiny_policy, tiny_llm_dir, tmp_path) -> None:
+def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy(tiny_policy, tiny_llm_dir,
+                                                                                 tmp_path) -> None:
     import torch
 
     from course.lib.policy.templates import FEWSHOT
@@ -86,7 +88,8 @@ def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy
             p.add_(0.01)  # B != 0: an adapter that changes the policy
     sha = tiny_policy.save(tmp_path / "a.safetensors")
     adapter = read_adapter(tmp_path / "a.safetensors")
-    assert adapter.sha256 == sha and (adapter.base_policy, adapter.rank, adapter.alpha) == (tiny_policy.pi0_name, 4, 8.0)
+    assert (adapter.sha256 == sha
+            and (adapter.base_policy, adapter.rank, adapter.alpha) == (tiny_policy.pi0_name, 4, 8.0))
     again = LLMPolicy(load_llm(str(tiny_llm_dir)), FEWSHOT, rank=4, alpha=8.0, adapter_seed=1, threads=1,
                       init_adapter=adapter)
     ro = tiny_policy.generate([TOY[0].prompt], ["s0", "s1"], group=2, temperature=1.0, max_tokens=4)
@@ -95,7 +98,8 @@ def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy
     assert again.save(tmp_path / "b.safetensors") == sha  # same adapters, same bytes
 
 
-def test_after_a_warm_start_the_kl_reference_is_the_anchored_policy_and_stays_put_while_training_moves_on(tiny_policy) -> None:
+def test_after_a_warm_start_the_kl_reference_is_the_anchored_policy_and_stays_put_while_training_moves_on(
+        tiny_policy) -> None:
     import torch
 
     from course.lib.learning.rl_loop import reinforce_step
@@ -109,15 +113,18 @@ def test_after_a_warm_start_the_kl_reference_is_the_anchored_policy_and_stays_pu
     assert torch.equal(tiny_policy.reference_logprobs(ro), warm)
     s = settings(beta=0.1, lr=1e-2)
     opt = torch.optim.Adam(tiny_policy.parameters(), lr=s.lr, betas=(0.9, 0.99))
-    texts = tiny_policy.generate([p.prompt for p in TOY], [f"rl:{s.seed}:1:{i}:{j}" for i in range(2) for j in range(2)],
+    texts = tiny_policy.generate([p.prompt for p in TOY],
+                                 [f"rl:{s.seed}:1:{i}:{j}" for i in range(2) for j in range(2)],
                                  group=2, temperature=1.0, max_tokens=s.max_tokens).texts
-    rec = reinforce_step(s, 1, tiny_policy, opt, _rewarding({texts[0]} - {texts[1]}), TOY)  # the reference pass sits between forward and backward
+    # the reference pass sits between forward and backward
+    rec = reinforce_step(s, 1, tiny_policy, opt, _rewarding({texts[0]} - {texts[1]}), TOY)
     assert "update_skipped" not in rec
     assert torch.equal(tiny_policy.reference_logprobs(ro), warm)  # the anchor did not move
     assert not torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)  # the policy did
     with tiny_policy.computing_as_anchor():  # what the holdout samples as "the warm start"
         assert torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)
-        again = tiny_policy.generate([p.prompt for p in TOY], ["w0", "w1", "w2", "w3"], group=2, temperature=1.0, max_tokens=4)
+        again = tiny_policy.generate([p.prompt for p in TOY], ["w0", "w1", "w2", "w3"], group=2, temperature=1.0,
+                                     max_tokens=4)
     assert again.texts == ro.texts  # the warm start's own samples, drawn again after training moved on
     assert not torch.equal(tiny_policy.logprobs(ro)[0].detach(), warm)  # and the policy is itself again after the block
 
@@ -155,7 +162,8 @@ def test_one_rl_step_raises_the_log_probability_of_the_completion_with_the_posit
     s = settings(lr=1e-2)
     seeds = [f"rl:{s.seed}:1:{i}:{j}" for i in range(2) for j in range(2)]  # the rows reinforce_step draws at step 1
     ro = tiny_policy.generate([p.prompt for p in TOY], seeds, group=2, temperature=1.0, max_tokens=s.max_tokens)
-    assert ro.texts[0] != ro.texts[1] and ro.texts[2] != ro.texts[3], "the toy batch needs two different samples per prompt"
+    assert ro.texts[0] != ro.texts[1] and ro.texts[2] != ro.texts[3], ("the toy batch needs two different samples "
+                                                                       "per prompt")
     before, _ = tiny_policy.logprobs(ro)
     opt = torch.optim.Adam(tiny_policy.parameters(), lr=s.lr, betas=(0.9, 0.99))
     rec = reinforce_step(s, 1, tiny_policy, opt, _rewarding({ro.texts[0], ro.texts[3]}), TOY)
@@ -168,7 +176,8 @@ def test_one_rl_step_raises_the_log_probability_of_the_completion_with_the_posit
 
 
 @pytest.mark.parametrize("which", ["llm", "tinylm"])
-def test_a_step_whose_rewards_are_all_equal_leaves_every_weight_bit_identical_even_after_adam_has_momentum(which, tiny_policy) -> None:
+def test_a_step_whose_rewards_are_all_equal_leaves_every_weight_bit_identical_even_after_adam_has_momentum(
+        which, tiny_policy) -> None:
     """beta 0 and one reward for every sample: the gradient is exactly zero, so the loop makes no
     update. Adam with momentum from an earlier step WOULD move the weights (m != 0): it is skipped."""
     import torch
@@ -178,7 +187,8 @@ def test_a_step_whose_rewards_are_all_equal_leaves_every_weight_bit_identical_ev
     policy = tiny_policy if which == "llm" else _tiny_lm_policy()
     s = settings(beta=0.0, lr=1e-2)
     opt = torch.optim.Adam(policy.parameters(), lr=s.lr, betas=(0.9, 0.99))
-    first = reinforce_step(s, 1, policy, opt, _rewarding(set()) if which == "tinylm" else _first_row_paid(policy, s), TOY)
+    first = reinforce_step(s, 1, policy, opt, _rewarding(set()) if which == "tinylm" else _first_row_paid(policy, s),
+                           TOY)
     if which == "tinylm":  # give Adam momentum with a gradient of our own choosing
         opt.zero_grad()
         sum(p.sum() for p in policy.parameters()).backward()
@@ -217,14 +227,15 @@ def llm_rl(run_in_process, *args: str):  # type: ignore[no-untyped-def]
 
 
 def tiny_run_args(model: Path, out: Path, *extra: str) -> list[str]:
-    return ["--model", str(model), "--template", "fewshot", "--steps", "2", "--prompts-per-step", "2", "--group-size", "2",
-            "--max-tokens", "4", "--slice-items", "3", "--eval-samples", "1", "--eval-every", "1", "--threads", "1",
-            "--outdir", str(out), *extra]
+    return ["--model", str(model), "--template", "fewshot", "--steps", "2", "--prompts-per-step", "2",
+            "--group-size", "2", "--max-tokens", "4", "--slice-items", "3", "--eval-samples", "1",
+            "--eval-every", "1", "--threads", "1", "--outdir", str(out), *extra]
 
 
 def test_help_ends_with_a_worked_example(run_in_process) -> None:
     proc = llm_rl(run_in_process, "--help")
-    assert proc.returncode == 0 and "example:" in proc.stdout and "--template {fewshot,gsm8k_final,plain}" in proc.stdout
+    assert (proc.returncode == 0 and "example:" in proc.stdout
+            and "--template {fewshot,gsm8k_final,plain}" in proc.stdout)
 
 
 def test_the_template_must_be_named(run_in_process, tmp_path) -> None:
@@ -232,7 +243,8 @@ def test_the_template_must_be_named(run_in_process, tmp_path) -> None:
     assert proc.returncode == 2 and "--template" in proc.stderr and not (tmp_path / "r").exists()
 
 
-def test_a_run_on_the_tiny_model_writes_the_loop_c_layout_and_its_log_is_reproducible(run_in_process, tiny_llm_dir, tmp_path,
+def test_a_run_on_the_tiny_model_writes_the_loop_c_layout_and_its_log_is_reproducible(run_in_process, tiny_llm_dir,
+                                                                                       tmp_path,
                                                                                        figures_not_rendered) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     proc = llm_rl(run_in_process, *tiny_run_args(tiny_llm_dir, a, "--holdout-samples", "1"))
@@ -251,8 +263,8 @@ def test_a_run_on_the_tiny_model_writes_the_loop_c_layout_and_its_log_is_reprodu
 
 def test_rft_with_no_passing_sample_says_there_is_nothing_to_clone(run_in_process, tiny_llm_dir, tmp_path) -> None:
     out = tmp_path / "r"
-    proc = llm_rl(run_in_process, *tiny_run_args(tiny_llm_dir, out, "--steps", "1", "--no-holdout", "--warm-start", "rft",
-                                                 "--rft-problems", "2", "--rft-samples", "2"))
+    proc = llm_rl(run_in_process, *tiny_run_args(tiny_llm_dir, out, "--steps", "1", "--no-holdout",
+                                                 "--warm-start", "rft", "--rft-problems", "2", "--rft-samples", "2"))
     assert proc.returncode == 0, proc.stderr
     assert "nothing to clone" in proc.stderr
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -262,7 +274,8 @@ def test_rft_with_no_passing_sample_says_there_is_nothing_to_clone(run_in_proces
 # --- the real model (slow) ----------------------------------------------------------------------------
 @pytest.mark.slow
 def test_with_the_plain_template_every_reward_is_zero_and_the_run_says_no_update_was_made(run_in_process, real_llm,
-                                                                                          llm_cache_dir, tmp_path, monkeypatch) -> None:
+                                                                                          llm_cache_dir, tmp_path,
+                                                                                          monkeypatch) -> None:
     monkeypatch.setenv("COURSE_LLM_CACHE", str(llm_cache_dir))  # the session's cache, never the user's
     out = tmp_path / "plain"
     proc = llm_rl(run_in_process, "--template", "plain", "--steps", "2", "--prompts-per-step", "2", "--group-size", "4",
@@ -279,14 +292,13 @@ def test_with_the_plain_template_every_reward_is_zero_and_the_run_says_no_update
 
 
 @pytest.mark.slow
-def test_a_short_fewshot_run_on_the_real_model_evaluates_pi0_and_the_final_policy_on_the_holdout(run_in_process, real_llm,
-                                                                                                 llm_cache_dir, tmp_path,
-                                                                                                 monkeypatch) -> None:
+def test_a_short_fewshot_run_on_the_real_model_evaluates_pi0_and_the_final_policy_on_the_holdout(
+        run_in_process, real_llm, llm_cache_dir, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("COURSE_LLM_CACHE", str(llm_cache_dir))
     out = tmp_path / "fewshot"
-    proc = llm_rl(run_in_process, "--template", "fewshot", "--steps", "2", "--prompts-per-step", "4", "--group-size", "4",
-                  "--slice-items", "4", "--eval-samples", "1", "--eval-every", "2", "--holdout-samples", "1",
-                  "--max-tokens", "8", "--threads", "2", "--outdir", str(out))
+    proc = llm_rl(run_in_process, "--template", "fewshot", "--steps", "2", "--prompts-per-step", "4",
+                  "--group-size", "4", "--slice-items", "4", "--eval-samples", "1", "--eval-every", "2",
+                  "--holdout-samples", "1", "--max-tokens", "8", "--threads", "2", "--outdir", str(out))
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     h = summary["holdout"]

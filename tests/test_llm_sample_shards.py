@@ -53,7 +53,8 @@ def test_a_part_holds_whole_batches_and_records_its_shard(sampled: Path) -> None
 
 def test_merged_parts_are_the_single_process_file_byte_for_byte(sampled: Path, run_in_process, tmp_path: Path) -> None:
     out = tmp_path / "merged.jsonl"
-    proc = sample(run_in_process, "merge", str(sampled / "part_1.jsonl"), str(sampled / "part_0.jsonl"), "--out", str(out))
+    proc = sample(run_in_process, "merge", str(sampled / "part_1.jsonl"), str(sampled / "part_0.jsonl"),
+                  "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == (sampled / "single.jsonl").read_bytes()
     manifest = _manifest(out)
@@ -67,7 +68,8 @@ def test_merge_refuses_parts_sampled_with_another_seed(sampled: Path, tiny_llm_d
     proc = sample(run_in_process, "--model", str(tiny_llm_dir), "--dataset", str(DEV), "--limit", "20", "--max-tokens",
                   "4", "--n", "8", "--seed", "1", "--shard", "1/2", "--out", str(other))
     assert proc.returncode == 0, proc.stderr
-    proc = sample(run_in_process, "merge", str(sampled / "part_0.jsonl"), str(other), "--out", str(tmp_path / "m.jsonl"))
+    proc = sample(run_in_process, "merge", str(sampled / "part_0.jsonl"), str(other),
+                  "--out", str(tmp_path / "m.jsonl"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "sampling differs" in proc.stderr
     assert not (tmp_path / "m.jsonl").exists()
 
@@ -82,7 +84,8 @@ def test_merge_refuses_a_part_edited_after_sampling(sampled: Path, run_in_proces
 
     for name in ("part_0.jsonl", "part_0.manifest.json"):
         shutil.copy(sampled / name, tmp_path / name)
-    (tmp_path / "part_0.jsonl").write_text((tmp_path / "part_0.jsonl").read_text().replace('"completion": "', '"completion": "x', 1))
+    (tmp_path / "part_0.jsonl").write_text((tmp_path / "part_0.jsonl").read_text()
+                                           .replace('"completion": "', '"completion": "x', 1))
     proc = sample(run_in_process, "merge", str(tmp_path / "part_0.jsonl"), str(sampled / "part_1.jsonl"),
                   "--out", str(tmp_path / "m.jsonl"))
     assert proc.returncode == 2 and "does not match the sha256 its manifest records" in proc.stderr

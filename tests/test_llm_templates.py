@@ -42,7 +42,8 @@ def test_the_gsm8k_templates_worked_word_problems_answer_correctly_under_the_str
     from course.instrument.spec_v1 import score
 
     chat = GSM8K_FINAL.messages(PROMPT)
-    assert [m["role"] for m in chat] == ["system", "user", "assistant", "user", "assistant", "user"] and chat[-1]["content"] == PROMPT
+    assert ([m["role"] for m in chat] == ["system", "user", "assistant", "user", "assistant", "user"]
+            and chat[-1]["content"] == PROMPT)
     for (user, assistant), expected in zip(GSM8K_FINAL.shots, (7 * 36 - 150, 45 - 3 * 12)):
         assert user.endswith("Output exactly one line: Final: <int>")  # as course.datasets import words every prompt
         verdict = score({"id": "shot", "prompt": user, "expected_answer": expected}, assistant)

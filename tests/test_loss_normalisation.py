@@ -13,7 +13,8 @@ from course.lib.learning import loss_normalisation as ln
 
 
 def test_advantages_without_scaling_are_the_reward_minus_the_group_mean() -> None:
-    assert ln.advantages([1, 0, 0, 0, 1, 1, 1, 0], group=4, scale="none") == [0.75, -0.25, -0.25, -0.25, 0.25, 0.25, 0.25, -0.75]
+    assert ln.advantages([1, 0, 0, 0, 1, 1, 1, 0], group=4, scale="none") == [0.75, -0.25, -0.25, -0.25,
+                                                                              0.25, 0.25, 0.25, -0.75]
 
 
 def test_group_scaling_divides_by_the_sample_std_plus_the_epsilon() -> None:
@@ -63,7 +64,8 @@ def test_help_shows_a_worked_example(run_in_process, tmp_path) -> None:
 
 
 def test_the_tool_prints_one_table_per_reward_scaling(run_in_process, tmp_path) -> None:
-    proc = run_in_process("course.loss_normalisation", ["--rewards", "1", "0", "--lengths", "4", "12", "--group-size", "2"], cwd=tmp_path)
+    proc = run_in_process("course.loss_normalisation",
+                          ["--rewards", "1", "0", "--lengths", "4", "12", "--group-size", "2"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "scale-rewards none" in proc.stdout and "scale-rewards group" in proc.stdout
     assert "+0.06250" in proc.stdout  # seq-mean: A 0.5 / (B 2 x length 4)
@@ -77,5 +79,6 @@ def test_json_is_the_library_table(run_in_process, tmp_path) -> None:
 
 
 def test_mismatched_flags_exit_2_with_one_line(run_in_process, tmp_path) -> None:
-    proc = run_in_process("course.loss_normalisation", ["--rewards", "1", "0", "1", "--lengths", "4", "5"], cwd=tmp_path)
+    proc = run_in_process("course.loss_normalisation", ["--rewards", "1", "0", "1", "--lengths", "4", "5"],
+                          cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1 and "--lengths" in proc.stderr

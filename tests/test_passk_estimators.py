@@ -21,7 +21,8 @@ def _unbiased_exact(n: int, c: int, k: int) -> Fraction:
     return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
 
 
-CASES = [(n, k, p) for n in (1, 2, 5, 10, 20) for k in range(1, n + 1) for p in (Fraction(1, 20), Fraction(1, 3), Fraction(7, 10))]
+CASES = [(n, k, p) for n in (1, 2, 5, 10, 20) for k in range(1, n + 1)
+         for p in (Fraction(1, 20), Fraction(1, 3), Fraction(7, 10))]
 
 
 @pytest.mark.parametrize("n,k,p", CASES)
@@ -84,7 +85,8 @@ def test_the_table_is_the_same_for_the_same_seed_and_skips_k_above_n():
 
 
 def test_the_tool_prints_the_table_and_its_json_is_deterministic(run_in_process, tmp_path):  # type: ignore[no-untyped-def]
-    proc = run_in_process("course.passk_estimators", ["--n", "5", "--k", "2", "--p", "0.2", "--reps", "200"], cwd=tmp_path)
+    proc = run_in_process("course.passk_estimators", ["--n", "5", "--k", "2", "--p", "0.2", "--reps", "200"],
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "plug-in" in proc.stdout and "unbiased (Chen et al.)" in proc.stdout
     args = ["--n", "5", "10", "--k", "2", "--reps", "300", "--seed", "4", "--json"]
@@ -98,8 +100,8 @@ def test_the_tool_prints_the_table_and_its_json_is_deterministic(run_in_process,
 def test_the_tool_draws_its_plot_where_matplotlib_is_installed(run_in_process, tmp_path):  # type: ignore[no-untyped-def]
     pytest.importorskip("matplotlib")
     out = tmp_path / "passk.png"
-    proc = run_in_process("course.passk_estimators", ["--n", "5", "10", "--k", "2", "--reps", "100", "--plot", str(out)],
-                          cwd=tmp_path)
+    proc = run_in_process("course.passk_estimators",
+                          ["--n", "5", "10", "--k", "2", "--reps", "100", "--plot", str(out)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     again = run_in_process("course.passk_estimators", ["--n", "5", "--k", "2", "--reps", "100", "--plot", str(out)],

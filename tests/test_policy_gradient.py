@@ -44,7 +44,8 @@ def _close(a, b, tol):  # type: ignore[no-untyped-def]
 # softmax
 # ---------------------------------------------------------------------------
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(min_value=-50, max_value=50), min_size=1, max_size=8), st.floats(min_value=-100, max_value=100))
+@given(st.lists(st.floats(min_value=-50, max_value=50), min_size=1, max_size=8),
+       st.floats(min_value=-100, max_value=100))
 def test_softmax_is_a_distribution_unchanged_by_adding_a_constant(logits, shift):  # type: ignore[no-untyped-def]
     pi = pg.softmax(logits)
     assert abs(math.fsum(pi) - 1.0) < 1e-12 and all(p >= 0 for p in pi)
@@ -96,7 +97,8 @@ def test_exact_gradient_matches_finite_differences_of_expected_reward() -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.floats(-30, 30), min_size=1, max_size=6).flatmap(
-        lambda logits: st.tuples(st.just(logits), st.lists(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 2.0]), min_size=len(logits), max_size=len(logits)))
+        lambda logits: st.tuples(st.just(logits), st.lists(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 2.0]),
+                                                           min_size=len(logits), max_size=len(logits)))
     )
 )
 def test_exact_gradient_skipping_zero_rewards_is_bit_identical_to_the_full_enumeration(case) -> None:

@@ -1,4 +1,5 @@
-"""course.power: the planning calculator's table, its JSON and its refusals (the maths: tests/test_stats_clustered.py)."""
+"""course.power: the planning calculator's table, its JSON and its refusals (the maths:
+tests/test_stats_clustered.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ def test_the_worked_example_prints_a_row_per_samples_and_seeds(run_in_process, t
                                            "--item-correlation", "0.5", "--seed-sd", "0.03"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Var(lift) = (V_b + V_c - 2 C) / items + seed_sd^2 / seeds" in proc.stdout
-    assert len([l for l in proc.stdout.splitlines() if l.strip().startswith(("1 ", "4 ", "8 ", "16 "))]) == 8
+    assert len([line for line in proc.stdout.splitlines() if line.strip().startswith(("1 ", "4 ", "8 ", "16 "))]) == 8
 
 
 def test_the_json_table_holds_what_items_for_power_computes(run_in_process, tmp_path):  # type: ignore[no-untyped-def]

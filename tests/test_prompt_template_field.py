@@ -96,10 +96,12 @@ def test_a_file_without_a_template_is_not_comparable_with_fewshot(tmp_path, caps
 def test_eval_and_selection_manifests_carry_the_packs_template(tmp_path) -> None:
     run = evaluate(tmp_path, "fewshot", with_template(FROZEN, tmp_path / "fewshot.jsonl", FEWSHOT.record()))
     assert manifest(run)["prompt_template"] == FEWSHOT.record()
-    assert f"prompt template `fewshot` (sha256 {FEWSHOT.fingerprint[:12]}" in (run / "summary.md").read_text(encoding="utf-8")
+    assert (f"prompt template `fewshot` (sha256 {FEWSHOT.fingerprint[:12]}"
+            in (run / "summary.md").read_text(encoding="utf-8"))
     pack = with_template(PACK, tmp_path / "pack.jsonl", FEWSHOT.record())
     out = tmp_path / "runs" / "sel"
-    assert selection_demo.main(["--dataset", str(DATASET), "--samples", str(pack), "--n", "4", "--outdir", str(out)]) == 0
+    assert selection_demo.main(["--dataset", str(DATASET), "--samples", str(pack), "--n", "4",
+                                "--outdir", str(out)]) == 0
     assert manifest(out)["prompt_template"] == FEWSHOT.record()
 
 
@@ -144,7 +146,8 @@ def test_a_template_on_some_lines_only_is_refused(tmp_path, only_line, expected)
         list(iter_completions(partial))
 
 
-@pytest.mark.parametrize("bad", ["fewshot", {"name": "fewshot"}, {"name": "", "sha256": "ab"}, {"name": 1, "sha256": "ab"}])
+@pytest.mark.parametrize("bad", ["fewshot", {"name": "fewshot"}, {"name": "", "sha256": "ab"},
+                                 {"name": 1, "sha256": "ab"}])
 def test_a_malformed_template_is_refused_on_line_1(tmp_path, bad) -> None:
     broken = with_template(PACK, tmp_path / "p.jsonl", bad)
     with pytest.raises(CourseError, match=r"p.jsonl:1: field 'prompt_template' must be an object"):

@@ -58,7 +58,8 @@ def test_cli_on_golden_exits_0_and_prints_the_side_by_side_summary(capsys):
     out = capsys.readouterr().out
     summary = exploit_suites.summarise(exploit_suites.red_team(GOLDEN, "last_number"), "last_number")
     n = len(GOLDEN)
-    assert f"hackable rubric 'last_number' rewards {summary['rubric_rewarded']}/{n} exploits; strict rewards 0/{n}" in out
+    assert (f"hackable rubric 'last_number' rewards {summary['rubric_rewarded']}/{n} exploits; "
+            f"strict rewards 0/{n}") in out
     assert "HACKED" in out
 
 
@@ -118,7 +119,8 @@ def test_a_weak_rubric_rewarding_exploits_does_not_fail_the_run(tmp_path, capsys
 
 
 def test_a_listed_code_that_strict_does_not_give_is_noted(tmp_path, capsys):
-    path = _write(tmp_path, [{"id": "c", "expected_answer": 323, "completion": "Final: 3_23", "expected_error_code": "plus_sign"}])
+    path = _write(tmp_path, [{"id": "c", "expected_answer": 323, "completion": "Final: 3_23",
+                              "expected_error_code": "plus_sign"}])
     assert red_team.main(["--rubric", "strict", "--no-golden", "--exploits", path]) == 0
     assert "another error_code than listed: c" in capsys.readouterr().out
 

@@ -18,7 +18,8 @@ from course.lib.learning.reference_curves import compare, curves_of, statistics
 
 DATA = Path(__file__).resolve().parent / "data" / "reference_curves"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                 reason="the lm extra (PyTorch) is not installed")
 
 
 def reference(name: str) -> dict:
@@ -28,7 +29,8 @@ def reference(name: str) -> dict:
 def rerun_and_compare(run_in_process, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ref = reference(name)
     out = tmp_path / "rerun"
-    proc = run_in_process(ref["tool"], [*ref["argv"], "--seed", str(ref["rerun_seed"]), "--outdir", str(out)], cwd=PROJECT_ROOT)
+    proc = run_in_process(ref["tool"], [*ref["argv"], "--seed", str(ref["rerun_seed"]), "--outdir", str(out)],
+                          cwd=PROJECT_ROOT)
     assert proc.returncode == 0, proc.stderr
     log = [json.loads(line) for line in (out / "rl_log.jsonl").read_text(encoding="utf-8").splitlines()]
     checks = compare(curves_of(log), ref["checks"])
@@ -36,7 +38,8 @@ def rerun_and_compare(run_in_process, name: str, tmp_path: Path) -> None:  # typ
 
 
 @needs_torch
-def test_the_tiny_lms_default_run_learns_as_its_reference_curves_say(run_in_process, tmp_path, figures_not_rendered) -> None:
+def test_the_tiny_lms_default_run_learns_as_its_reference_curves_say(run_in_process, tmp_path,
+                                                                     figures_not_rendered) -> None:
     rerun_and_compare(run_in_process, "tinylm", tmp_path)
 
 

@@ -129,7 +129,8 @@ def test_taxonomy_has_one_bar_per_error_code_each_opening_its_examples(runs):
 def test_examples_make_characters_visible_exactly_as_inspect_run_does(runs):
     _, page = page_of(runs["eval"])
     text = page.all_text()
-    minus = [r for r in iter_results(runs["eval"] / "results.jsonl") if r["details"]["error_code"] == "lookalike_minus"][0]
+    minus = [r for r in iter_results(runs["eval"] / "results.jsonl")
+             if r["details"]["error_code"] == "lookalike_minus"][0]
     lines = render_example(minus, None)
     completion_line = next(line for line in lines if "completion:" in line).split("completion:", 1)[1].strip()
     assert "⟨U+2212⟩" in completion_line and completion_line in text
@@ -167,7 +168,8 @@ def test_a_run_larger_than_the_table_embeds_a_bounded_sample_and_says_how_to_see
     assert order.index([r[0] for r in rows if r[3] == common][-1]) > len(order) // 2
     note = page.text_of(page.find("p", class_="sample-note")[0])
     assert f"{len(rows)} of the run's 100 items" in note
-    assert f"python -m course.inspect_run --run {runs['eval'].as_posix()} --code CODE" in note and "results.jsonl" in note
+    assert (f"python -m course.inspect_run --run {runs['eval'].as_posix()} --code CODE" in note
+            and "results.jsonl" in note)
     options = [page.text_of(o) for o in page.find("option") if o["attrs"].get("value") == common]
     assert options == [f"{common} ({kept[common]} of {counts[common]})"]
 
@@ -327,7 +329,8 @@ def test_gate_rendering_of_an_accept_pair_shows_every_field_equal_and_mcnemar(ru
     assert page.text_of(page.find("p", class_="accept")[0]).startswith("Decision: ACCEPT (the change +20.0 points")
     rows = [el for el in page.find("tr") if el["attrs"].get("class") in ("same", "differs", "skip")]
     # selection.rule and picker_sha256 are shown but not compared when n = 1 (course.gate's rule)
-    assert [el["attrs"]["class"] for el in rows] == ["same"] * 9 + ["skip"] * 2  # 9: rubric, rubric_version, prompt_template too
+    # 9: rubric, rubric_version, prompt_template too
+    assert [el["attrs"]["class"] for el in rows] == ["same"] * 9 + ["skip"] * 2
     base, cand = locked_room.load_outcomes(str(runs["eval"])), locked_room.load_outcomes(str(runs["eval_better"]))
     p = locked_room.decide(base, cand, Fraction(0), False)["paired"]["mcnemar_p"]
     assert page.text_of(page.find("strong", class_="mcnemar")[0]) == format(p, ".3g")
@@ -348,7 +351,8 @@ def test_gate_rendering_of_a_reject_pair_marks_the_differing_field_with_both_val
 def test_several_runs_are_shown_side_by_side_with_differences_marked(runs):
     _, page = page_of(runs["sel_n1"], runs["sel_n4"])
     compare = page.find("table", class_="compare")
-    assert compare and "Pass rate: 30/100" in page.text_of(compare[0]) and "Pass rate: 68/100" in page.text_of(compare[0])
+    assert (compare and "Pass rate: 30/100" in page.text_of(compare[0])
+            and "Pass rate: 68/100" in page.text_of(compare[0]))
     assert [page.text_of(c) for c in page.find("code", class_="diff")] == ["1", "4"]  # selection.n
     assert len(page.find("section", class_="run")) == 2
 
@@ -438,7 +442,8 @@ def test_a_tool_whose_input_is_refused_prints_no_report_command(tmp_path):
     import sys
 
     (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "course.eval", "--dataset", "empty.jsonl", "--completions", "empty.jsonl"],
+    proc = subprocess.run([sys.executable, "-m", "course.eval", "--dataset", "empty.jsonl",
+                           "--completions", "empty.jsonl"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "course.report" not in proc.stdout

@@ -23,7 +23,8 @@ from report_runs import build_runs
 
 import course.report as report
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium); browser checks skipped")
+pytestmark = pytest.mark.skipif(CHROMIUM is None,
+                                reason="chromium is not installed (apt-get install chromium); browser checks skipped")
 CONSOLE = re.compile(r":CONSOLE(?:\(\d+\))?[:\]]|Uncaught|Refused to")
 
 

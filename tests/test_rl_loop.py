@@ -11,7 +11,8 @@ import importlib.util
 import pytest
 from rl_toy import TOY, loop_settings
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                reason="the lm extra (PyTorch) is not installed")
 
 settings = loop_settings  # the toy settings tests/test_llm_rl.py uses too (tests/rl_toy.py)
 
@@ -37,7 +38,8 @@ def tiny_lm_policy():  # type: ignore[no-untyped-def]
 def paying(texts: set[str]):  # type: ignore[no-untyped-def]
     """A rubric that pays 1 for the listed completions and 0 for any other."""
     def rubric(example, text):  # type: ignore[no-untyped-def]
-        return {"reward": 1.0 if text in texts else 0.0, "details": {"error_code": "ok" if text in texts else "wrong_answer"}}
+        return {"reward": 1.0 if text in texts else 0.0,
+                "details": {"error_code": "ok" if text in texts else "wrong_answer"}}
     return rubric
 
 
@@ -97,9 +99,9 @@ def test_the_summary_counts_skipped_updates_only_when_there_were_some() -> None:
 
     ev = {"step": 0, "slice_strict_pass": 0.0}
     base = dict(policy=tiny_lm_policy(), final_file="final.pt", final_sha="0" * 64, final_name="tinylm:000000000000",
-                records=[{"step": 1, "reward": 0.0, "strict_pass_train": 0.0, "kl_k1_per_token": 0.0, "kl_k3_per_token": 0.0,
-                          "kl_k1_per_sample": 0.0, "entropy_per_token": 1.0, "no_signal_groups": 1.0,
-                          "truncated_share": 0.0, "multi_number_share": 0.0}],
+                records=[{"step": 1, "reward": 0.0, "strict_pass_train": 0.0, "kl_k1_per_token": 0.0,
+                          "kl_k3_per_token": 0.0, "kl_k1_per_sample": 0.0, "entropy_per_token": 1.0,
+                          "no_signal_groups": 1.0, "truncated_share": 0.0, "multi_number_share": 0.0}],
                 evals=[ev], alarms=[], log_sha256="x", train_seconds=1.0)
     assert "skipped_updates" not in run_summary(settings(), Trained(**base, skipped_updates=0))
     assert run_summary(settings(), Trained(**base, skipped_updates=3))["skipped_updates"] == 3
@@ -161,8 +163,10 @@ def test_the_summary_accounts_for_the_zero_signal_steps_and_names_the_objective(
     t = Trained(policy=tiny_lm_policy(), final_file="final.pt", final_sha="0" * 64, final_name="tinylm:0", records=recs,
                 evals=[{"step": 0}], alarms=[], log_sha256="x", train_seconds=1.0, skipped_updates=1)
     summary = run_summary(settings(loss_norm="seq-mean"), t)
-    assert summary["zero_signal"] == {"no_signal_groups_mean": 0.75, "steps_without_pg_signal": 1, "pg_samples": 4, "samples": 16}
-    assert summary["objective"] == {"kl_estimator": "k3", "kl_in": "loss", "loss_norm": "seq-mean", "scale_rewards": "none"}
+    assert summary["zero_signal"] == {"no_signal_groups_mean": 0.75, "steps_without_pg_signal": 1, "pg_samples": 4,
+                                      "samples": 16}
+    assert summary["objective"] == {"kl_estimator": "k3", "kl_in": "loss", "loss_norm": "seq-mean",
+                                    "scale_rewards": "none"}
 
 
 def test_the_default_loss_is_the_loops_original_formula_to_the_last_bit() -> None:
@@ -236,7 +240,8 @@ def test_the_kl_estimator_defaults_to_k3_in_the_loss_and_k1_in_the_reward() -> N
     from course.cli import check_args
     from course.tinylm import MAX_TOKENS_LIMIT, rl
 
-    for argv, want in (([], "k3"), (["--kl-in", "reward"], "k1"), (["--kl-in", "reward", "--kl-estimator", "k3"], "k3")):
+    for argv, want in (([], "k3"), (["--kl-in", "reward"], "k1"),
+                       (["--kl-in", "reward", "--kl-estimator", "k3"], "k3")):
         args = rl.build_parser().parse_args(argv)
         check_args(args, MAX_TOKENS_LIMIT)
         assert args.kl_estimator == want
@@ -291,7 +296,8 @@ def test_dynamic_sampling_draws_again_until_a_group_has_a_signal_and_trains_on_i
     drawn = [_draw_texts(policy, s, 1, d) for d in range(3)]
     paid = {drawn[1][0]} - set(drawn[0]) - set(drawn[1][1:]) - set(drawn[2])
     assert paid  # (the toy's draws: that completion appears nowhere else)
-    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(paid), TOY, more=lambda: list(TOY))
+    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(paid), TOY,
+                         more=lambda: list(TOY))
     assert rec["dynamic_sampling"]["draws"] == 3 and rec["dynamic_sampling"]["groups_drawn"] == 6
     assert rec["dynamic_sampling"]["no_signal_groups_drawn"] == round(5 / 6, 6)
     assert rec["no_signal_groups"] == 0.5 and rec["pg_samples"] == 4  # the trained batch: one signal group of two
@@ -337,7 +343,8 @@ def test_groups_taken_from_two_batches_keep_each_completions_log_probabilities()
     b = policy.generate(["Compute 17 * 19 and then add 4. Output exactly one line: Final: <int>"],
                         [f"b:{j}" for j in range(3)], group=3, temperature=1.0, max_tokens=3)
     both = take_groups([(b, 0), (a, 0)])
-    assert both.texts == b.texts + a.texts and both.prompt_tokens.shape[1] == max(a.prompt_tokens.shape[1], b.prompt_tokens.shape[1])
+    assert (both.texts == b.texts + a.texts
+            and both.prompt_tokens.shape[1] == max(a.prompt_tokens.shape[1], b.prompt_tokens.shape[1]))
     with torch.no_grad():
         got = policy.logprobs(both)[0]
         for rows, ro in ((slice(0, 3), b), (slice(3, 6), a)):
@@ -346,7 +353,8 @@ def test_groups_taken_from_two_batches_keep_each_completions_log_probabilities()
             assert torch.allclose(got[rows, :k], own, atol=1e-5) and not got[rows, k:].any()
 
 
-def test_a_warm_start_is_measured_on_the_holdout_beside_pi0_and_the_final_policy_and_rl_is_gated_against_it(tmp_path) -> None:
+def test_a_warm_start_is_measured_on_the_holdout_beside_pi0_and_the_final_policy_and_rl_is_gated_against_it(
+        tmp_path) -> None:
     """The starting point's context makes the policy compute as pi0 here: its pack is pi0's samples
     (same seeds), RL's own part is then the whole lift, and it has its own gate report."""
     import contextlib
@@ -367,13 +375,17 @@ def test_a_warm_start_is_measured_on_the_holdout_beside_pi0_and_the_final_policy
 
     trained = Trained(policy=policy, final_file="final.pt", final_sha="0" * 64, final_name="tinylm:final", records=[],
                       evals=[], alarms=[], log_sha256="x", train_seconds=0.0, skipped_updates=0)
-    quiet = type("Quiet", (), {"update": lambda self, n: None, "clear": lambda self: None, "info": lambda self, m: None})
-    h = holdout_comparison(settings(), tmp_path, tmp_path, trained, [], progress=lambda label, n: quiet(), say=lambda m: None,
-                           start=StartingPoint("tinylm:start", as_pi0))
-    texts = {tag: [json.loads(line)["completion"] for line in (tmp_path / f"holdout_{tag}_pack.jsonl").read_text().splitlines()]
+    quiet = type("Quiet", (), {"update": lambda self, n: None, "clear": lambda self: None,
+                               "info": lambda self, m: None})
+    h = holdout_comparison(settings(), tmp_path, tmp_path, trained, [], progress=lambda label, n: quiet(),
+                           say=lambda m: None, start=StartingPoint("tinylm:start", as_pi0))
+    texts = {tag: [json.loads(line)["completion"]
+                   for line in (tmp_path / f"holdout_{tag}_pack.jsonl").read_text().splitlines()]
              for tag in ("pi0", "warm_start")}  # (one sample per item: rollouts lines)
     assert texts["pi0"] == texts["warm_start"]
     assert h["warm_start"]["policy"] == "tinylm:start" and h["warm_start_over_pi0"]["lift_pass_at_1"] == 0.0
     assert h["rl_over_warm_start"]["lift_pass_at_1"] == h["lift_pass_at_1"]
-    assert h["rl_over_warm_start"]["gate"]["verdict"] in ("ACCEPT", "REJECT") and "p_value" in h["rl_over_warm_start"]["gate"]
-    assert (tmp_path / "gate_rl.txt").read_text().startswith("Baseline ") and (tmp_path / "eval_warm_start_holdout").is_dir()
+    assert (h["rl_over_warm_start"]["gate"]["verdict"] in ("ACCEPT", "REJECT")
+            and "p_value" in h["rl_over_warm_start"]["gate"])
+    assert ((tmp_path / "gate_rl.txt").read_text().startswith("Baseline ")
+            and (tmp_path / "eval_warm_start_holdout").is_dir())

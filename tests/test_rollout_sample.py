@@ -26,7 +26,8 @@ from course.lib.bridges.dotenv import parse_dotenv
 from course.lib.records.formats import iter_completions, iter_samples
 
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the sampler's end-to-end tests need the openai extra")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None,
+                                reason="the sampler's end-to-end tests need the openai extra")
 
 KEY = "gsk_TEST-KEY-must-never-be-written-7f3a"
 PROMPTS = [
@@ -154,7 +155,8 @@ def test_the_bundled_dataset_prompts_are_sent_verbatim_and_answered_in_order(lab
     assert rs.main(["--dataset", str(dataset), "--model", "fake-model", "--out", "dev.jsonl",
                     "--base-url", lab.base_url, "--limit", "3"]) == 0
     assert [b["messages"][-1]["content"] for b in chat_requests(lab)] == [it["prompt"] for it in items]
-    assert [r["completion"] for r in read_lines("dev.jsonl")] == [fake.fake_completion(it["prompt"], 1234) for it in items]
+    assert ([r["completion"] for r in read_lines("dev.jsonl")]
+            == [fake.fake_completion(it["prompt"], 1234) for it in items])
     assert read_lines("dev.jsonl")[0]["completion"] == "Final: 323"  # dev-0001 is 17 * 19
 
 
@@ -401,7 +403,8 @@ def test_the_gate_accepts_eval_of_the_frozen_file_against_best_of_1_of_the_pack(
     assert rs.main(argv(lab, out="frozen.jsonl")) == 0
     assert rs.main(argv(lab, "--n", "3", out="pack.jsonl")) == 0
     assert course_eval.main(["--dataset", "data.jsonl", "--completions", "frozen.jsonl", "--outdir", "ev"]) == 0
-    assert selection_demo.main(["--dataset", "data.jsonl", "--samples", "pack.jsonl", "--n", "1", "--outdir", "s1"]) == 0
+    assert selection_demo.main(["--dataset", "data.jsonl", "--samples", "pack.jsonl", "--n", "1",
+                                "--outdir", "s1"]) == 0
     capsys.readouterr()
     # same settings, sample 0 = the frozen request: the Locked Room holds and the delta is exactly 0
     assert gate.main(["--baseline", "ev", "--candidate", "s1", "--min-delta", "0"]) == 0
@@ -456,7 +459,8 @@ def test_ollama_ignoring_native_n_stops_with_exit_2_naming_the_item_and_writes_n
 
 
 def test_llamacpp_refusing_native_n_is_retried_as_a_5xx_then_stops_with_the_hint(lab, capsys):
-    rc, bodies, written = local_run("llamacpp", "--n", "3", "--n-strategy", "native", "--max-retries", "1", out="out.jsonl")
+    rc, bodies, written = local_run("llamacpp", "--n", "3", "--n-strategy", "native", "--max-retries", "1",
+                                    out="out.jsonl")
     assert rc == 1 and written == b"" and len(bodies) == 2
     err = capsys.readouterr().err
     assert "t-0001: HTTP 500: Only one completion choice is allowed; gave up after 1 retries" in err

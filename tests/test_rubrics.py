@@ -276,5 +276,6 @@ def test_the_golden_exploits_already_show_the_format_only_loophole():
 
     from course.lib.spec.exploit_suites import DEFAULT_EXPLOITS
     rows = [json.loads(line) for line in DEFAULT_EXPLOITS.read_text(encoding="utf-8").splitlines()]
-    paid = [r["id"] for r in rows if RUBRICS["format_only"]({"expected_answer": r["expected_answer"]}, r["completion"])["reward"] == 1.0]
+    paid = [r["id"] for r in rows
+            if RUBRICS["format_only"]({"expected_answer": r["expected_answer"]}, r["completion"])["reward"] == 1.0]
     assert paid and all(r["expected_error_code"] == "wrong_answer" for r in rows if r["id"] in paid)

@@ -40,7 +40,8 @@ json_like = st.recursive(
     max_leaves=10,
 )
 non_text = st.one_of(json_like.filter(lambda v: not isinstance(v, str)), st.binary(max_size=20),
-                     st.complex_numbers(), st.from_type(type).flatmap(st.from_type).filter(lambda v: not isinstance(v, str)))
+                     st.complex_numbers(),
+                     st.from_type(type).flatmap(st.from_type).filter(lambda v: not isinstance(v, str)))
 examples = st.one_of(
     st.builds(lambda v: {"expected_answer": v}, st.integers()),
     st.builds(lambda v: {"expected_answer": v}, json_like),

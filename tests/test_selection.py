@@ -131,7 +131,8 @@ def test_the_unbiased_pass_at_k_curve_by_hand() -> None:
     # k=1: b 2/4, c 3/4                     -> (0 + 1/2 + 3/4)/3 = 5/12
     # k=2: b 1 - C(2,2)/C(4,2) = 5/6, c 1   -> (0 + 5/6 + 1)/3  = 11/18
     # k=3, 4: b 1, c 1                      -> 2/3
-    assert _close(_column(_summary(4), "pass_at_k"), [Fraction(5, 12), Fraction(11, 18), Fraction(2, 3), Fraction(2, 3)])
+    assert _close(_column(_summary(4), "pass_at_k"),
+                  [Fraction(5, 12), Fraction(11, 18), Fraction(2, 3), Fraction(2, 3)])
 
 
 def test_pass_hat_k_by_hand() -> None:
@@ -177,7 +178,8 @@ def test_the_chosen_codes_are_counted_like_course_eval() -> None:
 def test_a_picker_that_ignores_reward_loses_items_and_says_so() -> None:
     # Always the last candidate: b's #3 passes, c's #3 ("Final: 03") fails although c's #0 passed.
     s = _summary(4, picker=lambda samples: samples[-1])
-    assert (s["best_of_n"]["passed"], s["selection_gain"]["items_rescued"], s["selection_gain"]["items_lost"]) == (1, 1, 1)
+    assert (s["best_of_n"]["passed"], s["selection_gain"]["items_rescued"],
+            s["selection_gain"]["items_lost"]) == (1, 1, 1)
 
 
 # --- properties on random packs ------------------------------------------------------

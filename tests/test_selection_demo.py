@@ -41,7 +41,8 @@ def _small(tmp_path: Path, pack_order: list[str] | None = None, n_samples: int =
     """A 3-item dataset and a pack with n_samples samples per item (the first passes on item b only)."""
     items = [("a", 1), ("b", 2), ("c", 3)]
     dataset = _write(tmp_path / "tiny_dev.jsonl", [
-        {"id": i, "prompt": f"What is {e}? Output exactly one line: Final: <int>", "expected_answer": e} for i, e in items
+        {"id": i, "prompt": f"What is {e}? Output exactly one line: Final: <int>", "expected_answer": e}
+        for i, e in items
     ])
     lines = {
         i: {
@@ -136,7 +137,8 @@ def test_n_1_reproduces_the_course_eval_pass_rate_on_the_frozen_rollouts(tmp_pat
     ev_summary, sel_summary = read_json(tmp_path / "ev" / "summary.json"), read_json(sel / "summary.json")
     assert (sel_summary["passed"], sel_summary["pass_rate"]) == (ev_summary["passed"], ev_summary["pass_rate"])
     assert sel_summary["counts"] == ev_summary["counts"]
-    ev_rows = [(r["id"], r["completion"], r["reward"], r["details"]) for r in iter_results(tmp_path / "ev" / "results.jsonl")]
+    ev_rows = [(r["id"], r["completion"], r["reward"], r["details"])
+               for r in iter_results(tmp_path / "ev" / "results.jsonl")]
     sel_rows = [(r["id"], r["completion"], r["reward"], r["details"]) for r in iter_results(sel / "results.jsonl")]
     assert sel_rows == ev_rows
 
@@ -220,7 +222,8 @@ def test_a_pack_in_another_order_gives_the_same_bytes(tmp_path: Path) -> None:
     shuffled_dir = tmp_path / "shuffled"
     shuffled_dir.mkdir()
     _, shuffled_pack = _small(shuffled_dir, pack_order=["c", "a", "b"])
-    code, shuffled = _run(tmp_path, "shuffled_run", "--dataset", str(dataset), "--samples", str(shuffled_pack), "--n", "3")
+    code, shuffled = _run(tmp_path, "shuffled_run", "--dataset", str(dataset), "--samples", str(shuffled_pack),
+                          "--n", "3")
     assert code == 0
     for name in ("results.jsonl", "summary.json"):
         assert (shuffled / name).read_bytes() == (ordered / name).read_bytes()
@@ -274,7 +277,8 @@ def test_the_gate_compares_an_eval_run_with_a_selection_run_and_names_both_tools
 
 
 # --- N=1 is no selection (#16 item 8) -----------------------------------------------------------------
-def test_n_1_says_there_is_no_selection_instead_of_a_zero_gain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_n_1_says_there_is_no_selection_instead_of_a_zero_gain(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     code, out_dir = _run(tmp_path, "n1", "--n", "1")
     out = capsys.readouterr().out
@@ -283,7 +287,8 @@ def test_n_1_says_there_is_no_selection_instead_of_a_zero_gain(tmp_path: Path, c
     assert "Gain: +0.0 points" not in (out_dir / "summary.md").read_text(encoding="utf-8")
 
 
-def test_n_2_still_reports_its_gain_as_selection_not_learning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_n_2_still_reports_its_gain_as_selection_not_learning(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert _run(tmp_path, "n2", "--n", "2")[0] == 0
     out = capsys.readouterr().out

@@ -53,8 +53,10 @@ def test_the_assignment_does_not_depend_on_the_process_hash_seed() -> None:
     assert len(outs) == 1
 
 
-@pytest.mark.parametrize("text", ["", "3", "1/", "/4", "a/4", "-1/4", "1.0/4", "4/4", "0/0", f"0/{MAX_SHARDS + 1}", "١/٤"])
-def test_a_shard_that_is_not_K_of_N_is_refused(text: str) -> None:
+# K and N keep their capitals: the shard is written K/N, as --shard takes it
+@pytest.mark.parametrize("text", ["", "3", "1/", "/4", "a/4", "-1/4", "1.0/4", "4/4", "0/0", f"0/{MAX_SHARDS + 1}",
+                                  "١/٤"])
+def test_a_shard_that_is_not_K_of_N_is_refused(text: str) -> None:  # noqa: N802
     with pytest.raises(CourseError, match=r"K/N|N must|K counts from 0"):
         parse_shard(text)
 
@@ -167,7 +169,8 @@ def test_merge_help_ends_with_a_worked_example(capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         ev.main(["merge", "--help"])
     out = capsys.readouterr().out
-    assert exc.value.code == 0 and "example:" in out and out.rstrip().splitlines()[-1].strip().startswith("python -m course.gate")
+    assert (exc.value.code == 0 and "example:" in out
+            and out.rstrip().splitlines()[-1].strip().startswith("python -m course.gate"))
 
 
 # --- what a merge refuses: one line, exit 2, nothing written ----------------------------------------------
@@ -306,7 +309,8 @@ def _error(args: list[str], capsys) -> str:  # type: ignore[no-untyped-def]
 
 def test_a_bad_line_is_refused_by_the_part_that_owns_it_as_the_whole_run_refuses_it(tmp_path: Path, capsys) -> None:
     rollouts = FROZEN.read_text().splitlines(keepends=True)
-    rollouts[4] = rollouts[4].replace('"policy": "sim-policy-v1"', '"policy": "another-policy"')  # position 4: part 1 of 3
+    # position 4: part 1 of 3
+    rollouts[4] = rollouts[4].replace('"policy": "sim-policy-v1"', '"policy": "another-policy"')
     base = _two_files(tmp_path, DEV.read_text().splitlines(keepends=True), rollouts)
     whole = _error([*base, "--outdir", str(tmp_path / "whole")], capsys)
     assert "edge_rollouts.jsonl:5: policy differs from line 1" in whole
@@ -329,12 +333,14 @@ def test_a_dataset_id_repeated_in_two_parts_is_refused_by_the_merge(tmp_path: Pa
 
 def test_completions_out_of_order_in_one_part_only_still_merge_to_the_single_run(tmp_path: Path) -> None:
     rollouts = FROZEN.read_text().splitlines(keepends=True)
-    rollouts[1], rollouts[2] = rollouts[2], rollouts[1]  # positions 1 and 2: parts 1 and 2 of 3 meet it, part 0 does not
+    # positions 1 and 2: parts 1 and 2 of 3 meet it, part 0 does not
+    rollouts[1], rollouts[2] = rollouts[2], rollouts[1]
     base = _two_files(tmp_path, DEV.read_text().splitlines(keepends=True), rollouts)
     assert ev.main([*base, "--outdir", str(tmp_path / "single")]) == 0
     for k in range(3):
         assert ev.main([*base, "--shard", f"{k}/3", "--outdir", str(tmp_path / f"p{k}")]) == 0
-    orders = [json.loads((tmp_path / f"p{k}" / "manifest.json").read_text())["completions_in_dataset_order"] for k in range(3)]
+    orders = [json.loads((tmp_path / f"p{k}" / "manifest.json").read_text())["completions_in_dataset_order"]
+              for k in range(3)]
     assert orders == [True, False, False]
     assert ev.main(["merge", *(str(tmp_path / f"p{k}") for k in range(3)), "--outdir", str(tmp_path / "m")]) == 0
     for name in SAME_BYTES:

@@ -55,7 +55,8 @@ def test_the_lift_variance_formula_matches_a_seeded_simulation_of_its_model():
     rng = random.Random(1)
     items, m, seeds = 40, 4, 2
     draws = [_simulate_lift(rng, items=items, m=m, seeds=seeds, **MODEL) for _ in range(3000)]
-    predicted = lift_variance(0.4, 0.5, items=items, samples=m, seeds=seeds, icc=0.1, item_correlation=0.5, seed_sd=0.02)
+    predicted = lift_variance(0.4, 0.5, items=items, samples=m, seeds=seeds, icc=0.1, item_correlation=0.5,
+                              seed_sd=0.02)
     assert statistics.variance(draws) == pytest.approx(predicted, rel=0.08)
     assert statistics.fmean(draws) == pytest.approx(0.1, abs=0.005)
 
@@ -65,7 +66,8 @@ def test_items_for_power_gives_the_stated_power_in_simulation():
     m, seeds = 2, 1
     n = items_for_power(0.4, 0.1, power=0.8, samples=m, seeds=seeds, icc=0.1, item_correlation=0.5, seed_sd=0.02)
     assert n is not None
-    sd = math.sqrt(lift_variance(0.4, 0.5, items=n, samples=m, seeds=seeds, icc=0.1, item_correlation=0.5, seed_sd=0.02))
+    sd = math.sqrt(lift_variance(0.4, 0.5, items=n, samples=m, seeds=seeds, icc=0.1, item_correlation=0.5,
+                                 seed_sd=0.02))
     detected = sum(abs(_simulate_lift(rng, items=n, m=m, seeds=seeds, **MODEL)) / sd > 1.959963984540054
                    for _ in range(1500))
     assert detected / 1500 == pytest.approx(0.8, abs=0.035)

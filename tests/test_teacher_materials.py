@@ -64,7 +64,8 @@ def test_every_milestone_has_a_session_a_checklist_and_five_oral_exam_questions(
     assert len(questions) >= 5, f"milestone {milestone}: {len(questions)} oral-exam questions, need 5"
     for q in re.split(r"^\*\*Q\d+\. ", exam[milestone], flags=re.M)[1:]:
         words = " ".join(q.split())  # the prose wraps, so "Red flag" may straddle a line end
-        assert "Good:" in words and "Red flag" in words, f"milestone {milestone}: a question lacks a good answer or red flags"
+        assert "Good:" in words and "Red flag" in words, (f"milestone {milestone}: "
+                                                          "a question lacks a good answer or red flags")
 
 
 @pytest.mark.parametrize("document", STRICTNESS_DOCS)
@@ -143,9 +144,11 @@ def test_the_layout_names_every_top_level_part() -> None:
     for path in sorted(REPO.iterdir()):
         if path.name.startswith(".") or path.name in ("README.md", "pyproject.toml", "MEASUREMENT_RULES.md"):
             continue
-        if path.is_dir() and not any(path.glob("*")) or path.name.endswith(".egg-info") or path.name in ("runs", "__pycache__"):
+        if (path.is_dir() and not any(path.glob("*")) or path.name.endswith(".egg-info")
+                or path.name in ("runs", "__pycache__")):
             continue
-        assert f"{path.name}/" in layout or path.name in layout, f"docs/architecture.md's layout does not mention {path.name}"
+        assert f"{path.name}/" in layout or path.name in layout, ("docs/architecture.md's layout does not mention "
+                                                                  f"{path.name}")
 
 
 def test_every_test_file_the_docs_name_exists() -> None:
@@ -175,7 +178,8 @@ def test_the_invariant_checklist_states_the_course_plans_six_statements_with_pro
     headings = re.findall(r"^## (\d)\. (.+)$", text, flags=re.M)
     assert [n for n, _ in headings] == ["1", "2", "3", "4", "5", "6"]
     titles = " ".join(t.lower() for _, t in headings)
-    for words in ("loop", "policy", "environment", "data comes from", "reward, objective, metric, surrogate", "reward hacking"):
+    for words in ("loop", "policy", "environment", "data comes from", "reward, objective, metric, surrogate",
+                  "reward hacking"):
         assert words in titles, words
     assert "Milestone 3" in text and "without notes" in text
     sections = re.split(r"^## \d\. ", text, flags=re.M)[1:]
@@ -207,7 +211,8 @@ def test_the_instructor_guide_compares_manifests_with_jq_and_resets_the_demo_run
 
 @pytest.mark.parametrize(
     "page",
-    sorted(p.relative_to(REPO).as_posix() for p in TEACHER.rglob("*.md") if "python -m course." in p.read_text(encoding="utf-8")),
+    sorted(p.relative_to(REPO).as_posix() for p in TEACHER.rglob("*.md")
+           if "python -m course." in p.read_text(encoding="utf-8")),
 )
 def test_every_teacher_page_with_commands_shows_the_poetry_form_and_says_it_is_the_same(page: str) -> None:
     text = _read(page)
@@ -259,7 +264,8 @@ def test_every_graded_box_names_a_row_of_the_students_hand_in_table(milestone: s
         named = _HAND_IN_MARK.findall(box)
         assert named, f"milestone {milestone}: a box grades something the student is not asked to hand in: {box[:80]}"
         for name in named:
-            assert name in rows, f"milestone {milestone}: {name!r} is not a row of the guide's hand-in table {sorted(rows)}"
+            assert name in rows, (f"milestone {milestone}: {name!r} is not a row of the guide's hand-in table "
+                                  f"{sorted(rows)}")
 
 
 @pytest.mark.parametrize("milestone", MILESTONES)
@@ -277,7 +283,8 @@ def test_every_row_of_the_students_hand_in_table_is_graded_by_a_box(milestone: s
         ("4", "spec is written first", "before"),
     ],
 )
-def test_the_items_the_teacher_grades_are_in_the_students_hand_in_and_template(milestone: str, graded: str, asked: str) -> None:
+def test_the_items_the_teacher_grades_are_in_the_students_hand_in_and_template(milestone: str, graded: str,
+                                                                               asked: str) -> None:
     assert any(graded in box for box in _boxes(milestone)), graded
     table = _sections(_read("docs/guide.md"))[milestone].split(f"### Hand in (Milestone {milestone})", 1)[1]
     assert asked in " ".join(table.split()), f"milestone {milestone}: the hand-in table does not ask for {graded}"

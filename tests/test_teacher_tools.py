@@ -83,7 +83,8 @@ def test_a_bad_label_file_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 def test_the_corrected_kl_loop_runs_through_the_teachers_script(tmp_path):
-    proc = subprocess.run([sys.executable, str(REPO / "teacher" / "planted_bugs_solutions.py"), "--bug", "kl", "--json"],
+    proc = subprocess.run([sys.executable, str(REPO / "teacher" / "planted_bugs_solutions.py"), "--bug", "kl",
+                           "--json"],
                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(line) for line in proc.stdout.splitlines()]

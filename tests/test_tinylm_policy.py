@@ -20,7 +20,8 @@ from course.tinylm import PI0_MANIFEST, PI0_PATH
 
 # A skip mark and a fixture, not imports at the top: torch costs ~2 s to import, and every
 # pytest-xdist worker collects every file; only the worker that runs these tests should pay for it.
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the lm extra (PyTorch) is not installed")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                reason="the lm extra (PyTorch) is not installed")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -301,7 +302,8 @@ def test_a_tinylm_cli_without_torch_prints_the_install_line_and_exits_2(tiny):
     code = (
         "import sys; sys.modules['torch'] = None\n"
         "from course.tinylm import sample\n"
-        f"raise SystemExit(sample.main(['--dataset', {str(tiny['data'])!r}, '--out', {str(tiny['root'] / 'x.jsonl')!r}]))"
+        f"raise SystemExit(sample.main(['--dataset', {str(tiny['data'])!r}, "
+        f"'--out', {str(tiny['root'] / 'x.jsonl')!r}]))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
@@ -340,7 +342,8 @@ def test_beta_sweep_tabulates_reward_against_kl_for_each_beta(tiny, tmp_path, ca
 
     out = tmp_path / "sweep"
     argv = ["--betas", "0", "0.5", "--steps", "1", "--outdir", str(out), "--threads", "1", "--pi0", str(tiny["ck"]),
-            "--prompts-per-step", "2", "--group-size", "2", "--eval-samples", "1", "--slice-items", "2", "--max-tokens", "3"]
+            "--prompts-per-step", "2", "--group-size", "2", "--eval-samples", "1", "--slice-items", "2",
+            "--max-tokens", "3"]
     assert sweep.main(argv) == 0
     rows = (out / "sweep.csv").read_text().splitlines()
     assert rows[0].startswith("beta,reward_last5,")

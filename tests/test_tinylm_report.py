@@ -51,7 +51,8 @@ def test_a_constant_reward_has_a_zero_width_band():
 
 # --- the same-prompts story and the holdout headline ----------------------------------------------
 def test_the_same_prompts_lines_name_proxy_and_goal_and_call_the_divergence_goodhart():
-    lines = rl_report.same_prompts_lines(FIRST, dict(FIRST, step=60, slice_rubric_reward=0.70, slice_strict_pass=0.15), "contains_answer")
+    lines = rl_report.same_prompts_lines(FIRST, dict(FIRST, step=60, slice_rubric_reward=0.70, slice_strict_pass=0.15),
+                                         "contains_answer")
     text = "\n".join(lines)
     assert "100 math_dev items x 2 samples" in lines[0]
     assert "0.570 -> 0.700 (+0.130)" in text and "0.275 -> 0.150 (-0.125)" in text
@@ -59,7 +60,8 @@ def test_the_same_prompts_lines_name_proxy_and_goal_and_call_the_divergence_good
 
 
 def test_the_same_prompts_lines_do_not_claim_goodhart_when_the_proxy_fell():
-    lines = rl_report.same_prompts_lines(FIRST, dict(FIRST, step=60, slice_rubric_reward=0.52, slice_strict_pass=0.21), "contains_answer")
+    lines = rl_report.same_prompts_lines(FIRST, dict(FIRST, step=60, slice_rubric_reward=0.52, slice_strict_pass=0.21),
+                                         "contains_answer")
     assert "Goodhart" not in "\n".join(lines)
     assert "strict pass rate fell and the proxy did not rise" in lines[-1]
 
@@ -72,7 +74,8 @@ def test_the_holdout_headline_says_what_it_measures_and_that_the_gate_decided_on
 
 
 def test_rates_round_half_up_from_their_decimal_form_so_rounded_rates_subtract_like_the_lift():
-    assert rl_report.points(0.2225) == "22.3" and rl_report.points(0.4775) == "47.8" and rl_report.signed(0.255) == "+25.5"
+    assert (rl_report.points(0.2225) == "22.3" and rl_report.points(0.4775) == "47.8"
+            and rl_report.signed(0.255) == "+25.5")
     assert rl_report.signed(-0.0175) == "-1.8" and rl_report.signed(0.0) == "+0.0"
 
 
@@ -86,9 +89,10 @@ def test_the_lift_is_stated_exactly_once_in_the_report():
 def records(n: int = 12) -> list[dict]:
     out: list[dict] = [{"step": 0, "eval": dict(FIRST)}]
     for s in range(1, n + 1):
-        rec = {"step": s, "reward": 0.5 + 0.02 * s, "strict_pass_train": 0.3 - 0.01 * s, "kl_k1_per_token": -0.01 + 0.01 * s,
-               "kl_k3_per_token": 0.01 * s, "entropy_per_token": 0.3, "no_signal_groups": 0.2, "truncated_share": 0.0,
-               "multi_number_share": 0.1 + 0.02 * s, "mean_tokens": 9.0, "strict_codes": {"ok": 0.3 - 0.01 * s, "wrong_answer": 0.7 + 0.01 * s}}
+        rec = {"step": s, "reward": 0.5 + 0.02 * s, "strict_pass_train": 0.3 - 0.01 * s,
+               "kl_k1_per_token": -0.01 + 0.01 * s, "kl_k3_per_token": 0.01 * s, "entropy_per_token": 0.3,
+               "no_signal_groups": 0.2, "truncated_share": 0.0, "multi_number_share": 0.1 + 0.02 * s,
+               "mean_tokens": 9.0, "strict_codes": {"ok": 0.3 - 0.01 * s, "wrong_answer": 0.7 + 0.01 * s}}
         if s % 4 == 0:
             rec["eval"] = dict(FIRST, step=s, slice_rubric_reward=0.57 + 0.01 * s, slice_strict_pass=0.275 - 0.01 * s)
         out.append(rec)
@@ -104,7 +108,8 @@ def test_curves_csv_has_the_smoothed_reward_and_both_slice_measures_on_one_row(t
     for col in ("slice_strict_pass", "slice_rubric_reward", "reward_mean10", "reward_mean10_lo", "reward_mean10_hi"):
         assert col in header, col
     row4 = dict(zip(header, rows[5].split(",")))  # step 4: an evaluation step
-    assert float(row4["slice_rubric_reward"]) == pytest.approx(0.61) and float(row4["slice_strict_pass"]) == pytest.approx(0.235)
+    assert (float(row4["slice_rubric_reward"]) == pytest.approx(0.61)
+            and float(row4["slice_strict_pass"]) == pytest.approx(0.235))
     assert float(row4["reward_mean10"]) == pytest.approx((0.52 + 0.54 + 0.56 + 0.58) / 4)
 
 
@@ -133,7 +138,8 @@ def test_every_curves_panel_has_a_title_axis_labels_a_full_legend_and_rates_from
 
 
 # --- a real (tiny) run: stdout and stderr agree ----------------------------------------------------
-def test_a_run_with_a_holdout_states_its_lift_once_on_stdout_and_never_on_stderr(tmp_path, capsys, figures_not_rendered):
+def test_a_run_with_a_holdout_states_its_lift_once_on_stdout_and_never_on_stderr(tmp_path, capsys,
+                                                                                 figures_not_rendered):
     torch = pytest.importorskip("torch")
     from course.lib.policy.sampling import set_threads
     from course.tinylm.model import GPT, GPTConfig, save_checkpoint
@@ -142,9 +148,9 @@ def test_a_run_with_a_holdout_states_its_lift_once_on_stdout_and_never_on_stderr
     torch.manual_seed(0)
     ck = tmp_path / "tiny.pt"
     save_checkpoint(GPT(GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=96)).eval(), ck)
-    argv = ["--pi0", str(ck), "--rubric", "contains_answer", "--steps", "1", "--prompts-per-step", "2", "--group-size", "2",
-            "--eval-every", "1", "--eval-samples", "1", "--slice-items", "2", "--holdout-samples", "1", "--max-tokens", "3",
-            "--threads", "1", "--outdir", str(tmp_path / "run")]
+    argv = ["--pi0", str(ck), "--rubric", "contains_answer", "--steps", "1", "--prompts-per-step", "2",
+            "--group-size", "2", "--eval-every", "1", "--eval-samples", "1", "--slice-items", "2",
+            "--holdout-samples", "1", "--max-tokens", "3", "--threads", "1", "--outdir", str(tmp_path / "run")]
     assert rl.main(argv) == 0
     out, err = capsys.readouterr()
     assert len(re.findall(r"(?i)lift", out)) == 1 and "Holdout headline: strict pass@1" in out

@@ -22,7 +22,8 @@ class Tty(io.StringIO):
 
 # --- the missing-extra rule ----------------------------------------------------------------------
 @pytest.mark.parametrize("tool", ["rl", "sweep", "sample", "shift", "sft"])
-def test_a_tinylm_tool_without_matplotlib_exits_2_before_any_work_and_names_no_file(tool, tmp_path, monkeypatch, capsys):
+def test_a_tinylm_tool_without_matplotlib_exits_2_before_any_work_and_names_no_file(tool, tmp_path, monkeypatch,
+                                                                                    capsys):
     import importlib
 
     module = importlib.import_module(f"course.tinylm.{tool}")
@@ -83,7 +84,8 @@ def test_the_sweep_plot_has_a_title_labelled_axes_a_full_legend_and_rates_from_z
     figures = []
     monkeypatch.setattr(course.lib.reporting.plotting, "save_figure", lambda fig, path: figures.append(fig))
     rows = [{"beta": b, "reward_last5": r, "slice_strict_pass_end": p, "slice_strict_pass_start": 0.27,
-             "kl_k1_per_token": k / 10, "kl_k3_per_token": k / 10, "kl_k1_per_sample": k, "entropy_per_token": 0.3, "run": f"beta_{b:g}"}
+             "kl_k1_per_token": k / 10, "kl_k3_per_token": k / 10, "kl_k1_per_sample": k, "entropy_per_token": 0.3,
+             "run": f"beta_{b:g}"}
             for b, r, p, k in ((0.0, 0.7, 0.5, 2.0), (0.5, 0.4, 0.35, 0.2))]
     written = sweep.write_outputs(tmp_path, rows, argparse.Namespace(rubric="strict", seed=0, steps=60))
     assert written == ["sweep.csv", "sweep.md", "sweep.png"]
@@ -105,13 +107,16 @@ def test_the_sweep_names_only_the_files_it_wrote_when_the_plot_is_skipped(tmp_pa
 
     monkeypatch.setattr(sweep, "plot_to", lambda path, draw: False)
     rows = [{"beta": 0.0, "reward_last5": 0.5, "slice_strict_pass_end": 0.3, "slice_strict_pass_start": 0.27,
-             "kl_k1_per_token": 0.1, "kl_k3_per_token": 0.1, "kl_k1_per_sample": 1.0, "entropy_per_token": 0.3, "run": "beta_0"}]
-    assert sweep.write_outputs(tmp_path, rows, argparse.Namespace(rubric="strict", seed=0, steps=1)) == ["sweep.csv", "sweep.md"]
+             "kl_k1_per_token": 0.1, "kl_k3_per_token": 0.1, "kl_k1_per_sample": 1.0, "entropy_per_token": 0.3,
+             "run": "beta_0"}]
+    assert (sweep.write_outputs(tmp_path, rows, argparse.Namespace(rubric="strict", seed=0, steps=1))
+            == ["sweep.csv", "sweep.md"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.csv", "sweep.md"]
 
 
 # --- an rl run directory -------------------------------------------------------------------------
-def test_an_rl_run_names_its_holdout_rollouts_and_eval_runs_where_they_are_after_the_rename(tmp_path, figures_not_rendered):
+def test_an_rl_run_names_its_holdout_rollouts_and_eval_runs_where_they_are_after_the_rename(tmp_path,
+                                                                                            figures_not_rendered):
     torch = pytest.importorskip("torch")
     from course.lib.policy.sampling import set_threads
     from course.lib.records.manifest import display_path
@@ -124,8 +129,8 @@ def test_an_rl_run_names_its_holdout_rollouts_and_eval_runs_where_they_are_after
     save_checkpoint(GPT(GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=96)).eval(), ck)
     run = tmp_path / "run"
     argv = ["--pi0", str(ck), "--steps", "1", "--prompts-per-step", "2", "--group-size", "2", "--eval-every", "1",
-            "--eval-samples", "1", "--slice-items", "2", "--holdout-samples", "1", "--max-tokens", "3", "--threads", "1",
-            "--outdir", str(run)]
+            "--eval-samples", "1", "--slice-items", "2", "--holdout-samples", "1", "--max-tokens", "3",
+            "--threads", "1", "--outdir", str(run)]
     assert rl.main(argv) == 0
     for tag in ("pi0", "final"):
         manifest = json.loads((run / f"eval_{tag}_holdout" / "manifest.json").read_text())

@@ -26,7 +26,8 @@ from course.tinylm.vocab import VOCAB
 
 # --- vocabulary --------------------------------------------------------------------------
 def test_vocab_round_trips_every_printable_ascii_character_and_newlines():
-    text = string.printable.replace("\r", "").replace("\x0b", "").replace("\x0c", "").replace("\t", "") + "\nFinal: -323\n"
+    text = (string.printable.replace("\r", "").replace("\x0b", "").replace("\x0c", "").replace("\t", "")
+            + "\nFinal: -323\n")
     assert VOCAB.decode(VOCAB.encode(text)) == text
 
 

@@ -67,7 +67,8 @@ def test_tiny_lm_tokens_are_characters(capsys: pytest.CaptureFixture[str]) -> No
     assert record["tiny_lm"]["tokens"] == ["F", "i", "n", "a", "l", ":", "␠", "3", "2", "3"]
 
 
-def test_vocab_both_without_tiktoken_stops_before_any_work_with_the_install_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_vocab_both_without_tiktoken_stops_before_any_work_with_the_install_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "tiktoken", None)
     assert ti.main(["--vocab", "both", "Final: 323"]) == 2
     out, err = capsys.readouterr()
@@ -75,7 +76,8 @@ def test_vocab_both_without_tiktoken_stops_before_any_work_with_the_install_line
     assert "needs the tokenizer extra" in err and "pip install -e '.[tokenizer]'" in err and "--vocab tiny" in err
 
 
-def test_the_default_view_without_tiktoken_shows_the_tiny_lm_and_says_how_to_get_cl100k(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_default_view_without_tiktoken_shows_the_tiny_lm_and_says_how_to_get_cl100k(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # The guide's Milestone 3 command from a `.[dev]` install: it must run, not exit 2.
     monkeypatch.setitem(sys.modules, "tiktoken", None)
     assert ti.main([]) == 0
@@ -86,7 +88,8 @@ def test_the_default_view_without_tiktoken_shows_the_tiny_lm_and_says_how_to_get
     assert "the cl100k_base column needs the tokenizer extra" in err and "pip install -e '.[tokenizer]'" in err
 
 
-def test_the_default_view_without_tiktoken_records_no_cl100k_field(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_default_view_without_tiktoken_records_no_cl100k_field(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "tiktoken", None)
     assert ti.main(["Final: 323", "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)["inputs"]
@@ -102,14 +105,16 @@ def test_the_default_view_with_tiktoken_shows_both_columns_and_says_nothing(caps
     assert err == ""
 
 
-def test_vocab_tiny_works_without_the_tokenizer_extra(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_vocab_tiny_works_without_the_tokenizer_extra(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "tiktoken", None)
     (record,) = _json(["--vocab", "tiny", "Final: 323"], capsys)
     assert "cl100k_base" not in record
     assert record["tiny_lm"]["ids"][:1] == [44] and record["scorer"]["reward"] == 1.0
 
 
-def test_missing_tiny_lm_vocabulary_is_an_input_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_tiny_lm_vocabulary_is_an_input_error(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "course.tinylm.vocab", None)
     assert ti.main(["--vocab", "tiny", "Final: 323"]) == 2
     assert "tiny-LM vocabulary not available" in capsys.readouterr().err

@@ -28,7 +28,8 @@ def _runnable_modules() -> list[str]:
 
 
 def _library_modules() -> list[str]:
-    return [_module_name(p) for p in sorted(PACKAGE.rglob("*.py")) if "raise SystemExit(not_a_tool(" in p.read_text(encoding="utf-8")]
+    return [_module_name(p) for p in sorted(PACKAGE.rglob("*.py"))
+            if "raise SystemExit(not_a_tool(" in p.read_text(encoding="utf-8")]
 
 
 def test_every_runnable_module_is_listed_exactly_once():

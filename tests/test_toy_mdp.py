@@ -46,7 +46,8 @@ def test_exact_gradients_match_finite_differences_of_the_expected_return() -> No
         up, down = list(THETA1), list(THETA1)
         up[k] += h
         down[k] -= h
-        numeric = (two_step.expected_return(up, THETA2, two_step.DEFAULT_REWARDS) - two_step.expected_return(down, THETA2, two_step.DEFAULT_REWARDS)) / (2 * h)
+        numeric = (two_step.expected_return(up, THETA2, two_step.DEFAULT_REWARDS)
+                   - two_step.expected_return(down, THETA2, two_step.DEFAULT_REWARDS)) / (2 * h)
         assert g1[k] == pytest.approx(numeric, abs=1e-8)
     for row in range(2):
         for k in range(2):
@@ -54,7 +55,8 @@ def test_exact_gradients_match_finite_differences_of_the_expected_return() -> No
             down = [list(r) for r in THETA2]
             up[row][k] += h
             down[row][k] -= h
-            numeric = (two_step.expected_return(THETA1, up, two_step.DEFAULT_REWARDS) - two_step.expected_return(THETA1, down, two_step.DEFAULT_REWARDS)) / (2 * h)
+            numeric = (two_step.expected_return(THETA1, up, two_step.DEFAULT_REWARDS)
+                       - two_step.expected_return(THETA1, down, two_step.DEFAULT_REWARDS)) / (2 * h)
             assert g2[row][k] == pytest.approx(numeric, abs=1e-8)
 
 
@@ -63,7 +65,8 @@ def test_average_trajectory_gradient_matches_the_exact_gradient(use_baseline: bo
     # lr = 0 freezes the policy at the uniform start, so every episode's update is one sample
     # of the estimator at the same theta; their mean must be the exact gradient.
     n = 4000
-    episodes = list(two_step.reinforce(two_step.DEFAULT_REWARDS, steps=n, lr=0.0, use_baseline=use_baseline, rng=random.Random(4)))
+    episodes = list(two_step.reinforce(two_step.DEFAULT_REWARDS, steps=n, lr=0.0, use_baseline=use_baseline,
+                                       rng=random.Random(4)))
     samples = [list(e.grad1) + list(e.grad2[0]) + list(e.grad2[1]) for e in episodes]
     g1, g2 = two_step.exact_gradients([0.0, 0.0], [[0.0, 0.0], [0.0, 0.0]], two_step.DEFAULT_REWARDS)
     assert g1[0] > 0  # at the start the safe first action looks better: step 2 is still random

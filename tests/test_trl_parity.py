@@ -31,8 +31,10 @@ from types import SimpleNamespace
 import pytest
 
 pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("trl") is None, reason="the trl extra (trl, transformers, datasets) is not installed"),
-    pytest.mark.slow,  # importing trl (transformers, accelerate) takes ~10 s on a shared CPU; the comparisons, well under 1 s
+    pytest.mark.skipif(importlib.util.find_spec("trl") is None,
+                       reason="the trl extra (trl, transformers, datasets) is not installed"),
+    # importing trl (transformers, accelerate) takes ~10 s on a shared CPU; the comparisons, well under 1 s
+    pytest.mark.slow,
 ]
 
 V, B, G, PROMPT, MAX_COMPLETION = 7, 4, 2, 3, 6
@@ -95,8 +97,8 @@ def trl_loss(model, loss_type: str, beta: float, advantages):  # type: ignore[no
         logps, ent = per_token_logps(model, input_ids, logits_to_keep)
         return logps, ent, None
 
-    accelerator = SimpleNamespace(num_processes=1, sync_gradients=True, gather=lambda x: x, reduce=lambda x, reduction: x,
-                                  gather_for_metrics=lambda x: x)
+    accelerator = SimpleNamespace(num_processes=1, sync_gradients=True, gather=lambda x: x,
+                                  reduce=lambda x, reduction: x, gather_for_metrics=lambda x: x)
     trainer = SimpleNamespace(
         _get_per_token_logps_and_entropies=logps_and_entropies, aux_loss_enabled=False, top_entropy_quantile=1.0,
         off_policy_mask_threshold=None, importance_sampling_level="token", beta=beta, loss_type=loss_type,
@@ -118,7 +120,8 @@ def course_loss(model, loss_norm: str, beta: float, advantages):  # type: ignore
 
     prompt, completion, mask, ref_logps = batch()
     logp, _ = per_token_logps(model, torch.cat([prompt, completion], 1), MAX_COMPLETION)
-    loss, parts = policy_loss(logp, ref_logps, mask.bool(), advantages, beta, kl_estimator="k3", kl_in="loss", loss_norm=loss_norm)
+    loss, parts = policy_loss(logp, ref_logps, mask.bool(), advantages, beta, kl_estimator="k3", kl_in="loss",
+                              loss_norm=loss_norm)
     return loss, parts
 
 
@@ -148,7 +151,8 @@ MATCHING = [("grpo", "seq-mean"), ("bnpo", "token-mean"), ("dapo", "token-mean")
 @pytest.mark.parametrize("loss_type, loss_norm", MATCHING)
 @pytest.mark.parametrize("beta", [0.0, 0.04])
 @pytest.mark.parametrize("scale", ["none", "group"])
-def test_the_gradient_equals_trls_for_the_matching_normalisation(loss_type: str, loss_norm: str, beta: float, scale: str) -> None:
+def test_the_gradient_equals_trls_for_the_matching_normalisation(loss_type: str, loss_norm: str, beta: float,
+                                                                 scale: str) -> None:
     adv = trl_advantages(scale)
     model = small_model()
     theirs = grads(trl_loss(model, loss_type, beta, adv), model)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 CHATML = (
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+    "{% for message in messages %}"
+    "{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
     "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -17,7 +18,8 @@ HIDDEN, FFN, LAYERS, HEADS, KV_HEADS, CONTEXT = 16, 32, 1, 2, 1, 64
 
 def _byte_tokens() -> list[str]:
     """GPT-2's byte-to-unicode alphabet: the 256 one-byte tokens of a byte-level BPE vocabulary."""
-    shown = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\u00a1"), ord("\u00ac") + 1)) + list(range(ord("\u00ae"), ord("\u00ff") + 1))
+    shown = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("\u00a1"), ord("\u00ac") + 1))
+             + list(range(ord("\u00ae"), ord("\u00ff") + 1)))
     hidden = [b for b in range(256) if b not in shown]
     return [chr(b) for b in shown] + [chr(256 + i) for i in range(len(hidden))]
 
