@@ -21,8 +21,8 @@ import pytest
 
 from course import rollout_sample as rs
 from course.errors import CourseError
-from course.lib.bridges import chat_sampling
-from course.lib.bridges.dotenv import parse_dotenv
+from course.lib.external import chat_sampling
+from course.lib.external.dotenv import parse_dotenv
 from course.lib.records.formats import iter_completions, iter_samples
 
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.

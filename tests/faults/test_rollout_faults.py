@@ -30,7 +30,7 @@ import pytest
 
 from course import rollout_sample as rs
 from course.cli import EXIT_PIPE_CLOSED
-from course.lib.bridges import chat_sampling
+from course.lib.external import chat_sampling
 
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None, reason="the sampler's tests need the openai extra")
