@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 # Completion length limit: the context is 192 tokens and the course's prompts are at most 140
-# characters (course.lib.spec.problems.MAX_PROMPT_CHARS), so <bos> + 140 + <sep> + 48 + <eos> still fits.
+# characters (course.lib.reward_spec.problems.MAX_PROMPT_CHARS), so <bos> + 140 + <sep> + 48 + <eos> still fits.
 # Longer prompts (other datasets) are cropped from the left; sample.py counts them.
 MAX_TOKENS_LIMIT = 48
 

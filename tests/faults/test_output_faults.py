@@ -32,7 +32,7 @@ import hypothesis_text as ht  # st.text() without hypothesis's slow first-run co
 from course.lib.evaluation import locked_room
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import sha256_file
-from course.lib.spec import kata_labels, tokens
+from course.lib.reward_spec import kata_labels, tokens
 
 # Characters a terminal acts on or cannot encode. A newline is the one control a report may hold.
 UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
