@@ -112,7 +112,7 @@ def course_policy(cfg: dict):  # type: ignore[no-untyped-def, type-arg]
 def run_course(cfg: dict) -> dict:  # type: ignore[type-arg]
     import torch
 
-    from course.instrument.rubrics import get_rubric
+    from course.instrument.rubric_registry import get_rubric
     from course.lib.learning.rl_loop import LoopSettings, reinforce_step
 
     policy = course_policy(cfg)

@@ -46,7 +46,7 @@ from course.lib.learning.kl_tradeoff import BetaRow, sweep, top_actions
 # 1e-320 made r/beta infinite and the whole CSV NaN.
 BETA_RANGE = float_in(1e-3, 1e3)
 from course.errors import CourseError
-from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.rubric_registry import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.learning.narration import quote
 from course.lib.records.manifest import environment

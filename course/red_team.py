@@ -31,7 +31,7 @@ from typing import Sequence
 
 from course.cli import make_parser, run
 from course.errors import CourseError
-from course.instrument.rubrics import RUBRICS, get_rubric
+from course.instrument.rubric_registry import RUBRICS, get_rubric
 from course.lib.reward_spec.exploit_suites import (
     GOLDEN_EXPLOITS,
     Exploit,

@@ -75,7 +75,7 @@ except ImportError as exc:  # ImportError still (so importers can tell "extra mi
         raise SystemExit(run(lambda argv: _without_the_extra(argv, exc)))
     raise ImportError("course.integrations.inspect_ai needs the inspect extra: pip install -e '.[inspect]'", name="inspect_ai") from exc
 
-from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.rubric_registry import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.integrations.expected import library_answer
 from course.lib.external.messages import output_text

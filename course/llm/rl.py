@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from course.cli import OBJECTIVE, add_loop_options, check_args, float_in, info, int_in, make_parser, run
-from course.instrument.rubrics import get_rubric
+from course.instrument.rubric_registry import get_rubric
 from course.lib.extras import require
 from course.lib.learning import rl_loop
 from course.lib.learning.rl_loop import LoopSettings, Trained

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from course.cli import OBJECTIVE, add_loop_options, check_args, info, make_parser, run
-from course.instrument.rubrics import get_rubric
+from course.instrument.rubric_registry import get_rubric
 from course.lib.extras import require
 from course.lib.learning import rl_loop
 from course.lib.learning.rl_loop import LoopSettings, Trained, goodhart_alarm, policy_loss  # noqa: F401  (the loss and the alarm: tested through this tool's name)

@@ -62,7 +62,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from course.instrument.rubrics import get_rubric
+from course.instrument.rubric_registry import get_rubric
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.evaluation.pipeline import evaluate

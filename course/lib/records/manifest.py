@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 
 import course
 from course.errors import CourseError
-from course.instrument.rubrics import Rubric, get_rubric
+from course.instrument.rubric_registry import Rubric, get_rubric
 from course.lib.external.redaction import public_args_text, public_settings
 from course.lib.records.jsonl import open_input
 from course.lib.visible import markdown_value, terminal_line

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
-from course.instrument.rubrics import RUBRICS
+from course.instrument.rubric_registry import RUBRICS
 from course.lib.records.jsonl import dumps_line, iter_objects, read_json
 from course.lib.records.temporaries import write_text_atomic
 from course.lib.reward_spec.kata_drafts import draft_score, draft_v1_score
