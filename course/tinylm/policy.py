@@ -33,8 +33,10 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.nn.functional as F
 
+from course.lib.evaluation.distribution_shift import shift_report
 from course.lib.policy.records import rollout_records
 from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
+from course.tinylm import FROZEN_PI0_DEV
 from course.tinylm.model import GPT, KVCache, allocate_cache, attention_mask, positions, save_checkpoint
 from course.tinylm.vocab import VOCAB
 
@@ -316,9 +318,7 @@ class TinyLMPolicy:
         return f"tinylm:{sha256[:12]}"
 
     def shift_report(self, policy_name: str) -> dict:
-        from course.tinylm.distribution_shift import shift_report
-
-        return shift_report(functools.partial(sample_items, self.model), policy_name)
+        return shift_report(functools.partial(sample_items, self.model), policy_name, FROZEN_PI0_DEV)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -47,7 +47,7 @@ from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
 if TYPE_CHECKING:
     from course.tinylm.policy import TinyLMPolicy
 
-# PyTorch, and the tiny-LM modules built on it (model, policy, rollouts, distribution_shift), are
+# PyTorch, and the tiny-LM modules built on it (model, policy), are
 # imported inside the functions that use them, never here: `--help` and the one-line
 # missing-extra message (course.lib.extras) must work on an install without the lm extra.
 
