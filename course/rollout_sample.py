@@ -76,7 +76,7 @@ Decisions a careful reader should know about:
   * Bounds. ``--timeout`` is the whole request, from connecting to the last byte of the
     answer: the SDK's own timeout is per read, so a server trickling a byte every half second
     would hold a 2 s timeout for minutes. Each request runs under that deadline
-    (``chat_sampling.Endpoint``); past it the connection is dropped and the request counts
+    (``chat_endpoint.Endpoint``); past it the connection is dropped and the request counts
     as timed out (retried like one). An answer larger than 8 MiB plus 1 KiB per requested
     token (n x max_tokens) is no completion of the request: it is refused as it arrives,
     before it is in memory, and the run stops (exit 2).
@@ -134,7 +134,7 @@ from course.cli import (
     run,
 )
 from course.errors import CourseError
-from course.lib.external.chat_sampling import (
+from course.lib.external.chat_endpoint import (
     DEFAULT_BASE_URL,
     DEFAULT_KEY_ENV,
     OPENAI_MISSING,

@@ -5,7 +5,7 @@ print, or exit (the tools in ``course/<tool>.py`` do that). Each folder serves o
 part of the course (docs/architecture.md draws the map):
 
   records/     runs and records, every byte read or written: jsonl, formats, shapes, runs, temporaries, manifest
-  external/    data from and to the outside world: chat_sampling, dotenv, redaction, dataset_readers, rollout_readers
+  external/    data from and to the outside world: chat_endpoint, dotenv, redaction, dataset_readers, rollout_readers
   reward_spec/ the task and its reward as a spec: problems, tokens, exploit_suites, kata_labels, kata_drafts
   evaluation/  Loop A: pipeline, summary, inspection, locked_room
   selection/   Loop B: best_of_n, pipeline, policy_comparison

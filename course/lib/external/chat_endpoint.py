@@ -462,7 +462,7 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
     ['Final: 3']
     >>> parse_chat_completion(b'{"choices": "abc"}', 1)
     Traceback (most recent call last):
-    course.lib.external.chat_sampling.MalformedResponse: 'choices' is a string, expected a list
+    course.lib.external.chat_endpoint.MalformedResponse: 'choices' is a string, expected a list
     """
     try:
         text = body.decode("utf-8")
@@ -935,4 +935,4 @@ class LineAppender:
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.external.chat_sampling"))
+    raise SystemExit(not_a_tool("course.lib.external.chat_endpoint"))
