@@ -170,7 +170,7 @@ def run_trl(cfg: dict) -> dict:  # type: ignore[type-arg]
         from course.lib.policy.templates import get_template
         from course.llm.load import load_llm
         from course.llm.lora import add_lora
-        from course.llm.sampling import stop_ids
+        from course.llm.sampler import stop_ids
 
         llm = load_llm()
         tok = llm.tokenizer

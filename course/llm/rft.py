@@ -75,7 +75,7 @@ def build_pool(policy: Any, s: RFTSettings, progress: Callable[[int], None] | No
     problems = training_problems(s.seed, s.problems)
     kept: list[Kept] = []
     passes = 0
-    per_batch = max(1, 64 // s.samples)  # 64 rows per sampling batch, as course.llm.sampling does
+    per_batch = max(1, 64 // s.samples)  # 64 rows per sampling batch, as course.llm.sampler does
     for start in range(0, len(problems), per_batch):
         chunk = problems[start : start + per_batch]
         seeds = [f"rft:{s.seed}:{start + i}:{j}" for i in range(len(chunk)) for j in range(s.samples)]

@@ -241,7 +241,7 @@ def _main(argv: Sequence[str] | None) -> int:
     from course.lib.policy.records import rollout_records
     from course.lib.policy.sampling import set_threads
     from course.llm.load import load_llm
-    from course.llm.sampling import ROWS_PER_BATCH, sample_items
+    from course.llm.sampler import ROWS_PER_BATCH, sample_items
 
     part = None
     if args.shard is not None:  # whole batches: each batch a part computes is the one-process run's batch
