@@ -75,7 +75,7 @@ def training_problems(steps: int, prompts: int) -> list:  # type: ignore[type-ar
 def slice_pass_rate(sample_items) -> float:  # type: ignore[no-untyped-def]
     """Strict pass rate on the first EVAL_ITEMS math_dev items x EVAL_SAMPLES, drawn by ``sample_items``."""
     from course.instrument.spec_v1 import score
-    from course.lib.policy.problems import DEFAULT_DATASETS, read_items
+    from course.lib.policy.training_problems import DEFAULT_DATASETS, read_items
 
     items = read_items(DEFAULT_DATASETS[0])[:EVAL_ITEMS]
     drawn = sample_items([(it["id"], it["prompt"]) for it in items])

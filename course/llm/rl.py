@@ -43,7 +43,7 @@ from course.instrument.rubric_registry import get_rubric
 from course.lib.extras import require
 from course.lib.learning import rl_loop
 from course.lib.learning.rl_loop import LoopSettings, Trained
-from course.lib.policy.problems import DEFAULT_DATASETS
+from course.lib.policy.training_problems import DEFAULT_DATASETS
 from course.lib.policy.progress import ProgressLine
 from course.lib.policy.report import report_lines
 from course.lib.policy.templates import TEMPLATES, get_template

@@ -39,7 +39,7 @@ import random
 from typing import Iterable, Iterator, Sequence
 
 from course.cli import make_parser, positive_int, run, seed
-from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_prompts
+from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_prompts
 from course.lib.reward_spec.problems import Problem
 
 # ---------------------------------------------------------------------------

@@ -66,7 +66,7 @@ from course.instrument.rubric_registry import get_rubric
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.evaluation.pipeline import evaluate
-from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_items
+from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_items
 from course.lib.policy.report import story_line, tail_means, write_curves
 from course.lib.records.jsonl import JsonlWriter, dumps_line
 from course.lib.records.manifest import peak_rss_kib
