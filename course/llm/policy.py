@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 
 from course.errors import CourseError
-from course.lib.policy.records import rollout_records
+from course.lib.policy.rollout_records import rollout_records
 from course.lib.policy.sampling import SampledBatch
 from course.lib.policy.templates import PromptTemplate, get_template, render
 from course.lib.records.formats import PROMPT_TEMPLATE
