@@ -2,5 +2,6 @@
 
 ``chat_endpoint`` (rollouts from an OpenAI-compatible endpoint), ``dotenv`` (where an API key may
 live), ``redaction`` (a key never printed or written), ``dataset_readers`` (outside question/answer
-data) and ``rollout_readers`` (outside model outputs).
+data), ``rollout_readers`` (outside model outputs) and ``messages`` (a chat message's text, read the
+same way here and by the bridges of ``course/integrations``, which outside frameworks call).
 """
