@@ -77,7 +77,7 @@ def training_problems(steps: int, prompts: int) -> list:  # type: ignore[type-ar
 def slice_pass_rate(sample_items) -> float:  # type: ignore[no-untyped-def]
     """Strict pass rate on the first EVAL_ITEMS math_dev items x EVAL_SAMPLES, drawn by ``sample_items``."""
     from course.instrument.spec_v1 import score
-    from course.lib.policy.problems import DEFAULT_DATASETS, read_items
+    from course.lib.policy.training_problems import DEFAULT_DATASETS, read_items
 
     items = read_items(DEFAULT_DATASETS[0])[:EVAL_ITEMS]
     drawn = sample_items([(it["id"], it["prompt"]) for it in items])
@@ -114,7 +114,7 @@ def course_policy(cfg: dict):  # type: ignore[no-untyped-def, type-arg]
 def run_course(cfg: dict) -> dict:  # type: ignore[type-arg]
     import torch
 
-    from course.instrument.rubrics import get_rubric
+    from course.instrument.rubric_registry import get_rubric
     from course.lib.learning.rl_loop import LoopSettings, reinforce_step
 
     policy = course_policy(cfg)
@@ -172,7 +172,7 @@ def run_trl(cfg: dict) -> dict:  # type: ignore[type-arg]
         from course.lib.policy.templates import get_template
         from course.llm.load import load_llm
         from course.llm.lora import add_lora
-        from course.llm.sampling import stop_ids
+        from course.llm.sampler import stop_ids
 
         llm = load_llm()
         tok = llm.tokenizer

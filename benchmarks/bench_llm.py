@@ -52,7 +52,7 @@ SAMPLE_CHILD = CHILD_PRELUDE + """
 import json, resource, sys, time
 from course.lib.records.formats import read_dataset
 from course.llm.load import load_llm
-from course.llm.sampling import sample_items
+from course.llm.sampler import sample_items
 from course.lib.policy.templates import get_template
 from course.lib.policy.sampling import set_threads
 threads, n_items, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])

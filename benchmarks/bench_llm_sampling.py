@@ -10,7 +10,7 @@ On one batch of the recipe's shape (``--prompts`` math_dev items under the few-s
   1. the bound: this machine's float32 ``torch.matmul`` throughput at the model's own shapes (the
      seven projections of a block times the block count, plus the LM head where it runs), at the
      row counts of a prefill and of each decode step, for the weights as loaded (row-major) and
-     as the sampler lays them out (column-major, ``course.llm.sampling.lay_out_for_sampling``);
+     as the sampler lays them out (column-major, ``course.llm.sampler.lay_out_for_sampling``);
      as tokens per second, the most that products alone allow;
   2. the course's sampler, ``--rounds`` batches, the code of ``--baseline`` (default 09a2963, the
      commit issue 32 measured) and this tree's INTERLEAVED (A B, B A, ...; each side on its own
@@ -51,9 +51,15 @@ def load_average() -> float:
 
 
 def baseline_sampler(rev: str) -> Any:
-    """course/llm/sampling.py as it was at git revision ``rev``, as a fresh module."""
-    src = subprocess.run(["git", "show", f"{rev}:course/llm/sampling.py"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout
+    """The real LLM's sampler as it was at git revision ``rev``, as a fresh module.
+
+    It is course/llm/sampler.py, and course/llm/sampling.py at revisions before that name (issue 31)."""
+    for path in ("course/llm/sampler.py", "course/llm/sampling.py"):
+        shown = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True)
+        if shown.returncode == 0:
+            break
+    shown.check_returncode()
+    src = shown.stdout
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(src)
     spec = importlib.util.spec_from_file_location("_baseline_llm_sampling", f.name)
@@ -150,7 +156,7 @@ def main() -> int:
     from course.lib.policy.sampling import set_threads
     from course.lib.policy.templates import get_template, render
     from course.lib.records.formats import read_dataset
-    from course.llm import sampling
+    from course.llm import sampler
     from course.llm.load import load_llm
 
     set_threads(args.threads)
@@ -165,12 +171,12 @@ def main() -> int:
         raise SystemExit(f"math_dev has {len(items)} items; --prompts x --rounds must not exceed it")
     bound = MatmulBound(new_llm.model)
     clocks = {"baseline": ForwardClock(old_llm.model), "this tree": ForwardClock(new_llm.model)}
-    sides = {"baseline": (old, old_llm), "this tree": (sampling, new_llm)}
+    sides = {"baseline": (old, old_llm), "this tree": (sampler, new_llm)}
 
     def batch(r: int) -> tuple[list[str], list[str], list[Any]]:
         chunk = items[r * P : (r + 1) * P]
         texts = [render(new_llm.tokenizer, template, e.prompt) for e in chunk]
-        return texts, [sampling.row_seed(0, e.id, j) for e in chunk for j in range(G)], chunk
+        return texts, [sampler.row_seed(0, e.id, j) for e in chunk for j in range(G)], chunk
 
     # --- 2. the two samplers, interleaved (a warm-up batch first, not counted) --------------------------
     seconds: dict[str, list[float]] = {name: [] for name in sides}
@@ -258,7 +264,7 @@ def main() -> int:
     # --- 3. Hugging Face generate on the same batch -------------------------------------------------------------
     if not args.no_hf:
         texts, _, _ = batch(0)
-        ids, valid = sampling.encode_prompts(old_llm.tokenizer, texts)
+        ids, valid = sampler.encode_prompts(old_llm.tokenizer, texts)
         model = old_llm.model
         model.forward = clocks["baseline"]._orig  # untimed
         t0 = time.perf_counter()

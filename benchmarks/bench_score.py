@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import Recorder, add_arguments  # noqa: E402
 
-from course.instrument.rubrics import scorer_fingerprint  # noqa: E402
+from course.instrument.rubric_registry import scorer_fingerprint  # noqa: E402
 from course.instrument.spec_v1 import SCORER_VERSION, score  # noqa: E402
 
 

@@ -52,7 +52,7 @@ from typing import Any, Sequence
 
 from course.cli import add_run_options, float_in, info, int_in, make_parser, non_negative_int, optional_view, run, seed
 from course.errors import CourseError
-from course.instrument.rubrics import get_rubric, scorer_fingerprint
+from course.instrument.rubric_registry import get_rubric, scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.learning.bandit import (  # the bandit, REINFORCE on it and the ablation's measurements: library code
     BASELINE_NAMES,

@@ -21,7 +21,7 @@ The prompt is the question followed by the course's instruction
 The sha256 printed at the end is the dataset fingerprint ``course.eval`` records
 and ``course.gate`` locks.
 
-The readers and the conversion live in ``course.lib.bridges.dataset_readers``; this tool
+The readers and the conversion live in ``course.lib.external.dataset_readers``; this tool
 parses the options, writes the file and prints. Run it::
 
     python -m course.datasets import --format gsm8k gsm8k_test.jsonl --out runs/gsm8k_test.jsonl
@@ -37,7 +37,7 @@ from typing import Sequence
 
 from course.cli import EXIT_OK, info, make_parser, run
 from course.errors import CourseError
-from course.lib.bridges.dataset_readers import (
+from course.lib.external.dataset_readers import (
     INSTRUCTION,
     convert,
     hf_rows,

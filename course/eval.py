@@ -26,7 +26,7 @@ import time
 from typing import Any, Sequence
 
 from course.cli import EXIT_OK, add_run_options, info, make_parser, run, shard
-from course.instrument.rubrics import RUBRICS
+from course.instrument.rubric_registry import RUBRICS
 from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.evaluation.pipeline import (
     BUNDLED_COMPLETIONS,

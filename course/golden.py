@@ -14,7 +14,7 @@ Every line carries the ``prompt`` it answers (a question of the course's kind
 whose correct answer is the line's ``expected_answer``), so a case reads as
 prompt, completion, expected outcome -- the golden cases pack of the course plan.
 
-The suites and their check live in ``course.lib.spec.exploit_suites``; this tool
+The suites and their check live in ``course.lib.reward_spec.exploit_suites``; this tool
 parses the options and prints. Run them before trusting any number the scorer produces::
 
     python -m course.golden                      # table of failures + one summary line
@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from course.cli import make_parser, run
-from course.lib.spec.exploit_suites import (
+from course.lib.reward_spec.exploit_suites import (
     DEFAULT_CORRECT,
     DEFAULT_EXPLOITS,
     golden_report,

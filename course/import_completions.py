@@ -28,7 +28,7 @@ recorded target must equal the item's ``expected_answer`` (else: a log of anothe
 Output is written atomically, in dataset order when ``--dataset`` is given (source order
 otherwise), and an existing file is only replaced with ``--force``.
 
-The readers and checks live in ``course.lib.bridges.rollout_readers``; this tool parses the
+The readers and checks live in ``course.lib.external.rollout_readers``; this tool parses the
 options, writes the file and prints. Run it::
 
     python -m course.import_completions --format plain outputs.jsonl --policy my-model \\
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Sequence
 
 from course.cli import EXIT_OK, make_parser, run
-from course.lib.bridges.rollout_readers import import_completions, import_summary, render, render_pack
+from course.lib.external.rollout_readers import import_completions, import_summary, render, render_pack
 from course.lib.records.jsonl import refuse_existing
 from course.lib.records.temporaries import write_text_atomic
 

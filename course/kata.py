@@ -2,7 +2,7 @@
 
 This tool shows the kata pack (``data/kata/kata_examples.jsonl``) and checks a
 student's labels; the packs, the label check and the rendering live in
-``course.lib.spec.kata_labels``, the draft verifiers in ``course.lib.spec.kata_drafts``. Every
+``course.lib.reward_spec.kata_labels``, the draft verifiers in ``course.lib.reward_spec.kata_drafts``. Every
 example in the pack has a reward that looks suspicious or is plainly wrong;
 the student's job is to say *why* -- the model failed, the verifier failed, the
 task itself is ambiguous, or the reward was gamed -- and to propose one fix.
@@ -18,7 +18,7 @@ the commands above (``data/kata/kata_hard.jsonl``, key
 ``teacher/kata_hard_answer_key.json``; its draft verifier is ``draft_v1``).
 
 Each example records the scorer that produced its reward (``scorer``): one of
-the rubrics in ``course.rubrics`` or a draft of ``course.lib.spec.kata_drafts`` (``draft_v0``, ``draft_v1``).
+the rubrics in ``course.rubrics`` or a draft of ``course.lib.reward_spec.kata_drafts`` (``draft_v0``, ``draft_v1``).
 ``tests/test_kata.py`` re-scores every example with its named scorer, so the recorded rewards and
 details are reproducible, not invented (without the ``loophole`` note of a hackable rubric, which
 would name the reward hacks). The teacher's answer key, with a justification and a proposed fix
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Sequence
 
 from course.cli import info, make_parser, run
-from course.lib.spec.kata_labels import (
+from course.lib.reward_spec.kata_labels import (
     PACKS,
     check,
     format_listing,

@@ -39,7 +39,7 @@ from typing import Any, Sequence
 
 from course.cli import add_run_options, float_in, make_parser, optional_view, run
 from course.errors import CourseError
-from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.rubric_registry import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
 from course.lib.learning import policy_gradient as pg
 from course.lib.learning.bandit import DEFAULT_ACTIONS, EXAMPLE, score_actions

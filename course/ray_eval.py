@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from course.cli import EXIT_OK, int_in, make_parser, positive_int, run
-from course.instrument.rubrics import RUBRICS
+from course.instrument.rubric_registry import RUBRICS
 from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, resolve_inputs
 from course.lib.evaluation.summary import pass_rate_line

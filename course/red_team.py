@@ -1,6 +1,6 @@
 """Red-team a reward rubric: which known exploits does it pay for, and does strict hold?
 
-This is milestone 5's harness (its logic lives in ``course.lib.spec.exploit_suites``). It scores every exploit in
+This is milestone 5's harness (its logic lives in ``course.lib.reward_spec.exploit_suites``). It scores every exploit in
 the golden exploit suite (``data/golden/golden_exploits.jsonl``) and, optionally, a file of
 the student's own exploits, under a chosen rubric from ``course.rubrics`` and
 under the strict verifier, and prints them side by side::
@@ -31,8 +31,8 @@ from typing import Sequence
 
 from course.cli import make_parser, run
 from course.errors import CourseError
-from course.instrument.rubrics import RUBRICS, get_rubric
-from course.lib.spec.exploit_suites import (
+from course.instrument.rubric_registry import RUBRICS, get_rubric
+from course.lib.reward_spec.exploit_suites import (
     GOLDEN_EXPLOITS,
     Exploit,
     format_rubric_list,

@@ -38,7 +38,7 @@ accepts "eval of the frozen file vs. best-of-1 of the pack" as a fair comparison
 Decisions a careful reader should know about:
   * The key. ``--api-key-env NAME`` (default ``GROQ_API_KEY``) names the variable; the
     real environment wins (an empty variable counts as unset), then a ``.env`` file
-    in the current directory (``course.lib.bridges.dotenv``; it never changes ``os.environ``).
+    in the current directory (``course.lib.external.dotenv``; it never changes ``os.environ``).
     ``--api-key-env NONE`` sends the placeholder key ``no-key`` for local servers that
     ignore keys. Without a key: one error line naming the variable and the ``.env``
     option, exit 2, nothing written. A key holding anything but printable ASCII (a
@@ -46,7 +46,7 @@ Decisions a careful reader should know about:
     any request, naming the kind of character and its position, never the key. The key
     is never written or printed: whatever the server sends is redacted before it is shown
     or written, and the key is found in any letter case, split by whitespace or invisible
-    characters, and in pieces of half its length or more (``course.lib.bridges.redaction``). A reply
+    characters, and in pieces of half its length or more (``course.lib.external.redaction``). A reply
     whose completion gives the key away is written with ``[redacted]`` in its place (stderr
     says which item), so it reaches no rollout, result, summary or report. A key shorter than
     8 characters (a local server's placeholder such as ``EMPTY``) is not redacted, since that
@@ -76,7 +76,7 @@ Decisions a careful reader should know about:
   * Bounds. ``--timeout`` is the whole request, from connecting to the last byte of the
     answer: the SDK's own timeout is per read, so a server trickling a byte every half second
     would hold a 2 s timeout for minutes. Each request runs under that deadline
-    (``chat_sampling.Endpoint``); past it the connection is dropped and the request counts
+    (``chat_endpoint.Endpoint``); past it the connection is dropped and the request counts
     as timed out (retried like one). An answer larger than 8 MiB plus 1 KiB per requested
     token (n x max_tokens) is no completion of the request: it is refused as it arrives,
     before it is in memory, and the run stops (exit 2).
@@ -134,7 +134,7 @@ from course.cli import (
     run,
 )
 from course.errors import CourseError
-from course.lib.bridges.chat_sampling import (
+from course.lib.external.chat_endpoint import (
     DEFAULT_BASE_URL,
     DEFAULT_KEY_ENV,
     OPENAI_MISSING,

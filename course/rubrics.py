@@ -1,7 +1,7 @@
 """Command line of the rubric registry: list the rubrics, or score one string under one next to strict.
 
 The rubrics themselves (strict and the deliberately hackable ones, each with
-its loophole) live in ``course/instrument/rubrics.py``; this file only parses
+its loophole) live in ``course/instrument/rubric_registry.py``; this file only parses
 arguments and prints what the registry returns.
 
     python -m course.rubrics                               # list names and loopholes
@@ -14,7 +14,7 @@ from typing import Sequence
 
 from course.cli import make_parser, run, stdin_text
 from course.errors import CourseError
-from course.instrument.rubrics import RUBRICS, get_rubric
+from course.instrument.rubric_registry import RUBRICS, get_rubric
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.visible import dumps_safe
 

@@ -14,7 +14,7 @@ import json
 from typing import Sequence
 
 from course.cli import make_parser, run, stdin_text
-from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.rubric_registry import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.lib.visible import dumps_safe
 

@@ -16,7 +16,7 @@ whitespace and non-ASCII characters made visible) under
 and beside them the strict scorer's verdict. "Final: 323" and "Final:  323" look
 alike on screen, differ by one token, and score 1.0 and 0.0.
 
-The vocabularies, records and table live in ``course.lib.spec.tokens``; this tool parses
+The vocabularies, records and table live in ``course.lib.reward_spec.tokens``; this tool parses
 the options, applies the extras rule and prints. Run it::
 
     python -m course.token_inspect                       # the five default near-misses
@@ -45,7 +45,7 @@ from typing import Any, Sequence
 from course.cli import info, make_parser, optional_view, run
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.spec.tokens import (
+from course.lib.reward_spec.tokens import (
     DEFAULT_TEXTS,
     TINY_LM_MISSING,
     inspect_texts,

@@ -57,7 +57,7 @@ import random  # noqa: E402
 from course.cli import EXIT_FAIL, EXIT_OK, info, make_parser, run  # noqa: E402
 from course.instrument.spec_v1 import score  # noqa: E402
 from course.lib.records.jsonl import dumps_line  # noqa: E402
-from course.lib.spec.problems import RUNNING_EXAMPLE, Problem, make_problem  # noqa: E402
+from course.lib.reward_spec.problems import RUNNING_EXAMPLE, Problem, make_problem  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # What the pack is. Changing any of these changes the bundled bytes.

@@ -22,7 +22,7 @@ if __name__ == "__main__":  # run as a script from a checkout: the course packag
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from course.cli import make_parser, run
-from course.lib.spec.kata_labels import (
+from course.lib.reward_spec.kata_labels import (
     PACKS,
     check,
     format_key,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from course.lib.spec.problems import Problem
+from course.lib.reward_spec.problems import Problem
 
 TOY = [
     Problem(prompt="Compute 2 + 3. Output exactly one line: Final: <int>", answer=5, kind="add", operands=(2, 3)),

@@ -170,7 +170,7 @@ def test_library_modules_parse_no_command_line(path):
 # part of the course, and only what every part uses sits at the root. A module dropped at the root
 # would blur the map; give it the folder of what it serves (or, if every layer needs it, add it here).
 LIBRARY_ROOT_MODULES = frozenset({"__init__.py", "stats.py", "extras.py", "visible.py", "toolbox.py"})
-LIBRARY_FOLDERS = frozenset({"records", "bridges", "spec", "evaluation", "selection", "learning", "policy",
+LIBRARY_FOLDERS = frozenset({"records", "external", "reward_spec", "evaluation", "selection", "learning", "policy",
                              "reporting"})
 
 

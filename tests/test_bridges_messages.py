@@ -1,4 +1,4 @@
-"""One rule for a message in several parts (course.lib.bridges.messages): the text parts are joined with
+"""One rule for a message in several parts (course.lib.external.messages): the text parts are joined with
 nothing in between, in every bridge, so ["Final: ", "66"] is the line "Final: 66" whichever library
 carried it, and ["Final: 66", "\\nmore"] is two lines everywhere."""
 
@@ -12,7 +12,7 @@ from course.instrument.spec_v1 import score
 from course.integrations.batch import score_batch
 from course.integrations.trl import strict_reward
 from course.integrations.verl import compute_score
-from course.lib.bridges.messages import emitted_text
+from course.lib.external.messages import emitted_text
 
 SPLIT = ["Final: ", "66"]  # one answer line, cut in two by the provider's stream
 TWO_LINES = ["Final: 66", "\nFinal: 67"]  # the model itself wrote the newline

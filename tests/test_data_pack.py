@@ -19,7 +19,7 @@ import pytest
 
 from course.instrument.spec_v1 import score
 from course.lib.records.jsonl import dumps_line
-from course.lib.spec.problems import FORMAT_INSTRUCTION
+from course.lib.reward_spec.problems import FORMAT_INSTRUCTION
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "make_data.py"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from course.golden import main
-from course.lib.spec.exploit_suites import DEFAULT_CORRECT, DEFAULT_EXPLOITS, check_case, load_suite
+from course.lib.reward_spec.exploit_suites import DEFAULT_CORRECT, DEFAULT_EXPLOITS, check_case, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -168,7 +168,7 @@ def test_the_prompt_check_catches_a_prompt_whose_answer_differs():
 
 
 def test_the_323_cases_ask_the_courses_running_example():
-    from course.lib.spec.problems import RUNNING_EXAMPLE
+    from course.lib.reward_spec.problems import RUNNING_EXAMPLE
 
     cases = load_suite(DEFAULT_CORRECT, "correct") + load_suite(DEFAULT_EXPLOITS, "exploits")
     assert {c.prompt for c in cases if c.expected_answer == 323} == {RUNNING_EXAMPLE.prompt}

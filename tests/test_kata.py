@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from course import kata
 from course.errors import CourseError
 from course.instrument.spec_v1 import score as strict_score
-from course.lib.spec import kata_drafts, kata_labels
+from course.lib.reward_spec import kata_drafts, kata_labels
 
 EXAMPLES = kata_labels.load_examples()
 KEY = kata_labels.load_key()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from course import kata
 from course.instrument.spec_v1 import score as strict_score
-from course.lib.spec import kata_drafts, kata_labels
+from course.lib.reward_spec import kata_drafts, kata_labels
 
 EXAMPLES = kata_labels.load_examples(kata_labels.HARD_EXAMPLES_PATH)
 KEY = kata_labels.load_key(kata_labels.HARD_KEY_PATH)
@@ -161,7 +161,7 @@ def test_pack_hard_lists_every_hard_example_escaped_and_names_draft_v1(capsys):
     for ex in EXAMPLES:
         assert f"{ex.id}  (scored with {ex.scorer})" in out
     assert '"Final: \u27e8U+2212\u27e945"' in out  # the look-alike minus is shown, not hidden
-    assert "read draft_v1_score in course/lib/spec/kata_drafts.py" in out
+    assert "read draft_v1_score in course/lib/reward_spec/kata_drafts.py" in out
     # its own file name: following the listing must not overwrite the first kata's my_labels.json
     assert "python -m course.kata --pack hard --check my_hard_labels.json" in out
     assert "--template > my_hard_labels.json" in out

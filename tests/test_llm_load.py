@@ -114,9 +114,9 @@ def test_the_cached_weights_give_bit_identical_logits(real_llm, llm_cache_dir) -
     again = load.load_llm(cache_dir=llm_cache_dir)
     assert again.cache == "hit" and again.provenance == real_llm.provenance
     ids = real_llm.tokenizer("Final: 323", return_tensors="pt").input_ids
-    # Sampling lays the shared fixture's weights out column-major (course.llm.sampling.lay_out_for_sampling:
+    # Sampling lays the shared fixture's weights out column-major (course.llm.sampler.lay_out_for_sampling:
     # the same values, another memory order, another kernel's rounding): compare both models in one layout.
-    from course.llm.sampling import lay_out_for_sampling
+    from course.llm.sampler import lay_out_for_sampling
 
     lay_out_for_sampling(again.model)
     lay_out_for_sampling(real_llm.model)

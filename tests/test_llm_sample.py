@@ -1,4 +1,4 @@
-"""course.llm.sample and course.llm.sampling: rollouts of a real LLM, reproducible from the seed, in the course's
+"""course.llm.sample and course.llm.sampler: rollouts of a real LLM, reproducible from the seed, in the course's
 formats.
 
 The default suite runs the code on a tiny random Llama saved as a Hugging Face directory
@@ -161,7 +161,7 @@ def test_a_missing_model_is_one_line_and_exit_2(run_in_process, monkeypatch, tmp
 # --- the sampler itself -----------------------------------------------------------------------------
 def test_each_row_is_seeded_by_seed_item_and_sample_index_not_by_its_batch(tiny_llm_dir) -> None:
     from course.llm.load import load_llm
-    from course.llm.sampling import sample_items
+    from course.llm.sampler import sample_items
 
     llm = load_llm(str(tiny_llm_dir))
     items = [("dev-0001", "Compute 17 * 19."), ("dev-0002", "Compute 7 * 9."), ("dev-0003", "Compute 6 * 5.")]
@@ -173,7 +173,7 @@ def test_each_row_is_seeded_by_seed_item_and_sample_index_not_by_its_batch(tiny_
 def test_a_rerun_with_the_same_seeds_draws_the_same_completions_and_token_ids(tiny_llm_dir) -> None:
     from course.lib.policy.templates import render
     from course.llm.load import load_llm
-    from course.llm.sampling import generate
+    from course.llm.sampler import generate
 
     llm = load_llm(str(tiny_llm_dir))
     texts = [render(llm.tokenizer, FEWSHOT, p) for p in ("Compute 17 * 19.", "Compute 7 * 9 + 1000.", "Compute 6 * 5.")]
@@ -189,7 +189,7 @@ def test_the_prefill_with_the_shared_prefix_read_once_gives_each_prompt_the_logi
 
     from course.lib.policy.templates import render
     from course.llm.load import load_llm
-    from course.llm.sampling import encode_prompts, prefill
+    from course.llm.sampler import encode_prompts, prefill
 
     llm = load_llm(str(tiny_llm_dir))
     # Prompts of different lengths: their tails are left-padded after the shared prefix, so padding sits in the middle.
@@ -209,7 +209,7 @@ def test_laying_the_weights_out_for_sampling_keeps_every_value_and_the_outputs(t
     import torch
 
     from course.llm.load import load_llm
-    from course.llm.sampling import lay_out_for_sampling
+    from course.llm.sampler import lay_out_for_sampling
 
     llm = load_llm(str(tiny_llm_dir))
     before = {name: p.detach().clone() for name, p in llm.model.named_parameters()}
@@ -228,7 +228,7 @@ def test_the_stop_token_ends_a_completion_and_is_an_action_not_text(tiny_llm_dir
     import torch
 
     from course.llm.load import load_llm
-    from course.llm.sampling import generate
+    from course.llm.sampler import generate
 
     llm = load_llm(str(tiny_llm_dir))
     with torch.no_grad():  # make the end-of-turn token (id 2) the model's only choice after one token
@@ -251,7 +251,7 @@ def test_the_stop_token_ends_a_completion_and_is_an_action_not_text(tiny_llm_dir
 def test_the_real_model_samples_reproducibly(real_llm) -> None:
     import torch
 
-    from course.llm.sampling import sample_items
+    from course.llm.sampler import sample_items
 
     items = [("dev-0001", "Compute 17 * 19. Output exactly one line: Final: <int>"),
              ("dev-0002", "Compute 7 * 9. Output exactly one line: Final: <int>")]

@@ -1,4 +1,4 @@
-"""Tests for course.lib.spec.problems: the generator behind the datasets and the tiny LM's training set.
+"""Tests for course.lib.reward_spec.problems: the generator behind the datasets and the tiny LM's training set.
 
 Answers are checked two independent ways: from the structured ``operands`` with
 Python's own operators, and (for the bare arithmetic kinds) by reading the
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.errors import CourseError
-from course.lib.spec.problems import (
+from course.lib.reward_spec.problems import (
     FORMAT_INSTRUCTION,
     KINDS,
     MAX_PROMPT_CHARS,

@@ -10,8 +10,8 @@ import pytest
 
 from course import red_team
 from course.errors import CourseError
-from course.instrument.rubrics import HACKABLE, RUBRICS
-from course.lib.spec import exploit_suites
+from course.instrument.rubric_registry import HACKABLE, RUBRICS
+from course.lib.reward_spec import exploit_suites
 
 GOLDEN = exploit_suites.load_exploits(exploit_suites.GOLDEN_EXPLOITS, "golden", require_code=True)
 

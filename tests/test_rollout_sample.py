@@ -21,8 +21,8 @@ import pytest
 
 from course import rollout_sample as rs
 from course.errors import CourseError
-from course.lib.bridges import chat_sampling
-from course.lib.bridges.dotenv import parse_dotenv
+from course.lib.external import chat_endpoint
+from course.lib.external.dotenv import parse_dotenv
 from course.lib.records.formats import iter_completions, iter_samples
 
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
@@ -355,13 +355,13 @@ def test_a_malformed_dotenv_line_is_reported_without_showing_it():
 # Pure helpers, the CLI surface, and the handshake with course.eval
 # ---------------------------------------------------------------------------
 def test_retry_after_as_an_http_date_becomes_seconds_and_wins_over_backoff():
-    wait = chat_sampling.parse_retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:10 GMT"}, now=1445412480.0)
+    wait = chat_endpoint.parse_retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:10 GMT"}, now=1445412480.0)
     assert wait == 10.0
-    assert chat_sampling.retry_delay(3, 1.0, wait) == 10.0 and chat_sampling.retry_delay(3, 1.0, None) == 8.0
+    assert chat_endpoint.retry_delay(3, 1.0, wait) == 10.0 and chat_endpoint.retry_delay(3, 1.0, None) == 8.0
 
 
 def test_policy_name_drops_credentials_embedded_in_the_base_url():
-    assert chat_sampling.policy_name("m", "https://user:pw@example.org/v1") == "m@example.org"
+    assert chat_endpoint.policy_name("m", "https://user:pw@example.org/v1") == "m@example.org"
 
 
 def test_without_the_openai_package_the_error_says_how_to_install_it(lab, monkeypatch, capsys):

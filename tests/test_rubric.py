@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from course.instrument.rubrics import RUBRICS
+from course.instrument.rubric_registry import RUBRICS
 from course.instrument.spec_v1 import ERROR_CODES, score
 
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from course import rubrics
 from course.errors import CourseError
-from course.instrument import rubrics as registry
-from course.instrument.rubrics import HACKABLE, RUBRICS, Rubric, get_rubric, scorer_fingerprint
+from course.instrument import rubric_registry as registry
+from course.instrument.rubric_registry import HACKABLE, RUBRICS, Rubric, get_rubric, scorer_fingerprint
 from course.instrument.spec_v1 import ERROR_CODES
 from course.instrument.spec_v1 import score as strict_score
 
@@ -202,7 +202,7 @@ def test_the_strict_rubric_fingerprint_is_the_scorer_fingerprint():
 
 
 def test_a_hackable_rubric_fingerprint_covers_the_spec_and_the_registry_source():
-    # Its verdicts are decided by its own rules (instrument/rubrics.py) AND by the
+    # Its verdicts are decided by its own rules (instrument/rubric_registry.py) AND by the
     # spec's verdict builder and example check (spec_v1.py): both are hashed.
     expected = hashlib.sha256(registry.SPEC_V1_SOURCE.read_bytes() + registry.RUBRICS_SOURCE.read_bytes()).hexdigest()
     assert RUBRICS["last_number"].fingerprint() == expected != scorer_fingerprint()
@@ -274,7 +274,7 @@ def test_format_only_keeps_the_strict_verdict_so_a_right_answer_and_a_well_forme
 def test_the_golden_exploits_already_show_the_format_only_loophole():
     import json
 
-    from course.lib.spec.exploit_suites import DEFAULT_EXPLOITS
+    from course.lib.reward_spec.exploit_suites import DEFAULT_EXPLOITS
     rows = [json.loads(line) for line in DEFAULT_EXPLOITS.read_text(encoding="utf-8").splitlines()]
     paid = [r["id"] for r in rows
             if RUBRICS["format_only"]({"expected_answer": r["expected_answer"]}, r["completion"])["reward"] == 1.0]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from course.instrument.rubrics import scorer_fingerprint
+from course.instrument.rubric_registry import scorer_fingerprint
 from course.instrument.spec_v1 import (
     ASCII_WHITESPACE,
     ERROR_CODES,
@@ -518,7 +518,7 @@ def test_editing_a_cli_help_text_leaves_the_fingerprint_unchanged(tmp_path):
     help_text = "the example's expected_answer"
     assert text.count(help_text) == 1
     tool.write_text(text.replace(help_text, "the integer the completion must state"), encoding="utf-8")
-    code = ("import course.score as tool\nfrom course.instrument.rubrics import scorer_fingerprint\n"
+    code = ("import course.score as tool\nfrom course.instrument.rubric_registry import scorer_fingerprint\n"
             "print(tool.__file__)\nprint(scorer_fingerprint())\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=60)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from course.exercises import planted_bugs
-from course.lib.spec import kata_labels
+from course.lib.reward_spec import kata_labels
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = kata_labels.load_examples()

@@ -113,7 +113,7 @@ def test_same_seed_gives_byte_identical_rollouts_and_another_seed_does_not(tiny)
 
 def test_pi0_sampled_with_seed_0_reproduces_the_shipped_frozen_rollouts_byte_for_byte(tmp_path):
     # The guard on every speed-up of the sampler: it may change how the numbers are computed, never one of them.
-    from course.lib.policy.problems import DEFAULT_DATASETS
+    from course.lib.policy.training_problems import DEFAULT_DATASETS
     from course.tinylm import FROZEN_PI0_DEV
 
     out, threads = tmp_path / "pi0_dev.jsonl", torch.get_num_threads()

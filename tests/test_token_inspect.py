@@ -10,7 +10,7 @@ import pytest
 
 from course import token_inspect as ti
 from course.lib.extras import missing
-from course.lib.spec import tokens
+from course.lib.reward_spec import tokens
 
 # Without the tokenizer extra the default view shows the tiny LM's characters only (the cl100k tests
 # skip); with it, the default view has both columns.

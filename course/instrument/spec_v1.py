@@ -14,11 +14,11 @@ example for each, are in ``docs/reward_spec_v1.md``; the tests in
 (``python -m course.golden``).
 
 Why it holds nothing else: the scorer fingerprint recorded in every run is the
-sha256 of this file's bytes (``course.instrument.rubrics.scorer_fingerprint``).
+sha256 of this file's bytes (``course.instrument.rubric_registry.scorer_fingerprint``).
 Only code that decides a verdict lives here, so the fingerprint changes when a
 rule could have changed and never because a help text or a command line did.
 The command line is ``course/score.py``; the fingerprint function and the
-rubric registry are ``course/instrument/rubrics.py``. This file imports the
+rubric registry are ``course/instrument/rubric_registry.py``. This file imports the
 standard library only (``tests/test_architecture.py`` checks it).
 
 Properties the rest of the course relies on:

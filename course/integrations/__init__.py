@@ -15,7 +15,7 @@ and one engine: ``course.integrations.ray`` runs the shards of an evaluation as 
 All of them read the expected answer through ``course.integrations.expected``: the encodings
 of an integer these libraries really pass (``"323"``, ``numpy.int64``, a pyarrow scalar) are
 integers, and anything else is named, never a silent reward of 0; and a message's text through
-``course.lib.bridges.messages`` (text parts joined with nothing in between, in every bridge).
+``course.lib.external.messages`` (text parts joined with nothing in between, in every bridge).
 
 The reverse direction (outside data and outputs in) is ``python -m course.datasets``
 and ``python -m course.import_completions``.

@@ -7,7 +7,7 @@ integer, and a text column as ``numpy.str_``. ``course.instrument.spec_v1.score`
 ``int`` only, so calling it row by row on such a batch named every row ``bad_example``: a reward
 of 0 on every row, silently. ``score_batch`` reads every answer the way the bridges do
 (``course.integrations.expected.library_answer``: any integer type, a string of digits) and
-every completion by the one rule for message text (``course.lib.bridges.messages``), and
+every completion by the one rule for message text (``course.lib.external.messages``), and
 refuses a batch with an answer that is not an integer (``323.0``, ``"3.5"``, a missing value)
 with a ``ValueError`` naming the row: a data problem stops the job instead of becoming zeros.
 
@@ -30,7 +30,7 @@ from typing import Any
 
 from course.instrument.spec_v1 import score
 from course.integrations.expected import integer_answers
-from course.lib.bridges.messages import completion_text
+from course.lib.external.messages import completion_text
 
 COMPLETION_COLUMN = "completion"
 ANSWER_COLUMN = "expected_answer"

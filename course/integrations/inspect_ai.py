@@ -6,7 +6,7 @@ reward (1.0 or 0.0), ``answer`` the integer the scorer extracted (None when the
 completion did not parse), ``explanation`` the one-sentence reason and
 ``metadata`` the whole ``details`` dict (error code, scorer version, ...). It scores what the
 model emitted, an assistant message's text parts joined with nothing in between
-(``course.lib.bridges.messages``), not ``output.completion``, which inspect joins with ``"\n"``.
+(``course.lib.external.messages``), not ``output.completion``, which inspect joins with ``"\n"``.
 
 The task runs over a course dataset (``Sample.id`` = the course id, ``target`` =
 the expected answer, the prompt as the only user message) and records the
@@ -84,10 +84,10 @@ except ImportError as exc:  # ImportError still (so importers can tell "extra mi
     ) from exc
 
 # After the guarded import above on purpose: a missing extra is reported before anything else loads.
-from course.instrument.rubrics import scorer_fingerprint  # noqa: E402
+from course.instrument.rubric_registry import scorer_fingerprint  # noqa: E402
 from course.instrument.spec_v1 import SCORER_VERSION, score  # noqa: E402
 from course.integrations.expected import library_answer  # noqa: E402
-from course.lib.bridges.messages import output_text  # noqa: E402
+from course.lib.external.messages import output_text  # noqa: E402
 from course.lib.records.manifest import PROJECT_ROOT, sha256_file  # noqa: E402
 from course.lib.visible import visible  # noqa: E402
 
@@ -146,7 +146,7 @@ def course_strict():  # type: ignore[no-untyped-def]
     """The strict ``Final: <int>`` verifier (reward spec v1) as an inspect scorer."""
 
     async def score_one(state: TaskState, target: Target) -> Score:
-        # what the model emitted, text parts joined with "" (course.lib.bridges.messages), not inspect's
+        # what the model emitted, text parts joined with "" (course.lib.external.messages), not inspect's
         # completion, which joins them with "\n" and would score ["Final: ", "66"] as two lines
         text = output_text(state.output)
         verdicts = [score({"expected_answer": a}, text) for a in expected_answers(state.metadata, target)]

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 from course.instrument.spec_v1 import score
 from course.integrations.expected import library_answer
-from course.lib.bridges.messages import emitted_text
+from course.lib.external.messages import emitted_text
 
 TASKS_DIR = Path(__file__).resolve().parent / "lm_eval_tasks"
 DEFAULT_DATASET = "data/datasets/math_dev.jsonl"

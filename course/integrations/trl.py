@@ -34,7 +34,7 @@ reward that measures nothing):
   * a conversation with no assistant message (TRL passes the generated turns, which always
     hold one; scoring the last message would score the user's own text).
 
-Content given as parts is read by the course's one rule (``course.lib.bridges.messages``: text
+Content given as parts is read by the course's one rule (``course.lib.external.messages``: text
 parts joined with nothing in between, other parts skipped), the same in every bridge.
 A completion that is not text (``content: None``, a text part whose ``text`` is not a string)
 is the model's failure, not the caller's: the scorer names it ``not_a_string`` (reward 0). An
@@ -50,7 +50,7 @@ from typing import Any, Callable, Sequence
 
 from course.instrument.spec_v1 import ERROR_CODES, score
 from course.integrations.expected import integer_answers
-from course.lib.bridges.messages import completion_text  # the one rule for message text (docs/bridges.md)
+from course.lib.external.messages import completion_text  # the one rule for message text (docs/bridges.md)
 
 ANSWER_COLUMN = "expected_answer"
 

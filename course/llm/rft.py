@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.learning.rl_loop import policy_loss
-from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_items
+from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_items
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def build_pool(
     problems = training_problems(s.seed, s.problems)
     kept: list[Kept] = []
     passes = 0
-    per_batch = max(1, 64 // s.samples)  # 64 rows per sampling batch, as course.llm.sampling does
+    per_batch = max(1, 64 // s.samples)  # 64 rows per sampling batch, as course.llm.sampler does
     for start in range(0, len(problems), per_batch):
         chunk = problems[start : start + per_batch]
         seeds = [f"rft:{s.seed}:{start + i}:{j}" for i in range(len(chunk)) for j in range(s.samples)]

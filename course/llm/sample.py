@@ -249,10 +249,10 @@ def _main(argv: Sequence[str] | None) -> int:
             raise CourseError(f"{args.adapters}: changed while it was being read; try again")
 
     # torch-dependent imports stay here, not at the top: --help works without the llm extra
-    from course.lib.policy.records import rollout_records
+    from course.lib.policy.rollout_records import rollout_records
     from course.lib.policy.sampling import set_threads
     from course.llm.load import load_llm
-    from course.llm.sampling import ROWS_PER_BATCH, sample_items
+    from course.llm.sampler import ROWS_PER_BATCH, sample_items
 
     part = None
     if args.shard is not None:  # whole batches: each batch a part computes is the one-process run's batch

@@ -5,7 +5,7 @@ Operations every Loop C tool needs, shared by ``sample``, ``sft``, ``rl``:
   ``generate``             sample G completions for each of P prompts (KV cache, left padding)
   ``completion_logprobs``  log pi(token | prefix) and the entropy at every completion position
   ``sample_items``         n completions per dataset item, batched, each with its own random stream
-  ``sample_records``       those completions as rollout / selection-pack records (``course.lib.policy.records``)
+  ``sample_records``       those completions as rollout / selection-pack records (``course.lib.policy.rollout_records``)
   ``TinyLMPolicy``         the tiny LM and its pi0 behind the interface of Loop C
                            (``course.lib.learning.rl_loop.RLPolicy``)
 
@@ -34,8 +34,10 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.nn.functional as F
 
-from course.lib.policy.records import rollout_records
+from course.lib.evaluation.distribution_shift import shift_report
+from course.lib.policy.rollout_records import rollout_records
 from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
+from course.tinylm import FROZEN_PI0_DEV
 from course.tinylm.model import GPT, KVCache, allocate_cache, attention_mask, positions, save_checkpoint
 from course.tinylm.vocab import VOCAB
 
@@ -319,9 +321,7 @@ class TinyLMPolicy:
         return f"tinylm:{sha256[:12]}"
 
     def shift_report(self, policy_name: str) -> dict:
-        from course.tinylm.distribution_shift import shift_report
-
-        return shift_report(functools.partial(sample_items, self.model), policy_name)
+        return shift_report(functools.partial(sample_items, self.model), policy_name, FROZEN_PI0_DEV)
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

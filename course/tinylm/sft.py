@@ -29,8 +29,8 @@ from typing import Sequence
 from course.cli import MAX_COUNT, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.lib.extras import require
-from course.lib.policy.problems import DEFAULT_DATASETS, read_prompts
 from course.lib.policy.progress import ProgressLine
+from course.lib.policy.training_problems import DEFAULT_DATASETS, read_prompts
 from course.lib.records.jsonl import read_json, refuse_existing
 from course.lib.records.manifest import environment, file_fingerprint
 from course.lib.records.temporaries import write_json_atomic
@@ -307,7 +307,7 @@ def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]
     from collections import Counter
 
     from course.instrument.spec_v1 import score
-    from course.lib.policy.problems import read_items
+    from course.lib.policy.training_problems import read_items
     from course.tinylm.policy import sample_items
 
     dev_path = DEFAULT_DATASETS[0]

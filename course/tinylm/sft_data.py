@@ -15,13 +15,13 @@ towards right numbers), and, under a hackable rubric, towards the hedges.
 Every target *contains* the correct answer; wrong numbers come from the model
 itself, not from the data.
 
-The problems come from ``course.lib.spec.problems.make_problem`` with a recorded seed, and
+The problems come from ``course.lib.reward_spec.problems.make_problem`` with a recorded seed, and
 any prompt that appears in ``data/datasets/math_dev.jsonl`` or
 ``math_holdout.jsonl`` is skipped (exact-prompt match), so the evaluation items
 are never trained on.
 
     >>> import random
-    >>> from course.lib.spec.problems import RUNNING_EXAMPLE
+    >>> from course.lib.reward_spec.problems import RUNNING_EXAMPLE
     >>> text, fmt = render_target(random.Random(3), RUNNING_EXAMPLE)
     >>> fmt in FORMAT_WEIGHTS and "323" in text
     True
@@ -39,8 +39,8 @@ import random
 from typing import Iterable, Iterator, Sequence
 
 from course.cli import make_parser, positive_int, run, seed
-from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_prompts
-from course.lib.spec.problems import Problem
+from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_prompts
+from course.lib.reward_spec.problems import Problem
 
 # ---------------------------------------------------------------------------
 # The format mixture. Weights are probabilities; the strict format is ~40 %.

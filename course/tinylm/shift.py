@@ -65,8 +65,8 @@ def _main(argv: Sequence[str] | None) -> int:
         # replaced if it is a file; a FIFO or a device is refused before sampling
         refuse_existing(args.out, force=True, inputs=(args.run, args.checkpoint, args.frozen))
     # torch-dependent imports stay here, not at the top: --help works without the lm extra
+    from course.lib.evaluation.distribution_shift import shift_report
     from course.lib.policy.sampling import set_threads
-    from course.tinylm.distribution_shift import shift_report
     from course.tinylm.model import load_checkpoint
     from course.tinylm.policy import sample_items
 

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from course.cli import STEPS, add_run_options, check_args, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
-from course.instrument.rubrics import get_rubric
+from course.instrument.rubric_registry import get_rubric
 from course.lib.extras import require
 from course.lib.records.manifest import environment
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest

@@ -250,7 +250,7 @@ def test_inspect_output_in_two_text_parts_scores_as_trl_scores_it():
     from inspect_ai.model import ContentText, ModelOutput
 
     from course.integrations.trl import strict_reward
-    from course.lib.bridges.messages import output_text
+    from course.lib.external.messages import output_text
 
     out = ModelOutput.from_content(model="m", content=[ContentText(text="Final: "), ContentText(text="66")])
     assert out.completion == "Final: \n66"  # inspect's own join: multiple_lines, reward 0

@@ -3,7 +3,7 @@
 The class: a credential a source recorded (an inspect log's request headers and body extras,
 lm-eval's ``model_args`` in any of their forms) or a model echoed back in another spelling must
 reach no frozen-rollouts line, nothing printed, no manifest.json or summary.md. The rule lives in
-``course.lib.bridges.redaction`` (``public_settings``, ``public_args_text``, ``redact``); the
+``course.lib.external.redaction`` (``public_settings``, ``public_args_text``, ``redact``); the
 importer applies it (``rollout_readers.without_credentials``) and the one manifest builder refuses
 what slipped past it (``course.lib.records.manifest.refuse_credentials``).
 """
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from course.eval import main as eval_main
 from course.import_completions import main as import_main
-from course.lib.bridges.redaction import redact
+from course.lib.external.redaction import redact
 
 REPO = Path(__file__).resolve().parents[2]
 BRIDGES = REPO / "tests" / "data" / "bridges"

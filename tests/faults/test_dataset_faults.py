@@ -4,7 +4,7 @@ The class: ``python -m course.datasets import`` hands a user's files to pyarrow 
 reads answers that may be numbers. A parquet file that compresses gigabytes into kilobytes, a saved
 dataset whose Arrow file is a FIFO, an answer whose float is another integer than its text: each
 must end as ONE line naming the file, exit 2, nothing written, or be read exactly. The guarantees
-live in ``course.lib.bridges.dataset_readers`` (``hf_rows``, ``decoded_size``,
+live in ``course.lib.external.dataset_readers`` (``hf_rows``, ``decoded_size``,
 ``check_saved_dataset``, ``exact_integer``) and ``course.lib.records.jsonl`` (``exact_numbers``).
 """
 
@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import datasets
-from course.lib.bridges import dataset_readers
+from course.lib.external import dataset_readers
 
 REPO = Path(__file__).resolve().parents[2]
 needs_pyarrow = pytest.mark.skipif(importlib.util.find_spec("pyarrow") is None, reason="needs the hf extra (pyarrow)")

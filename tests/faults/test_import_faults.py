@@ -4,7 +4,7 @@ The class: wherever the course hands a user's bytes to a third-party library (py
 inspect_ai), to ``int()`` (Python refuses more than 4300 digits) or to a UTF-8 decode, a bad
 input must end as ONE line ``path: what is wrong`` on stderr and exit 2, never a traceback, and
 nothing is written. The library calls go through ``course.errors.foreign_reader``; answers go
-through ``course.lib.bridges.dataset_readers.parse_integer``, bounded by reward spec v1's ``MAX_DIGITS``.
+through ``course.lib.external.dataset_readers.parse_integer``, bounded by reward spec v1's ``MAX_DIGITS``.
 
 Also here: ``--help`` of every tool works when none of the optional extras is installed (the
 extras are hidden from a fresh interpreter by an import hook), and the GSM8K importer refuses a

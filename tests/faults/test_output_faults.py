@@ -28,7 +28,7 @@ from course.lib.evaluation import locked_room
 from course.lib.extras import missing
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import sha256_file
-from course.lib.spec import kata_labels, tokens
+from course.lib.reward_spec import kata_labels, tokens
 
 # token_inspect's default view needs the tokenizer extra; without it, its tiny-LM view (no extra).
 TOKEN_VOCAB: list[str] = [] if not missing("tokenizer") else ["--vocab", "tiny"]

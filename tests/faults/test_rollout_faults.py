@@ -30,7 +30,7 @@ import pytest
 
 from course import rollout_sample as rs
 from course.cli import EXIT_PIPE_CLOSED
-from course.lib.bridges import chat_sampling
+from course.lib.external import chat_endpoint
 
 # A skip mark, not an import: openai takes over a second to import, and every pytest-xdist worker collects this file.
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("openai") is None,
@@ -377,11 +377,11 @@ def test_a_disk_filling_up_mid_line_leaves_whole_lines_and_the_rerun_resumes(lab
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "out.jsonl")  # ...then it is full
         return real_write(fd, data)
 
-    monkeypatch.setattr(chat_sampling, "_os_write", full_disk_on_the_third_line)
+    monkeypatch.setattr(chat_endpoint, "_os_write", full_disk_on_the_third_line)
     assert rs.main(argv(lab)) == 2
     line = assert_one_error_line(capsys.readouterr().err, contains="cannot write out.jsonl (No space left on device)")
     assert "keeps 2 finished item(s), all whole lines" in line
-    monkeypatch.setattr(chat_sampling, "_os_write", real_write)
+    monkeypatch.setattr(chat_endpoint, "_os_write", real_write)
     assert_whole_lines_then_resume(lab, expected, kept=2)
 
 
@@ -392,10 +392,10 @@ def test_an_fsync_error_is_one_line_and_nothing_half_written_remains(lab, capsys
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
     real_fsync = os.fsync
-    monkeypatch.setattr(chat_sampling.os, "fsync", eio)
+    monkeypatch.setattr(chat_endpoint.os, "fsync", eio)
     assert rs.main(argv(lab)) == 2
     assert_one_error_line(capsys.readouterr().err, contains="Input/output error")
-    monkeypatch.setattr(chat_sampling.os, "fsync", real_fsync)
+    monkeypatch.setattr(chat_endpoint.os, "fsync", real_fsync)
     assert not Path("out.jsonl").exists()  # the first line never made it: a fresh start, nothing to resume
     assert rs.main(argv(lab)) == 0 and Path("out.jsonl").read_bytes() == expected
 

@@ -248,7 +248,7 @@ def test_a_verdict_quoting_a_hostile_completion_prints_escaped_json(capsys, modu
 
 
 def test_kata_rescore_prints_the_pack_path_escaped(tmp_path, capsys):
-    from course.lib.spec.kata_labels import PACKS
+    from course.lib.reward_spec.kata_labels import PACKS
 
     folder = tmp_path / NAMES["hostile"]
     folder.mkdir()

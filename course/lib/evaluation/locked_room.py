@@ -427,7 +427,7 @@ def _read_items(results: Path) -> tuple[dict[str, tuple[int, int]], dict[str, An
 
 
 def _current_scorer_fingerprint(rubric_name: Any) -> str | None:
-    from course.instrument.rubrics import RUBRICS
+    from course.instrument.rubric_registry import RUBRICS
 
     rubric = RUBRICS.get(rubric_name) if isinstance(rubric_name, str) else None
     return None if rubric is None else rubric.fingerprint()
@@ -462,7 +462,7 @@ def check_against_dataset(run: RunDir) -> str:
     if _current_scorer_fingerprint(rubric_name) != run.manifest.get("scorer_fingerprint"):
         return (f"{name} re-hashed (matches); the run was scored by another version of the scorer, "
                 "so it was not re-scored")
-    from course.instrument.rubrics import get_rubric
+    from course.instrument.rubric_registry import get_rubric
 
     score = get_rubric(rubric_name).score
     where = visible(str(run.results_path))

@@ -9,7 +9,7 @@ own samples. :func:`score_files` streams both files into results.jsonl and a
     run_dir, manifest, summary = evaluate(Path("data/datasets/math_dev.jsonl"),
                                           Path("data/rollouts/frozen_rollouts_dev.jsonl"), outdir="runs/x")
 
-The completions are scored by a rubric from ``course.instrument.rubrics.RUBRICS``:
+The completions are scored by a rubric from ``course.instrument.rubric_registry.RUBRICS``:
 ``"strict"`` (reward spec v1, the default) or, to *measure* a reward hack, one of
 the hackable rubrics (``rubric="contains_answer"``). The manifest records the
 rubric's name and version; they are Locked Room fields, so the gate never
@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
-from course.instrument.rubrics import Rubric, ScoreFn, get_rubric
+from course.instrument.rubric_registry import Rubric, ScoreFn, get_rubric
 from course.lib.evaluation.shards import SHARD_FIELD, Shard
 from course.lib.evaluation.summary import (
     PASS_REWARD,

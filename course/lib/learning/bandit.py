@@ -28,7 +28,7 @@ from typing import Any, Iterator, Sequence
 from course.errors import CourseError
 from course.instrument.spec_v1 import score
 from course.lib.learning import policy_gradient as pg
-from course.lib.spec.problems import RUNNING_EXAMPLE
+from course.lib.reward_spec.problems import RUNNING_EXAMPLE
 
 EXAMPLE: dict[str, Any] = {"prompt": RUNNING_EXAMPLE.prompt, "expected_answer": RUNNING_EXAMPLE.answer}
 

@@ -62,12 +62,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from course.instrument.rubrics import get_rubric
+from course.instrument.rubric_registry import get_rubric
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.evaluation.pipeline import evaluate
-from course.lib.policy.problems import DEFAULT_DATASETS, problem_stream, read_items
 from course.lib.policy.report import story_line, tail_means, write_curves
+from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_items
 from course.lib.records.jsonl import JsonlWriter, dumps_line
 from course.lib.records.manifest import peak_rss_kib
 from course.lib.records.runs import write_json, write_manifest, write_text

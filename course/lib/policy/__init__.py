@@ -1,5 +1,7 @@
 """What every policy shares, whichever model it wraps (the tiny LM, the real LLM).
 
-``templates`` (how an item is put to a policy), ``report`` (a learning run's report lines and
-curves), ``problems`` (the training problem stream and the bundled datasets it excludes).
+``sampling`` (sampling from logits: the draw, top-p, batching, threads), ``rollout_records`` (the
+rollout and selection-pack record), ``progress`` (the progress line), ``templates`` (how an item is
+put to a policy), ``report`` (a learning run's report lines and curves) and ``training_problems``
+(the training problem stream and the bundled datasets it excludes).
 """

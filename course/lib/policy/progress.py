@@ -1,4 +1,4 @@
-"""The progress line of the tiny LM's long commands: one self-overwriting line on stderr, only on a terminal.
+"""The progress line of both policies' long commands: one self-overwriting line on stderr, only on a terminal.
 
 Training, sweeping and sampling take from seconds to minutes on a laptop CPU. A
 person watching a terminal should see that the command is alive and how far it

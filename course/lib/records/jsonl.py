@@ -518,7 +518,7 @@ _raw_decode = _DECODER.raw_decode
 # The same rules, with every number that has a fraction or an exponent read as the ``Decimal`` its
 # text states (``1e23`` is exactly 10**23, ``9007199254740993.0`` exactly that integer), for a
 # reader that must know which integer a number's text means before a float rounds it
-# (``course.lib.bridges.dataset_readers``: answers). Never the fast path (orjson reads floats).
+# (``course.lib.external.dataset_readers``: answers). Never the fast path (orjson reads floats).
 _EXACT_DECODER = json.JSONDecoder(
     parse_constant=_reject_constant, object_pairs_hook=_object, parse_float=decimal.Decimal
 )

@@ -28,8 +28,8 @@ from typing import Any, Mapping, Sequence
 
 import course
 from course.errors import CourseError
-from course.instrument.rubrics import Rubric, get_rubric
-from course.lib.bridges.redaction import public_args_text, public_settings
+from course.instrument.rubric_registry import Rubric, get_rubric
+from course.lib.external.redaction import public_args_text, public_settings
 from course.lib.records.jsonl import open_input
 from course.lib.visible import markdown_value, terminal_line
 
@@ -132,7 +132,7 @@ def refuse_credentials(policy: str, sampling: Mapping[str, Any]) -> None:
     tokens out of what it writes, but a completions file written by an older version of it, by
     hand or by another tool reaches ``course.eval`` and ``course.selection_demo`` as it is, and
     its policy and sampling would be copied into manifest.json and summary.md, files meant to be
-    shared. The rule is ``course.lib.bridges.redaction``'s (``public_settings``,
+    shared. The rule is ``course.lib.external.redaction``'s (``public_settings``,
     ``public_args_text``); the field is named, its value never shown.
     """
     _, in_sampling = public_settings(dict(sampling))

@@ -38,7 +38,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field, replace
-from html import escape
+from html import escape as escape_html
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -406,11 +406,11 @@ def with_gate(run: RunData, gate: Mapping[str, Any]) -> RunData:
 
 
 # ===========================================================================
-# Small HTML helpers (every piece of data goes through e())
+# Small HTML helpers (every piece of data goes through escape())
 # ===========================================================================
-def e(value: Any) -> str:
+def escape(value: Any) -> str:
     """Escape any value for HTML text or a quoted attribute."""
-    return escape(str(value), quote=True)
+    return escape_html(str(value), quote=True)
 
 
 def _json_block(obj: Any) -> str:
@@ -448,7 +448,7 @@ def _num(x: Any, digits: int = 4) -> str:
 
 
 def _dl(pairs: Iterable[tuple[str, str]], cls: str = "kv") -> str:
-    return f'<dl class="{cls}">' + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in pairs) + "</dl>"
+    return f'<dl class="{cls}">' + "".join(f"<dt>{escape(k)}</dt><dd>{v}</dd>" for k, v in pairs) + "</dl>"
 
 
 def _thin(points: Sequence[tuple[float, float]], limit: int = MAX_CHART_POINTS) -> tuple[tuple[float, float], ...]:
@@ -462,9 +462,9 @@ def _thin(points: Sequence[tuple[float, float]], limit: int = MAX_CHART_POINTS) 
 
 
 def _numbers_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], summary: str = "the numbers") -> str:
-    body = "".join("<tr>" + "".join(f"<td>{e(_num(c))}</td>" for c in row) + "</tr>" for row in rows)
-    head = "".join(f"<th>{e(h)}</th>" for h in headers)
-    return (f'<details class="numbers"><summary>{e(summary)}</summary>'
+    body = "".join("<tr>" + "".join(f"<td>{escape(_num(c))}</td>" for c in row) + "</tr>" for row in rows)
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    return (f'<details class="numbers"><summary>{escape(summary)}</summary>'
             f'<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></details>')
 
 
@@ -481,39 +481,40 @@ def _header(run: RunData) -> str:
         if value is None and key == "selection.n" and m.get("tool") == "course.eval":
             value = "1 (implicit: course.eval scores one completion per item)"
         if value is not None:
-            pairs.append((key, f"<code>{e(_show(value))}</code>"))
+            pairs.append((key, f"<code>{escape(_show(value))}</code>"))
     if isinstance(m.get("datasets"), list):
         for d in m["datasets"]:
             if isinstance(d, dict):
-                pairs.append(("dataset", f"<code>{e(d.get('path'))}</code> sha256 <code>{e(d.get('sha256'))}</code>"))
+                pairs.append(("dataset", f"<code>{escape(d.get('path'))}</code> sha256 "
+                                         f"<code>{escape(d.get('sha256'))}</code>"))
     elif isinstance(m.get("dataset"), dict):
-        pairs.append(("dataset file", f"<code>{e(m['dataset'].get('path'))}</code>"))
+        pairs.append(("dataset file", f"<code>{escape(m['dataset'].get('path'))}</code>"))
     for key in ("completions", "samples"):
         if isinstance(m.get(key), dict):
-            pairs.append((f"{key} file", f"<code>{e(m[key].get('path'))}</code> sha256 "
-                                         f"<code>{e(m[key].get('sha256'))}</code>"))
+            pairs.append((f"{key} file", f"<code>{escape(m[key].get('path'))}</code> sha256 "
+                                         f"<code>{escape(m[key].get('sha256'))}</code>"))
     for key in ("seed", "lr", "steps"):
         if key in m and not isinstance(m[key], (dict, list)):
-            pairs.append((key, f"<code>{e(_show(m[key]))}</code>"))
+            pairs.append((key, f"<code>{escape(_show(m[key]))}</code>"))
     prov: list[tuple[str, str]] = [
-        ("tool", f"<code>{e(m.get('tool', 'unknown'))}</code>"),
-        ("command", f'<code class="cmd">{e(m.get("command", "(not recorded)"))}</code>'),
+        ("tool", f"<code>{escape(m.get('tool', 'unknown'))}</code>"),
+        ("command", f'<code class="cmd">{escape(m.get("command", "(not recorded)"))}</code>'),
     ]
     commit = m.get("git_commit")
     dirty = m.get("git_dirty")
     state = "" if dirty is None else (
         ' <span class="bad">dirty (uncommitted changes)</span>' if dirty else ' <span class="good">clean</span>'
     )
-    prov.append(("git commit", f"<code>{e(commit or '(not recorded)')}</code>{state}"))
+    prov.append(("git commit", f"<code>{escape(commit or '(not recorded)')}</code>{state}"))
     for key in ("created_utc", "course_version", "python", "platform"):
         if key in m:
-            prov.append((key, e(m[key])))
+            prov.append((key, escape(m[key])))
     manifest_text = json.dumps(m, ensure_ascii=False, sort_keys=True, indent=2)
-    warn = "".join(f'<p class="alarm">warning: {e(w)}</p>' for w in run.warnings)
+    warn = "".join(f'<p class="alarm">warning: {escape(w)}</p>' for w in run.warnings)
     return (
         f'<div class="header">{warn}<h3>Locked Room</h3>' + _dl(pairs) + "<h3>Provenance</h3>" + _dl(prov)
-        + f'<details><summary>manifest.json</summary><pre>{e(manifest_text)}</pre></details>'
-        + f'<p class="files">files: {e(", ".join(run.files))}</p></div>'
+        + f'<details><summary>manifest.json</summary><pre>{escape(manifest_text)}</pre></details>'
+        + f'<p class="files">files: {escape(", ".join(run.files))}</p></div>'
     )
 
 
@@ -531,8 +532,8 @@ def _ci_bar(passed: int, n: int) -> str:
     )
     label = f"pass rate {percent(rate)}, 95% Wilson interval {percent(lo)} to {percent(hi)}"
     return (
-        f'<svg class="cibar" viewBox="0 0 {w} 50" width="{w}" height="50" role="img" aria-label="{e(label)}">'
-        f"<title>{e(label)}</title>{ticks}"
+        f'<svg class="cibar" viewBox="0 0 {w} 50" width="{w}" height="50" role="img" aria-label="{escape(label)}">'
+        f"<title>{escape(label)}</title>{ticks}"
         f'<rect x="{x0}" y="16" width="{pw}" height="8" class="track"/>'
         f'<rect x="{px(lo)}" y="12" width="{(hi - lo) * pw:.1f}" height="16" class="ci"/>'
         f'<circle cx="{px(rate)}" cy="20" r="5" class="pt"/></svg>'
@@ -558,14 +559,14 @@ def _pass_rate(summary: Mapping[str, Any]) -> str:
     clustered = _clustered(summary)
     if clustered is not None:  # a multi-sample run: the samples of an item are not independent
         return (
-            f'<p class="passrate"><strong>{e(clustered)}</strong></p>'
+            f'<p class="passrate"><strong>{escape(clustered)}</strong></p>'
             + (f"<p>Mean reward {mean:.3f}. " if isinstance(mean, (int, float)) else "<p>")
             + "Several samples per item: the interval treats the items as the unit of sampling "
             "(course.lib.stats.clustered_interval); as if the samples were independent it would be too narrow. "
             "Compare runs with course.gate, which pairs the items.</p>"
         )
     return (
-        f'<p class="passrate"><strong>{e(pass_rate_line(passed, n))}</strong></p>'
+        f'<p class="passrate"><strong>{escape(pass_rate_line(passed, n))}</strong></p>'
         + _ci_bar(passed, n)
         + (f"<p>Mean reward {mean:.3f}. " if isinstance(mean, (int, float)) else "<p>")
         + "The interval is the 95 % Wilson score interval (course.lib.stats.wilson_interval): the policy's true "
@@ -576,7 +577,7 @@ def _pass_rate(summary: Mapping[str, Any]) -> str:
 def _render_example(ex: Mapping[str, Any]) -> str:
     """One item as course.inspect_run prints it: completion between ⟦ ⟧, every invisible character escaped."""
     extracted = "nothing" if ex["extracted"] is None else ex["extracted"]
-    pairs = [("expected", e(ex["expected"])), ("extracted", e(extracted)), ("reason", e(ex["reason"]))]
+    pairs = [("expected", escape(ex["expected"])), ("extracted", escape(extracted)), ("reason", escape(ex["reason"]))]
     completion = ex["completion"]
     if isinstance(completion, str):
         length = ex["length"]
@@ -584,16 +585,17 @@ def _render_example(ex: Mapping[str, Any]) -> str:
         if length is not None and length > COMPLETION_LIMIT:
             # the stored copy is cut; say how long the real one is
             shown = shown.rsplit("… [", 1)[0] + f"… [{length - COMPLETION_LIMIT} more characters]"
-        pairs.append(("completion", f'<pre class="completion">⟦{e(shown)}⟧</pre>'))
+        pairs.append(("completion", f'<pre class="completion">⟦{escape(shown)}⟧</pre>'))
         if length is not None and length > COMPLETION_LIMIT:
             pairs.append(("length", f'<span class="bad">{length:,} characters; the first {COMPLETION_LIMIT} are '
                                     'shown</span>'))
         names = legend(completion[:COMPLETION_LIMIT])
         if names:
-            pairs.append(("characters", "<br>".join(e(name) for name in names)))
+            pairs.append(("characters", "<br>".join(escape(name) for name in names)))
     else:
-        pairs.append(("completion", "none" if completion is None else e(f"not text ({type(completion).__name__})")))
-    return (f'<div class="ex"><div class="exid">{e(visible(str(ex["id"])))} (reward {e(ex["reward"])})</div>'
+        not_text = f"not text ({type(completion).__name__})"
+        pairs.append(("completion", "none" if completion is None else escape(not_text)))
+    return (f'<div class="ex"><div class="exid">{escape(visible(str(ex["id"])))} (reward {escape(ex["reward"])})</div>'
             f'{_dl(pairs)}</div>')
 
 
@@ -617,15 +619,16 @@ def _taxonomy(run: RunData, prefix: str) -> str:
                 ["python", "-m", "course.inspect_run", "--run", run.path, "--code", code, "--show", "20"]
             )
             body += (f'<p class="more">… and {more:,} more item(s) with this code, not in the table below (see its '
-                     f'note): <code>{e(inspect_command)}</code></p>')
+                     f'note): <code>{escape(inspect_command)}</code></p>')
         elif more > 0:
             body += f'<p class="more">… and {more:,} more item(s) with this code: filter the table below by code.</p>'
         out.append(
             f'<details class="bar {cls}" id="{prefix}-code-{i}"><summary>'
-            f'<span class="code">{e(code)}</span>'
+            f'<span class="code">{escape(code)}</span>'
             f'<span class="track"><span class="fill" style="width:{100 * r["count"] / top:.1f}%"></span></span>'
-            f'<span class="num">{r["count"]:,} ({e(percent(share))})</span>'
-            f'<span class="meaning">{e(r.get("meaning", ERROR_CODES.get(code, "")))}</span></summary>{body}</details>'
+            f'<span class="num">{r["count"]:,} ({escape(percent(share))})</span>'
+            f'<span class="meaning">{escape(r.get("meaning", ERROR_CODES.get(code, "")))}</span></summary>'
+            f'{body}</details>'
         )
     out.append("</div>")
     return ("<h3>Outcomes by error code</h3><p class=\"hint\">Each bar opens its first examples "
@@ -645,7 +648,7 @@ def _row_cells(row: Sequence[Any]) -> str:
         elif name == "completion":
             v = "none" if v is None else "⟦" + v + "⟧"
         cls = ' class="pass"' if name == "code" and row[5] else (' class="fail"' if name == "code" else "")
-        cells.append(f"<td{cls}>{e('' if v is None else v)}</td>")
+        cells.append(f"<td{cls}>{escape('' if v is None else v)}</td>")
     return "<tr>" + "".join(cells) + "</tr>"
 
 
@@ -676,9 +679,10 @@ def _sample_note(run: RunData) -> str:
     parts.append("The pass rate above is over every item, and the code list below gives both figures for each code "
                  "it lists.")
     return (
-        f'<p class="sample-note">{e(" ".join(parts))} All items are in <code>{e(run.path)}/results.jsonl</code>, one '
+        f'<p class="sample-note">{escape(" ".join(parts))} All items are in '
+        f'<code>{escape(run.path)}/results.jsonl</code>, one '
         f"per line; the items of one code, with the scorer's details: "
-        f"<code>python -m course.inspect_run --run {e(run.path)} --code CODE --show 20</code>.</p>"
+        f"<code>python -m course.inspect_run --run {escape(run.path)} --code CODE --show 20</code>.</p>"
     )
 
 
@@ -694,10 +698,10 @@ def _items_table(run: RunData, prefix: str) -> str:
 
     def option(c: str) -> str:
         label = f"{counts[c]:,}" if shown_per_code[c] == counts[c] else f"{shown_per_code[c]:,} of {counts[c]:,}"
-        return f'<option value="{e(c)}">{e(c)} ({label})</option>'
+        return f'<option value="{escape(c)}">{escape(c)} ({label})</option>'
 
     options = "".join(option(c) for c in codes)
-    head = "".join(f'<th data-col="{i}" scope="col">{e(name)}</th>' for name, i in _COLUMNS)
+    head = "".join(f'<th data-col="{i}" scope="col">{escape(name)}</th>' for name, i in _COLUMNS)
     first = "".join(_row_cells(r) for r in rows[:PAGE_SIZE])
     shown = min(PAGE_SIZE, len(rows))
     of = (
@@ -726,11 +730,11 @@ def _selection(run: RunData) -> str:
     p1, bn, gain = s.get("pass_at_1"), s.get("best_of_n"), s.get("selection_gain")
     lines = []
     if isinstance(p1, dict) and p1.get("n"):
-        lines.append(e(pass_rate_line(p1["passed"], p1["n"], "pass@1 (sample 0)")))
+        lines.append(escape(pass_rate_line(p1["passed"], p1["n"], "pass@1 (sample 0)")))
     if isinstance(bn, dict) and bn.get("n"):
-        lines.append(e(pass_rate_line(bn["passed"], bn["n"], f"best-of-{s.get('N', '?')}")))
+        lines.append(escape(pass_rate_line(bn["passed"], bn["n"], f"best-of-{s.get('N', '?')}")))
     if isinstance(gain, dict):
-        lines.append(e(f"gain {gain.get('pass_rate', 0) * 100:+.1f} points: {gain.get('label', '')}; "
+        lines.append(escape(f"gain {gain.get('pass_rate', 0) * 100:+.1f} points: {gain.get('label', '')}; "
                        f"{gain.get('items_rescued', 0)} items rescued, {gain.get('items_lost', 0)} lost"))
     if lines:
         out.append("<p>" + "<br>".join(lines) + "</p>")
@@ -748,16 +752,16 @@ def _selection(run: RunData) -> str:
                                   [[r["k"]] + [r.get(k) for k, _, _ in keys] for r in rows]))
         est = curve.get("estimators")
         if isinstance(est, dict):
-            out.append(_dl([(k, e(v)) for k, v in sorted(est.items())]))
+            out.append(_dl([(k, escape(v)) for k, v in sorted(est.items())]))
     still = s.get("still_failing")
     if isinstance(still, dict) and still.get("count"):
-        out.append(f"<p>{still['count']} items ({e(_pct(still.get('share')))}) have no passing sample among the N; "
-                   "first examples:</p>")
+        out.append(f"<p>{still['count']} items ({escape(_pct(still.get('share')))}) have no passing sample "
+                   "among the N; first examples:</p>")
         body = "".join(
-            f"<tr><td>{e(x.get('id'))}</td><td>{e(x.get('expected'))}</td>"
-            f"<td>{e(', '.join(map(str, x.get('codes', []))))}</td>"
-            f"<td><code>⟦{e(visible(x.get('chosen_completion'), limit=TABLE_COMPLETION_LIMIT))}⟧</code></td>"
-            f"<td>{e(x.get('first_passing_index'))}</td></tr>" for x in still.get("examples", [])
+            f"<tr><td>{escape(x.get('id'))}</td><td>{escape(x.get('expected'))}</td>"
+            f"<td>{escape(', '.join(map(str, x.get('codes', []))))}</td>"
+            f"<td><code>⟦{escape(visible(x.get('chosen_completion'), limit=TABLE_COMPLETION_LIMIT))}⟧</code></td>"
+            f"<td>{escape(x.get('first_passing_index'))}</td></tr>" for x in still.get("examples", [])
         )
         out.append("<table><thead><tr><th>id</th><th>expected</th><th>codes of the N</th><th>chosen completion</th>"
                    f"<th>first passing sample in the pack</th></tr></thead><tbody>{body}</tbody></table>")
@@ -789,8 +793,9 @@ def _bandit(run: RunData) -> str:
     text = ""
     if res:
         text = (f"<p>J(θ) {_num(res.get('initial_expected_reward'))} at the start → "
-                f"{_num(res.get('final_expected_reward'))} after {len(recs)} steps (lr {e(run.manifest.get('lr'))}, "
-                f"baseline {e(run.manifest.get('baseline'))}).</p>")
+                f"{_num(res.get('final_expected_reward'))} after {len(recs)} steps "
+                f"(lr {escape(run.manifest.get('lr'))}, "
+                f"baseline {escape(run.manifest.get('baseline'))}).</p>")
     table = _numbers_table(["step", "action", "reward", "baseline", "advantage", "J before", "J after"],
                            [[r["step"], visible(str(r.get("action_text", r.get("action")))), r["reward"],
                              r.get("baseline"), r.get("advantage"), r["expected_reward"],
@@ -810,7 +815,7 @@ def _toy_mdp(run: RunData) -> str:
         out.append("<table class=\"small\"><caption>Reward R(a1, a2), given only at the "
                    "end</caption><thead><tr><th></th>"
                    "<th>a2 = 0</th><th>a2 = 1</th></tr></thead><tbody>"
-                   + "".join(f"<tr><th>a1 = {i}</th>" + "".join(f"<td>{e(_num(v))}</td>" for v in row) + "</tr>"
+                   + "".join(f"<tr><th>a1 = {i}</th>" + "".join(f"<td>{escape(_num(v))}</td>" for v in row) + "</tr>"
                              for i, row in enumerate(rewards)) + "</tbody></table>")
     last = recs[-1]
     j = _thin([(r["episode"], r["expected_return"]) for r in recs]) + (
@@ -830,7 +835,7 @@ def _toy_mdp(run: RunData) -> str:
     if res:
         out.append(f"<p>Expected return {_num(res.get('initial_expected_return'))} → "
                    f"{_num(res.get('final_expected_return'))} "
-                   f"after {len(recs)} episodes (lr {e(m.get('lr'))}, baseline {e(m.get('baseline'))}).</p>")
+                   f"after {len(recs)} episodes (lr {escape(m.get('lr'))}, baseline {escape(m.get('baseline'))}).</p>")
     return "".join(out)
 
 
@@ -878,13 +883,14 @@ def _rl_run(run: RunData, prefix: str) -> str:
     evals = [r["eval"] for r in run.records if isinstance(r.get("eval"), dict)]
     rubric = str(s.get("rubric", run.manifest.get("settings", {}).get("rubric", "?")))
     marks = _alarm_marks(run.records)
-    out = [f"<p>Rubric <code>{e(rubric)}</code>, β {e(s.get('beta'))}, seed {e(s.get('seed'))}, "
-           f"{e(s.get('steps'))} steps; "
-           f"π0 <code>{e(s.get('pi0'))}</code> → <code>{e(s.get('final_policy'))}</code>.</p>"]
+    out = [f"<p>Rubric <code>{escape(rubric)}</code>, β {escape(s.get('beta'))}, seed {escape(s.get('seed'))}, "
+           f"{escape(s.get('steps'))} steps; "
+           f"π0 <code>{escape(s.get('pi0'))}</code> → <code>{escape(s.get('final_policy'))}</code>.</p>"]
     alarms = s.get("goodhart_alarms") or []
     if alarms:
+        items = "".join(f"<li>{escape(a)}</li>" for a in alarms)
         out.append('<div class="alarm"><strong>GOODHART ALARM</strong>: the training reward rose while the strict pass '
-                   "rate on the fixed slice fell.<ul>" + "".join(f"<li>{e(a)}</li>" for a in alarms) + "</ul></div>")
+                   "rate on the fixed slice fell.<ul>" + items + "</ul></div>")
     else:
         out.append('<p class="good">No Goodhart alarm was raised.</p>')
     if steps:
@@ -926,20 +932,22 @@ def _rl_run(run: RunData, prefix: str) -> str:
                 clustered = "pass_at_1_ci95" in x
                 lo, hi = (x.get("pass_at_1_ci95" if clustered else "pass_at_1_wilson95") or [None, None])[:2]
                 method = "95%, items as the unit" if clustered else "Wilson 95% as if the samples were independent"
-                lines.append(f"holdout {tag}: <code>{e(x.get('policy'))}</code> pass@1 {e(_num(x.get('pass_at_1')))} "
-                             f"({method} {e(_num(lo))}–{e(_num(hi))}, {e(x.get('samples'))} samples)")
+                lines.append(f"holdout {tag}: <code>{escape(x.get('policy'))}</code> "
+                             f"pass@1 {escape(_num(x.get('pass_at_1')))} "
+                             f"({method} {escape(_num(lo))}–{escape(_num(hi))}, {escape(x.get('samples'))} samples)")
         if "lift_pass_at_1" in h:
             lo, hi = (h.get("lift_paired_bootstrap95") or [None, None])[:2]
-            lines.append(f"lift {e(_num(h['lift_pass_at_1']))} (paired bootstrap 95% {e(_num(lo))} to {e(_num(hi))}); "
-                         f"gate as recorded: {e((h.get('gate') or {}).get('verdict'))}")
+            lines.append(f"lift {escape(_num(h['lift_pass_at_1']))} "
+                         f"(paired bootstrap 95% {escape(_num(lo))} to {escape(_num(hi))}); "
+                         f"gate as recorded: {escape((h.get('gate') or {}).get('verdict'))}")
         out.append("<h3>Holdout: π0 against the trained policy</h3><p>" + "<br>".join(lines) + "</p>")
     if run.gate is not None:
         out.append(render_gate(run.gate, f"{prefix}-gate"))
     for j, sub in enumerate(run.sub_runs):
-        out.append(f'<section class="subrun" id="{prefix}-s{j}"><h3>{e(sub.path)}</h3>'
+        out.append(f'<section class="subrun" id="{prefix}-s{j}"><h3>{escape(sub.path)}</h3>'
                    f'{_scoring(sub, f"{prefix}s{j}")}</section>')
     for name, text in run.texts.items():
-        out.append(f"<details><summary>{e(name)}</summary><pre>{e(text)}</pre></details>")
+        out.append(f"<details><summary>{escape(name)}</summary><pre>{escape(text)}</pre></details>")
     return "".join(out)
 
 
@@ -953,21 +961,21 @@ def _scoring(run: RunData, prefix: str) -> str:
 
 
 def _ablation(run: RunData, prefix: str) -> str:
-    return "<h3>Baseline ablation</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
+    return "<h3>Baseline ablation</h3>" + "".join(f"<pre>{escape(t)}</pre>" for t in run.texts.values())
 
 
 def _noise_sweep(run: RunData, prefix: str) -> str:
-    return "<h3>Reward-noise sweep</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
+    return "<h3>Reward-noise sweep</h3>" + "".join(f"<pre>{escape(t)}</pre>" for t in run.texts.values())
 
 
 def _sweep(run: RunData, prefix: str) -> str:
-    return "<h3>Beta sweep</h3>" + "".join(f"<pre>{e(t)}</pre>" for t in run.texts.values())
+    return "<h3>Beta sweep</h3>" + "".join(f"<pre>{escape(t)}</pre>" for t in run.texts.values())
 
 
 def _other(run: RunData, prefix: str) -> str:
     if run.summary is not None:
         return ("<details open><summary>summary.json</summary>"
-                f"<pre>{e(json.dumps(run.summary, ensure_ascii=False, sort_keys=True, indent=2))}</pre></details>")
+                f"<pre>{escape(json.dumps(run.summary, ensure_ascii=False, sort_keys=True, indent=2))}</pre></details>")
     return "<p>No view for this kind of run yet; its manifest is above.</p>"
 
 
@@ -1015,7 +1023,8 @@ def _headline(run: RunData) -> str:
 def render_run(run: RunData, prefix: str) -> str:
     """One run's section: header, then the view of its kind."""
     title = f"{KIND_LABEL.get(run.kind, 'Run')}: {run.path}"
-    return (f'<section class="run" id="{prefix}"><h2>{e(title)}</h2>{_header(run)}{_run_body(run, prefix)}</section>')
+    return (f'<section class="run" id="{prefix}"><h2>{escape(title)}</h2>'
+            f'{_header(run)}{_run_body(run, prefix)}</section>')
 
 
 # ---------------------------------------------------------------------------
@@ -1023,8 +1032,10 @@ def render_run(run: RunData, prefix: str) -> str:
 # ---------------------------------------------------------------------------
 def render_comparison(runs: Sequence[RunData]) -> str:
     """A table with one column per run: conditions, pass rate, and every outcome code's count."""
-    head = "<th></th>" + "".join(f'<th scope="col"><a href="#r{i}">{e(r.path)}</a></th>' for i, r in enumerate(runs))
-    rows: list[tuple[str, list[str]]] = [("tool", [e(r.manifest.get("tool", "?")) for r in runs])]
+    head = "<th></th>" + "".join(
+        f'<th scope="col"><a href="#r{i}">{escape(r.path)}</a></th>' for i, r in enumerate(runs)
+    )
+    rows: list[tuple[str, list[str]]] = [("tool", [escape(r.manifest.get("tool", "?")) for r in runs])]
     for key in HEADER_KEYS:
         values = [_value(r.manifest, key) for r in runs]
         if all(v is None for v in values):
@@ -1032,8 +1043,8 @@ def render_comparison(runs: Sequence[RunData]) -> str:
         shown = [_show(v) if v is not None else "(absent)" for v in values]
         same = len(set(shown)) == 1
         mark = "" if same else ' class="diff"'
-        rows.append((key, [f"<code{mark}>{e(v if len(v) <= 80 else v[:77] + '…')}</code>" for v in shown]))
-    rows.append(("pass rate", [e(_headline(r) or "–") for r in runs]))
+        rows.append((key, [f"<code{mark}>{escape(v if len(v) <= 80 else v[:77] + '…')}</code>" for v in shown]))
+    rows.append(("pass rate", [escape(_headline(r) or "–") for r in runs]))
     codes: dict[str, int] = {}
     for r in runs:
         for c, n in (_scoring_summary(r).get("counts") or {}).items():
@@ -1043,9 +1054,9 @@ def render_comparison(runs: Sequence[RunData]) -> str:
         for r in runs:
             s = _scoring_summary(r)
             n = (s.get("counts") or {}).get(c)
-            cells.append("–" if n is None else f"{n:,} ({e(percent(n / s['n']))})" if s.get("n") else str(n))
+            cells.append("–" if n is None else f"{n:,} ({escape(percent(n / s['n']))})" if s.get("n") else str(n))
         rows.append((c, cells))
-    body = "".join(f"<tr><th>{e(k)}</th>" + "".join(f"<td>{v}</td>" for v in vals) + "</tr>" for k, vals in rows)
+    body = "".join(f"<tr><th>{escape(k)}</th>" + "".join(f"<td>{v}</td>" for v in vals) + "</tr>" for k, vals in rows)
     return (f'<section id="compare"><h2>Side by side</h2><table class="compare"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table><p class=\"hint\">Values that differ between runs are marked.</p></section>")
 
@@ -1054,14 +1065,14 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
     """The gate's decision as course.gate reaches it: Locked Room fields, the paired table, McNemar p, the decision."""
     title = f"Gate: candidate {gate.get('candidate')} against baseline {gate.get('baseline')}"
     if gate.get("error"):
-        return (f'<section class="gate" id="{e(anchor)}"><h2>{e(title)}</h2>'
-                f'<p class="bad">The gate cannot compare these runs: {e(gate["error"])}</p></section>')
+        return (f'<section class="gate" id="{escape(anchor)}"><h2>{escape(title)}</h2>'
+                f'<p class="bad">The gate cannot compare these runs: {escape(gate["error"])}</p></section>')
     result = gate["result"]
     decision = str(result.get("decision"))
     cls = "accept" if decision == "ACCEPT" else "reject"
-    out = [f'<section class="gate" id="{e(anchor)}"><h2>{e(title)}</h2>',
+    out = [f'<section class="gate" id="{escape(anchor)}"><h2>{escape(title)}</h2>',
            f'<p class="decision {cls}">'
-           + "<br>".join(e(line) for line in gate.get("decision_lines", [f"Decision: {decision}"]))
+           + "<br>".join(escape(line) for line in gate.get("decision_lines", [f"Decision: {decision}"]))
            + "</p>",
            "<h3>Locked Room</h3><table class=\"locked\"><thead><tr><th></th><th>field</th><th>baseline</th>"
            "<th>candidate</th>"
@@ -1073,59 +1084,62 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
             sym, rcls = "✓", "same"
         else:
             sym, rcls = "✗", "differs"
-        out.append(f'<tr class="{rcls}"><td class="sym">{sym}</td><td><code>{e(row["field"])}</code></td>'
-                   f'<td><code>{e(row["baseline"])}</code></td><td><code>{e(row["candidate"])}</code></td>'
-                   f'<td>{e(row["meaning"])}'
+        out.append(f'<tr class="{rcls}"><td class="sym">{sym}</td><td><code>{escape(row["field"])}</code></td>'
+                   f'<td><code>{escape(row["baseline"])}</code></td><td><code>{escape(row["candidate"])}</code></td>'
+                   f'<td>{escape(row["meaning"])}'
                    f'{" (not compared here)" if not row.get("compared", True) else ""}</td></tr>')
     out.append("</tbody></table>")
     for text in gate.get("explanations", []):
-        out.append(f'<p class="bad">→ {e(text)}.</p>')
+        out.append(f'<p class="bad">→ {escape(text)}.</p>')
     base, cand = result.get("baseline", {}), result.get("candidate", {})
     out.append("<p>" + "<br>".join(
-        e(pass_rate_line(x["passed"], x["n"], label))
+        escape(pass_rate_line(x["passed"], x["n"], label))
         for label, x in (("baseline", base), ("candidate", cand)) if x.get("n")) + "</p>")
     t = result.get("paired")
     if t and t.get("method") == "per-item pass rates":  # multi-sample runs: the items are the unit
-        facts = [("shared items", e(t["shared"])),
-                 ("items whose pass rate is higher / lower / equal", e(f"{t['higher']} / {t['lower']} / {t['equal']}")),
+        facts = [("shared items", escape(t["shared"])),
+                 ("items whose pass rate is higher / lower / equal",
+                  escape(f"{t['higher']} / {t['lower']} / {t['equal']}")),
                  ("change (candidate − baseline)",
-                  e(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
-                 ("the bar (--min-delta)", e(f"{100 * result['min_delta']:+.1f} points")),
-                 ("require significance", e(result.get("require_significance")))]
+                  escape(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
+                 ("the bar (--min-delta)", escape(f"{100 * result['min_delta']:+.1f} points")),
+                 ("require significance", escape(result.get("require_significance")))]
         if t.get("shared"):
             lo, hi = t["difference_ci95"]
             facts.append(("sign-flip test over items, p",
-                          f'<strong class="mcnemar">{e(format(t["p_value"], ".3g"))}</strong>'))
+                          f'<strong class="mcnemar">{escape(format(t["p_value"], ".3g"))}</strong>'))
             facts.append(("95% interval for the change (paired bootstrap over items)",
-                          e(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
+                          escape(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
         out.append("<h3>Paired over the shared items (each item's pass rate)</h3>" + _dl(facts))
         if gate.get("noise"):
-            out.append(f"<p>{e(gate['noise'])}</p>")
+            out.append(f"<p>{escape(gate['noise'])}</p>")
     elif t:
         out.append(
             "<h3>Paired over the shared items</h3><table class=\"paired\"><thead><tr><th></th><th>candidate passes</th>"
             "<th>candidate fails</th></tr></thead><tbody>"
             f"<tr><th>baseline passes</th><td>{t['both']} (both)</td><td>{t['b']} (b)</td></tr>"
             f"<tr><th>baseline fails</th><td>{t['c']} (c)</td><td>{t['neither']} (neither)</td></tr></tbody></table>")
-        facts = [("shared items", e(t["shared"])),
+        facts = [("shared items", escape(t["shared"])),
                  ("change (candidate − baseline)",
-                  e(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
-                 ("the bar (--min-delta)", e(f"{100 * result['min_delta']:+.1f} points")),
-                 ("require significance", e(result.get("require_significance")))]
+                  escape(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
+                 ("the bar (--min-delta)", escape(f"{100 * result['min_delta']:+.1f} points")),
+                 ("require significance", escape(result.get("require_significance")))]
         if t.get("shared"):
             lo, hi = t["difference_ci95"]
-            facts.append(("exact McNemar p", f'<strong class="mcnemar">{e(format(t["mcnemar_p"], ".3g"))}</strong>'))
-            facts.append(("95% interval for the change (Newcombe)", e(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
+            facts.append(("exact McNemar p",
+                          f'<strong class="mcnemar">{escape(format(t["mcnemar_p"], ".3g"))}</strong>'))
+            facts.append(("95% interval for the change (Newcombe)",
+                          escape(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
         if t.get("only_in_baseline") or t.get("only_in_candidate"):
-            facts.append(("ids in one run only", e(f"{t['only_in_baseline']} baseline, "
+            facts.append(("ids in one run only", escape(f"{t['only_in_baseline']} baseline, "
                                                    f"{t['only_in_candidate']} candidate")))
         out.append(_dl(facts))
         if gate.get("noise"):
-            out.append(f"<p>{e(gate['noise'])}</p>")
+            out.append(f"<p>{escape(gate['noise'])}</p>")
     else:
         out.append("<p>No delta is computed: the Locked Room is violated, so the pass rates are not comparable.</p>")
     if gate.get("text"):
-        out.append(f"<details><summary>as course.gate prints it</summary><pre>{e(gate['text'])}</pre></details>")
+        out.append(f"<details><summary>as course.gate prints it</summary><pre>{escape(gate['text'])}</pre></details>")
     out.append("</section>")
     return "".join(out)
 
@@ -1250,17 +1264,18 @@ def render_report(runs: Sequence[RunData], gates: Sequence[Mapping[str, Any]] = 
     nav = []
     if len(runs) > 1:
         nav.append('<li><a href="#compare">Side by side</a></li>')
-    nav += [f'<li><a href="#gate-{i}">Gate: {e(g.get("candidate"))} vs '
-            f'{e(g.get("baseline"))}</a></li>' for i, g in enumerate(gates)]
-    nav += [f'<li><a href="#r{i}">{e(KIND_LABEL.get(r.kind, "Run"))}: {e(r.path)}</a></li>' for i, r in enumerate(runs)]
+    nav += [f'<li><a href="#gate-{i}">Gate: {escape(g.get("candidate"))} vs '
+            f'{escape(g.get("baseline"))}</a></li>' for i, g in enumerate(gates)]
+    nav += [f'<li><a href="#r{i}">{escape(KIND_LABEL.get(r.kind, "Run"))}: {escape(r.path)}</a></li>'
+            for i, r in enumerate(runs)]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{e(CSP)}">',
+        f'<meta http-equiv="Content-Security-Policy" content="{escape(CSP)}">',
         f'<meta name="generator" content="{GENERATOR}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{e(title)}</h1>",
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
         '<p class="hint">Written by <code>python -m course.report</code>. Self-contained: it loads nothing, '
         'and it reads '
         "without JavaScript (the script only filters, sorts and pages the item tables).</p>",

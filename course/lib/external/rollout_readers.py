@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from course.errors import CourseError, foreign_reader
-from course.lib.bridges.messages import output_text
-from course.lib.bridges.redaction import public_args_text, public_settings, without_key_shapes, without_url_credentials
+from course.lib.external.messages import output_text
+from course.lib.external.redaction import public_args_text, public_settings, without_key_shapes, without_url_credentials
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
 from course.lib.visible import dumps_safe, visible
@@ -194,7 +194,7 @@ def public_model_args(model_args: Any) -> str:
     lm-eval records the arguments as given, ``"pretrained=org/m,token=hf_..."``, a JSON text or a
     dict, and its API models take ``api_key``/``token``/``headers``: a credential is not part of
     which model answered, and the policy name is written on every line and printed. What is left
-    out is ``course.lib.bridges.redaction``'s rule (``public_args_text``, ``public_settings``): an
+    out is ``course.lib.external.redaction``'s rule (``public_args_text``, ``public_settings``): an
     argument whose name or value is a credential (numbers included: ``token=12345678901234``),
     every header and cookie, a credential inside a nested argument, a URL's password. The string
     form keeps its order (the policy names of logs without credentials do not change); a dict is
@@ -383,4 +383,4 @@ def import_summary(n_rows: int, out: Path, imported: Imported, n_samples: int | 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.bridges.rollout_readers"))
+    raise SystemExit(not_a_tool("course.lib.external.rollout_readers"))

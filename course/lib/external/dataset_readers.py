@@ -520,4 +520,4 @@ def import_summary(result: Imported, source: Path, out: Path, fingerprint: str) 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.bridges.dataset_readers"))
+    raise SystemExit(not_a_tool("course.lib.external.dataset_readers"))

@@ -3,8 +3,9 @@
 The same contract as the tiny LM's sampler (``course.tinylm.policy``), so the course's
 rollout files and its RL loop treat both policies alike:
 
-  ``generate``      sample G completions for each of P chat prompts; returns the tiny LM's
-                    ``SampledBatch`` record (prompt tokens, completion tokens and mask, texts)
+  ``generate``      sample G completions for each of P chat prompts; returns the shared
+                    ``SampledBatch`` record of ``course.lib.policy.sampling`` (prompt tokens,
+                    completion tokens and mask, texts)
   ``sample_items``  n completions per dataset item under a prompt template, in fixed batches
   ``row_seed``      the string that seeds one sampled row
 
@@ -302,4 +303,4 @@ def render_items(model: Any, tokenizer: Any, items: Sequence[tuple[str, str]], t
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.llm.sampling"))
+    raise SystemExit(not_a_tool("course.llm.sampler"))

@@ -7,11 +7,14 @@ some failure modes vanish, others appear that the frozen file never contained.
 error-code distributions side by side (counts and shares) and names the codes
 that occur only in the fresh samples (the snapshot's blind spot)::
 
-    report = shift_report(functools.partial(sample_items, model), "tinylm:932791e2e595")
+    report = shift_report(functools.partial(sample_items, model), "tinylm:932791e2e595", FROZEN_PI0_DEV)
     print(report["markdown"])
 
 The commands are ``python -m course.tinylm.shift`` and ``python -m course.tinylm.rl``
 (which writes the table as shift.md).
+
+It knows no model: the policy comes in as its ``sample_items`` and the frozen side as a file, so
+it sits with the measurements, not with the tiny LM (``course.tinylm.policy`` passes both).
 """
 
 from __future__ import annotations
@@ -22,10 +25,9 @@ from typing import Any, Callable
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import score
-from course.lib.policy.problems import DEFAULT_DATASETS, read_items
+from course.lib.policy.training_problems import DEFAULT_DATASETS, read_items
 from course.lib.records.formats import iter_completions
 from course.lib.visible import visible
-from course.tinylm import FROZEN_PI0_DEV
 
 
 def code_table(left: Counter[str], right: Counter[str], left_name: str, right_name: str) -> list[str]:
@@ -47,7 +49,7 @@ def code_table(left: Counter[str], right: Counter[str], left_name: str, right_na
     return rows
 
 
-def shift_report(sample: Callable[..., list[list[tuple[str, bool]]]], policy_name: str, frozen: Path = FROZEN_PI0_DEV,
+def shift_report(sample: Callable[..., list[list[tuple[str, bool]]]], policy_name: str, frozen: Path,
                  seed: int | None = None) -> dict[str, Any]:
     """Score the frozen pi0 rollouts and fresh samples (``sample(items, n=, seed=, temperature=, top_p=, max_tokens=)``,
     the policy's ``sample_items`` with its model bound) on the same items; return the table (``markdown``) and the
@@ -106,4 +108,4 @@ def shift_report(sample: Callable[..., list[list[tuple[str, bool]]]], policy_nam
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.tinylm.distribution_shift"))
+    raise SystemExit(not_a_tool("course.lib.evaluation.distribution_shift"))

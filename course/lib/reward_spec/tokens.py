@@ -252,4 +252,4 @@ def inspect_texts(texts: Sequence[str], expected: int, encoding: Any | None, voc
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.spec.tokens"))
+    raise SystemExit(not_a_tool("course.lib.reward_spec.tokens"))

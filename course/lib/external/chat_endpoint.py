@@ -6,9 +6,9 @@ and prints) relies on:
   * the recorded settings: ``policy_name`` (``model@host[:port]``), ``sampling_settings``,
     ``request_plan`` (one request per sample, seeded ``seed + i``, or one native ``n``
     request), ``chat_messages`` and ``rollout_record`` (frozen-rollouts or selection-pack line);
-  * the key: ``resolve_api_key`` (environment, then ``./.env`` via ``course.lib.bridges.dotenv``),
+  * the key: ``resolve_api_key`` (environment, then ``./.env`` via ``course.lib.external.dotenv``),
     ``check_api_key`` and ``server_excerpt`` (nothing a server says reaches the terminal raw
-    or with the key in it; the rule for "the key in it" is ``course.lib.bridges.redaction``);
+    or with the key in it; the rule for "the key in it" is ``course.lib.external.redaction``);
   * the endpoint: ``Endpoint`` (one request = one total deadline and one size cap,
     ``response_cap``), ``parse_chat_completion`` (a 200 answer's shape checked here, not by the
     SDK), the retry policy (``is_retryable``, ``parse_retry_after``, ``retry_delay``) and
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
-from course.lib.bridges.redaction import MIN_SECRET_CHARS, redact, redactable
+from course.lib.external.redaction import MIN_SECRET_CHARS, redact, redactable
 from course.lib.records.jsonl import dumps_line, iter_objects, line_ends, open_input
 from course.lib.records.temporaries import atomic_file
 from course.lib.visible import visible
@@ -253,7 +253,7 @@ def retry_delay(attempt: int, backoff: float, retry_after: float | None) -> floa
 def server_excerpt(text: str, secret: str | None, limit: int = EXCERPT_CHARS) -> str:
     """What a server said, safe to print: key redacted FIRST (so a cut cannot leave part of it),
     then cut to ``limit`` characters and escaped with ``course.lib.visible`` (no raw ESC, RLO or NUL
-    reaches the terminal). The key is looked for (``course.lib.bridges.redaction``: any case, split by
+    reaches the terminal). The key is looked for (``course.lib.external.redaction``: any case, split by
     whitespace, half of it or more) in the part that can be shown, plus ample room for a key
     that straddles the cut, never in megabytes that are only counted.
 
@@ -271,7 +271,7 @@ def server_excerpt(text: str, secret: str | None, limit: int = EXCERPT_CHARS) ->
 
 
 def redact_key(text: str, secret: str | None) -> str:
-    """``text`` without the key (``course.lib.bridges.redaction.redact``); the placeholder key is no secret."""
+    """``text`` without the key (``course.lib.external.redaction.redact``); the placeholder key is no secret."""
     return text if secret == PLACEHOLDER_KEY else redact(text, secret)
 
 
@@ -314,7 +314,7 @@ def resolve_api_key(
     env_name: str, environ: Mapping[str, str], dotenv_path: str | os.PathLike[str] = ".env"
 ) -> tuple[str, str]:
     """``(key, where_it_came_from)``; ``CourseError`` naming the variable when there is none."""
-    from course.lib.bridges.dotenv import lookup, read_dotenv
+    from course.lib.external.dotenv import lookup, read_dotenv
 
     if env_name.upper() == NO_KEY_ENV:
         return PLACEHOLDER_KEY, "--api-key-env NONE (placeholder key)"
@@ -464,7 +464,7 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
     ['Final: 3']
     >>> parse_chat_completion(b'{"choices": "abc"}', 1)
     Traceback (most recent call last):
-    course.lib.bridges.chat_sampling.MalformedResponse: 'choices' is a string, expected a list
+    course.lib.external.chat_endpoint.MalformedResponse: 'choices' is a string, expected a list
     """
     try:
         text = body.decode("utf-8")
@@ -944,4 +944,4 @@ class LineAppender:
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.bridges.chat_sampling"))
+    raise SystemExit(not_a_tool("course.lib.external.chat_endpoint"))

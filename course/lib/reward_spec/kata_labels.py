@@ -3,7 +3,7 @@
 This module owns the two bundled packs (``PACKS``: ``basic`` for Milestone 0, ``hard``
 for Milestones 4-5) and where their teacher keys live, the fixed label set
 (``LABELS``), the scorers an example may name (``SCORERS``: the course's rubrics plus
-the drafts of ``course.lib.spec.kata_drafts``), loading a pack, a key or a student's label
+the drafts of ``course.lib.reward_spec.kata_drafts``), loading a pack, a key or a student's label
 file (``load_examples``, ``load_key``, ``load_labels``; bad input is a ``CourseError``
 naming the place), the check (``check`` -> ``CheckResult``), the template, re-scoring
 (``rescore``, ``rescore_pack``) and the text the tools print: the student's (``format_example``,
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
-from course.instrument.rubrics import RUBRICS
+from course.instrument.rubric_registry import RUBRICS
 from course.lib.records.jsonl import dumps_line, iter_objects, read_json
 from course.lib.records.temporaries import write_text_atomic
-from course.lib.spec.kata_drafts import draft_score, draft_v1_score
+from course.lib.reward_spec.kata_drafts import draft_score, draft_v1_score
 from course.lib.visible import visible
 
 _REPO = Path(__file__).resolve().parents[3]
@@ -64,7 +64,7 @@ SCORERS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
 }
 # Where each draft's code is, for the listing's last lines.
 DRAFT_FUNCTIONS: dict[str, str] = {"draft_v0": "draft_score", "draft_v1": "draft_v1_score"}
-DRAFTS_SOURCE = "course/lib/spec/kata_drafts.py"
+DRAFTS_SOURCE = "course/lib/reward_spec/kata_drafts.py"
 
 
 # ---------------------------------------------------------------------------
@@ -474,4 +474,4 @@ def format_listing(examples: list[KataExample], pack: str = "basic") -> str:
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.spec.kata_labels"))
+    raise SystemExit(not_a_tool("course.lib.reward_spec.kata_labels"))

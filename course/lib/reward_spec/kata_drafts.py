@@ -4,7 +4,7 @@ Some examples of the kata packs were scored with these drafts (their ``scorer`` 
 ``draft_v0`` or ``draft_v1``); reading a draft next to the rules in
 ``docs/reward_spec_v1.md`` is how a student tells a verifier bug from a model
 failure. They are part of the packs, so they stay byte-stable: ``tests/test_kata.py``
-re-scores every example with its named scorer. ``course.lib.spec.kata_labels`` registers
+re-scores every example with its named scorer. ``course.lib.reward_spec.kata_labels`` registers
 them beside the course's rubrics; ``python -m course.kata`` shows the packs.
 """
 
@@ -142,4 +142,4 @@ def draft_v1_score(example: Any, completion: Any) -> dict[str, Any]:
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.spec.kata_drafts"))
+    raise SystemExit(not_a_tool("course.lib.reward_spec.kata_drafts"))

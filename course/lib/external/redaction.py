@@ -455,4 +455,4 @@ def without_url_credentials(text: str) -> str:
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.bridges.redaction"))
+    raise SystemExit(not_a_tool("course.lib.external.redaction"))

@@ -83,4 +83,4 @@ def output_text(output: Any) -> Any:
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.bridges.messages"))
+    raise SystemExit(not_a_tool("course.lib.external.messages"))

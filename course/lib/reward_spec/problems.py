@@ -192,4 +192,4 @@ def make_problem(rng: random.Random, kind: str | None = None) -> Problem:
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.spec.problems"))
+    raise SystemExit(not_a_tool("course.lib.reward_spec.problems"))

@@ -104,4 +104,4 @@ def lookup(
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.bridges.dotenv"))
+    raise SystemExit(not_a_tool("course.lib.external.dotenv"))

@@ -1,6 +1,0 @@
-"""Bridges: data coming in from the outside world and going out to it, with the credentials kept out.
-
-``chat_sampling`` (rollouts from an OpenAI-compatible endpoint), ``dotenv`` (where an API key may
-live), ``redaction`` (a key never printed or written), ``dataset_readers`` (outside question/answer
-data) and ``rollout_readers`` (outside model outputs).
-"""
