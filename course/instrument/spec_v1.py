@@ -14,11 +14,11 @@ example for each, are in ``docs/reward_spec_v1.md``; the tests in
 (``python -m course.golden``).
 
 Why it holds nothing else: the scorer fingerprint recorded in every run is the
-sha256 of this file's bytes (``course.instrument.rubric_registry.scorer_fingerprint``).
+sha256 of this file's bytes (``course.instrument.rubrics.scorer_fingerprint``).
 Only code that decides a verdict lives here, so the fingerprint changes when a
 rule could have changed and never because a help text or a command line did.
 The command line is ``course/score.py``; the fingerprint function and the
-rubric registry are ``course/instrument/rubric_registry.py``. This file imports the
+rubric registry are ``course/instrument/rubrics.py``. This file imports the
 standard library only (``tests/test_architecture.py`` checks it).
 
 Properties the rest of the course relies on:
@@ -76,9 +76,7 @@ ERROR_CODES: dict[str, str] = {
     "lookalike_minus": "a minus-like sign that is not ASCII '-' (U+2212 and kin)",
     "non_ascii_digit": "digits from another script (fullwidth, Arabic-Indic, superscript, ...)",
     "plus_sign": "an explicit '+' sign",
-    "digit_separator": (
-        "a separator inside the number ('_', ',', an apostrophe, or a space before a group of three digits)"
-    ),
+    "digit_separator": "a separator inside the number ('_', ',', an apostrophe, or a space before a group of three digits)",
     "not_integer": "a decimal point, exponent or fraction: not an integer literal",
     "negative_zero": "'-0', which is not a canonical integer",
     "leading_zero": "a leading zero (only '0' itself may start with 0)",
@@ -318,7 +316,7 @@ def read_expected(example: Any) -> tuple[int | None, str | None]:
         expected = example["expected_answer"]
     except KeyError:
         return None, "the example has no 'expected_answer' field"
-    except Exception as exc:  # a hostile Mapping whose lookup raises: the scorer never raises  # noqa: BLE001
+    except Exception as exc:  # a hostile Mapping whose lookup raises
         return None, f"reading 'expected_answer' failed ({type(exc).__name__})"
     # bool is a subclass of int in Python, but True is not an answer; nor is 323.0 or "323".
     if type(expected) is not int:
@@ -339,7 +337,7 @@ def shown_expected(example: Any) -> Any:
         if type(raw) is float and raw - raw == 0.0:  # finite: NaN and inf are not JSON
             return raw
         return _preview(repr(raw))
-    except Exception:  # a hostile object whose get() or repr() raises: the scorer never raises  # noqa: BLE001
+    except Exception:  # a hostile object whose get() or repr() raises
         return None
 
 
