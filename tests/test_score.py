@@ -493,6 +493,16 @@ def test_fingerprint_is_the_sha256_of_spec_v1_py():
     assert re.fullmatch(r"[0-9a-f]{64}", scorer_fingerprint())
 
 
+# The bytes of spec_v1.py are the fingerprint every manifest records and the gate compares: a
+# re-wrap, a renamed module in a docstring or a lint fix there makes every earlier run incomparable.
+# Change this value only together with the spec (docs/reward_spec_v1.md, "Versioning").
+PINNED_SCORER_FINGERPRINT = "52e355d1438e6e1c7dee6a89ed1bcfeeceead0ab8447d69e42a79c594c369037"
+
+
+def test_the_scorer_fingerprint_is_pinned_so_an_edit_of_spec_v1_cannot_pass_unnoticed():
+    assert scorer_fingerprint() == PINNED_SCORER_FINGERPRINT
+
+
 def test_editing_a_rule_changes_the_fingerprint(tmp_path):
     # The instrument is the rules: one character of one rule is a different instrument.
     spec = (ROOT / "course" / "instrument" / "spec_v1.py").read_text(encoding="utf-8")
