@@ -165,7 +165,7 @@ def test_gate_compares_an_eval_run_with_an_explicit_selection_n_of_1(runs, tmp_p
 
 
 @pytest.mark.parametrize("field, value, kind", [
-    ("passed", "5", "a string"), ("n", "20", "a string"), ("n", True, "a bool"), ("passed", 5.0, "a number"),
+    ("passed", "5", "a string"), ("n", "20", "a string"), ("n", True, "a boolean"), ("passed", 5.0, "a number"),
     ("passed", None, "null"),
 ])
 def test_gate_names_a_summary_count_that_is_not_an_integer(runs, tmp_path, capsys, field, value, kind):

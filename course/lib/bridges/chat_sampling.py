@@ -39,7 +39,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.lib.bridges.redaction import MIN_SECRET_CHARS, redact, redactable
-from course.lib.records.jsonl import dumps_line, iter_objects, line_ends, open_input
+from course.lib.records.jsonl import dumps_line, iter_objects, json_kind, line_ends, open_input
 from course.lib.records.temporaries import atomic_file
 from course.lib.visible import visible
 
@@ -462,7 +462,7 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
     ['Final: 3']
     >>> parse_chat_completion(b'{"choices": "abc"}', 1)
     Traceback (most recent call last):
-    course.lib.bridges.chat_sampling.MalformedResponse: 'choices' is a string, expected a list
+    course.lib.bridges.chat_sampling.MalformedResponse: 'choices' is a string, expected an array
     """
     try:
         text = body.decode("utf-8")
@@ -478,34 +478,34 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
         what = "truncated JSON" if cut else "not JSON"
         raise MalformedResponse(f"the body is {what}") from None
     if not isinstance(data, dict):
-        raise MalformedResponse(f"the body is a JSON {_kind(data)}, expected an object")
+        raise MalformedResponse(f"the body is {json_kind(data)}, expected an object")
     choices = data.get("choices", _ABSENT)
     if choices is _ABSENT:
         raise MalformedResponse("no 'choices' field" + (" (it has 'error')" if "error" in data else ""))
     if not isinstance(choices, list):
-        raise MalformedResponse(f"'choices' is {_a(choices)}, expected a list")
+        raise MalformedResponse(f"'choices' is {json_kind(choices)}, expected an array")
     texts: dict[int, str] = {}
     for position, choice in enumerate(choices):
         where = f"choice {position}"
         if not isinstance(choice, dict):
-            raise MalformedResponse(f"{where} is {_a(choice)}, expected an object")
+            raise MalformedResponse(f"{where} is {json_kind(choice)}, expected an object")
         index = choice.get("index", position)
         if type(index) is not int or index < 0:
-            raise MalformedResponse(f"{where}: 'index' is {_a(index)}, expected a non-negative integer")
+            raise MalformedResponse(f"{where}: 'index' is {json_kind(index)}, expected a non-negative integer")
         if index in texts:
             raise MalformedResponse(f"{where}: index {index} appears twice")
         message = choice.get("message", _ABSENT)
         if message is _ABSENT:
             raise MalformedResponse(f"{where}: no 'message'")
         if not isinstance(message, dict):
-            raise MalformedResponse(f"{where}: 'message' is {_a(message)}, expected an object")
+            raise MalformedResponse(f"{where}: 'message' is {json_kind(message)}, expected an object")
         content = message.get("content", _ABSENT)
         if content is _ABSENT:
             raise MalformedResponse(f"{where}: the message has no 'content'")
         if content is None:
             content = ""
         if not isinstance(content, str):
-            raise MalformedResponse(f"{where}: 'content' is {_a(content)}, expected a string")
+            raise MalformedResponse(f"{where}: 'content' is {json_kind(content)}, expected a string")
         try:
             content.encode("utf-8")
         except UnicodeEncodeError:
@@ -519,16 +519,6 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
 
 
 _ABSENT: Any = object()
-
-
-def _kind(value: Any) -> str:
-    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
-        type(value), "number" if isinstance(value, (int, float)) else type(value).__name__)
-
-
-def _a(value: Any) -> str:
-    kind = _kind(value)
-    return "null" if kind == "null" else f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
 
 def _error_text(response: Any) -> str:

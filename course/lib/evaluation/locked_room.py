@@ -53,7 +53,7 @@ from typing import Any
 from course.errors import CourseError
 from course.lib.evaluation.summary import PASS_REWARD, pass_at_1_line, pass_rate_line
 from course.lib.records.formats import RunDir, iter_results, read_run
-from course.lib.records.jsonl import dumps_line
+from course.lib.records.jsonl import dumps_line, json_kind
 from course.lib.records.manifest import sha256_file
 from course.lib.stats import (
     clustered_interval,
@@ -312,16 +312,10 @@ def _summary_count(summary: dict[str, Any], name: str, where: str) -> int:
     value = summary[name]
     if not is_count(value):
         raise CourseError(
-            f"{where}: '{name}' is {_kind(value)} ({shown(value, 40)}), not an integer count; the file was edited "
+            f"{where}: '{name}' is {json_kind(value)} ({shown(value, 40)}), not an integer count; the file was edited "
             "or written by another program"
         )
     return value
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's kind for a message, a bool named as such (it is not a number here)."""
-    return {bool: "a bool", int: "an integer", str: "a string", float: "a number with a fraction",
-            dict: "an object", list: "an array", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def check_manifest(manifest: dict[str, Any], where: str) -> None:
@@ -332,16 +326,16 @@ def check_manifest(manifest: dict[str, Any], where: str) -> None:
     >>> check_manifest({"selection": {"n": True}}, "m.json")
     Traceback (most recent call last):
     ...
-    course.errors.CourseError: m.json: 'selection.n' is a bool (true), not a positive integer count of samples per item
+    course.errors.CourseError: m.json: 'selection.n' is a boolean (true), not a positive integer count of samples per item
     """
     n = _lookup(manifest, "selection.n")
     if n is not _ABSENT and not (is_count(n) and n >= 1):
         raise CourseError(
-            f"{where}: 'selection.n' is {_kind(n)} ({shown(n, 40)}), not a positive integer count of samples per item"
+            f"{where}: 'selection.n' is {json_kind(n)} ({shown(n, 40)}), not a positive integer count of samples per item"
         )
     for key in ("results_sha256", "dataset_fingerprint", "scorer_version", "rubric", "rubric_version"):
         if key in manifest and not isinstance(manifest[key], str):
-            raise CourseError(f"{where}: '{key}' is {_kind(manifest[key])} ({shown(manifest[key], 40)}), not text")
+            raise CourseError(f"{where}: '{key}' is {json_kind(manifest[key])} ({shown(manifest[key], 40)}), not text")
 
 
 def load_outcomes(path: str) -> Outcomes:

@@ -18,6 +18,7 @@ import decimal
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import stat
@@ -572,14 +573,28 @@ def has_lone_surrogate(value: Any) -> bool:
 
 
 def json_kind(value: Any) -> str:
-    """The JSON kind of a parsed value, in words (for error messages)."""
+    """The JSON kind of a value, in words, for an error message: the one wording every reader uses.
+
+    A boolean is named as one (JSON's ``true`` is not the integer 1). A float that is not finite is
+    named too: the readers refuse NaN and Infinity, but a value built in Python can hold one.
+
+    >>> [json_kind(v) for v in (None, True, 3, "3", [3], {})]
+    ['null', 'a boolean', 'an integer', 'a string', 'an array', 'an object']
+    >>> [json_kind(v) for v in (2.5, float("inf"), float("nan"))]
+    ['a number with a fraction or exponent', 'an infinite number', 'NaN, not a number']
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int):
         return "an integer"
-    if isinstance(value, float):
+    if isinstance(value, (float, decimal.Decimal)):  # a Decimal: a number read with exact_numbers=True
+        exact = isinstance(value, decimal.Decimal)
+        if value.is_nan() if exact else math.isnan(value):
+            return "NaN, not a number"
+        if not (value.is_finite() if exact else math.isfinite(value)):
+            return "an infinite number"
         return "a number with a fraction or exponent"
     if isinstance(value, str):
         return "a string"
