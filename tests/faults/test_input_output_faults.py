@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
 
 from course.errors import CourseError
-from course.lib.records import jsonl, runs
+from course.lib.records import jsonl, runs, temporaries
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -287,6 +287,7 @@ def test_every_json_writer_refuses_what_the_reader_would_refuse(tmp_path: Path, 
         "jsonl line": lambda: jsonl.dumps_line(record).encode("utf-8"),
         "pretty": lambda: jsonl.dumps_pretty(record).encode("utf-8"),
         "run file": lambda: runs.write_json(tmp_path / "summary.json", record),
+        "file on its own": lambda: temporaries.write_json_atomic(tmp_path / "summary.json", record),
         "jsonl file": lambda: jsonl.write_jsonl(tmp_path / "x.jsonl", [record]),
     }
     for name, write in writers.items():
@@ -444,3 +445,14 @@ def test_a_read_only_folder_is_named_as_the_users_output_not_a_temporary(cli, tm
     argv = [a.replace("f/o.", "ro/o.") for a in OUTPUT_UNDER_A_FILE[tool](tmp_path)]
     line = one_error_line(cli(*argv))
     assert line.startswith("error: ro/o.") and "Read-only file system" in line and ".tmp" not in line, line
+
+
+def test_both_json_file_writers_name_the_file_they_refuse_to_write(tmp_path: Path) -> None:
+    # A run file is named alone (its hidden temporary directory means nothing to a user); a file on its own by path.
+    target = tmp_path / "summary.json"
+    with pytest.raises(CourseError, match=r"^summary\.json: refusing to write JSON"):
+        runs.write_json(target, {"x": math.nan})
+    with pytest.raises(CourseError) as refused:
+        temporaries.write_json_atomic(target, {"x": math.nan})
+    assert str(refused.value).startswith(f"{target}: refusing to write JSON")
+    assert list(tmp_path.iterdir()) == []

@@ -117,7 +117,7 @@ def _encode_line(record: Any, _join: Callable[[Iterable[str]], str] = "".join) -
 
 
 def dumps_pretty(obj: Any, first: Sequence[str] = ()) -> str:
-    """Pretty, canonical JSON text with a final newline (what ``write_json`` writes); refuses what
+    """Pretty, canonical JSON text with a final newline (what ``pretty_bytes`` writes); refuses what
     the reader would refuse, like ``dumps_line``. Keys are sorted at every level, except that the
     top-level keys named in ``first`` come first, in that order (``course.lib.records.runs.dumps_json``)."""
     try:
@@ -150,14 +150,14 @@ def encode_text(text: str, path: Any) -> bytes:
         raise CourseError(f"{path}: {unwritable(exc)}") from None
 
 
-def write_json(path: str | os.PathLike[str], obj: Any) -> None:
-    """Pretty, canonical JSON with a final newline (into a run's temporary directory;
-    a file that appears on its own goes through ``course.lib.records.temporaries``)."""
+def pretty_bytes(obj: Any, name: Any, first: Sequence[str] = ()) -> bytes:
+    """The bytes of a JSON file: ``dumps_pretty(obj, first)`` in UTF-8, the one encoding behind
+    ``course.lib.records.runs.write_json`` (a file inside a run) and ``temporaries.write_json_atomic``
+    (a file on its own). What cannot be written is a ``CourseError`` naming the file: ``name: what is wrong``."""
     try:
-        text = dumps_pretty(obj)
+        return dumps_pretty(obj, first).encode("utf-8")  # dumps_pretty has already refused a lone surrogate
     except CourseError as exc:
-        raise CourseError(f"{path}: {exc}") from None
-    Path(path).write_bytes(encode_text(text, path))
+        raise CourseError(f"{name}: {exc}") from None
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[Any]) -> int:
