@@ -456,3 +456,18 @@ def test_both_json_file_writers_name_the_file_they_refuse_to_write(tmp_path: Pat
         temporaries.write_json_atomic(target, {"x": math.nan})
     assert str(refused.value).startswith(f"{target}: refusing to write JSON")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_atomic_output_may_be_a_symbolic_link_but_a_file_grown_in_place_may_not_dangle(tmp_path: Path) -> None:
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(tmp_path / "missing.jsonl")
+    assert jsonl.output_problem(link) is None  # an atomic write replaces the link, never writes through it
+    assert jsonl.output_problem(link, in_place=True) == (
+        "is a symbolic link to a missing file; remove it or choose another path")
+
+
+def test_an_output_under_a_file_is_refused_naming_the_file_in_the_way(tmp_path: Path) -> None:
+    (tmp_path / "notes").write_text("mine\n")
+    for in_place in (False, True):
+        problem = jsonl.output_problem(tmp_path / "notes" / "more" / "out.jsonl", in_place=in_place)
+        assert problem == f"cannot create it, {tmp_path / 'notes'} is a file, not a directory"

@@ -281,8 +281,8 @@ def _make_out(kind: str) -> str:
 
 OUT_KINDS = {
     "directory": "is a directory",
-    "fifo": "is a FIFO (named pipe), not a regular file",
-    "char_device": "is a character device",
+    "fifo": "is not a regular file (a FIFO (named pipe)); refusing to write to it",
+    "char_device": "is not a regular file (a character device)",
     "dangling_symlink": "symbolic link to a missing file",
     "under_a_file": "is a file, not a directory",
     "foreign_file_with_force": "--force only starts over a rollouts file this tool wrote",

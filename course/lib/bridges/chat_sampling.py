@@ -14,7 +14,7 @@ and prints) relies on:
     SDK), the retry policy (``is_retryable``, ``parse_retry_after``, ``retry_delay``) and
     ``sample_item`` (one item's completions, the key redacted from them, raising
     ``SamplingStopped`` when it cannot);
-  * the output file: ``check_out_path``, resume (``inspect_existing`` -> ``ExistingOutput``, each
+  * the output file: ``output_problem(out, in_place=True)``, resume (``inspect_existing`` -> ``ExistingOutput``, each
     line checked against its dataset item's ``item_fingerprint``), ``written_by_this_tool`` and
     ``LineAppender`` (whole lines only, fsync'd, one writer).
 
@@ -39,7 +39,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.lib.bridges.redaction import MIN_SECRET_CHARS, redact, redactable
-from course.lib.records.jsonl import dumps_line, iter_objects, json_kind, line_ends, open_input
+from course.lib.records.jsonl import dumps_line, iter_objects, json_kind, line_ends, open_input, output_problem
 from course.lib.records.temporaries import atomic_file
 from course.lib.visible import visible
 
@@ -731,46 +731,6 @@ def sample_item(
 # ---------------------------------------------------------------------------
 # The output file: checked before any request, then grown one whole line at a time.
 # ---------------------------------------------------------------------------
-_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def check_out_path(out: Path) -> bool:
-    """Refuse an ``--out`` that can never hold our JSONL, before any request; True when it exists.
-
-    A directory, a FIFO (opening it would hang), a device or a socket is named as what it is;
-    so is a path under a file or a dangling symbolic link. A directory we cannot write to is
-    refused now rather than after the first (paid) request.
-    """
-    try:
-        st = os.stat(out)
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:
-        raise CourseError(f"--out {out}: a parent of it is a file, not a directory") from None
-    except OSError as exc:
-        raise CourseError(f"--out {out}: cannot use it ({exc.strerror})") from None
-    if st is not None:
-        if stat.S_ISDIR(st.st_mode):
-            raise CourseError(f"--out {out}: is a directory; --out names a JSONL file, e.g. {out / 'rollouts.jsonl'}")
-        if not stat.S_ISREG(st.st_mode):
-            kind = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
-            raise CourseError(f"--out {out}: is {kind}, not a regular file; refusing to write to it")
-        if not os.access(out, os.R_OK | os.W_OK):
-            raise CourseError(f"--out {out}: is not readable and writable (resuming reads it, sampling appends to it)")
-        return True
-    if os.path.islink(out):
-        raise CourseError(f"--out {out}: is a symbolic link to a missing file; remove it or choose another --out")
-    ancestor = out.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise CourseError(f"--out {out}: {ancestor} is a file, not a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise CourseError(f"--out {out}: cannot create it, {ancestor} is not writable")
-    return False
-
-
 _os_write = os.write  # the fault tests replace it to simulate a full disk part-way through a line
 
 _OUR_PREFIXES = (b'{"completion": ', b'{"id": ')  # dumps_line sorts keys: how every line we write begins
@@ -816,7 +776,10 @@ def plan_output(
     with a smaller ``--limit`` can still see a longer file. ``force`` starts over only a file
     whose first line this tool wrote.
     """
-    exists = check_out_path(out)
+    problem = output_problem(out, in_place=True)  # the file is grown where it is, line by line
+    if problem is not None:
+        raise CourseError(f"--out {out}: {problem}")
+    exists = out.exists()
     if exists and os.path.samefile(out, dataset_path):
         raise CourseError(f"--out {out} is the dataset itself; choose another output file")
     if exists and force and not written_by_this_tool(out):

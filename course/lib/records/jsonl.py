@@ -15,6 +15,7 @@ equal bytes, and refuse whatever the reader would refuse (``unwritable``).
 from __future__ import annotations
 
 import decimal
+import errno
 import hashlib
 import io
 import json
@@ -205,20 +206,50 @@ def writes_into(output: str | os.PathLike[str], given: str | os.PathLike[str]) -
     return os.path.lexists(output) and out.startswith(home.rstrip(os.sep) + os.sep)
 
 
-def output_problem(path: str | os.PathLike[str]) -> str | None:
-    """Why ``path`` cannot be an output file (``"is a directory"``, ``"is not a regular file (a FIFO
-    (named pipe)); refusing to write to it"``...), or None: it does not exist, is a regular file, or is
-    a symbolic link (which an atomic write replaces, never writing through it). Never blocks."""
+def output_problem(path: str | os.PathLike[str], *, in_place: bool = False) -> str | None:
+    """Why ``path`` cannot be an output file, or None: the one output check, before any work. Never blocks.
+
+    Refused: a directory, a FIFO, a device or a socket (named as what it is: opening a FIFO would hang),
+    a path under a file, and a new file whose nearest existing folder cannot be written (found now, not
+    after minutes of work). A symbolic link is fine for a writer that replaces the file: an atomic write
+    replaces the link, never writing through it. ``in_place=True`` is a file grown where it is (the
+    resumable ``--out`` of ``course.rollout_sample``): the link is followed, so a dangling one is refused,
+    and an existing file must be readable (to resume) and writable (to append).
+
+    >>> output_problem("/")
+    'is a directory; refusing to write to it'
+    """
     try:
-        mode = os.lstat(path).st_mode
+        mode = (os.stat if in_place else os.lstat)(path).st_mode
     except FileNotFoundError:
-        return None
+        if in_place and os.path.islink(path):
+            return "is a symbolic link to a missing file; remove it or choose another path"
+        return _folder_problem(path)
+    except NotADirectoryError:
+        return _folder_problem(path)
     except OSError as exc:
         return f"cannot write it ({exc.strerror})"
     if stat.S_ISLNK(mode):
         return None
     problem = _mode_problem(mode)
-    return None if problem is None else f"{problem}; refusing to write to it"
+    if problem is not None:
+        return f"{problem}; refusing to write to it"
+    if in_place and not os.access(path, os.R_OK | os.W_OK):
+        return "is not readable and writable (resuming reads it, adding lines writes to it)"
+    return None
+
+
+def _folder_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why a new file cannot be made at ``path`` (its missing folders are made by the writer)."""
+    ancestor = Path(path).parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"cannot create it, {ancestor} is a file, not a directory"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        read_only = hasattr(os, "statvfs") and os.statvfs(ancestor).f_flag & os.ST_RDONLY
+        return f"cannot create it, {ancestor} is not writable" + (f" ({os.strerror(errno.EROFS)})" if read_only else "")
+    return None
 
 
 class JsonlWriter:
