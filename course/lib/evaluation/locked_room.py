@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from course.errors import CourseError
-from course.lib.evaluation.summary import PASS_REWARD, pass_at_1_line, pass_rate_line
+from course.lib.evaluation.summary import PASS_REWARD, pass_at_1_line, pass_rate_line, points
 from course.lib.records.formats import RunDir, iter_results, read_run
 from course.lib.records.jsonl import dumps_line, json_kind
 from course.lib.records.manifest import sha256_file
@@ -582,8 +582,9 @@ def noise_sentence(table: dict[str, Any]) -> str:
             "items would produce this often.")
 
 
-def points(x: float | Fraction) -> str:
-    return f"{100 * float(x):+.1f} points"
+def _points(x: float | Fraction, unit: str = " points") -> str:
+    # The float's rounding, as percent() on the same lines: the gate's lines are asserted by tests and quoted in docs.
+    return points(x, signed=True, unit=unit, float_rounding=True)
 
 
 def item_differences(base: Outcomes, cand: Outcomes) -> list[dict[str, Any]]:
@@ -660,7 +661,7 @@ def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_signific
     several = base.samples_per_item > 1 or cand.samples_per_item > 1
     result["paired"] = paired_rates(base, cand) if several else paired_table(base, cand)
     if delta < min_delta:
-        result["reasons"].append(f"the change {points(delta)} is below the required {points(min_delta)}")
+        result["reasons"].append(f"the change {_points(delta)} is below the required {_points(min_delta)}")
     if require_significance and not (result["paired"].get("significant")):
         result["reasons"].append(f"the change is not significant at p < {SIGNIFICANCE} (--require-significance)")
     result["decision"] = "REJECT" if result["reasons"] else "ACCEPT"
@@ -700,7 +701,7 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
             f"{shown(str(m.get('scorer_fingerprint'))[:12])}…, sampling {shown(m.get('sampling'))})"
         )
         lines.append(result["items_checked"])
-        lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is {points(result['min_delta'])}")
+        lines.append(f"Change: {_points(result['delta'])} (candidate − baseline); the bar is {_points(result['min_delta'])}")
         t = result["paired"]
         if t.get("method") == PER_ITEM:
             sizes = t["samples_per_item"]
@@ -719,15 +720,15 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
         if t["shared"] and t.get("method") == PER_ITEM:
             lo, hi = t["difference_ci95"]
             lines.append(f"  sign-flip test over items p = {t['p_value']:.3g}; 95% interval for the change (paired "
-                         f"bootstrap over items): {100 * lo:+.1f} to {100 * hi:+.1f} points")
+                         f"bootstrap over items): {_points(lo, '')} to {_points(hi)}")
         elif t["shared"]:
             lo, hi = t["difference_ci95"]
             lines.append(f"  exact McNemar p = {t['mcnemar_p']:.3g}; 95% interval for the change (Newcombe): "
-                         f"{100 * lo:+.1f} to {100 * hi:+.1f} points")
+                         f"{_points(lo, '')} to {_points(hi)}")
         lines.append("  " + noise_sentence(t))
     lines.append("")
     if result["decision"] == "ACCEPT":
-        lines.append(f"Decision: ACCEPT (the change {points(result['delta'])} clears the bar {points(result['min_delta'])})")
+        lines.append(f"Decision: ACCEPT (the change {_points(result['delta'])} clears the bar {_points(result['min_delta'])})")
         if result["paired"] and not result["paired"].get("significant") and not result["require_significance"]:
             lines.append("  Caution: the change is within noise; --require-significance would have rejected it.")
     elif len(result["reasons"]) == 1:
