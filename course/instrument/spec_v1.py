@@ -208,7 +208,6 @@ def _char_name(ch: str) -> str:
     return f"U+{ord(ch):04X} {name}"
 
 
-# Not lib's json_kind: the instrument imports nothing from course.lib, and these names are versioned details.
 def _type_name(obj: Any) -> str:
     """The name of obj's class, read from the type itself so that no user code runs."""
     return type.__dict__["__name__"].__get__(type(obj))

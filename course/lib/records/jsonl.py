@@ -608,6 +608,8 @@ def json_kind(value: Any) -> str:
 
     A boolean is named as one (JSON's ``true`` is not the integer 1). A float that is not finite is
     named too: the readers refuse NaN and Infinity, but a value built in Python can hold one.
+    ``course.instrument.spec_v1._type_name`` stays apart: the instrument imports nothing from lib, its
+    details are versioned, and a comment there would change its bytes, which are the scorer fingerprint.
 
     >>> [json_kind(v) for v in (None, True, 3, "3", [3], {})]
     ['null', 'a boolean', 'an integer', 'a string', 'an array', 'an object']
