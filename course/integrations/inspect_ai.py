@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from course.cli import make_parser, positive_int, run
+from course.lib.bundled import MATH_DEV, PROJECT_ROOT
 
-DEFAULT_DATASET = "data/datasets/math_dev.jsonl"
+DEFAULT_DATASET = MATH_DEV
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -79,7 +80,7 @@ from course.instrument.rubrics import scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION, score
 from course.integrations.expected import library_answer
 from course.lib.bridges.messages import output_text
-from course.lib.records.manifest import PROJECT_ROOT, sha256_file
+from course.lib.records.manifest import sha256_file
 from course.lib.visible import visible
 
 TASK_NAME = "course_math"

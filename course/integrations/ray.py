@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from course.errors import CourseError
+from course.lib.bundled import PROJECT_ROOT
 from course.lib.evaluation.shards import Shard, merge_eval_runs
 from course.lib.records.runs import resolve_outdir
 
@@ -84,7 +85,7 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None) -> Any:
 
     if ray.is_initialized():
         return ray
-    root = str(Path(__file__).resolve().parents[2])  # workers import this package from where the driver does
+    root = str(PROJECT_ROOT)  # workers import this package from where the driver does
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
     options: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": False,
                                "runtime_env": {"env_vars": {"PYTHONPATH": path, USAGE_STATS_VARIABLE: os.environ[USAGE_STATS_VARIABLE]}}}

@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from course.cli import OBJECTIVE, add_loop_options, check_args, float_in, info, int_in, make_parser, run
 from course.instrument.rubrics import get_rubric
+from course.lib.bundled import DEFAULT_DATASETS
 from course.lib.extras import require
 from course.lib.learning import rl_loop
 from course.lib.learning.rl_loop import LoopSettings, Trained
-from course.lib.policy.problems import DEFAULT_DATASETS
 from course.lib.policy.progress import ProgressLine
 from course.lib.policy.report import report_lines
 from course.lib.policy.templates import TEMPLATES, get_template

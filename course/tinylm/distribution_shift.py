@@ -22,10 +22,10 @@ from typing import Any, Callable
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import score
-from course.lib.policy.problems import DEFAULT_DATASETS, read_items
+from course.lib.bundled import DEFAULT_DATASETS, FROZEN_PI0_DEV
+from course.lib.policy.problems import read_items
 from course.lib.records.formats import iter_completions
 from course.lib.visible import visible
-from course.tinylm import FROZEN_PI0_DEV
 
 
 def code_table(left: Counter[str], right: Counter[str], left_name: str, right_name: str) -> list[str]:

@@ -29,6 +29,7 @@ from course.lib.extras import missing
 TOKEN_VOCAB: list[str] = [] if not missing("tokenizer") else ["--vocab", "tiny"]
 import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 
+from course.lib import bundled
 from course.lib.evaluation import locked_room
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import sha256_file
@@ -275,7 +276,7 @@ def test_token_inspect_prints_hostile_escapes_escaped(capsys, text, mode):
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_kata_show_prints_a_hostile_pack_escaped(tmp_path, capsys, name):
-    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()[0])
     record["id"] = record["prompt"] = HOSTILE[name]
     record["details"][HOSTILE[name]] = HOSTILE[name]
     path = tmp_path / "pack.jsonl"
@@ -331,7 +332,7 @@ def _pack_with(tmp_path: Path, raw_line: str) -> Path:
 
 @pytest.mark.parametrize("mode", [[], ["--template"]])
 def test_kata_shows_an_example_with_empty_details(tmp_path, capsys, mode):
-    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()[0])
     record["details"] = {}
     path = _pack_with(tmp_path, json.dumps(record))
     assert_outcome(kata.main(["--examples", str(path), *mode]), capsys.readouterr(), {0})
@@ -340,7 +341,7 @@ def test_kata_shows_an_example_with_empty_details(tmp_path, capsys, mode):
 @pytest.mark.parametrize("reward", ["1" + "0" * 400, "-" + "1" + "0" * 400, "2", "-0.5", "1.0000001"])
 @pytest.mark.parametrize("mode", [[], ["--template"], ["--rescore"]])
 def test_kata_refuses_a_reward_outside_0_to_1_with_path_and_line(tmp_path, capsys, reward, mode):
-    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()[0])
     record["reward"] = "REWARD"
     path = _pack_with(tmp_path, json.dumps(record).replace('"REWARD"', reward))
     code = kata.main(["--examples", str(path), *mode])

@@ -50,6 +50,7 @@ from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
 from course.instrument.rubrics import Rubric, ScoreFn, get_rubric
+from course.lib.bundled import FROZEN_ROLLOUTS_DEV, MATH_DEV, PROJECT_ROOT
 from course.lib.evaluation.shards import SHARD_FIELD, Shard
 from course.lib.evaluation.summary import (
     PASS_REWARD,
@@ -83,7 +84,6 @@ from course.lib.records.jsonl import (
     parse_line,
 )
 from course.lib.records.manifest import (
-    PROJECT_ROOT,
     display_path,
     environment,
     input_fingerprint,
@@ -94,8 +94,6 @@ from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manife
 from course.lib.visible import markdown_value, terminal_line
 
 TOOL = "course.eval"
-BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
-BUNDLED_COMPLETIONS = "data/rollouts/frozen_rollouts_dev.jsonl"
 PROGRESS_EVERY = 8192  # lines between checks of the clock for the progress line
 
 
@@ -519,7 +517,7 @@ def resolve_inputs(dataset: str | None, completions: str | None) -> tuple[Path, 
     if (dataset is None) != (completions is None):
         raise CourseError("pass both --dataset and --completions, or neither (to use the bundled dev set)")
     if dataset is None or completions is None:
-        return PROJECT_ROOT / BUNDLED_DATASET, PROJECT_ROOT / BUNDLED_COMPLETIONS
+        return PROJECT_ROOT / MATH_DEV, PROJECT_ROOT / FROZEN_ROLLOUTS_DEV
     return Path(dataset), Path(completions)
 
 

@@ -37,11 +37,12 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from course.errors import CourseError
+from course.lib.bundled import PROJECT_ROOT
 from course.lib.evaluation.locked_room import same_value, shown
 from course.lib.evaluation.summary import Tally
 from course.lib.records.formats import iter_dataset_objects, read_run, result_line_check
 from course.lib.records.jsonl import JsonlWriter, input_lines, open_input, parse_line
-from course.lib.records.manifest import PROJECT_ROOT, display_path, environment, sha256_file
+from course.lib.records.manifest import display_path, environment, sha256_file
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
 from course.lib.visible import visible
 
