@@ -32,10 +32,10 @@ from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.evaluation.pipeline import (
     Progress,
     evaluate,
+    merge_eval_runs,
     resolve_inputs,
     rubric_line,
 )
-from course.lib.evaluation.shards import merge_eval_runs
 from course.lib.evaluation.summary import breakdown_lines, headline
 from course.lib.records.manifest import shown_here
 from course.lib.visible import dumps_safe, visible
