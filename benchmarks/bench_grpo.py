@@ -77,7 +77,8 @@ def training_problems(steps: int, prompts: int) -> list:  # type: ignore[type-ar
 def slice_pass_rate(sample_items) -> float:  # type: ignore[no-untyped-def]
     """Strict pass rate on the first EVAL_ITEMS math_dev items x EVAL_SAMPLES, drawn by ``sample_items``."""
     from course.instrument.spec_v1 import score
-    from course.lib.policy.training_problems import DEFAULT_DATASETS, read_items
+    from course.lib.bundled import DEFAULT_DATASETS
+    from course.lib.policy.training_problems import read_items
 
     items = read_items(DEFAULT_DATASETS[0])[:EVAL_ITEMS]
     drawn = sample_items([(it["id"], it["prompt"]) for it in items])
@@ -94,7 +95,7 @@ def course_policy(cfg: dict):  # type: ignore[no-untyped-def, type-arg]
     threads = set_threads(cfg["threads"])
     torch.use_deterministic_algorithms(True)
     if cfg["policy"] == "tinylm":
-        from course.tinylm import PI0_PATH
+        from course.lib.bundled import PI0_PATH
         from course.tinylm.model import load_checkpoint
         from course.tinylm.policy import TinyLMPolicy
 
@@ -156,7 +157,7 @@ def run_trl(cfg: dict) -> dict:  # type: ignore[type-arg]
     generation_kwargs: dict = {}  # type: ignore[type-arg]
     if cfg["policy"] == "tinylm":
         from course.integrations.hf_twin import char_tokenizer, policy_prompt, twin_from_gpt
-        from course.tinylm import PI0_PATH
+        from course.lib.bundled import PI0_PATH
         from course.tinylm.model import load_checkpoint
         from course.tinylm.vocab import VOCAB
 
@@ -279,7 +280,7 @@ def run_pairs(policy: str, a: argparse.Namespace) -> dict:  # type: ignore[type-
     load = os.getloadavg()
     pi0_pass = None
     if policy == "tinylm":
-        from course.tinylm import PI0_PATH
+        from course.lib.bundled import PI0_PATH
         from course.tinylm.model import load_checkpoint
         from course.tinylm.policy import sample_items
 

@@ -60,8 +60,8 @@ initialised = time.perf_counter()
 warm = ray.remote(num_cpus=1)(lambda: os.getpid())  # start the workers (and import nothing of the course yet)
 ray.get([warm.remote() for _ in range(num_cpus)])
 started = time.perf_counter()
-from course.lib.evaluation import shards as shards_module
-merge = shards_module.merge_eval_runs
+from course.lib.evaluation import pipeline as pipeline_module
+merge = pipeline_module.merge_eval_runs
 timing = {}
 def timed_merge(*args, **kwargs):
     timing["tasks_done"] = time.perf_counter()

@@ -81,11 +81,12 @@ def run_rl(outdir: Path, seed: int, extra: list[str]) -> tuple[float, float, str
 def sampling_throughput() -> float:
     code = (
         "import time, torch\n"
-        "from course.tinylm import PI0_PATH\n"
+        "from course.lib.bundled import PI0_PATH\n"
         "from course.tinylm.model import load_checkpoint\n"
         "from course.lib.policy.sampling import set_threads\n"
         "from course.tinylm.policy import sample_items\n"
-        "from course.lib.policy.training_problems import DEFAULT_DATASETS, read_items\n"
+        "from course.lib.bundled import DEFAULT_DATASETS\n"
+        "from course.lib.policy.training_problems import read_items\n"
         "set_threads(2); m, _ = load_checkpoint(PI0_PATH)\n"
         "items = [(it['id'], it['prompt']) for it in read_items(DEFAULT_DATASETS[0])]\n"
         "t = time.time(); sample_items(m, items, n=8, seed=0); print(len(items) * 8 / (time.time() - t))\n"
@@ -124,7 +125,7 @@ class StepSide:
     def __init__(self, model_mod: Any, policy_mod: Any) -> None:
         import torch
 
-        from course.tinylm import PI0_PATH
+        from course.lib.bundled import PI0_PATH
 
         self.policy_mod = policy_mod
         self.ref, _ = model_mod.load_checkpoint(PI0_PATH)
@@ -186,8 +187,9 @@ def step_benchmark(baseline: str, pairs: int, threads: int, seed: int, rec: Any)
     """Print the RL step's phases for this tree and for ``baseline``, interleaved, medians and ratios."""
     import torch
 
+    from course.lib.bundled import DEFAULT_DATASETS
     from course.lib.policy.sampling import set_threads
-    from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_items
+    from course.lib.policy.training_problems import problem_stream, read_items
     from course.tinylm import model as model_now
     from course.tinylm import policy as policy_now
 

@@ -27,16 +27,15 @@ from typing import Any, Sequence
 
 from course.cli import EXIT_OK, add_run_options, info, make_parser, run, shard
 from course.instrument.rubric_registry import RUBRICS
+from course.lib.bundled import FROZEN_ROLLOUTS_DEV, MATH_DEV
 from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.evaluation.pipeline import (
-    BUNDLED_COMPLETIONS,
-    BUNDLED_DATASET,
     Progress,
     evaluate,
+    merge_eval_runs,
     resolve_inputs,
     rubric_line,
 )
-from course.lib.evaluation.shards import merge_eval_runs
 from course.lib.evaluation.summary import breakdown_lines, headline
 from course.lib.records.manifest import shown_here
 from course.lib.visible import dumps_safe, visible
@@ -97,8 +96,8 @@ def _main(args_in: Sequence[str] | None) -> int:
         "`python -m course.eval merge PARTS... --outdir RUN` joins the parts of a --shard run (see its --help).",
         EXAMPLE,
     )
-    parser.add_argument("--dataset", help=f"dataset JSONL (default: {BUNDLED_DATASET})")
-    parser.add_argument("--completions", help=f"completions JSONL (default: {BUNDLED_COMPLETIONS}); in dataset order "
+    parser.add_argument("--dataset", help=f"dataset JSONL (default: {MATH_DEV})")
+    parser.add_argument("--completions", help=f"completions JSONL (default: {FROZEN_ROLLOUTS_DEV}); in dataset order "
                         "they are streamed (memory: one line); in any other order each item's line is found by an "
                         "index of about 60 bytes per item, and the run takes longer")
     add_run_options(parser, "run directory to create (default: the next free runs/eval_NNN)")

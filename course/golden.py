@@ -31,9 +31,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from course.cli import make_parser, run
+from course.lib.bundled import GOLDEN_CORRECT, GOLDEN_EXPLOITS
 from course.lib.reward_spec.exploit_suites import (
-    DEFAULT_CORRECT,
-    DEFAULT_EXPLOITS,
     golden_report,
     golden_run,
     golden_text,
@@ -60,9 +59,9 @@ def _main(args_in: Sequence[str] | None) -> int:
         "  python -m course.golden --exploits my_exploits.jsonl --json",
     )
     parser.add_argument("--correct", metavar="FILE", default=None,
-                        help=f"correct suite (default: the bundled {DEFAULT_CORRECT.name})")
+                        help=f"correct suite (default: the bundled {GOLDEN_CORRECT.name})")
     parser.add_argument("--exploits", metavar="FILE", default=None,
-                        help=f"exploit suite (default: the bundled {DEFAULT_EXPLOITS.name})")
+                        help=f"exploit suite (default: the bundled {GOLDEN_EXPLOITS.name})")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument(
         "--verbose", action="store_true",
@@ -70,8 +69,8 @@ def _main(args_in: Sequence[str] | None) -> int:
     )
     args = parser.parse_args(args_in)
 
-    correct_cases = load_suite(args.correct or DEFAULT_CORRECT, "correct")
-    exploit_cases = load_suite(args.exploits or DEFAULT_EXPLOITS, "exploits")
+    correct_cases = load_suite(args.correct or GOLDEN_CORRECT, "correct")
+    exploit_cases = load_suite(args.exploits or GOLDEN_EXPLOITS, "exploits")
     correct, exploits, failures = golden_run(correct_cases, exploit_cases)
     if args.json:
         print(dumps_safe(golden_report(correct, exploits, verbose=args.verbose), indent=2, sort_keys=True))

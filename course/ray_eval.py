@@ -18,8 +18,9 @@ from typing import Sequence
 
 from course.cli import EXIT_OK, int_in, make_parser, positive_int, run
 from course.instrument.rubric_registry import RUBRICS
+from course.lib.bundled import FROZEN_ROLLOUTS_DEV, MATH_DEV
 from course.lib.evaluation.inspection import inspect_failures_command
-from course.lib.evaluation.pipeline import BUNDLED_COMPLETIONS, BUNDLED_DATASET, resolve_inputs
+from course.lib.evaluation.pipeline import resolve_inputs
 from course.lib.evaluation.summary import pass_rate_line
 from course.lib.extras import require
 from course.lib.visible import dumps_safe, visible
@@ -40,8 +41,8 @@ def _main(argv: Sequence[str] | None) -> int:
         "results.jsonl and summary.json, byte for byte. Needs the ray extra.",
         EXAMPLE,
     )
-    parser.add_argument("--dataset", help=f"dataset JSONL (default: {BUNDLED_DATASET})")
-    parser.add_argument("--completions", help=f"completions JSONL (default: {BUNDLED_COMPLETIONS})")
+    parser.add_argument("--dataset", help=f"dataset JSONL (default: {MATH_DEV})")
+    parser.add_argument("--completions", help=f"completions JSONL (default: {FROZEN_ROLLOUTS_DEV})")
     parser.add_argument("--shards", type=int_in(1, MAX_SHARDS), required=True,
                         help=f"how many parts (Ray tasks), 1 to {MAX_SHARDS:,}")
     parser.add_argument("--outdir", help="the merged run directory (default: the next free runs/eval_NNN)")

@@ -32,8 +32,8 @@ from typing import Sequence
 from course.cli import make_parser, run
 from course.errors import CourseError
 from course.instrument.rubric_registry import RUBRICS, get_rubric
+from course.lib.bundled import GOLDEN_EXPLOITS
 from course.lib.reward_spec.exploit_suites import (
-    GOLDEN_EXPLOITS,
     Exploit,
     format_rubric_list,
     format_table,

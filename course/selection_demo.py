@@ -40,8 +40,8 @@ from typing import Sequence
 import course.assignments.pick_best as assignment
 from course.cli import EXIT_OK, add_run_options, info, make_parser, positive_int, run
 from course.errors import CourseError
-from course.lib.records.manifest import PROJECT_ROOT
-from course.lib.selection.pipeline import BUNDLED_DATASET, BUNDLED_SAMPLES, report_lines, select
+from course.lib.bundled import MATH_DEV, PROJECT_ROOT, SELECTION_PACK_DEV
+from course.lib.selection.pipeline import report_lines, select
 from course.lib.visible import dumps_safe
 
 EXAMPLE = (
@@ -61,7 +61,7 @@ def _resolve_inputs(dataset: str | None, samples: str | None) -> tuple[Path, Pat
     if (dataset is None) != (samples is None):
         raise CourseError("pass both --dataset and --samples, or neither (to use the bundled dev set and its pack)")
     if dataset is None or samples is None:
-        return PROJECT_ROOT / BUNDLED_DATASET, PROJECT_ROOT / BUNDLED_SAMPLES
+        return PROJECT_ROOT / MATH_DEV, PROJECT_ROOT / SELECTION_PACK_DEV
     return Path(dataset), Path(samples)
 
 
@@ -75,9 +75,9 @@ def _main(args_in: Sequence[str] | None) -> int:
         "where selection still fails. With neither --dataset nor --samples it uses the bundled dev set.",
         EXAMPLE,
     )
-    parser.add_argument("--dataset", help=f"dataset JSONL (default: {BUNDLED_DATASET})")
+    parser.add_argument("--dataset", help=f"dataset JSONL (default: {MATH_DEV})")
     parser.add_argument(
-        "--samples", "--pack", dest="samples", help=f"selection pack JSONL (default: {BUNDLED_SAMPLES})"
+        "--samples", "--pack", dest="samples", help=f"selection pack JSONL (default: {SELECTION_PACK_DEV})"
     )
     parser.add_argument(
         "--n", type=positive_int, required=True, metavar="N",

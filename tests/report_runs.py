@@ -18,8 +18,9 @@ import course.eval as ev
 import course.kl_tradeoff_demo as kl_demo
 import course.selection_demo as selection_demo
 import course.toy_mdp as toy_mdp
-from course.lib.records.jsonl import dumps_line, write_json
+from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import PROJECT_ROOT
+from course.lib.records.runs import write_json
 
 DATA = PROJECT_ROOT / "data"
 DEV = DATA / "datasets" / "math_dev.jsonl"

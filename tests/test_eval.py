@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import course.eval as ev
+from course.lib import bundled
 from course.lib.evaluation import pipeline
 from course.lib.evaluation.summary import pass_rate_line
 from course.lib.records.jsonl import dumps_line
@@ -173,7 +174,7 @@ def test_the_bundled_run_is_byte_identical_with_orjson_reading_and_without(tmp_p
 
     if importlib.util.find_spec("orjson") is None:
         pytest.skip("orjson is not installed (the fast extra)")
-    dataset, completions = PROJECT_ROOT / pipeline.BUNDLED_DATASET, PROJECT_ROOT / pipeline.BUNDLED_COMPLETIONS
+    dataset, completions = PROJECT_ROOT / bundled.MATH_DEV, PROJECT_ROOT / bundled.FROZEN_ROLLOUTS_DEV
     try:
         for name, fast in (("fast", True), ("stdlib", False)):
             jsonl.use_fast_decoder(fast)
@@ -374,7 +375,7 @@ def test_allow_missing_still_rejects_an_unknown_completion_id(files, tmp_path: P
 
 
 # --- the bundled data (what the instructor runs) -----------------------------------------------------
-BUNDLED = PROJECT_ROOT / ev.BUNDLED_DATASET
+BUNDLED = PROJECT_ROOT / bundled.MATH_DEV
 
 
 @pytest.mark.skipif(not BUNDLED.exists(), reason="bundled data pack not present")

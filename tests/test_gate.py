@@ -10,6 +10,7 @@ import pytest
 
 import course.eval as ev
 import course.gate as gate
+from course.lib import bundled
 from course.lib.evaluation import locked_room
 from course.lib.records.jsonl import dumps_line
 from course.lib.records.manifest import PROJECT_ROOT
@@ -281,17 +282,17 @@ def test_help_shows_a_worked_example(capsys) -> None:
 
 
 # --- the bundled data, as the instructor runs it ----------------------------------------------------
-@pytest.mark.skipif(not (PROJECT_ROOT / ev.BUNDLED_DATASET).exists(), reason="bundled data pack not present")
+@pytest.mark.skipif(not (PROJECT_ROOT / bundled.MATH_DEV).exists(), reason="bundled data pack not present")
 def test_perturbation_demo_on_the_bundled_dev_set(tmp_path: Path, capsys) -> None:
     modified = tmp_path / "math_dev_modified.jsonl"
-    lines = (PROJECT_ROOT / ev.BUNDLED_DATASET).read_text().splitlines(keepends=True)
+    lines = (PROJECT_ROOT / bundled.MATH_DEV).read_text().splitlines(keepends=True)
     first = json.loads(lines[0])
     first["expected_answer"] += 1  # "Modify one expected_answer in the temporary file"
     modified.write_text(dumps_line(first) + "\n" + "".join(lines[1:]))
-    rollouts = str(PROJECT_ROOT / ev.BUNDLED_COMPLETIONS)
+    rollouts = str(PROJECT_ROOT / bundled.FROZEN_ROLLOUTS_DEV)
     clean, changed = tmp_path / "runs/demo_eval_clean", tmp_path / "runs/demo_eval_modified"
-    assert ev.main(["--dataset", str(PROJECT_ROOT / ev.BUNDLED_DATASET), "--completions", rollouts,
-                    "--outdir", str(clean)]) == 0
+    dataset = str(PROJECT_ROOT / bundled.MATH_DEV)
+    assert ev.main(["--dataset", dataset, "--completions", rollouts, "--outdir", str(clean)]) == 0
     assert ev.main(["--dataset", str(modified), "--completions", rollouts, "--outdir", str(changed)]) == 0
     code, out = run_gate(capsys, clean, changed, "--min-delta", "0.00")
     assert code == 1 and "Locked Room: VIOLATED" in out and "dataset_fingerprint" in out

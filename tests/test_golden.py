@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from course.golden import main
-from course.lib.reward_spec.exploit_suites import DEFAULT_CORRECT, DEFAULT_EXPLOITS, check_case, load_suite
+from course.lib.bundled import GOLDEN_CORRECT, GOLDEN_EXPLOITS
+from course.lib.reward_spec.exploit_suites import check_case, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,19 +34,19 @@ def _exploit(**fields):
 
 
 def test_bundled_suites_are_found_next_to_the_package_not_the_cwd():
-    assert DEFAULT_CORRECT == ROOT / "data" / "golden" / "golden_correct.jsonl"
-    assert DEFAULT_EXPLOITS.is_file()
+    assert GOLDEN_CORRECT == ROOT / "data" / "golden" / "golden_correct.jsonl"
+    assert GOLDEN_EXPLOITS.is_file()
 
 
 def test_every_golden_correct_case_scores_one():
-    cases = load_suite(DEFAULT_CORRECT, "correct")
+    cases = load_suite(GOLDEN_CORRECT, "correct")
     assert len(cases) >= 12
     failing = [(c.id, o.error_code) for c in cases if not (o := check_case(c)).passed]
     assert failing == []
 
 
 def test_every_golden_exploit_is_rejected_with_its_listed_code():
-    cases = load_suite(DEFAULT_EXPLOITS, "exploits")
+    cases = load_suite(GOLDEN_EXPLOITS, "exploits")
     assert len(cases) >= 30
     failing = [(c.id, c.expected_error_code, o.reward, o.error_code) for c in cases if not (o := check_case(c)).passed]
     assert failing == []
@@ -55,8 +56,8 @@ def test_golden_cli_passes_on_bundled_suites_from_another_directory(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "course.golden"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    n_correct = len(DEFAULT_CORRECT.read_text(encoding="utf-8").splitlines())
-    n_exploits = len(DEFAULT_EXPLOITS.read_text(encoding="utf-8").splitlines())
+    n_correct = len(GOLDEN_CORRECT.read_text(encoding="utf-8").splitlines())
+    n_exploits = len(GOLDEN_EXPLOITS.read_text(encoding="utf-8").splitlines())
     assert proc.stdout.strip() == (
         f"golden: {n_correct}/{n_correct} correct rewarded, "
         f"{n_exploits}/{n_exploits} exploits rejected with the listed code"
@@ -152,7 +153,7 @@ def _answer_of(prompt: str) -> int:
     return _OPS[m.group(2)](int(m.group(1)), int(m.group(3)))
 
 
-@pytest.mark.parametrize("path", [DEFAULT_CORRECT, DEFAULT_EXPLOITS], ids=["correct", "exploits"])
+@pytest.mark.parametrize("path", [GOLDEN_CORRECT, GOLDEN_EXPLOITS], ids=["correct", "exploits"])
 def test_every_golden_prompt_computes_the_lines_expected_answer(path):
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     wrong = [(r["id"], r["prompt"][:60], r["expected_answer"]) for r in lines
@@ -170,14 +171,14 @@ def test_the_prompt_check_catches_a_prompt_whose_answer_differs():
 def test_the_323_cases_ask_the_courses_running_example():
     from course.lib.reward_spec.problems import RUNNING_EXAMPLE
 
-    cases = load_suite(DEFAULT_CORRECT, "correct") + load_suite(DEFAULT_EXPLOITS, "exploits")
+    cases = load_suite(GOLDEN_CORRECT, "correct") + load_suite(GOLDEN_EXPLOITS, "exploits")
     assert {c.prompt for c in cases if c.expected_answer == 323} == {RUNNING_EXAMPLE.prompt}
 
 
 def test_verbose_lists_every_case_with_its_prompt_and_keeps_the_summary_line(capsys):
     assert main(["--verbose"]) == 0
     out = capsys.readouterr().out
-    n = len(load_suite(DEFAULT_CORRECT, "correct")) + len(load_suite(DEFAULT_EXPLOITS, "exploits"))
+    n = len(load_suite(GOLDEN_CORRECT, "correct")) + len(load_suite(GOLDEN_EXPLOITS, "exploits"))
     assert out.count("  pass  expected reward") == n and "FAIL" not in out
     assert "  prompt      Compute 17 * 19. Output exactly one line: Final: <int>" in out
     assert '  completion  "Final: 322⟨\\n⟩Final: 323"' in out  # the line break is shown as an escape
@@ -198,7 +199,7 @@ def test_json_failures_and_verbose_cases_carry_the_prompt(tmp_path, capsys):
     assert main(["--correct", str(correct), "--json", "--verbose"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert [f["prompt"] for f in report["failures"]] == [PROMPT]
-    assert len(report["cases"]) == 1 + len(load_suite(DEFAULT_EXPLOITS, "exploits"))
+    assert len(report["cases"]) == 1 + len(load_suite(GOLDEN_EXPLOITS, "exploits"))
     assert all(c["prompt"] for c in report["cases"])
 
 

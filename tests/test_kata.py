@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from course import kata
 from course.errors import CourseError
 from course.instrument.spec_v1 import score as strict_score
+from course.lib import bundled
 from course.lib.reward_spec import kata_drafts, kata_labels
 
 EXAMPLES = kata_labels.load_examples()
@@ -45,9 +46,9 @@ def test_every_key_entry_has_a_justification_and_a_fix():
 
 
 def test_student_pack_carries_no_label_or_answer_fields():
-    for line in kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines():
+    for line in bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines():
         assert set(json.loads(line)) == {"id", "prompt", "expected_answer", "completion", "scorer", "reward", "details"}
-    assert "label" not in kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8")
+    assert "label" not in bundled.KATA_EXAMPLES.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=IDS)
@@ -232,7 +233,7 @@ def test_no_example_carries_a_loophole_field_that_would_name_the_reward_hacks(ca
 
 
 def test_the_listing_hides_a_loophole_field_even_in_a_hand_made_pack(tmp_path, capsys):
-    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[1])
+    record = json.loads(bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()[1])
     record["details"]["loophole"] = "any 'Final:' line with the right number wins"
     path = tmp_path / "pack.jsonl"
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
@@ -241,7 +242,7 @@ def test_the_listing_hides_a_loophole_field_even_in_a_hand_made_pack(tmp_path, c
 
 
 def test_show_handles_an_example_with_empty_details(tmp_path, capsys):
-    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()[0])
     record["details"] = {}
     path = tmp_path / "pack.jsonl"
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
@@ -251,7 +252,7 @@ def test_show_handles_an_example_with_empty_details(tmp_path, capsys):
 
 @pytest.mark.parametrize("reward", ["1e400", "10" + "0" * 400, "-0.5", "2"])
 def test_pack_with_a_reward_outside_0_to_1_is_refused_with_path_and_line(tmp_path, reward):
-    line = kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0]
+    line = bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()[0]
     record = json.loads(line)
     path = tmp_path / "pack.jsonl"
     path.write_text(line.replace(f'"reward": {json.dumps(record["reward"])}', f'"reward": {reward}') + "\n",
@@ -298,7 +299,7 @@ def test_check_on_a_missing_file_exits_2(tmp_path, capsys):
 
 
 def test_pack_with_a_bad_line_is_reported_with_path_and_line(tmp_path):
-    lines = kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()
+    lines = bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()
     bad = json.loads(lines[1])
     del bad["scorer"]
     path = tmp_path / "pack.jsonl"
@@ -309,17 +310,17 @@ def test_pack_with_a_bad_line_is_reported_with_path_and_line(tmp_path):
 
 def test_rescore_leaves_an_up_to_date_pack_byte_identical(tmp_path, capsys):
     copy = tmp_path / "pack.jsonl"
-    copy.write_bytes(kata_labels.EXAMPLES_PATH.read_bytes())
+    copy.write_bytes(bundled.KATA_EXAMPLES.read_bytes())
     assert kata.main(["--rescore", "--examples", str(copy)]) == 0
-    assert copy.read_bytes() == kata_labels.EXAMPLES_PATH.read_bytes()
+    assert copy.read_bytes() == bundled.KATA_EXAMPLES.read_bytes()
     assert "nothing written" in capsys.readouterr().out
 
 
 def test_rescore_repairs_a_tampered_verdict(tmp_path):
-    lines = kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()
+    lines = bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()
     tampered = json.loads(lines[0])
     tampered["reward"] = 1.0
     copy = tmp_path / "pack.jsonl"
     copy.write_text("\n".join([json.dumps(tampered)] + lines[1:]) + "\n", encoding="utf-8")
     assert kata.main(["--rescore", "--examples", str(copy)]) == 0
-    assert copy.read_bytes() == kata_labels.EXAMPLES_PATH.read_bytes()
+    assert copy.read_bytes() == bundled.KATA_EXAMPLES.read_bytes()

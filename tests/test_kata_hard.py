@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from course import kata
 from course.instrument.spec_v1 import score as strict_score
+from course.lib import bundled
 from course.lib.reward_spec import kata_drafts, kata_labels
 
-EXAMPLES = kata_labels.load_examples(kata_labels.HARD_EXAMPLES_PATH)
-KEY = kata_labels.load_key(kata_labels.HARD_KEY_PATH)
+EXAMPLES = kata_labels.load_examples(bundled.KATA_HARD_EXAMPLES)
+KEY = kata_labels.load_key(bundled.KATA_HARD_KEY)
 IDS = [ex.id for ex in EXAMPLES]
 BY_LABEL = {label: [ex for ex in EXAMPLES if KEY[ex.id].label == label] for label in kata_labels.LABELS}
 BASIC_IDS = [ex.id for ex in kata_labels.load_examples()]
@@ -64,7 +65,7 @@ def test_every_hard_key_entry_has_a_justification_and_a_fix():
 
 
 def test_hard_pack_carries_no_label_field():
-    text = kata_labels.HARD_EXAMPLES_PATH.read_text(encoding="utf-8")
+    text = bundled.KATA_HARD_EXAMPLES.read_text(encoding="utf-8")
     for line in text.splitlines():
         assert set(json.loads(line)) == {"id", "prompt", "expected_answer", "completion", "scorer", "reward", "details"}
     assert '"label"' not in text
@@ -211,9 +212,9 @@ def test_an_unknown_pack_name_is_a_usage_error(capsys):
 
 def test_rescore_leaves_the_hard_pack_byte_identical(tmp_path, capsys):
     copy = tmp_path / "hard.jsonl"
-    copy.write_bytes(kata_labels.HARD_EXAMPLES_PATH.read_bytes())
+    copy.write_bytes(bundled.KATA_HARD_EXAMPLES.read_bytes())
     assert kata.main(["--pack", "hard", "--rescore", "--examples", str(copy)]) == 0
-    assert copy.read_bytes() == kata_labels.HARD_EXAMPLES_PATH.read_bytes()
+    assert copy.read_bytes() == bundled.KATA_HARD_EXAMPLES.read_bytes()
     assert "nothing written" in capsys.readouterr().out
 
 

@@ -11,9 +11,10 @@ import pytest
 from course import red_team
 from course.errors import CourseError
 from course.instrument.rubric_registry import HACKABLE, RUBRICS
+from course.lib.bundled import GOLDEN_EXPLOITS
 from course.lib.reward_spec import exploit_suites
 
-GOLDEN = exploit_suites.load_exploits(exploit_suites.GOLDEN_EXPLOITS, "golden", require_code=True)
+GOLDEN = exploit_suites.load_exploits(GOLDEN_EXPLOITS, "golden", require_code=True)
 
 
 def _write(tmp_path, records, name="mine.jsonl") -> str:

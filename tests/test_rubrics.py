@@ -274,8 +274,9 @@ def test_format_only_keeps_the_strict_verdict_so_a_right_answer_and_a_well_forme
 def test_the_golden_exploits_already_show_the_format_only_loophole():
     import json
 
-    from course.lib.reward_spec.exploit_suites import DEFAULT_EXPLOITS
-    rows = [json.loads(line) for line in DEFAULT_EXPLOITS.read_text(encoding="utf-8").splitlines()]
+    from course.lib.bundled import GOLDEN_EXPLOITS
+    rows = [json.loads(line) for line in GOLDEN_EXPLOITS.read_text(encoding="utf-8").splitlines()]
+    format_only = RUBRICS["format_only"]
     paid = [r["id"] for r in rows
-            if RUBRICS["format_only"]({"expected_answer": r["expected_answer"]}, r["completion"])["reward"] == 1.0]
+            if format_only({"expected_answer": r["expected_answer"]}, r["completion"])["reward"] == 1.0]
     assert paid and all(r["expected_error_code"] == "wrong_answer" for r in rows if r["id"] in paid)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from course.lib.bundled import PI0_MANIFEST, PI0_PATH
 from course.lib.records.formats import iter_completions, iter_samples
 from course.lib.records.jsonl import dumps_line
-from course.tinylm import PI0_MANIFEST, PI0_PATH
 
 # A skip mark and a fixture, not imports at the top: torch costs ~2 s to import, and every
 # pytest-xdist worker collects every file; only the worker that runs these tests should pay for it.
@@ -113,8 +113,7 @@ def test_same_seed_gives_byte_identical_rollouts_and_another_seed_does_not(tiny)
 
 def test_pi0_sampled_with_seed_0_reproduces_the_shipped_frozen_rollouts_byte_for_byte(tmp_path):
     # The guard on every speed-up of the sampler: it may change how the numbers are computed, never one of them.
-    from course.lib.policy.training_problems import DEFAULT_DATASETS
-    from course.tinylm import FROZEN_PI0_DEV
+    from course.lib.bundled import DEFAULT_DATASETS, FROZEN_PI0_DEV
 
     out, threads = tmp_path / "pi0_dev.jsonl", torch.get_num_threads()
     try:  # the shipped file was sampled with the CLI's defaults (2 threads)

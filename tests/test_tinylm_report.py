@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from course.lib.evaluation.summary import points
 from course.lib.policy import report as rl_report
 from course.tinylm import rl
 
@@ -74,9 +75,8 @@ def test_the_holdout_headline_says_what_it_measures_and_that_the_gate_decided_on
 
 
 def test_rates_round_half_up_from_their_decimal_form_so_rounded_rates_subtract_like_the_lift():
-    assert (rl_report.points(0.2225) == "22.3" and rl_report.points(0.4775) == "47.8"
-            and rl_report.signed(0.255) == "+25.5")
-    assert rl_report.signed(-0.0175) == "-1.8" and rl_report.signed(0.0) == "+0.0"
+    assert points(0.2225) == "22.3" and points(0.4775) == "47.8" and points(0.255, signed=True) == "+25.5"
+    assert points(-0.0175, signed=True) == "-1.8" and points(0.0, signed=True) == "+0.0"
 
 
 def test_the_lift_is_stated_exactly_once_in_the_report():

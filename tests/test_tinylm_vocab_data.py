@@ -11,10 +11,10 @@ from collections import Counter
 import pytest
 
 from course.errors import CourseError
-from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_prompts
+from course.lib.bundled import DEFAULT_DATASETS, PI0_MANIFEST
+from course.lib.policy.training_problems import problem_stream, read_prompts
 from course.lib.records.manifest import sha256_file
 from course.lib.reward_spec.problems import make_problem
-from course.tinylm import PI0_MANIFEST
 from course.tinylm.sft_data import (
     FORMAT_WEIGHTS,
     HEDGED_FORMATS,

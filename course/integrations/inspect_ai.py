@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from course.cli import make_parser, positive_int, run
+from course.lib.bundled import MATH_DEV, PROJECT_ROOT
 
-DEFAULT_DATASET = "data/datasets/math_dev.jsonl"
+DEFAULT_DATASET = MATH_DEV
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -88,7 +89,7 @@ from course.instrument.rubric_registry import scorer_fingerprint  # noqa: E402
 from course.instrument.spec_v1 import SCORER_VERSION, score  # noqa: E402
 from course.integrations.expected import library_answer  # noqa: E402
 from course.lib.external.messages import output_text  # noqa: E402
-from course.lib.records.manifest import PROJECT_ROOT, sha256_file  # noqa: E402
+from course.lib.records.manifest import sha256_file  # noqa: E402
 from course.lib.visible import visible  # noqa: E402
 
 TASK_NAME = "course_math"

@@ -28,10 +28,11 @@ from typing import Any, Sequence
 
 from course.instrument.spec_v1 import score
 from course.integrations.expected import library_answer
+from course.lib.bundled import MATH_DEV
 from course.lib.external.messages import emitted_text
 
 TASKS_DIR = Path(__file__).resolve().parent / "lm_eval_tasks"
-DEFAULT_DATASET = "data/datasets/math_dev.jsonl"
+DEFAULT_DATASET = MATH_DEV
 METRIC = "course_strict"
 _INT64 = 2**63  # an Arrow int64 column holds answers below this; a longer one is stored as text
 

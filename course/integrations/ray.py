@@ -2,7 +2,7 @@
 
 Ray schedules; the course measures. Each task is ``course.lib.evaluation.pipeline.evaluate`` with a
 ``Shard`` (what ``python -m course.eval --shard K/N`` does), writing its part run where every node
-can see it; the driver then calls ``course.lib.evaluation.shards.merge_eval_runs``, which checks the
+can see it; the driver then calls ``course.lib.evaluation.pipeline.merge_eval_runs``, which checks the
 parts and writes the run one process would have written, byte for byte (results.jsonl and
 summary.json), so the gate treats it exactly as that run. Nothing here is a scheduler of its own:
 no retries, no placement, no queue; that is what Ray is for.
@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from course.errors import CourseError
-from course.lib.evaluation.shards import Shard, merge_eval_runs
+from course.lib.bundled import PROJECT_ROOT
+from course.lib.evaluation.pipeline import merge_eval_runs
+from course.lib.evaluation.shards import Shard
 from course.lib.records.runs import resolve_outdir
 
 # Ray phones home by default; the course never reaches the network at run time. A user who wants the
@@ -84,7 +86,7 @@ def init_ray(*, address: str | None = None, num_cpus: int | None = None) -> Any:
 
     if ray.is_initialized():
         return ray
-    root = str(Path(__file__).resolve().parents[2])  # workers import this package from where the driver does
+    root = str(PROJECT_ROOT)  # workers import this package from where the driver does
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
     options: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": False,
                                "runtime_env": {"env_vars": {"PYTHONPATH": path,

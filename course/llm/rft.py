@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from course.instrument.spec_v1 import score as strict_score
+from course.lib.bundled import DEFAULT_DATASETS
 from course.lib.learning.rl_loop import policy_loss
-from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_items
+from course.lib.policy.training_problems import problem_stream, read_items
 
 
 @dataclass(frozen=True)

@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from course.cli import OBJECTIVE, add_loop_options, check_args, float_in, info, int_in, make_parser, run
 from course.instrument.rubric_registry import get_rubric
+from course.lib.bundled import DEFAULT_DATASETS
 from course.lib.extras import require
 from course.lib.learning import rl_loop
 from course.lib.learning.rl_loop import LoopSettings, Trained
 from course.lib.policy.progress import ProgressLine
 from course.lib.policy.report import report_lines
 from course.lib.policy.templates import TEMPLATES, get_template
-from course.lib.policy.training_problems import DEFAULT_DATASETS
 from course.lib.records.manifest import environment, input_fingerprint
 from course.lib.records.runs import atomic_run_dir, resolve_outdir
 from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT

@@ -165,7 +165,7 @@ def build_merge_parser():  # type: ignore[no-untyped-def]
 def _merge(given: list[str], argv: Sequence[str] | None) -> int:
     args = build_merge_parser().parse_args(given)
     out = Path(args.out)
-    _check_outputs([out, manifest_path(out)], args.force)
+    _check_outputs([out, manifest_path(out)], args.force, [*args.parts, args.dataset])
     parts = []
     for part in args.parts:
         if not manifest_path(Path(part)).is_file():
@@ -185,15 +185,15 @@ def manifest_path(out: Path) -> Path:
     return out.with_name((out.name[: -len(".jsonl")] if out.name.endswith(".jsonl") else out.name) + ".manifest.json")
 
 
-def _check_outputs(paths: Sequence[Path], force: bool) -> None:
+def _check_outputs(paths: Sequence[Path], force: bool, inputs: Sequence[str | None]) -> None:
     """Refuse before any work, through the one output check (``refuse_existing``): an existing output
-    without --force, a directory, a FIFO or a device (even with --force), two outputs on one path."""
+    without --force, a directory, a FIFO or a device (even with --force), a path under a file or in a
+    folder that cannot be written (not after minutes of sampling), one of the command's ``inputs`` (even
+    with --force), two outputs on one path."""
     if len(set(paths)) != len(paths):
         raise CourseError(f"--out and --frozen-out name the same file: {paths[0]}")
     for path in paths:
-        refuse_existing(path, force)
-    for path in paths:
-        path.parent.mkdir(parents=True, exist_ok=True)  # a bad path fails here, before minutes of sampling
+        refuse_existing(path, force, inputs)
 
 
 def first_samples(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -236,7 +236,7 @@ def _main(argv: Sequence[str] | None) -> int:
     outputs = [out, manifest_path(out)]
     if args.frozen_out is not None:
         outputs += [Path(args.frozen_out), manifest_path(Path(args.frozen_out))]
-    _check_outputs(outputs, args.force)
+    _check_outputs(outputs, args.force, [args.dataset, args.adapters])
     items = read_dataset(args.dataset)[: args.limit]  # validated: bad input stops here, before anything is loaded
     template = get_template(args.template)
     adapter, adapter_record = None, None

@@ -15,21 +15,14 @@ Modules (each opens with the command that runs it):
 PyTorch (with numpy and matplotlib) is the optional ``lm`` extra. Every tinylm tool
 that needs it calls ``course.lib.extras.require("lm", "the tiny LM")`` right after
 parsing its arguments: one line, exit 2, before any work (the course's one rule).
+The shipped pi0, its manifest and its frozen rollouts are named in ``course.lib.bundled``.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 # Completion length limit: the context is 192 tokens and the course's prompts are at most 140
 # characters (course.lib.reward_spec.problems.MAX_PROMPT_CHARS), so <bos> + 140 + <sep> + 48 + <eos> still fits.
 # Longer prompts (other datasets) are cropped from the left; sample.py counts them.
 MAX_TOKENS_LIMIT = 48
 
-# The shipped reference policy and its provenance.
-DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data" / "tinylm"
-PI0_PATH = DATA_DIR / "pi0.pt"
-PI0_MANIFEST = DATA_DIR / "pi0_manifest.json"
-# pi0 sampled on math_dev (python -m course.tinylm.sample wrote it): the left side of the shift table.
-FROZEN_PI0_DEV = DATA_DIR / "frozen_pi0_dev.jsonl"
 

@@ -34,16 +34,16 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from course.cli import OBJECTIVE, add_loop_options, check_args, info, make_parser, run
 from course.instrument.rubric_registry import get_rubric
+from course.lib.bundled import DEFAULT_DATASETS, PI0_PATH
 from course.lib.extras import require
 from course.lib.learning import rl_loop
 from course.lib.learning.rl_loop import LoopSettings, Trained, goodhart_alarm, policy_loss  # noqa: F401  (the loss and the alarm: tested through this tool's name)
 from course.lib.policy.progress import ProgressLine
 from course.lib.policy.report import report_lines
-from course.lib.policy.training_problems import DEFAULT_DATASETS
 from course.lib.records.manifest import environment, input_fingerprint
 from course.lib.records.runs import atomic_run_dir, resolve_outdir
 from course.lib.visible import visible
-from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
+from course.tinylm import MAX_TOKENS_LIMIT
 
 if TYPE_CHECKING:
     from course.tinylm.policy import TinyLMPolicy

@@ -28,13 +28,14 @@ from typing import Sequence
 
 from course.cli import info, int_in, make_parser, nucleus_mass, positive_int, run, sampling_temperature, seed
 from course.errors import CourseError
+from course.lib.bundled import PI0_PATH
 from course.lib.extras import require
 from course.lib.policy.progress import ProgressLine
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, refuse_existing
 from course.lib.records.temporaries import write_text_atomic
 from course.lib.visible import visible
-from course.tinylm import MAX_TOKENS_LIMIT, PI0_PATH
+from course.tinylm import MAX_TOKENS_LIMIT
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample
 # after 120 s).

@@ -28,14 +28,14 @@ from typing import Sequence
 
 from course.cli import MAX_COUNT, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
+from course.lib.bundled import DEFAULT_DATASETS, MATH_DEV, PI0_MANIFEST, PI0_PATH
 from course.lib.extras import require
 from course.lib.policy.progress import ProgressLine
-from course.lib.policy.training_problems import DEFAULT_DATASETS, read_prompts
+from course.lib.policy.training_problems import read_prompts
 from course.lib.records.jsonl import read_json, refuse_existing
 from course.lib.records.manifest import environment, file_fingerprint
 from course.lib.records.temporaries import write_json_atomic
 from course.lib.visible import visible
-from course.tinylm import PI0_MANIFEST, PI0_PATH
 from course.tinylm.sft_data import FORMAT_WEIGHTS, sft_stream
 from course.tinylm.vocab import VOCAB
 
@@ -325,7 +325,7 @@ def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]
             right_number += it["expected_answer"] in [int(x) for x in re.findall(r"-?[0-9]+", text)]
             total += 1
     return {
-        "dataset": str(dev_path.relative_to(dev_path.parent.parent.parent)),
+        "dataset": MATH_DEV,
         "samples_per_item": n,
         "samples": total,
         "temperature": 1.0,

@@ -39,7 +39,8 @@ import random
 from typing import Iterable, Iterator, Sequence
 
 from course.cli import make_parser, positive_int, run, seed
-from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_prompts
+from course.lib.bundled import DEFAULT_DATASETS
+from course.lib.policy.training_problems import problem_stream, read_prompts
 from course.lib.reward_spec.problems import Problem
 
 # ---------------------------------------------------------------------------

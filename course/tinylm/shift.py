@@ -25,10 +25,10 @@ from typing import Sequence
 
 from course.cli import int_in, make_parser, run, seed
 from course.errors import CourseError
+from course.lib.bundled import FROZEN_PI0_DEV
 from course.lib.extras import require
 from course.lib.records.jsonl import refuse_existing
 from course.lib.records.temporaries import write_text_atomic
-from course.tinylm import FROZEN_PI0_DEV
 
 # More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample
 # after 120 s).

@@ -112,7 +112,8 @@ def test_a_damaged_saved_dataset_is_one_line_naming_it(tmp_path, capsys, damage)
 def test_a_checkpoint_whose_config_does_not_describe_its_weights_is_one_line(tmp_path, capsys, damage):
     import torch
 
-    from course.tinylm import PI0_PATH, sample
+    from course.lib.bundled import PI0_PATH
+    from course.tinylm import sample
 
     state = torch.load(PI0_PATH, map_location="cpu", weights_only=True)
     config = state["_config"].clone()

@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from small_inputs import gsm8k_file, plain_completions_file  # tests/small_inputs.py
 
 from course.errors import CourseError
-from course.lib.records import jsonl, runs
+from course.lib.records import jsonl, runs, temporaries
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -300,6 +300,7 @@ def test_every_json_writer_refuses_what_the_reader_would_refuse(tmp_path: Path, 
         "jsonl line": lambda: jsonl.dumps_line(record).encode("utf-8"),
         "pretty": lambda: jsonl.dumps_pretty(record).encode("utf-8"),
         "run file": lambda: runs.write_json(tmp_path / "summary.json", record),
+        "file on its own": lambda: temporaries.write_json_atomic(tmp_path / "summary.json", record),
         "jsonl file": lambda: jsonl.write_jsonl(tmp_path / "x.jsonl", [record]),
     }
     for name, write in writers.items():
@@ -468,3 +469,29 @@ def test_a_read_only_folder_is_named_as_the_users_output_not_a_temporary(
     argv = [a.replace("f/o.", "ro/o.") for a in OUTPUT_UNDER_A_FILE[tool](tmp_path)]
     line = one_error_line(cli(*argv))
     assert line.startswith("error: ro/o.") and "Read-only file system" in line and ".tmp" not in line, line
+
+
+def test_both_json_file_writers_name_the_file_they_refuse_to_write(tmp_path: Path) -> None:
+    # A run file is named alone (its hidden temporary directory means nothing to a user); a file on its own by path.
+    target = tmp_path / "summary.json"
+    with pytest.raises(CourseError, match=r"^summary\.json: refusing to write JSON"):
+        runs.write_json(target, {"x": math.nan})
+    with pytest.raises(CourseError) as refused:
+        temporaries.write_json_atomic(target, {"x": math.nan})
+    assert str(refused.value).startswith(f"{target}: refusing to write JSON")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_atomic_output_may_be_a_symbolic_link_but_a_file_grown_in_place_may_not_dangle(tmp_path: Path) -> None:
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(tmp_path / "missing.jsonl")
+    assert jsonl.output_problem(link) is None  # an atomic write replaces the link, never writes through it
+    assert jsonl.output_problem(link, in_place=True) == (
+        "is a symbolic link to a missing file; remove it or choose another path")
+
+
+def test_an_output_under_a_file_is_refused_naming_the_file_in_the_way(tmp_path: Path) -> None:
+    (tmp_path / "notes").write_text("mine\n")
+    for in_place in (False, True):
+        problem = jsonl.output_problem(tmp_path / "notes" / "more" / "out.jsonl", in_place=in_place)
+        assert problem == f"cannot create it, {tmp_path / 'notes'} is a file, not a directory"

@@ -423,6 +423,22 @@ def test_a_fifo_as_output_is_refused_before_the_model_is_even_looked_for(run_in_
     assert line == f"error: {fifo}: is not a regular file (a FIFO (named pipe)); refusing to write to it"
 
 
+def test_an_output_that_is_the_dataset_is_refused_even_with_force(run_in_process, tmp_path) -> None:
+    dataset = tmp_path / "data.jsonl"
+    dataset.write_bytes(DEV.read_bytes())
+    line = refusal(sample(run_in_process, tmp_path, *sample_args(tmp_path / "no-such-model.gguf", dataset, "--force",
+                                                                 dataset=dataset)))
+    assert f"{dataset}: is the same file as the input {dataset}" in line
+    assert dataset.read_bytes() == DEV.read_bytes()
+
+
+def test_an_output_under_a_file_is_refused_before_the_model_is_even_looked_for(run_in_process, tmp_path) -> None:
+    (tmp_path / "notes").write_text("mine\n")
+    out = tmp_path / "notes" / "out.jsonl"
+    line = refusal(sample(run_in_process, tmp_path, *sample_args(tmp_path / "no-such-model.gguf", out)))
+    assert line == f"error: {out}: cannot create it, {tmp_path / 'notes'} is a file, not a directory"
+
+
 def test_the_final_line_shows_an_output_path_with_escape_codes_escaped(run_in_process, tiny_llm_dir, tmp_path) -> None:
     out = tmp_path / "r\x1b]0;pwned\x07.jsonl"
     proc = sample(run_in_process, tmp_path, *sample_args(tiny_llm_dir, out))

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import course.eval as ev
 from course import gate, inspect_run, kata, token_inspect
+from course.lib import bundled
 from course.lib.evaluation import locked_room
 from course.lib.extras import missing
 from course.lib.records.jsonl import dumps_line
@@ -164,7 +165,7 @@ def test_gate_compares_an_eval_run_with_an_explicit_selection_n_of_1(runs, tmp_p
 
 
 @pytest.mark.parametrize("field, value, kind", [
-    ("passed", "5", "a string"), ("n", "20", "a string"), ("n", True, "a bool"), ("passed", 5.0, "a number"),
+    ("passed", "5", "a string"), ("n", "20", "a string"), ("n", True, "a boolean"), ("passed", 5.0, "a number"),
     ("passed", None, "null"),
 ])
 def test_gate_names_a_summary_count_that_is_not_an_integer(runs, tmp_path, capsys, field, value, kind):
@@ -274,7 +275,7 @@ def test_token_inspect_prints_hostile_escapes_escaped(capsys, text, mode):
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_kata_show_prints_a_hostile_pack_escaped(tmp_path, capsys, name):
-    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()[0])
     record["id"] = record["prompt"] = HOSTILE[name]
     record["details"][HOSTILE[name]] = HOSTILE[name]
     path = tmp_path / "pack.jsonl"
@@ -330,7 +331,7 @@ def _pack_with(tmp_path: Path, raw_line: str) -> Path:
 
 @pytest.mark.parametrize("mode", [[], ["--template"]])
 def test_kata_shows_an_example_with_empty_details(tmp_path, capsys, mode):
-    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()[0])
     record["details"] = {}
     path = _pack_with(tmp_path, json.dumps(record))
     assert_outcome(kata.main(["--examples", str(path), *mode]), capsys.readouterr(), {0})
@@ -339,7 +340,7 @@ def test_kata_shows_an_example_with_empty_details(tmp_path, capsys, mode):
 @pytest.mark.parametrize("reward", ["1" + "0" * 400, "-" + "1" + "0" * 400, "2", "-0.5", "1.0000001"])
 @pytest.mark.parametrize("mode", [[], ["--template"], ["--rescore"]])
 def test_kata_refuses_a_reward_outside_0_to_1_with_path_and_line(tmp_path, capsys, reward, mode):
-    record = json.loads(kata_labels.EXAMPLES_PATH.read_text(encoding="utf-8").splitlines()[0])
+    record = json.loads(bundled.KATA_EXAMPLES.read_text(encoding="utf-8").splitlines()[0])
     record["reward"] = "REWARD"
     path = _pack_with(tmp_path, json.dumps(record).replace('"REWARD"', reward))
     code = kata.main(["--examples", str(path), *mode])

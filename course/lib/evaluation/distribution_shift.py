@@ -25,7 +25,8 @@ from typing import Any, Callable
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import score
-from course.lib.policy.training_problems import DEFAULT_DATASETS, read_items
+from course.lib.bundled import DEFAULT_DATASETS
+from course.lib.policy.training_problems import read_items
 from course.lib.records.formats import iter_completions
 from course.lib.visible import visible
 

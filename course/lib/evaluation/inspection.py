@@ -37,6 +37,7 @@ from typing import Any
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import ERROR_CODES
+from course.lib.bundled import PROJECT_ROOT
 from course.lib.evaluation.summary import (
     PASS_REWARD,
     Tally,
@@ -48,7 +49,7 @@ from course.lib.evaluation.summary import (
 )
 from course.lib.records.formats import RunDir, iter_results, read_dataset, read_run
 from course.lib.records.jsonl import dumps_line, read_json
-from course.lib.records.manifest import PROJECT_ROOT, sha256_file
+from course.lib.records.manifest import sha256_file
 from course.lib.stats import clustered_interval
 from course.lib.visible import command, legend, visible
 

@@ -51,9 +51,9 @@ from pathlib import Path
 from typing import Any
 
 from course.errors import CourseError
-from course.lib.evaluation.summary import PASS_REWARD, pass_at_1_line, pass_rate_line
+from course.lib.evaluation.summary import PASS_REWARD, pass_at_1_line, pass_rate_line, points
 from course.lib.records.formats import RunDir, iter_results, read_run
-from course.lib.records.jsonl import dumps_line
+from course.lib.records.jsonl import dumps_line, json_kind
 from course.lib.records.manifest import sha256_file
 from course.lib.stats import (
     clustered_interval,
@@ -314,16 +314,10 @@ def _summary_count(summary: dict[str, Any], name: str, where: str) -> int:
     value = summary[name]
     if not is_count(value):
         raise CourseError(
-            f"{where}: '{name}' is {_kind(value)} ({shown(value, 40)}), not an integer count; the file was edited "
+            f"{where}: '{name}' is {json_kind(value)} ({shown(value, 40)}), not an integer count; the file was edited "
             "or written by another program"
         )
     return value
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's kind for a message, a bool named as such (it is not a number here)."""
-    return {bool: "a bool", int: "an integer", str: "a string", float: "a number with a fraction",
-            dict: "an object", list: "an array", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def check_manifest(manifest: dict[str, Any], where: str) -> None:
@@ -331,19 +325,20 @@ def check_manifest(manifest: dict[str, Any], where: str) -> None:
 
     ``selection.n`` must be a positive integer: a hand-edited ``true`` is not 1.
 
-    >>> check_manifest({"selection": {"n": True}}, "m.json")
+    >>> check_manifest({"selection": {"n": True}}, "m.json")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    course.errors.CourseError: m.json: 'selection.n' is a bool (true), not a positive integer count of samples per item
+    course.errors.CourseError: m.json: 'selection.n' is a boolean (true), not a positive integer count of samples ...
     """
     n = _lookup(manifest, "selection.n")
     if n is not _ABSENT and not (is_count(n) and n >= 1):
         raise CourseError(
-            f"{where}: 'selection.n' is {_kind(n)} ({shown(n, 40)}), not a positive integer count of samples per item"
+            f"{where}: 'selection.n' is {json_kind(n)} ({shown(n, 40)}), "
+            "not a positive integer count of samples per item"
         )
     for key in ("results_sha256", "dataset_fingerprint", "scorer_version", "rubric", "rubric_version"):
         if key in manifest and not isinstance(manifest[key], str):
-            raise CourseError(f"{where}: '{key}' is {_kind(manifest[key])} ({shown(manifest[key], 40)}), not text")
+            raise CourseError(f"{where}: '{key}' is {json_kind(manifest[key])} ({shown(manifest[key], 40)}), not text")
 
 
 def load_outcomes(path: str) -> Outcomes:
@@ -591,8 +586,9 @@ def noise_sentence(table: dict[str, Any]) -> str:
             "items would produce this often.")
 
 
-def points(x: float | Fraction) -> str:
-    return f"{100 * float(x):+.1f} points"
+def _points(x: float | Fraction, unit: str = " points") -> str:
+    # The float's rounding, as percent() on the same lines: the gate's lines are asserted by tests and quoted in docs.
+    return points(x, signed=True, unit=unit, float_rounding=True)
 
 
 def item_differences(base: Outcomes, cand: Outcomes) -> list[dict[str, Any]]:
@@ -669,7 +665,7 @@ def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_signific
     several = base.samples_per_item > 1 or cand.samples_per_item > 1
     result["paired"] = paired_rates(base, cand) if several else paired_table(base, cand)
     if delta < min_delta:
-        result["reasons"].append(f"the change {points(delta)} is below the required {points(min_delta)}")
+        result["reasons"].append(f"the change {_points(delta)} is below the required {_points(min_delta)}")
     if require_significance and not (result["paired"].get("significant")):
         result["reasons"].append(f"the change is not significant at p < {SIGNIFICANCE} (--require-significance)")
     result["decision"] = "REJECT" if result["reasons"] else "ACCEPT"
@@ -711,8 +707,8 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
             f"{shown(str(m.get('scorer_fingerprint'))[:12])}…, sampling {shown(m.get('sampling'))})"
         )
         lines.append(result["items_checked"])
-        lines.append(f"Change: {points(result['delta'])} (candidate − baseline); the bar is "
-                     f"{points(result['min_delta'])}")
+        lines.append(f"Change: {_points(result['delta'])} (candidate − baseline); "
+                     f"the bar is {_points(result['min_delta'])}")
         t = result["paired"]
         if t.get("method") == PER_ITEM:
             sizes = t["samples_per_item"]
@@ -732,16 +728,16 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
         if t["shared"] and t.get("method") == PER_ITEM:
             lo, hi = t["difference_ci95"]
             lines.append(f"  sign-flip test over items p = {t['p_value']:.3g}; 95% interval for the change (paired "
-                         f"bootstrap over items): {100 * lo:+.1f} to {100 * hi:+.1f} points")
+                         f"bootstrap over items): {_points(lo, '')} to {_points(hi)}")
         elif t["shared"]:
             lo, hi = t["difference_ci95"]
             lines.append(f"  exact McNemar p = {t['mcnemar_p']:.3g}; 95% interval for the change (Newcombe): "
-                         f"{100 * lo:+.1f} to {100 * hi:+.1f} points")
+                         f"{_points(lo, '')} to {_points(hi)}")
         lines.append("  " + noise_sentence(t))
     lines.append("")
     if result["decision"] == "ACCEPT":
-        lines.append(f"Decision: ACCEPT (the change {points(result['delta'])} clears the bar "
-                     f"{points(result['min_delta'])})")
+        lines.append(f"Decision: ACCEPT (the change {_points(result['delta'])} clears the bar "
+                     f"{_points(result['min_delta'])})")
         if result["paired"] and not result["paired"].get("significant") and not result["require_significance"]:
             lines.append("  Caution: the change is within noise; --require-significance would have rejected it.")
     elif len(result["reasons"]) == 1:

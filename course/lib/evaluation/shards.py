@@ -18,7 +18,7 @@ the single process's batch held: float sums see the same shapes, and the merged 
 single process's bytes.
 
 **What a merge refuses** (each a ``CourseError``, one line, exit 2 in the tools): a run that is not
-a part, parts whose fingerprints or settings differ (``PART_SETTINGS`` names every key compared), a
+a part, parts whose fingerprints or settings differ (``check_same_settings``; each merge names the keys it compares), a
 shard missing or given twice, a part's results edited after the run, a dataset that is not the one
 the parts recorded, and any id out of place: the merge walks the dataset in order and takes each
 item's line from the part that owns its position, so every dataset id must appear exactly once,
@@ -26,6 +26,7 @@ in the part that owns it, and nothing else may appear.
 
     shard = parse_shard("1/4")                    # part 1 of 4 (K counts from 0)
     [p for p in range(10) if shard.holds(p)]      # [1, 5, 9]
+    # course.eval merge: course.lib.evaluation.pipeline.merge_eval_runs (the pipeline writes a whole run, merged or not)
     run_dir, manifest, summary = merge_eval_runs(["runs/p0", "runs/p1", "runs/p2", "runs/p3"], outdir="runs/all")
 """
 
@@ -37,12 +38,11 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from course.errors import CourseError
+from course.lib.bundled import PROJECT_ROOT
 from course.lib.evaluation.locked_room import same_value, shown
-from course.lib.evaluation.summary import Tally
-from course.lib.records.formats import iter_dataset_objects, read_run, result_line_check
-from course.lib.records.jsonl import JsonlWriter, input_lines, open_input, parse_line
-from course.lib.records.manifest import PROJECT_ROOT, display_path, environment, sha256_file
-from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest, write_summary, write_text
+from course.lib.records.formats import iter_dataset_objects
+from course.lib.records.jsonl import input_lines, open_input, parse_line
+from course.lib.records.manifest import environment, sha256_file
 from course.lib.visible import visible
 
 RULE = "position: the item at 0-based position p of the dataset file is in shard (p // block) mod count"
@@ -252,87 +252,6 @@ def interleave(
     finally:
         for part in readers:
             part.close()
-
-
-# ===========================================================================
-# course.eval merge: part runs -> the run one process would have written
-# ===========================================================================
-# Every manifest key a part shares with its siblings: the Locked Room fields, the inputs and how they were read.
-PART_SETTINGS = (
-    "tool", "dataset", "dataset_fingerprint", "split", "rubric", "rubric_version", "scorer_version",
-    "scorer_fingerprint", "policy", "sampling", "prompt_template", "completions", "allow_missing",
-)  # not completions_in_dataset_order: a part sees only its own lines' order (the merge records whether all did)
-
-
-def _read_part(path: str | os.PathLike[str]) -> tuple[str, Any, Shard]:
-    run = read_run(path)
-    where = f"{visible(str(run.path))}/manifest.json"
-    if run.manifest.get("tool") != "course.eval":
-        raise CourseError(f"{where}: written by {shown(run.manifest.get('tool'), 60)}; merge takes course.eval parts")
-    if SHARD_FIELD not in run.manifest:
-        raise CourseError(f"{where}: not a part (no shard in its manifest); parts are written by "
-                          "course.eval --shard K/N")
-    shard = shard_from_record(run.manifest[SHARD_FIELD], where)
-    if sha256_file(run.results_path) != run.manifest.get("results_sha256"):
-        raise CourseError(
-            f"{visible(str(run.results_path))}: does not match the sha256 recorded in its manifest; it was changed "
-            "after the run (score that part again)"
-        )
-    return visible(str(run.path)), run, shard
-
-
-def merge_eval_runs(
-    parts: Sequence[str | os.PathLike[str]],
-    *,
-    outdir: str | os.PathLike[str] | None,
-    force: bool = False,
-    dataset: str | os.PathLike[str] | None = None,
-    argv: Sequence[str] | None = None,
-) -> tuple[Path, dict[str, Any], dict[str, Any]]:
-    """Check the part runs and write the merged run atomically; return ``(run_dir, manifest, summary)``.
-
-    results.jsonl is the parts' lines in dataset order and summary.json is tallied from them in
-    that order, exactly as ``course.lib.evaluation.pipeline.evaluate`` tallies: so both are the
-    single-process run's bytes. The manifest is the parts' (the same Locked Room fields), with this
-    command's provenance, no shard, and ``merged_from`` naming each part and its results' sha256.
-    """
-    from course.lib.evaluation.pipeline import TOOL, render_markdown  # the pipeline's own words for summary.md
-
-    if not parts:
-        raise CourseError("merge needs the part run directories (python -m course.eval merge PARTS... --outdir RUN)")
-    final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
-    read = [_read_part(p) for p in parts]
-    check_same_settings([(name, run.manifest) for name, run, _ in read], PART_SETTINGS)
-    count = check_complete([(name, shard) for name, _, shard in read])
-    by_index = sorted(read, key=lambda r: r[2].index)
-    first = by_index[0][1].manifest
-    source = recorded_dataset(first["dataset"], dataset, f"{by_index[0][0]}/manifest.json")
-    tally = Tally(scorer_version=first["scorer_version"], rubric=first.get("rubric", "strict"))
-    with atomic_run_dir(final, force=force, prefix="eval") as tmp:
-        with JsonlWriter(tmp / "results.jsonl") as out:
-            lines = interleave(source, [run.results_path for _, run, _ in by_index], count, by_index[0][2].block,
-                               checker=result_line_check)
-            for raw, result in lines:
-                out.write_line(raw.decode("utf-8").rstrip("\n"))
-                tally.add(result)
-            results_sha256 = out.sha256
-        n_missing = sum(run.manifest.get("n_missing", 0) for _, run, _ in by_index)
-        summary = {**tally.summary(), "split": first.get("split"), "n_missing": n_missing}
-        summary_sha256 = write_summary(tmp, summary)
-        manifest = {**first, **environment(TOOL, argv)}
-        del manifest[SHARD_FIELD]
-        manifest.update({
-            "completions_in_dataset_order": all(run.manifest.get("completions_in_dataset_order") is True
-                                                for _, run, _ in by_index),
-            "n_items": tally.n, "n_missing": n_missing, "results_sha256": results_sha256,
-            "summary_sha256": summary_sha256,
-            "merged_from": [{"run": display_path(run.path), "shard": shard.label,
-                             "n_items": run.manifest.get("n_items"),
-                             "results_sha256": run.manifest["results_sha256"]} for _, run, shard in by_index],
-        })
-        write_text(tmp / "summary.md", render_markdown(manifest, summary, tally.examples))
-        write_manifest(tmp, manifest)  # last: a manifest means the rest is complete
-    return final, manifest, summary
 
 
 # ===========================================================================

@@ -21,6 +21,8 @@ Definitions used everywhere:
 from __future__ import annotations
 
 import os
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
 from pathlib import PurePath
 from typing import Any, Iterable, Mapping
 
@@ -204,6 +206,26 @@ def percent(x: float, digits: int = 1) -> str:
     ('23.0%', '100.0%')
     """
     return f"{100.0 * x:.{digits}f}%"
+
+
+def points(x: float | Fraction, *, signed: bool = False, unit: str = "", float_rounding: bool = False) -> str:
+    """A rate, or the difference of two rates, in percent (percentage points) with one decimal: the one
+    formatter of that figure. ``signed`` shows the sign of a gain too; ``unit`` follows the number.
+
+    It rounds half up from the value's shortest decimal form, as a person would: 89/400 = 0.2225 reads
+    22.3, where the binary float prints 22.2. ``float_rounding=True`` keeps the float's own rounding,
+    which ``percent`` uses and the gate's lines were printed with (tests assert them, docs quote them).
+
+    >>> points(0.2225), points(0.255, signed=True), points(-0.0175, unit="%")
+    ('22.3', '+25.5', '-1.8%')
+    >>> points(Fraction(9, 400), signed=True, unit=" points"), points(0.0225, float_rounding=True)
+    ('+2.3 points', '2.2')
+    """
+    if float_rounding:
+        return f"{100 * float(x):{'+' if signed else ''}.1f}{unit}"
+    d = (Decimal(repr(float(x))) * 100).copy_abs().quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+    text = f"-{d}" if x < 0 and d != 0 else f"+{d}" if signed else f"{d}"
+    return text + unit
 
 
 def pass_rate_line(passed: int, n: int, label: str = "Pass rate") -> str:

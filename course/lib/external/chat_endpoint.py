@@ -14,7 +14,7 @@ and prints) relies on:
     SDK), the retry policy (``is_retryable``, ``parse_retry_after``, ``retry_delay``) and
     ``sample_item`` (one item's completions, the key redacted from them, raising
     ``SamplingStopped`` when it cannot);
-  * the output file: ``check_out_path``, resume (``inspect_existing`` -> ``ExistingOutput``, each
+  * the output file: ``output_problem(out, in_place=True)``, resume (``inspect_existing`` -> ``ExistingOutput``, each
     line checked against its dataset item's ``item_fingerprint``), ``written_by_this_tool`` and
     ``LineAppender`` (whole lines only, fsync'd, one writer).
 
@@ -39,7 +39,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.lib.external.redaction import MIN_SECRET_CHARS, redact, redactable
-from course.lib.records.jsonl import dumps_line, iter_objects, line_ends, open_input
+from course.lib.records.jsonl import dumps_line, iter_objects, json_kind, line_ends, open_input, output_problem
 from course.lib.records.temporaries import atomic_file
 from course.lib.visible import visible
 
@@ -464,7 +464,7 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
     ['Final: 3']
     >>> parse_chat_completion(b'{"choices": "abc"}', 1)
     Traceback (most recent call last):
-    course.lib.external.chat_endpoint.MalformedResponse: 'choices' is a string, expected a list
+    course.lib.external.chat_endpoint.MalformedResponse: 'choices' is a string, expected an array
     """
     try:
         text = body.decode("utf-8")
@@ -482,34 +482,34 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
         what = "truncated JSON" if cut else "not JSON"
         raise MalformedResponse(f"the body is {what}") from None
     if not isinstance(data, dict):
-        raise MalformedResponse(f"the body is a JSON {_kind(data)}, expected an object")
+        raise MalformedResponse(f"the body is {json_kind(data)}, expected an object")
     choices = data.get("choices", _ABSENT)
     if choices is _ABSENT:
         raise MalformedResponse("no 'choices' field" + (" (it has 'error')" if "error" in data else ""))
     if not isinstance(choices, list):
-        raise MalformedResponse(f"'choices' is {_a(choices)}, expected a list")
+        raise MalformedResponse(f"'choices' is {json_kind(choices)}, expected an array")
     texts: dict[int, str] = {}
     for position, choice in enumerate(choices):
         where = f"choice {position}"
         if not isinstance(choice, dict):
-            raise MalformedResponse(f"{where} is {_a(choice)}, expected an object")
+            raise MalformedResponse(f"{where} is {json_kind(choice)}, expected an object")
         index = choice.get("index", position)
         if type(index) is not int or index < 0:
-            raise MalformedResponse(f"{where}: 'index' is {_a(index)}, expected a non-negative integer")
+            raise MalformedResponse(f"{where}: 'index' is {json_kind(index)}, expected a non-negative integer")
         if index in texts:
             raise MalformedResponse(f"{where}: index {index} appears twice")
         message = choice.get("message", _ABSENT)
         if message is _ABSENT:
             raise MalformedResponse(f"{where}: no 'message'")
         if not isinstance(message, dict):
-            raise MalformedResponse(f"{where}: 'message' is {_a(message)}, expected an object")
+            raise MalformedResponse(f"{where}: 'message' is {json_kind(message)}, expected an object")
         content = message.get("content", _ABSENT)
         if content is _ABSENT:
             raise MalformedResponse(f"{where}: the message has no 'content'")
         if content is None:
             content = ""
         if not isinstance(content, str):
-            raise MalformedResponse(f"{where}: 'content' is {_a(content)}, expected a string")
+            raise MalformedResponse(f"{where}: 'content' is {json_kind(content)}, expected a string")
         try:
             content.encode("utf-8")
         except UnicodeEncodeError:
@@ -524,16 +524,6 @@ def parse_chat_completion(body: bytes, expected: int) -> list[str]:
 
 
 _ABSENT: Any = object()
-
-
-def _kind(value: Any) -> str:
-    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
-        type(value), "number" if isinstance(value, (int, float)) else type(value).__name__)
-
-
-def _a(value: Any) -> str:
-    kind = _kind(value)
-    return "null" if kind == "null" else f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
 
 def _error_text(response: Any) -> str:
@@ -749,46 +739,6 @@ def sample_item(
 # ---------------------------------------------------------------------------
 # The output file: checked before any request, then grown one whole line at a time.
 # ---------------------------------------------------------------------------
-_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def check_out_path(out: Path) -> bool:
-    """Refuse an ``--out`` that can never hold our JSONL, before any request; True when it exists.
-
-    A directory, a FIFO (opening it would hang), a device or a socket is named as what it is;
-    so is a path under a file or a dangling symbolic link. A directory we cannot write to is
-    refused now rather than after the first (paid) request.
-    """
-    try:
-        st = os.stat(out)
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:
-        raise CourseError(f"--out {out}: a parent of it is a file, not a directory") from None
-    except OSError as exc:
-        raise CourseError(f"--out {out}: cannot use it ({exc.strerror})") from None
-    if st is not None:
-        if stat.S_ISDIR(st.st_mode):
-            raise CourseError(f"--out {out}: is a directory; --out names a JSONL file, e.g. {out / 'rollouts.jsonl'}")
-        if not stat.S_ISREG(st.st_mode):
-            kind = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
-            raise CourseError(f"--out {out}: is {kind}, not a regular file; refusing to write to it")
-        if not os.access(out, os.R_OK | os.W_OK):
-            raise CourseError(f"--out {out}: is not readable and writable (resuming reads it, sampling appends to it)")
-        return True
-    if os.path.islink(out):
-        raise CourseError(f"--out {out}: is a symbolic link to a missing file; remove it or choose another --out")
-    ancestor = out.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise CourseError(f"--out {out}: {ancestor} is a file, not a directory")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise CourseError(f"--out {out}: cannot create it, {ancestor} is not writable")
-    return False
-
-
 _os_write = os.write  # the fault tests replace it to simulate a full disk part-way through a line
 
 _OUR_PREFIXES = (b'{"completion": ', b'{"id": ')  # dumps_line sorts keys: how every line we write begins
@@ -834,7 +784,10 @@ def plan_output(
     with a smaller ``--limit`` can still see a longer file. ``force`` starts over only a file
     whose first line this tool wrote.
     """
-    exists = check_out_path(out)
+    problem = output_problem(out, in_place=True)  # the file is grown where it is, line by line
+    if problem is not None:
+        raise CourseError(f"--out {out}: {problem}")
+    exists = out.exists()
     if exists and os.path.samefile(out, dataset_path):
         raise CourseError(f"--out {out} is the dataset itself; choose another output file")
     if exists and force and not written_by_this_tool(out):

@@ -64,10 +64,11 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from course.instrument.rubric_registry import get_rubric
 from course.instrument.spec_v1 import score as strict_score
+from course.lib.bundled import DEFAULT_DATASETS, MATH_HOLDOUT
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.evaluation.pipeline import evaluate
 from course.lib.policy.report import story_line, tail_means, write_curves
-from course.lib.policy.training_problems import DEFAULT_DATASETS, problem_stream, read_items
+from course.lib.policy.training_problems import problem_stream, read_items
 from course.lib.records.jsonl import JsonlWriter, dumps_line
 from course.lib.records.manifest import peak_rss_kib
 from course.lib.records.runs import write_json, write_manifest, write_text
@@ -745,10 +746,7 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     items = read_items(holdout_path)
     pairs = [(it["id"], it["prompt"]) for it in items]
     settings = dict(seed=s.eval_seed, temperature=s.temperature, top_p=1.0, max_tokens=s.max_tokens)
-    out: dict[str, Any] = {
-        "dataset": "data/datasets/math_holdout.jsonl",
-        "sampling": settings | {"n_for_pass_at_1": s.holdout_samples},
-    }
+    out: dict[str, Any] = {"dataset": MATH_HOLDOUT, "sampling": settings | {"n_for_pass_at_1": s.holdout_samples}}
     per_item: dict[str, list[float]] = {}
     policy = trained.policy
     import contextlib

@@ -17,10 +17,10 @@ formatted in one place here, so no two outputs can state it differently.
 from __future__ import annotations
 
 import csv
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, Sequence
 
+from course.lib.evaluation.summary import points
 from course.lib.reporting.plotting import plot_to
 from course.lib.visible import visible
 
@@ -142,28 +142,6 @@ def divergence_verdict(proxy_change: float, strict_change: float) -> str:
     return "Neither the proxy nor the strict pass rate rose on these prompts."
 
 
-def points(x: float) -> str:
-    """A rate in percent with one decimal, rounded half up from its shortest decimal form, so that
-    89/400 = 0.2225 reads 22.3 as a person would round it (binary floating point prints 22.2).
-
-    >>> points(0.2225), points(0.4775), points(-0.0175)
-    ('22.3', '47.8', '-1.8')
-    """
-    d = (Decimal(repr(float(x))) * 100).copy_abs().quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
-    return f"-{d}" if x < 0 and d != 0 else f"{d}"
-
-
-def signed(x: float) -> str:
-    """points() with its sign always shown: 0.0175 -> '+1.8'."""
-    p = points(x)
-    return p if p.startswith("-") else f"+{p}"
-
-
-def pct(x: float) -> str:
-    """0.2225 -> '22.3%'."""
-    return f"{points(x)}%"
-
-
 def lift_text(h: dict[str, Any]) -> str:
     """THE lift figure of a run, in points of strict pass@1 on the holdout, with its paired interval.
 
@@ -174,8 +152,9 @@ def lift_text(h: dict[str, Any]) -> str:
     '+1.8 points (paired bootstrap over the 50 holdout items, 95% -2.5 to +6.3)'
     """
     lo, hi = h["lift_paired_bootstrap95"]
-    return (f"{signed(h['lift_pass_at_1'])} points (paired bootstrap over the {h.get('items', '?')} holdout items, "
-            f"95% {signed(lo)} to {signed(hi)})")
+    return (f"{points(h['lift_pass_at_1'], signed=True)} points "
+            f"(paired bootstrap over the {h.get('items', '?')} holdout items, "
+            f"95% {points(lo, signed=True)} to {points(hi, signed=True)})")
 
 
 def holdout_lines(h: dict[str, Any]) -> list[str]:
@@ -197,7 +176,7 @@ def holdout_lines(h: dict[str, Any]) -> list[str]:
 
     def rate(x: dict[str, Any]) -> str:
         lo, hi = x["pass_at_1_ci95"]
-        return f"{pct(x['pass_at_1'])} [{points(lo)}, {points(hi)}]"
+        return f"{points(x['pass_at_1'], unit='%')} [{points(lo)}, {points(hi)}]"
 
     return [
         f"Holdout headline: strict pass@1 on math_holdout ({h.get('items', '?')} items x {smp['n_for_pass_at_1']} "
@@ -229,7 +208,7 @@ def start_lines(h: dict[str, Any]) -> list[str]:
     lo, hi = w["pass_at_1_ci95"]
     p = rl["gate"].get("p_value")
     return [
-        f"  warm start alone {pct(w['pass_at_1'])} [{points(lo)}, {points(hi)}]; its part: "
+        f"  warm start alone {points(w['pass_at_1'], unit='%')} [{points(lo)}, {points(hi)}]; its part: "
         f"{lift_text({**h['warm_start_over_pi0'], 'items': h.get('items')})}",
         f"  RL over its own starting point (final - warm start): {lift_text({**rl, 'items': h.get('items')})}"
         + (f"; p = {p:.3g}" if p is not None else ""),

@@ -1,7 +1,7 @@
 """The training problem stream every policy learns from, and the bundled datasets it never repeats.
 
 ``problem_stream`` draws seeded generator problems (``course.lib.reward_spec.problems``) whose prompts
-are in none of ``DEFAULT_DATASETS`` (dev and holdout), so a learning run never trains on an
+are in none of ``course.lib.bundled.DEFAULT_DATASETS`` (dev and holdout), so a learning run never trains on an
 item it is measured on; ``read_items`` and ``read_prompts`` read those files.
 """
 
@@ -11,13 +11,7 @@ import random
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from course.lib.records.manifest import PROJECT_ROOT
 from course.lib.reward_spec.problems import Problem, make_problem
-
-DEFAULT_DATASETS = (
-    PROJECT_ROOT / "data" / "datasets" / "math_dev.jsonl",
-    PROJECT_ROOT / "data" / "datasets" / "math_holdout.jsonl",
-)
 
 
 def read_items(path: str | Path) -> list[dict]:

@@ -15,9 +15,11 @@ equal bytes, and refuse whatever the reader would refuse (``unwritable``).
 from __future__ import annotations
 
 import decimal
+import errno
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import stat
@@ -116,7 +118,7 @@ def _encode_line(record: Any, _join: Callable[[Iterable[str]], str] = "".join) -
 
 
 def dumps_pretty(obj: Any, first: Sequence[str] = ()) -> str:
-    """Pretty, canonical JSON text with a final newline (what ``write_json`` writes); refuses what
+    """Pretty, canonical JSON text with a final newline (what ``pretty_bytes`` writes); refuses what
     the reader would refuse, like ``dumps_line``. Keys are sorted at every level, except that the
     top-level keys named in ``first`` come first, in that order (``course.lib.records.runs.dumps_json``)."""
     try:
@@ -149,14 +151,14 @@ def encode_text(text: str, path: Any) -> bytes:
         raise CourseError(f"{path}: {unwritable(exc)}") from None
 
 
-def write_json(path: str | os.PathLike[str], obj: Any) -> None:
-    """Pretty, canonical JSON with a final newline (into a run's temporary directory;
-    a file that appears on its own goes through ``course.lib.records.temporaries``)."""
+def pretty_bytes(obj: Any, name: Any, first: Sequence[str] = ()) -> bytes:
+    """The bytes of a JSON file: ``dumps_pretty(obj, first)`` in UTF-8, the one encoding behind
+    ``course.lib.records.runs.write_json`` (a file inside a run) and ``temporaries.write_json_atomic``
+    (a file on its own). What cannot be written is a ``CourseError`` naming the file: ``name: what is wrong``."""
     try:
-        text = dumps_pretty(obj)
+        return dumps_pretty(obj, first).encode("utf-8")  # dumps_pretty has already refused a lone surrogate
     except CourseError as exc:
-        raise CourseError(f"{path}: {exc}") from None
-    Path(path).write_bytes(encode_text(text, path))
+        raise CourseError(f"{name}: {exc}") from None
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[Any]) -> int:
@@ -204,20 +206,50 @@ def writes_into(output: str | os.PathLike[str], given: str | os.PathLike[str]) -
     return os.path.lexists(output) and out.startswith(home.rstrip(os.sep) + os.sep)
 
 
-def output_problem(path: str | os.PathLike[str]) -> str | None:
-    """Why ``path`` cannot be an output file (``"is a directory"``, ``"is not a regular file (a FIFO
-    (named pipe)); refusing to write to it"``...), or None: it does not exist, is a regular file, or is
-    a symbolic link (which an atomic write replaces, never writing through it). Never blocks."""
+def output_problem(path: str | os.PathLike[str], *, in_place: bool = False) -> str | None:
+    """Why ``path`` cannot be an output file, or None: the one output check, before any work. Never blocks.
+
+    Refused: a directory, a FIFO, a device or a socket (named as what it is: opening a FIFO would hang),
+    a path under a file, and a new file whose nearest existing folder cannot be written (found now, not
+    after minutes of work). A symbolic link is fine for a writer that replaces the file: an atomic write
+    replaces the link, never writing through it. ``in_place=True`` is a file grown where it is (the
+    resumable ``--out`` of ``course.rollout_sample``): the link is followed, so a dangling one is refused,
+    and an existing file must be readable (to resume) and writable (to append).
+
+    >>> output_problem("/")
+    'is a directory; refusing to write to it'
+    """
     try:
-        mode = os.lstat(path).st_mode
+        mode = (os.stat if in_place else os.lstat)(path).st_mode
     except FileNotFoundError:
-        return None
+        if in_place and os.path.islink(path):
+            return "is a symbolic link to a missing file; remove it or choose another path"
+        return _folder_problem(path)
+    except NotADirectoryError:
+        return _folder_problem(path)
     except OSError as exc:
         return f"cannot write it ({exc.strerror})"
     if stat.S_ISLNK(mode):
         return None
     problem = _mode_problem(mode)
-    return None if problem is None else f"{problem}; refusing to write to it"
+    if problem is not None:
+        return f"{problem}; refusing to write to it"
+    if in_place and not os.access(path, os.R_OK | os.W_OK):
+        return "is not readable and writable (resuming reads it, adding lines writes to it)"
+    return None
+
+
+def _folder_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why a new file cannot be made at ``path`` (its missing folders are made by the writer)."""
+    ancestor = Path(path).parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"cannot create it, {ancestor} is a file, not a directory"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        read_only = hasattr(os, "statvfs") and os.statvfs(ancestor).f_flag & os.ST_RDONLY
+        return f"cannot create it, {ancestor} is not writable" + (f" ({os.strerror(errno.EROFS)})" if read_only else "")
+    return None
 
 
 class JsonlWriter:
@@ -580,14 +612,30 @@ def has_lone_surrogate(value: Any) -> bool:
 
 
 def json_kind(value: Any) -> str:
-    """The JSON kind of a parsed value, in words (for error messages)."""
+    """The JSON kind of a value, in words, for an error message: the one wording every reader uses.
+
+    A boolean is named as one (JSON's ``true`` is not the integer 1). A float that is not finite is
+    named too: the readers refuse NaN and Infinity, but a value built in Python can hold one.
+    ``course.instrument.spec_v1._type_name`` stays apart: the instrument imports nothing from lib, its
+    details are versioned, and a comment there would change its bytes, which are the scorer fingerprint.
+
+    >>> [json_kind(v) for v in (None, True, 3, "3", [3], {})]
+    ['null', 'a boolean', 'an integer', 'a string', 'an array', 'an object']
+    >>> [json_kind(v) for v in (2.5, float("inf"), float("nan"))]
+    ['a number with a fraction or exponent', 'an infinite number', 'NaN, not a number']
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int):
         return "an integer"
-    if isinstance(value, float):
+    if isinstance(value, (float, decimal.Decimal)):  # a Decimal: a number read with exact_numbers=True
+        exact = isinstance(value, decimal.Decimal)
+        if value.is_nan() if exact else math.isnan(value):
+            return "NaN, not a number"
+        if not (value.is_finite() if exact else math.isfinite(value)):
+            return "an infinite number"
         return "a number with a fraction or exponent"
     if isinstance(value, str):
         return "a string"

@@ -29,12 +29,12 @@ from typing import Any, Mapping, Sequence
 import course
 from course.errors import CourseError
 from course.instrument.rubric_registry import Rubric, get_rubric
+from course.lib.bundled import PROJECT_ROOT
 from course.lib.external.redaction import public_args_text, public_settings
 from course.lib.records.jsonl import open_input
 from course.lib.visible import markdown_value, terminal_line
 
 _CHUNK = 1 << 20
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
 # The marker that makes a directory recognisably a run of this project: course.lib.records.runs lets
 # --force replace only such directories (see course.lib.records.runs.is_project_run).
 MARKER_FIELD = "written_by"

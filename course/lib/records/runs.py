@@ -70,7 +70,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from course.errors import CourseError
 from course.lib.records import temporaries
-from course.lib.records.jsonl import dumps_pretty, encode_text, read_json
+from course.lib.records.jsonl import dumps_pretty, encode_text, pretty_bytes, read_json
 from course.lib.records.manifest import MARKER, MARKER_FIELD, inputs_seen, sha256_file
 from course.lib.records.temporaries import OWNER_FILE, clean_stale
 from course.lib.visible import terminal_line, visible
@@ -636,16 +636,16 @@ def write_json(path: str | os.PathLike[str], obj: Any, first: Sequence[str] = ()
     A NaN or infinity anywhere in ``obj`` (or anything else the reader would refuse) is a
     ``CourseError`` naming the file: a run never records a number that is not one.
     """
-    try:
-        text = dumps_json(obj, first)
-    except CourseError as exc:
-        raise CourseError(f"{Path(path).name}: {exc}") from None
-    return write_text(path, text)
+    # The file is named alone: the hidden temporary directory it is written in is no name a user knows.
+    return _write_bytes(path, pretty_bytes(obj, Path(path).name, first))
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> str:
     """Write UTF-8 text; return the sha256 of the bytes written."""
-    data = encode_text(text, Path(path).name)
+    return _write_bytes(path, encode_text(text, Path(path).name))
+
+
+def _write_bytes(path: str | os.PathLike[str], data: bytes) -> str:
     Path(path).write_bytes(data)
     return hashlib.sha256(data).hexdigest()
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
+from course.lib.records.jsonl import json_kind
 
 __all__ = [
     "Shape", "check", "obj", "array", "mapping", "nullable", "number_in",
@@ -43,24 +44,6 @@ __all__ = [
 
 # A number a view may do float arithmetic on: finite, and an int that float() can hold.
 _FLOAT_RANGE = 2.0**1023
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if type(value) is bool:
-        return "a boolean"
-    if type(value) is int:
-        return "an integer"
-    if type(value) is float:
-        return "a number" if math.isfinite(value) else "an infinite number"
-    if type(value) is str:
-        return "a string"
-    if type(value) is list:
-        return "an array"
-    if type(value) is dict:
-        return "an object"
-    return type(value).__name__  # pragma: no cover - JSON has no other kinds
 
 
 def value_excerpt(value: Any, limit: int = 40) -> str:
@@ -149,7 +132,7 @@ def _at(path: str) -> str:
 
 def _check(value: Any, shape: Shape, where: str, path: str) -> None:
     if not shape.accepts(value):
-        raise CourseError(f"{where}: {_at(path)} must be {shape.noun}, got {_kind(value)}{value_excerpt(value)}")
+        raise CourseError(f"{where}: {_at(path)} must be {shape.noun}, got {json_kind(value)}{value_excerpt(value)}")
     if value is None:
         return  # nullable(): nothing inside to check
     low, high = shape.size

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from course.errors import CourseError
-from course.lib.records.jsonl import dumps_pretty, encode_text, loads_document, open_input, output_problem
+from course.lib.records.jsonl import encode_text, loads_document, open_input, output_problem, pretty_bytes
 from course.lib.records.manifest import MARKER, MARKER_FIELD
 
 OWNER_FILE = ".owner"
@@ -415,13 +415,9 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> str:
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> str:
-    """Pretty, canonical JSON (``course.lib.records.jsonl.dumps_pretty``: refuses what its reader refuses),
+    """Pretty, canonical JSON (``course.lib.records.jsonl.pretty_bytes``: refuses what its reader refuses),
     atomically."""
-    try:
-        text = dumps_pretty(obj)
-    except CourseError as exc:
-        raise CourseError(f"{path}: {exc}") from None
-    return write_text_atomic(path, text)
+    return write_bytes_atomic(path, pretty_bytes(obj, path))
 
 
 __all__ = [

@@ -29,24 +29,19 @@ from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
 from course.instrument.rubric_registry import RUBRICS
+from course.lib.bundled import KATA_EXAMPLES, KATA_HARD_EXAMPLES, KATA_HARD_KEY, KATA_KEY
 from course.lib.records.jsonl import dumps_line, iter_objects, read_json
 from course.lib.records.temporaries import write_text_atomic
 from course.lib.reward_spec.kata_drafts import draft_score, draft_v1_score
 from course.lib.visible import visible
-
-_REPO = Path(__file__).resolve().parents[3]
-EXAMPLES_PATH = _REPO / "data" / "kata" / "kata_examples.jsonl"
-KEY_PATH = _REPO / "teacher" / "kata_answer_key.json"
-HARD_EXAMPLES_PATH = _REPO / "data" / "kata" / "kata_hard.jsonl"
-HARD_KEY_PATH = _REPO / "teacher" / "kata_hard_answer_key.json"
 
 # The packs by name (--pack): the examples file and the teacher's key for it.
 # "basic" is Milestone 0's kata; "hard" repeats it for Milestones 4-5 with subtler
 # cases (look-alike characters, rules nobody wrote down, bugs that only show on
 # negative or huge numbers).
 PACKS: dict[str, tuple[Path, Path]] = {
-    "basic": (EXAMPLES_PATH, KEY_PATH),
-    "hard": (HARD_EXAMPLES_PATH, HARD_KEY_PATH),
+    "basic": (KATA_EXAMPLES, KATA_KEY),
+    "hard": (KATA_HARD_EXAMPLES, KATA_HARD_KEY),
 }
 
 # The fixed label set. A student picks exactly one per example.
@@ -121,7 +116,7 @@ def _is_reward(value: int | float) -> bool:
     return (type(value) is int or math.isfinite(value)) and 0 <= value <= 1
 
 
-def load_examples(path: str | Path = EXAMPLES_PATH) -> list[KataExample]:
+def load_examples(path: str | Path = KATA_EXAMPLES) -> list[KataExample]:
     """The kata pack in file order."""
     path = Path(path)
     examples: list[KataExample] = []
@@ -146,7 +141,7 @@ def load_examples(path: str | Path = EXAMPLES_PATH) -> list[KataExample]:
     return examples
 
 
-def load_key(path: str | Path = KEY_PATH) -> dict[str, KeyEntry]:
+def load_key(path: str | Path = KATA_KEY) -> dict[str, KeyEntry]:
     """The teacher's answer key: id -> KeyEntry."""
     path = Path(path)
     items = read_json(path, "kata answer key").get("items")

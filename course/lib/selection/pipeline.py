@@ -38,8 +38,6 @@ from course.lib.selection.best_of_n import GAIN_LABEL, Picker, SelectionTally, i
 from course.lib.visible import command, markdown_value, terminal_line, visible
 
 TOOL = "course.selection_demo"
-BUNDLED_DATASET = "data/datasets/math_dev.jsonl"
-BUNDLED_SAMPLES = "data/rollouts/selection_pack_dev.jsonl"
 
 
 # ===========================================================================
