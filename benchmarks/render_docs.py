@@ -30,8 +30,6 @@ END = "<!-- END GENERATED -->"
 # The figures the README shows (benchmark -> (figure key, label)): the ones a newcomer asks about first.
 # Everything else, and the full records, are on the benchmarks page.
 README_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
-    "bench_suite": (("median_seconds", "`python -m pytest`, median of the recorded runs"),
-                    ("passed", "tests passed")),
     "bench_llm_rl": (("wall_seconds", "wall time of one whole run (the slowest seed)"),
                      ("warm_start_seconds", "of which the RFT warm start"),
                      ("train_seconds", "of which the RL steps"),
@@ -157,6 +155,8 @@ def readme_block(records: Mapping[str, Mapping[str, Any]]) -> str:
         # when, where and at which commit; the load averages are on docs/benchmarks.md
         lines += [f"Recorded {record['date']}, {record['machine']['cores']} cores, commit `{record.get('commit')}`.",
                   ""]
+        if record.get("note"):  # how busy the machine was: it qualifies every timing below
+            lines += [f"Note: {record['note']}.", ""]
         remarks = record.get("remarks", [])  # the command to rerun it is on docs/benchmarks.md, with the rest
         figures = with_derived({f["key"]: f for f in record["figures"]})
         lines += ["| figure | value |", "|---|---:|"]
