@@ -34,10 +34,10 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.nn.functional as F
 
+from course.lib.bundled import FROZEN_PI0_DEV
 from course.lib.evaluation.distribution_shift import shift_report
 from course.lib.policy.rollout_records import rollout_records
 from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
-from course.tinylm import FROZEN_PI0_DEV
 from course.tinylm.model import GPT, KVCache, allocate_cache, attention_mask, positions, save_checkpoint
 from course.tinylm.vocab import VOCAB
 
