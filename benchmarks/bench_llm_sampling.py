@@ -44,6 +44,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import Recorder, add_arguments  # noqa: E402
 
 BASELINE = "09a2963"  # the commit issue 32 measured: every prompt read whole, weights as loaded
+# What the baseline's sampler imported, and where those same functions live today (issue 31 moved them into the
+# policy layer under public names; their code is unchanged): its import lines are rewritten before it runs.
+MOVED_IMPORTS = {
+    "from course.llm.templates import PromptTemplate, render":
+        "from course.lib.policy.templates import PromptTemplate, render",
+    "from course.tinylm.policy import Rollouts, _draw, _filter_top_p, sample_in_batches":
+        "from course.lib.policy.sampling import SampledBatch as Rollouts, draw_tokens as _draw, "
+        "filter_top_p as _filter_top_p, sample_in_batches",
+}
 
 
 def load_average() -> float:
@@ -60,6 +69,8 @@ def baseline_sampler(rev: str) -> Any:
             break
     shown.check_returncode()
     src = shown.stdout
+    for old, new in MOVED_IMPORTS.items():
+        src = src.replace(old, new)
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(src)
     spec = importlib.util.spec_from_file_location("_baseline_llm_sampling", f.name)
