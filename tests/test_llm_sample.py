@@ -183,28 +183,6 @@ def test_a_rerun_with_the_same_seeds_draws_the_same_completions_and_token_ids(ti
     assert a.tokens.tolist() == b.tokens.tolist() and a.mask.tolist() == b.mask.tolist()
 
 
-def test_the_prefill_with_the_shared_prefix_read_once_gives_each_prompt_the_logits_of_its_whole_forward_pass(
-        tiny_llm_dir) -> None:
-    import torch
-
-    from course.lib.policy.templates import render
-    from course.llm.load import load_llm
-    from course.llm.sampler import encode_prompts, prefill
-
-    llm = load_llm(str(tiny_llm_dir))
-    # Prompts of different lengths: their tails are left-padded after the shared prefix, so padding sits in the middle.
-    texts = [render(llm.tokenizer, FEWSHOT, p)
-             for p in ("Compute 1 + 2.", "What is 1234 * 5678 - 42, exactly?", "9 - 3?")]
-    prompt, valid = encode_prompts(llm.tokenizer, texts)
-    with torch.no_grad():
-        logits, _, key_valid, next_pos = prefill(llm.model, prompt, valid, int(llm.tokenizer.pad_token_id))
-        for i, text in enumerate(texts):
-            ids = llm.tokenizer(text, add_special_tokens=False)["input_ids"]
-            whole = llm.model(torch.tensor([ids])).logits[0, -1]
-            assert torch.allclose(logits[i], whole, atol=1e-5), (i, float((logits[i] - whole).abs().max()))
-            assert int(next_pos[i]) == len(ids) and int(key_valid[i].sum()) == len(ids)
-
-
 def test_laying_the_weights_out_for_sampling_keeps_every_value_and_the_outputs(tiny_llm_dir) -> None:
     import torch
 

@@ -85,6 +85,22 @@ def add_lora(
     return wrapped
 
 
+def effective_weight(module: nn.Module) -> torch.Tensor:
+    """The weight a linear layer computes with, now: ``W`` for an ``nn.Linear``, and for a ``LoRALinear``
+    ``W + scale * B @ A`` in its current mode (the trained adapters, the anchored ones, or W alone when
+    switched off). A detached tensor; a new one whenever an update is added."""
+    if isinstance(module, LoRALinear):
+        w = module.base.weight.detach()
+        if module.mode == "off":
+            return w
+        a, b = (module.lora_A, module.lora_B) if module.mode == "on" else (module.anchor_A, module.anchor_B)
+        assert a is not None and b is not None
+        return torch.addmm(w, b.detach(), a.detach(), alpha=module.scale)
+    if isinstance(module, nn.Linear):
+        return module.weight.detach()
+    raise TypeError(f"not a linear layer: {type(module).__name__}")
+
+
 def lora_shapes(model: nn.Module, *, rank: int, targets: Sequence[str] = TARGETS) -> dict[str, tuple[int, ...]]:
     """``{parameter name: shape}`` of the adapters ``add_lora`` would give ``model``, computed without
     allocating them: what a saved adapter file must hold, exactly, before anything is built from it."""

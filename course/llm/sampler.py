@@ -21,14 +21,20 @@ header, the system prompt and the worked examples: ~120 of a few-shot prompt's ~
 prefill is in two parts: that shared prefix is read ONCE (batch 1), then each prompt's own tail
 (~25 tokens), left-padded and placed after the prefix ([prefix | padding | tail], the padding
 masked out of every key, the tail's positions continuing the prefix's): each row computes exactly
-its own prompt, up to float rounding. Only the last position's logits are computed. The key/value
-cache of each prompt is then repeated for its G samples. Each step feeds one token per row; a row
-stops at the model's end-of-turn token (``<|im_end|>``) or at ``max_tokens``, and leaves the batch
-(its cache rows are dropped), so a few-shot batch whose rows mostly answer in five tokens does not
-pay for its longest ramble 64 times over. The stop token is an action (it is in ``tokens`` and
-``mask``) but not text. The decode steps are mostly matrix products of a few rows by each weight:
-``lay_out_for_sampling`` stores the weights so that the fast kernel runs them. Where the time goes,
-beside the machine's matrix-product bound and Hugging Face ``generate``: benchmarks/bench_llm_sampling.py.
+its own prompt, up to float rounding. Only the last position's logits are computed. Each prompt's
+cache is then repeated for its G samples. Each step feeds one token per row; a row stops at the
+model's end-of-turn token (``<|im_end|>``) or at ``max_tokens``. A stopped row's cache row stays
+(its output ignored) until the rows still writing are at most ``COMPACT_AT`` of the cache; then the
+cache keeps only theirs, so a few-shot batch whose rows mostly answer in five tokens does not pay
+for its longest ramble 64 times over. The stop token is an action (it is in ``tokens`` and
+``mask``) but not text.
+
+Two decoders do that work behind three calls (``prefill``, ``step``, ``keep``):
+``course.llm.decoder.LlamaDecoder``, a lean forward pass of Llama-style models (SmolLM2) with fused
+projections, a preallocated cache and the shared prefix kept once, and ``HFDecoder``, the model's own
+Hugging Face forward, for any other model. Tests hold both to the model's whole forward pass. Where
+the time goes, beside the machine's matrix-product bound and Hugging Face ``generate``:
+benchmarks/bench_llm_sampling.py.
 
 Before any token is drawn, every prompt is rendered (``course.lib.policy.templates.render``: no special-token
 text from the data, a bounded template) and measured: a prompt whose tokens plus ``max_tokens`` do not
@@ -49,6 +55,7 @@ import torch.nn.functional as F
 from course.errors import CourseError
 from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
 from course.lib.policy.templates import PromptTemplate, render
+from course.llm.decoder import LlamaDecoder, supports
 
 DEFAULT_MAX_TOKENS = 48
 # Rows (items x samples) computed together. Fixed, not tuned to the machine: the batch composition
@@ -140,38 +147,85 @@ def cache_of(output: Any) -> Any:
     return output["cache"] if "cache" in output else output["past_key_values"]
 
 
-def prefill(
-    model: Any, prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int
-) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
-    """Read P left-padded prompts: the next-token logits (P, V) float32, the key/value cache, which cached
-    keys are real (P, S) long, and each row's next position (P,).
-
-    In two parts. 1. The prefix every prompt shares (a template's chat header, system prompt and
-    worked examples), once, batch 1. 2. Each prompt's own tail, left-padded to W and placed after
-    the prefix: [prefix | padding | tail]. The padding in the middle is masked out of every key (a
-    2-D mask with zeros inside), and the tail's positions continue the prefix's, so each row
-    computes exactly its own prompt (tests compare the logits with one whole forward pass per prompt).
-    """
-    device = prompt.device
+def split_prompts(
+    prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int
+) -> tuple[list[int], torch.Tensor, torch.Tensor]:
+    """Left-padded prompts (P, Lp) -> the prefix they all share (a list of c ids), and each prompt's own
+    tail, left-padded to W: tails (P, W) and which tail positions are real (P, W)."""
     P = prompt.shape[0]
-    rows = [row[valid].tolist() for row, valid in zip(prompt, prompt_valid)]
+    rows = [row[valid].tolist() for row, valid in zip(prompt.cpu(), prompt_valid.cpu())]
     c = common_prefix_length(rows)
-    cache = None
-    if c:
-        cache = cache_of(model(input_ids=torch.tensor([rows[0][:c]], device=device), use_cache=True, logits_to_keep=1))
-        if P > 1:  # a copy of ~c tokens per prompt: the cache concatenates the tails onto it anyway
-            cache.batch_repeat_interleave(P)
     W = max(len(r) - c for r in rows)
-    tail = torch.full((P, W), pad, dtype=torch.long)
+    tails = torch.full((P, W), pad, dtype=torch.long)
     tail_valid = torch.zeros((P, W), dtype=torch.bool)
     for i, r in enumerate(rows):
-        tail[i, W - (len(r) - c):] = torch.tensor(r[c:], dtype=torch.long)
+        tails[i, W - (len(r) - c):] = torch.tensor(r[c:], dtype=torch.long)
         tail_valid[i, W - (len(r) - c):] = True
-    key_valid = torch.cat([torch.ones((P, c), dtype=torch.bool), tail_valid], dim=1).long().to(device)  # (P, c + W)
-    pos = (c + tail_valid.long().cumsum(dim=1) - 1).clamp(min=c).to(device)  # (P, W)
-    # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
-    out = model(tail.to(device), key_valid, pos, cache, use_cache=True, logits_to_keep=1)
-    return out.logits[:, -1, :].float(), cache_of(out), key_valid, pos[:, -1] + 1
+    return rows[0][:c], tails, tail_valid
+
+
+class HFDecoder:
+    """The sampler's decoder through the model's own Hugging Face forward and key/value cache: for any
+    causal LM (``course.llm.decoder.LlamaDecoder``, the fast one, computes Llama-style models). The same
+    three calls: ``prefill``, ``step``, ``keep``."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.device = next(model.parameters()).device
+        self.cache: Any = None
+        self.key_valid = torch.zeros(0, 0, dtype=torch.long)  # (B, S): which cached keys are real
+
+    def prefill(self, prefix: list[int], tails: torch.Tensor, tail_valid: torch.Tensor, group: int,
+                room: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The shared prefix once (batch 1), then each prompt's tail placed after it ([prefix | padding |
+        tail], the padding masked out of every key, the tail's positions continuing the prefix's); the cache
+        repeated for ``group`` samples. Returns the next-token logits (P * group, V) float32 and each row's
+        next position (P * group,). ``room`` is unused: this cache grows."""
+        device, P, c = self.device, tails.shape[0], len(prefix)
+        cache = None
+        if c:
+            out = self.model(input_ids=torch.tensor([prefix], device=device), use_cache=True, logits_to_keep=1)
+            cache = cache_of(out)
+            if P > 1:  # a copy of ~c tokens per prompt: the cache concatenates the tails onto it anyway
+                cache.batch_repeat_interleave(P)
+        key_valid = torch.cat([torch.ones((P, c), dtype=torch.bool), tail_valid], dim=1).long().to(device)
+        pos = (c + tail_valid.long().cumsum(dim=1) - 1).clamp(min=c).to(device)  # (P, W)
+        # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
+        out = self.model(tails.to(device), key_valid, pos, cache, use_cache=True, logits_to_keep=1)
+        self.cache = cache_of(out)
+        if group > 1:  # the cache of each prompt, repeated for its G rows (they part ways at the first token)
+            self.cache.batch_repeat_interleave(group)
+        self.key_valid = key_valid.repeat_interleave(group, dim=0)
+        next_pos = (pos[:, -1] + 1).cpu().repeat_interleave(group)
+        return out.logits[:, -1, :].float().cpu().repeat_interleave(group, dim=0), next_pos
+
+    def step(self, tokens: torch.Tensor, pos: torch.Tensor, wanted: torch.Tensor | None = None) -> torch.Tensor:
+        """One new token per cached row: tokens, pos (B,) -> next-token logits (B, V) float32, or only
+        the ``wanted`` rows' (a 1-D index)."""
+        ones = torch.ones((len(tokens), 1), dtype=torch.long, device=self.device)
+        self.key_valid = torch.cat([self.key_valid, ones], dim=1)
+        out = self.model(tokens[:, None].to(self.device), self.key_valid, pos[:, None].to(self.device), self.cache,
+                         use_cache=True)
+        self.cache = cache_of(out)
+        logits = out.logits[:, -1, :].float().cpu()
+        return logits if wanted is None else logits[wanted]
+
+    def keep(self, rows: torch.Tensor) -> None:
+        """Keep only these cache rows (a 1-D index), in this order."""
+        self.cache.batch_select_indices(rows.to(self.device))
+        self.key_valid = self.key_valid[rows.to(self.device)]
+
+
+def decoder_for(model: Any) -> Any:
+    """The fast decoder where it computes the model (Llama-style, on the CPU), else the Hugging Face one."""
+    if supports(model) and next(model.parameters()).device.type == "cpu":
+        return LlamaDecoder(model)
+    return HFDecoder(model)
+
+
+# A finished row keeps its cache row (its output ignored) until the rows still writing are at most this share of
+# the cache's rows; then the cache is compacted. Copying the cache at every stop would cost more than the dead rows.
+COMPACT_AT = 0.75
 
 
 @torch.no_grad()
@@ -194,46 +248,40 @@ def generate(
     if P == 0 or len(row_seeds) != B:
         raise ValueError(f"need {B} row seeds for {P} prompts x {group}, got {len(row_seeds)}")
     lay_out_for_sampling(model)
-    device = next(model.parameters()).device
-    prompt, prompt_valid = encode_prompts(tokenizer, texts, str(device))
+    prompt, prompt_valid = encode_prompts(tokenizer, texts)
     check_fits(model, int(prompt_valid.sum(dim=1).max()), max_tokens, "a prompt of the batch")
     stops = stop_ids(model, tokenizer)
     pad = int(tokenizer.pad_token_id)
     rngs = [random.Random(s) for s in row_seeds]
 
-    next_logits, cache, key_valid, next_pos = prefill(model, prompt, prompt_valid, pad)
-    # The cache of each prompt, repeated for its G rows (the samples part ways from the first drawn token on).
-    if group > 1:
-        cache.batch_repeat_interleave(group)
-    next_logits = next_logits.repeat_interleave(group, dim=0)  # (B, V)
-    next_pos = next_pos.repeat_interleave(group)  # (B,)
-    key_valid = key_valid.repeat_interleave(group, dim=0)  # (B, S): which cached keys are real
-
+    decoder = decoder_for(model)
+    next_logits, next_pos = decoder.prefill(*split_prompts(prompt, prompt_valid, pad), group, max_tokens)  # (B, V)
     chosen = torch.full((B, max_tokens), pad, dtype=torch.long)  # (B, K)
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long)
-    live = torch.arange(B)  # the rows still writing; the tensors below hold only their rows
+    sample_of = torch.arange(B)  # cache row -> the sampled row it holds
+    writing = torch.ones(B, dtype=torch.bool)  # per cache row: still writing?
     for t in range(max_tokens):
+        live = writing.nonzero().squeeze(1)  # cache rows still writing
+        logits = next_logits  # (L, V): the prefill's for every row, then each step's for the live rows
         if temperature == 0:
-            tok = next_logits.argmax(dim=-1).cpu()
+            tok = logits.argmax(dim=-1)
         else:
-            probs = F.softmax(next_logits / temperature, dim=-1).cpu()  # (L, V)
+            probs = F.softmax(logits / temperature, dim=-1)  # (L, V)
             if top_p < 1.0:
                 probs = filter_top_p(probs, top_p)
             # One uniform per live row from its own stream: a row's numbers never depend on the other rows.
-            tok = draw_tokens(probs, [rngs[i].random() for i in live.tolist()])
-        chosen[live, t] = tok
-        going = ~torch.isin(tok, stop_tensor)
-        if t == max_tokens - 1 or not bool(going.any()):
+            tok = draw_tokens(probs, [rngs[i].random() for i in sample_of[live].tolist()])
+        chosen[sample_of[live], t] = tok
+        writing[live] = ~torch.isin(tok, stop_tensor)
+        if t == max_tokens - 1 or not bool(writing.any()):
             break
-        if not bool(going.all()):  # finished rows leave the batch: the model computes only rows still writing
-            keep = going.nonzero().squeeze(1)
-            live, tok, key_valid, next_pos = live[keep], tok[keep], key_valid[keep], next_pos[keep]
-            cache.batch_select_indices(keep.to(key_valid.device))
-        key_valid = torch.cat([key_valid, torch.ones((len(live), 1), dtype=torch.long, device=key_valid.device)], dim=1)
-        # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
-        out = model(tok[:, None].to(device), key_valid, next_pos[:, None], cache, use_cache=True)
-        cache = cache_of(out)
-        next_logits = out.logits[:, -1, :].float()
+        feed = torch.full((len(writing),), pad, dtype=torch.long)  # a finished row reads padding, ignored
+        feed[live] = tok
+        if int(writing.sum()) <= COMPACT_AT * len(writing):  # finished rows leave the cache
+            keep = writing.nonzero().squeeze(1)
+            decoder.keep(keep)
+            sample_of, writing, feed, next_pos = sample_of[keep], writing[keep], feed[keep], next_pos[keep]
+        next_logits = decoder.step(feed, next_pos, writing.nonzero().squeeze(1))  # (L, V): live rows only
         next_pos = next_pos + 1
 
     mask = torch.zeros_like(chosen, dtype=torch.bool)
@@ -248,7 +296,7 @@ def generate(
         truncated.append(end is None)
     width = max(1, int(mask.sum(dim=1).max()))
     return SampledBatch(
-        prompt_tokens=prompt.cpu(), prompt_valid=prompt_valid.cpu(), tokens=chosen[:, :width], mask=mask[:, :width],
+        prompt_tokens=prompt, prompt_valid=prompt_valid, tokens=chosen[:, :width], mask=mask[:, :width],
         group=group, texts=texts_out, truncated=truncated, cropped=[False] * P,
     )
 
