@@ -135,6 +135,7 @@ def record_seed(rec: Recorder, r: dict) -> None:
     """One seed's figures: the three policies' holdout pass@1, both lifts with their intervals, the gates, the
     no-signal shares."""
     h, s, z = r["summary"]["holdout"], r["seed"], r["summary"]["zero_signal"]
+    rec.figure(f"seed{s}_wall_seconds", r["wall"], "s", f"seed {s}: wall time of the whole run", digits=1)
     if "warm_start" in h:
         rec.figure(f"seed{s}_holdout_warm_start_pass_at_1", h["warm_start"]["pass_at_1"], "",
                    f"seed {s}: math_holdout strict pass@1 of the warm start alone", digits=4)
