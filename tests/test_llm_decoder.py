@@ -1,6 +1,6 @@
 """course.llm.decoder, the sampler's lean forward pass, against the Hugging Face forward it replaces.
 
-Both decoders (``LlamaDecoder`` and the sampler's ``HFDecoder``) must compute the model's function:
+Both decoders (``LlamaDecoder`` and ``HFDecoder``) must compute the model's function:
 the prefill's logits equal one whole forward pass per prompt, every decode step's logits equal the
 forward pass over the prompt and the tokens so far, with LoRA adapters on, off or anchored, and
 through a compaction of the cache. Run on the tiny random Llama of conftest.py (``tiny_llm_dir``).
@@ -22,8 +22,7 @@ PROMPTS = ("Compute 1 + 2.", "What is 1234 * 5678 - 42, exactly?", "9 - 3?")
 
 
 def decoders():  # type: ignore[no-untyped-def]
-    from course.llm.decoder import LlamaDecoder
-    from course.llm.sampler import HFDecoder
+    from course.llm.decoder import HFDecoder, LlamaDecoder
 
     return [LlamaDecoder, HFDecoder]
 
@@ -139,8 +138,8 @@ def test_the_fused_weights_are_reused_until_a_weight_changes_or_an_adapter_is_sw
 
 
 def test_a_model_the_lean_decoder_does_not_compute_samples_through_the_hugging_face_forward(llm) -> None:
-    from course.llm.decoder import supports
-    from course.llm.sampler import HFDecoder, LlamaDecoder, decoder_for, generate
+    from course.llm.decoder import HFDecoder, LlamaDecoder, decoder_for, supports
+    from course.llm.sampler import generate
 
     assert supports(llm.model) and isinstance(decoder_for(llm.model), LlamaDecoder)
     llm.model.config.attention_bias = True  # a bias the lean pass does not add: not its model any more
@@ -156,11 +155,12 @@ def test_a_model_the_lean_decoder_does_not_compute_samples_through_the_hugging_f
 def test_both_decoders_draw_the_same_completions_from_the_same_seeds(llm, monkeypatch) -> None:
     from course.lib.policy.templates import render
     from course.llm import sampler
+    from course.llm.decoder import HFDecoder
 
     texts = [render(llm.tokenizer, FEWSHOT, p) for p in PROMPTS]
     seeds = [f"s:{i}" for i in range(len(texts) * 4)]
     lean = sampler.generate(llm.model, llm.tokenizer, texts, seeds, group=4, max_tokens=8)
-    monkeypatch.setattr(sampler, "decoder_for", sampler.HFDecoder)
+    monkeypatch.setattr(sampler, "decoder_for", HFDecoder)
     reference = sampler.generate(llm.model, llm.tokenizer, texts, seeds, group=4, max_tokens=8)
     assert lean.texts == reference.texts and lean.tokens.tolist() == reference.tokens.tolist()
     assert lean.mask.tolist() == reference.mask.tolist() and lean.truncated == reference.truncated

@@ -30,7 +30,8 @@ order); tests compare its logits with the Hugging Face forward's.
 
 Which models. Llama's block as SmolLM2 uses it (RMSNorm, rotary embedding of the default kind,
 grouped-query attention, SiLU-gated MLP, no biases). ``supports(model)`` says whether a model is
-one; the sampler uses the Hugging Face forward for any other.
+one; ``decoder_for`` gives any other model ``HFDecoder``, the same three calls through its own
+Hugging Face forward.
 
 Rows that stop. A finished row keeps computing (its output is ignored) until the live rows are at
 most half of the cache's rows; then the cache is compacted to the live rows. Copying the cache on
@@ -44,7 +45,18 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from course.llm.lora import effective_weight
+from course.llm.lora import LoRALinear, effective_weight
+
+
+def tail_positions(prefix_length: int, tail_valid: torch.Tensor) -> torch.Tensor:
+    """Each left-padded tail's positions (P, W), continuing the shared prefix's: the first real token of a
+    tail is at ``prefix_length``, whatever its padding (a padding position takes the same, masked anyway)."""
+    return (prefix_length + tail_valid.long().cumsum(dim=1) - 1).clamp(min=prefix_length)
+
+
+def cache_of(output: Any) -> Any:
+    """The key/value cache a forward pass returned (``cache`` since transformers 5.x renamed ``past_key_values``)."""
+    return output["cache"] if "cache" in output else output["past_key_values"]
 
 
 def supports(model: Any) -> bool:
@@ -65,11 +77,9 @@ def _weight_key(model: Any) -> tuple:
     bumps a tensor's ``_version`` on every in-place change, as an optimizer step makes), and each adapter's mode."""
     key: list[Any] = [(id(p), p._version) for p in model.parameters()]
     for m in model.modules():
-        mode = getattr(m, "mode", None)
-        if isinstance(mode, str):
-            key.append((id(m), mode))
-            key.extend((id(a), a._version) for a in (getattr(m, "anchor_A", None), getattr(m, "anchor_B", None))
-                       if a is not None)
+        if isinstance(m, LoRALinear):
+            key.append((id(m), m.mode))
+            key.extend((id(a), a._version) for a in (m.anchor_A, m.anchor_B) if a is not None)
     return tuple(key)
 
 
@@ -215,7 +225,7 @@ class LlamaDecoder:
             self._forward(torch.tensor([prefix], dtype=torch.long), torch.arange(c)[None],
                           torch.ones(1, 1, 1, 1, dtype=torch.bool), prefix_pass=True)
         self._allocate(P, W)
-        pos = (c + tail_valid.long().cumsum(dim=1) - 1).clamp(min=c)  # (P, W): each tail continues the prefix
+        pos = tail_positions(c, tail_valid)  # (P, W): each tail continues the prefix
         # A tail query reads the real tail keys up to itself, and always itself: a padding query then has a
         # key even without a prefix (an empty row would be NaN); real queries never read a padding key.
         mask = torch.ones(W, W, dtype=torch.bool).tril()[None] & tail_valid[:, None, :]
@@ -248,6 +258,64 @@ class LlamaDecoder:
                 new[:, :, : self.length] = old[:, :, : self.length].index_select(0, rows)
                 caches[i] = new
         self.key_valid = self.key_valid.index_select(0, rows)
+
+
+class HFDecoder:
+    """The same three calls (``prefill``, ``step``, ``keep``) through the model's own Hugging Face forward
+    and key/value cache: for any causal LM (``LlamaDecoder``, the fast one, computes Llama-style models)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.device = next(model.parameters()).device
+        self.cache: Any = None
+        self.key_valid = torch.zeros(0, 0, dtype=torch.long)  # (B, S): which cached keys are real
+
+    def prefill(self, prefix: list[int], tails: torch.Tensor, tail_valid: torch.Tensor, group: int,
+                room: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The shared prefix once (batch 1), then each prompt's tail placed after it ([prefix | padding |
+        tail], the padding masked out of every key, the tail's positions continuing the prefix's); the cache
+        repeated for ``group`` samples. Returns the next-token logits (P * group, V) float32 and each row's
+        next position (P * group,). ``room`` is unused: this cache grows."""
+        device, P, c = self.device, tails.shape[0], len(prefix)
+        cache = None
+        if c:
+            out = self.model(input_ids=torch.tensor([prefix], device=device), use_cache=True, logits_to_keep=1)
+            cache = cache_of(out)
+            if P > 1:  # a copy of ~c tokens per prompt: the cache concatenates the tails onto it anyway
+                cache.batch_repeat_interleave(P)
+        key_valid = torch.cat([torch.ones((P, c), dtype=torch.bool), tail_valid], dim=1).long().to(device)
+        pos = tail_positions(c, tail_valid).to(device)  # (P, W)
+        # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
+        out = self.model(tails.to(device), key_valid, pos, cache, use_cache=True, logits_to_keep=1)
+        self.cache = cache_of(out)
+        if group > 1:  # the cache of each prompt, repeated for its G rows (they part ways at the first token)
+            self.cache.batch_repeat_interleave(group)
+        self.key_valid = key_valid.repeat_interleave(group, dim=0)
+        next_pos = (pos[:, -1] + 1).cpu().repeat_interleave(group)
+        return out.logits[:, -1, :].float().cpu().repeat_interleave(group, dim=0), next_pos
+
+    def step(self, tokens: torch.Tensor, pos: torch.Tensor, wanted: torch.Tensor | None = None) -> torch.Tensor:
+        """One new token per cached row: tokens, pos (B,) -> next-token logits (B, V) float32, or only
+        the ``wanted`` rows' (a 1-D index)."""
+        ones = torch.ones((len(tokens), 1), dtype=torch.long, device=self.device)
+        self.key_valid = torch.cat([self.key_valid, ones], dim=1)
+        out = self.model(tokens[:, None].to(self.device), self.key_valid, pos[:, None].to(self.device), self.cache,
+                         use_cache=True)
+        self.cache = cache_of(out)
+        logits = out.logits[:, -1, :].float().cpu()
+        return logits if wanted is None else logits[wanted]
+
+    def keep(self, rows: torch.Tensor) -> None:
+        """Keep only these cache rows (a 1-D index), in this order."""
+        self.cache.batch_select_indices(rows.to(self.device))
+        self.key_valid = self.key_valid[rows.to(self.device)]
+
+
+def decoder_for(model: Any) -> Any:
+    """The fast decoder where it computes the model (Llama-style, on the CPU), else the Hugging Face one."""
+    if supports(model) and next(model.parameters()).device.type == "cpu":
+        return LlamaDecoder(model)
+    return HFDecoder(model)
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:

@@ -55,6 +55,7 @@ from course.lib.records.formats import PROMPT_TEMPLATE
 from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
 from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
+from course.llm.decoder import cache_of
 from course.llm.lora import (
     TARGETS,
     adapter_parameters,
@@ -66,7 +67,7 @@ from course.llm.lora import (
     load_adapter_state,
     lora_shapes,
 )
-from course.llm.sampler import cache_of, common_prefix_length, encode_prompts, generate, sample_items
+from course.llm.sampler import common_prefix_length, encode_prompts, generate, sample_items
 
 # The one metadata key of a saved adapter file: JSON {"base_policy", "rank", "alpha", "targets"}.
 ADAPTER_METADATA = "course.llm.lora"

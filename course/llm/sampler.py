@@ -55,7 +55,7 @@ import torch.nn.functional as F
 from course.errors import CourseError
 from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
 from course.lib.policy.templates import PromptTemplate, render
-from course.llm.decoder import LlamaDecoder, supports
+from course.llm.decoder import decoder_for
 
 DEFAULT_MAX_TOKENS = 48
 # Rows (items x samples) computed together. Fixed, not tuned to the machine: the batch composition
@@ -142,11 +142,6 @@ def lay_out_for_sampling(model: torch.nn.Module) -> None:
                 weight.data = weight.data.t().contiguous().t()
 
 
-def cache_of(output: Any) -> Any:
-    """The key/value cache a forward pass returned (``cache`` since transformers 5.x renamed ``past_key_values``)."""
-    return output["cache"] if "cache" in output else output["past_key_values"]
-
-
 def split_prompts(
     prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int
 ) -> tuple[list[int], torch.Tensor, torch.Tensor]:
@@ -162,65 +157,6 @@ def split_prompts(
         tails[i, W - (len(r) - c):] = torch.tensor(r[c:], dtype=torch.long)
         tail_valid[i, W - (len(r) - c):] = True
     return rows[0][:c], tails, tail_valid
-
-
-class HFDecoder:
-    """The sampler's decoder through the model's own Hugging Face forward and key/value cache: for any
-    causal LM (``course.llm.decoder.LlamaDecoder``, the fast one, computes Llama-style models). The same
-    three calls: ``prefill``, ``step``, ``keep``."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.device = next(model.parameters()).device
-        self.cache: Any = None
-        self.key_valid = torch.zeros(0, 0, dtype=torch.long)  # (B, S): which cached keys are real
-
-    def prefill(self, prefix: list[int], tails: torch.Tensor, tail_valid: torch.Tensor, group: int,
-                room: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The shared prefix once (batch 1), then each prompt's tail placed after it ([prefix | padding |
-        tail], the padding masked out of every key, the tail's positions continuing the prefix's); the cache
-        repeated for ``group`` samples. Returns the next-token logits (P * group, V) float32 and each row's
-        next position (P * group,). ``room`` is unused: this cache grows."""
-        device, P, c = self.device, tails.shape[0], len(prefix)
-        cache = None
-        if c:
-            out = self.model(input_ids=torch.tensor([prefix], device=device), use_cache=True, logits_to_keep=1)
-            cache = cache_of(out)
-            if P > 1:  # a copy of ~c tokens per prompt: the cache concatenates the tails onto it anyway
-                cache.batch_repeat_interleave(P)
-        key_valid = torch.cat([torch.ones((P, c), dtype=torch.bool), tail_valid], dim=1).long().to(device)
-        pos = (c + tail_valid.long().cumsum(dim=1) - 1).clamp(min=c).to(device)  # (P, W)
-        # The cache goes in 4th position: its keyword is `past_key_values` before transformers 5.x renamed it `cache`.
-        out = self.model(tails.to(device), key_valid, pos, cache, use_cache=True, logits_to_keep=1)
-        self.cache = cache_of(out)
-        if group > 1:  # the cache of each prompt, repeated for its G rows (they part ways at the first token)
-            self.cache.batch_repeat_interleave(group)
-        self.key_valid = key_valid.repeat_interleave(group, dim=0)
-        next_pos = (pos[:, -1] + 1).cpu().repeat_interleave(group)
-        return out.logits[:, -1, :].float().cpu().repeat_interleave(group, dim=0), next_pos
-
-    def step(self, tokens: torch.Tensor, pos: torch.Tensor, wanted: torch.Tensor | None = None) -> torch.Tensor:
-        """One new token per cached row: tokens, pos (B,) -> next-token logits (B, V) float32, or only
-        the ``wanted`` rows' (a 1-D index)."""
-        ones = torch.ones((len(tokens), 1), dtype=torch.long, device=self.device)
-        self.key_valid = torch.cat([self.key_valid, ones], dim=1)
-        out = self.model(tokens[:, None].to(self.device), self.key_valid, pos[:, None].to(self.device), self.cache,
-                         use_cache=True)
-        self.cache = cache_of(out)
-        logits = out.logits[:, -1, :].float().cpu()
-        return logits if wanted is None else logits[wanted]
-
-    def keep(self, rows: torch.Tensor) -> None:
-        """Keep only these cache rows (a 1-D index), in this order."""
-        self.cache.batch_select_indices(rows.to(self.device))
-        self.key_valid = self.key_valid[rows.to(self.device)]
-
-
-def decoder_for(model: Any) -> Any:
-    """The fast decoder where it computes the model (Llama-style, on the CPU), else the Hugging Face one."""
-    if supports(model) and next(model.parameters()).device.type == "cpu":
-        return LlamaDecoder(model)
-    return HFDecoder(model)
 
 
 # A finished row keeps its cache row (its output ignored) until the rows still writing are at most this share of
