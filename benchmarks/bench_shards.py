@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rec = Recorder.from_args("bench_shards", args, argv)
     if importlib.util.find_spec("ray") is None:
-        raise SystemExit("bench_shards needs the ray extra: pip install 'ray>=2.40'")
+        raise SystemExit("bench_shards needs the ray extra: pip install -e '.[ray]'")
     n = args.lines
     load_at_start = os.getloadavg()[0]  # before this benchmark's own work raises it
     print(f"{os.cpu_count()} cores, load average {load_at_start:.2f} at start; "

@@ -33,7 +33,7 @@ def test_without_ray_it_is_one_line_naming_the_extra_and_exit_2(run_in_process, 
     monkeypatch.setattr(course.lib.extras, "_importable", lambda name: name != "ray")
     proc = run_in_process("course.ray_eval", ["--shards", "2", "--outdir", str(tmp_path / "r")], cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
-    assert "needs the ray extra" in proc.stderr and "pip install 'ray>=2.40'" in proc.stderr
+    assert "needs the ray extra" in proc.stderr and "pip install -e '.[ray]'" in proc.stderr
     assert not (tmp_path / "r").exists()
 
 

