@@ -107,7 +107,23 @@ def test_eval_report_header_shows_the_locked_room_fields_command_and_git_state(r
     assert '"temperature": 0.8' in text  # sampling
     assert "1 (implicit: course.eval scores one completion per item)" in text  # selection compute
     assert manifest["command"] in text
-    assert manifest["git_commit"] in text and ("clean" in text or "dirty" in text)
+    if manifest["git_commit"] is None:  # the tests run from a copy outside git (an archive, an sdist)
+        assert "git commit(not recorded)" in text
+    else:
+        assert manifest["git_commit"] in text and ("clean" in text or "dirty" in text)
+
+
+def test_eval_report_says_the_commit_was_not_recorded_for_a_run_made_outside_git(runs, tmp_path):
+    run = tmp_path / "eval_outside_git"
+    run.mkdir()
+    for f in (runs["eval"]).iterdir():
+        (run / f.name).write_bytes(f.read_bytes())
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest.update(git_commit=None, git_dirty=None)  # what course.lib.records.manifest records outside git
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    html, page = page_of(run)
+    assert "git commit(not recorded)" in page.all_text()
+    assert '<span class="good">clean</span>' not in html and "dirty (uncommitted changes)" not in html
 
 
 def test_eval_report_shows_the_pass_rate_with_its_wilson_interval(runs):
