@@ -103,13 +103,13 @@ for sp, sb in zip(small["package"], small_blocks):
         new_blocks.append(with_marker(sb, rm))
         print("new      ", name, version, rm)
     elif name in SPLITS:
-        split = SPLITS[name]
-        assert version == split["small"] and set(versions) == set(split["existing"]), (name, versions, version)
-        for v, python in split["existing"].items():
+        rule = SPLITS[name]
+        assert version == rule["small"] and set(versions) == set(rule["existing"]), (name, versions, version)
+        for v, python in rule["existing"].items():
             blocks[versions[v]] = add_marker(blocks[versions[v]], f"{python} and {rm}")
-        if split["new"]:
-            new_blocks.append(with_marker(sb, f'{split["new"]} and {rm}'))
-        print("split    ", name, split)
+        if rule["new"]:
+            new_blocks.append(with_marker(sb, f'{rule["new"]} and {rm}'))
+        print("split    ", name, rule)
     else:
         assert set(versions) == {version}, (name, versions, version)
         mp = next(p for p in main["package"] if p["name"] == name and p["version"] == version)
