@@ -42,6 +42,7 @@ from poetry.core.version.markers import parse_marker
 from poetry.packages.locker import Locker
 
 main_p, small_p, real_py, out = map(Path, sys.argv[1:])
+real = tomllib.loads(real_py.read_text())
 EXTRA = "ray"  # the extra joined; the small lock names it "g-ray"; `all` lists it too
 RAY = f'(extra == "{EXTRA}" or extra == "all")'
 # Packages whose committed entries are other versions than the small lock's: which entry ray takes, by Python.
@@ -124,15 +125,13 @@ for sp, sb in zip(small["package"], small_blocks):
 allb = sorted(blocks + new_blocks, key=lambda b: (nv(b)[0].lower(), Version(nv(b)[1])))
 assert allb[-1] is blocks[-1]  # the last block keeps its spacing before [extras]
 ex = tomllib.loads(rest)["extras"]
-names = sorted({canonicalize_name(Requirement(r).name)
-                for r in tomllib.loads(real_py.read_text())["project"]["optional-dependencies"][EXTRA]})
+names = sorted({canonicalize_name(Requirement(r).name) for r in real["project"]["optional-dependencies"][EXTRA]})
 ex[EXTRA] = names
 ex["all"] = sorted(set(ex["all"]) | set(names))
 old_extras = re.search(r"\[extras\]\n(.*?)\n\n", rest, re.S)
 new_extras = "\n".join(f'{k} = [' + ", ".join(f'"{x}"' for x in v) + "]" for k, v in sorted(ex.items()))
 rest = rest[:old_extras.start(1)] + new_extras + rest[old_extras.end(1):]
 merged = head + "".join(allb) + rest
-real = tomllib.loads(real_py.read_text())
 h = Locker(out, real)._get_content_hash()
 merged, n = re.subn(r'content-hash = "[0-9a-f]+"', f'content-hash = "{h}"', merged)
 assert n == 1 and "[package.source]" not in merged and "/simple" not in merged

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import re
+import shutil
 from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
@@ -114,10 +115,7 @@ def test_eval_report_header_shows_the_locked_room_fields_command_and_git_state(r
 
 
 def test_eval_report_says_the_commit_was_not_recorded_for_a_run_made_outside_git(runs, tmp_path):
-    run = tmp_path / "eval_outside_git"
-    run.mkdir()
-    for f in (runs["eval"]).iterdir():
-        (run / f.name).write_bytes(f.read_bytes())
+    run = shutil.copytree(runs["eval"], tmp_path / "eval_outside_git")
     manifest = json.loads((run / "manifest.json").read_text())
     manifest.update(git_commit=None, git_dirty=None)  # what course.lib.records.manifest records outside git
     (run / "manifest.json").write_text(json.dumps(manifest))

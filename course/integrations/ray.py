@@ -13,8 +13,8 @@ On this machine ``ray.init`` starts a local Ray (``num_cpus`` workers, no dashbo
 off: nothing leaves the machine). On a cluster, ``address`` names it (``"auto"`` inside a Ray job,
 ``ray://head:10001`` from outside) and the same code runs; the dataset, the completions and the
 parts directory must then be paths every node reads and writes (shared storage), and the nodes need
-this package installed with its ``ray`` extra (``pip install '.[ray]'``). ``python -m course.ray_eval`` is the command
-line; docs/scaling.md walks through both.
+this package installed with its ``ray`` extra (``pip install '.[ray]'``). ``python -m course.ray_eval``
+is the command line; docs/scaling.md walks through both.
 """
 
 from __future__ import annotations
