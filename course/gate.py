@@ -27,7 +27,7 @@ from course.lib.evaluation.locked_room import (
     SIGNIFICANCE,
     decide,
     gate_view,
-    load_outcomes,
+    load_pair,
     render,
 )
 from course.lib.visible import dumps_safe, visible
@@ -65,7 +65,7 @@ def _main(args_in: Sequence[str] | None) -> int:
         from course.lib.reporting.html import check_output
 
         check_output(args.html, force=args.force, runs=(args.baseline, args.candidate))
-    base, cand = load_outcomes(args.baseline), load_outcomes(args.candidate)
+    base, cand = load_pair(args.baseline, args.candidate)
     result = decide(base, cand, args.min_delta, args.require_significance)
     if args.html:
         from course.lib.reporting import html as report_html

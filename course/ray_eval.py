@@ -21,6 +21,7 @@ from course.instrument.rubric_registry import RUBRICS
 from course.lib.bundled import FROZEN_ROLLOUTS_DEV, MATH_DEV
 from course.lib.evaluation.inspection import inspect_failures_command
 from course.lib.evaluation.pipeline import resolve_inputs
+from course.lib.evaluation.shards import check_parts_outside
 from course.lib.evaluation.summary import pass_rate_line
 from course.lib.extras import require
 from course.lib.visible import dumps_safe, visible
@@ -60,6 +61,7 @@ def _main(argv: Sequence[str] | None) -> int:
                         help="CPUs of the local Ray (default: Ray's own count); ignored with --address")
     parser.add_argument("--json", action="store_true", help="print the merged run, its summary and the parts as JSON")
     args = parser.parse_args(argv)
+    check_parts_outside(args.outdir, args.parts_dir)  # a usage error: before Ray starts, before any work
     require("ray", "course.ray_eval")  # before any work: one line naming the extra
 
     from course.integrations.ray import evaluate_on_ray

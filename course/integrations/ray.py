@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from course.errors import CourseError
 from course.lib.bundled import PROJECT_ROOT
 from course.lib.evaluation.pipeline import merge_eval_runs
-from course.lib.evaluation.shards import Shard
+from course.lib.evaluation.shards import Shard, check_parts_outside
 from course.lib.records.runs import resolve_outdir
 
 # Ray phones home by default; the course never reaches the network at run time. A user who wants the
@@ -127,7 +127,9 @@ def evaluate_on_ray(
     Parts go to ``parts_dir`` (default ``<outdir>_parts/``), one run directory each (``part_K_of_N``), kept
     after the merge: each is a run of its own, named in the merged manifest's ``merged_from``.
     """
+    check_parts_outside(outdir, parts_dir)  # before the destination is reserved and before Ray starts
     final = resolve_outdir(outdir, force=force, prefix="eval")
+    check_parts_outside(final, parts_dir)  # the default destination, now it has a name
     parts_root = Path(parts_dir) if parts_dir is not None else final.with_name(final.name + "_parts")
     data, comp = Path(dataset).resolve(), Path(completions).resolve()
     for path, what in ((data, "dataset"), (comp, "completions")):

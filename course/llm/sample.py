@@ -165,7 +165,9 @@ def build_merge_parser():  # type: ignore[no-untyped-def]
 def _merge(given: list[str], argv: Sequence[str] | None) -> int:
     args = build_merge_parser().parse_args(given)
     out = Path(args.out)
-    _check_outputs([out, manifest_path(out)], args.force, [*args.parts, args.dataset])
+    # every file of every part is an input: the part and the manifest beside it
+    _check_outputs([out, manifest_path(out)], args.force,
+                   [*args.parts, *(str(manifest_path(Path(p))) for p in args.parts), args.dataset])
     parts = []
     for part in args.parts:
         if not manifest_path(Path(part)).is_file():

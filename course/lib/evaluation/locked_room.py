@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from course.errors import CourseError
-from course.lib.evaluation.summary import PASS_REWARD, pass_at_1_line, pass_rate_line, points
+from course.lib.evaluation.rescoring import Rescored, Rescorer
+from course.lib.evaluation.summary import PASS_REWARD, Tally, pass_at_1_line, pass_rate_line, points
 from course.lib.records.formats import RunDir, iter_results, read_run
 from course.lib.records.jsonl import dumps_line, json_kind
 from course.lib.records.manifest import sha256_file
@@ -286,6 +287,7 @@ class Outcomes:
     expected_by_id: dict[str, Any] = field(default_factory=dict)
     counts_by_id: dict[str, tuple[int, int]] = field(default_factory=dict)
     dataset_check: str = "not checked"
+    rescored: Rescored | None = None  # what re-scoring every line found (None: not re-scored)
 
     @property
     def n(self) -> int:
@@ -341,9 +343,28 @@ def check_manifest(manifest: dict[str, Any], where: str) -> None:
             raise CourseError(f"{where}: '{key}' is {json_kind(manifest[key])} ({shown(manifest[key], 40)}), not text")
 
 
-def load_outcomes(path: str) -> Outcomes:
-    """A run the gate can trust: a scoring tool's directory whose results match its manifest."""
-    run_dir = read_run(path)
+def load_outcomes(path: str, dataset_file: DatasetFile | None = None) -> Outcomes:
+    """A run the gate can trust: a scoring tool's directory whose results match its manifest and its summary,
+    every line re-scored (``course.lib.evaluation.rescoring``) and, when a dataset file is at hand, its items
+    checked against it: ``dataset_file``, or else the file its own manifest names (``dataset_at_hand``)."""
+    return outcomes_of(read_run(path), dataset_file)
+
+
+def load_pair(baseline: str, candidate: str) -> tuple[Outcomes, Outcomes]:
+    """Both runs of a comparison. A run whose recorded dataset file is not at hand is checked against the other
+    run's, when that one is at hand with the same sha256 as this run's fingerprint: one file serves both."""
+    runs = (read_run(baseline), read_run(candidate))
+    files = [dataset_at_hand(run) for run in runs]
+    for i, run in enumerate(runs):
+        other = files[1 - i]
+        if files[i] is None and other is not None and other.sha256 == run.manifest.get("dataset_fingerprint"):
+            files[i] = DatasetFile(other.path, other.name, other.sha256,
+                                   f"the {('candidate', 'baseline')[i]}'s dataset file {other.name}")
+    return outcomes_of(runs[0], files[0]), outcomes_of(runs[1], files[1])
+
+
+def outcomes_of(run_dir: RunDir, dataset_file: DatasetFile | None = None) -> Outcomes:
+    """``load_outcomes`` on a run already read."""
     where = f"{visible(str(run_dir.path))}/manifest.json"
     tool = run_dir.manifest.get("tool")
     if not isinstance(tool, str) or tool not in GATEABLE_TOOLS:
@@ -359,29 +380,69 @@ def load_outcomes(path: str) -> Outcomes:
             "merge its parts "
             "first (python -m course.eval merge PARTS... --outdir RUN) and gate the merged run"
         )
-    for key in ("dataset_fingerprint", "scorer_version", "results_sha256"):
+    for key in ("dataset_fingerprint", "scorer_version", "results_sha256", "summary_sha256"):
         if key not in run_dir.manifest:
             raise CourseError(f"{where}: missing '{key}'; not a complete scoring run")
     check_manifest(run_dir.manifest, where)
-    if sha256_file(run_dir.results_path) != run_dir.manifest["results_sha256"]:
-        raise CourseError(
-            f"{visible(str(run_dir.results_path))}: does not match the sha256 recorded in its manifest; it was "
-            "changed after the run, so its numbers cannot be trusted (re-run the evaluation)"
-        )
-    counts, expected = _read_items(run_dir.results_path)
-    outcomes = Outcomes(run_dir, {i: k == m for i, (k, m) in counts.items()}, expected, counts,
-                        check_against_dataset(run_dir))
-    summary_where = f"{visible(str(run_dir.path))}/summary.json"
-    n = _summary_count(run_dir.summary, "n", summary_where)
-    n_passed = _summary_count(run_dir.summary, "passed", summary_where)
-    if (n, n_passed) != (outcomes.n, outcomes.passed):
-        raise CourseError(
-            f"{summary_where}: says {n_passed}/{n} passed but results.jsonl has {outcomes.passed}/{outcomes.n}; "
-            "the run directory is inconsistent"
-        )
+    for file, key in ((run_dir.results_path, "results_sha256"), (run_dir.path / "summary.json", "summary_sha256")):
+        if sha256_file(file) != run_dir.manifest[key]:
+            raise CourseError(
+                f"{visible(str(file))}: does not match the sha256 recorded in its manifest; it was "
+                "changed after the run, so its numbers cannot be trusted (re-run the evaluation)"
+            )
+    rescorer = Rescorer(rubric_of(run_dir.manifest), run_dir.manifest.get("scorer_fingerprint"),
+                        visible(str(run_dir.results_path)))
+    tally = Tally()
+    counts, expected = _read_items(run_dir.results_path, rescorer, tally)
+    if dataset_file is None:
+        dataset_file = dataset_at_hand(run_dir)
+    check = check_against_dataset(run_dir, dataset_file) if dataset_file is not None else _not_at_hand(run_dir)
+    outcomes = Outcomes(run_dir, {i: k == m for i, (k, m) in counts.items()}, expected, counts, check,
+                        rescorer.result())
+    check_summary(run_dir, tally)
     if outcomes.n == 0:
         raise CourseError(f"{visible(str(run_dir.results_path))}: no items; nothing to compare")
     return outcomes
+
+
+# The figures of summary.json that every scoring run tallies from its results (``summary.Tally``).
+TALLIED = ("n", "passed", "failed", "pass_rate", "mean_reward", "counts")
+
+
+def check_summary(run_dir: RunDir, tally: Tally) -> None:
+    """summary.json against results.jsonl: ``n`` and ``passed`` must be integers, and every figure in
+    ``TALLIED`` and each code's count in ``breakdown`` what the results tally to (else ``CourseError``)."""
+    where = f"{visible(str(run_dir.path))}/summary.json"
+    n = _summary_count(run_dir.summary, "n", where)
+    n_passed = _summary_count(run_dir.summary, "passed", where)
+    if (n, n_passed) != (tally.n, tally.passed):
+        raise CourseError(
+            f"{where}: says {n_passed}/{n} passed but results.jsonl has {tally.passed}/{tally.n}; "
+            "the run directory is inconsistent"
+        )
+    if not tally.n:
+        return
+    want = tally.summary()
+    for key in TALLIED:
+        if key in run_dir.summary and not same_value(run_dir.summary[key], want[key]):
+            raise CourseError(
+                f"{where}: '{key}' is {shown(run_dir.summary[key], 80)} but results.jsonl tallies to "
+                f"{shown(want[key], 80)}; the run directory is inconsistent"
+            )
+    rows = run_dir.summary.get("breakdown")
+    if isinstance(rows, list):
+        said = [(r.get("code"), r.get("count")) if isinstance(r, dict) else (r, None) for r in rows]
+        tallied = [(r["code"], r["count"]) for r in want["breakdown"]]
+        for i, (a, b) in enumerate(zip(said + [None] * len(tallied), tallied + [None] * len(said))):
+            if a != b and not (a and b and a[0] == b[0] and same_value(a[1], b[1])):
+                raise CourseError(
+                    f"{where}: 'breakdown' row {i + 1} is {_row(a)} but results.jsonl tallies {_row(b)} there; "
+                    "the run directory is inconsistent"
+                )
+
+
+def _row(row: tuple[Any, Any] | None) -> str:
+    return "absent" if row is None else f"{shown(row[0], 40)}: {shown(row[1], 20)}"
 
 
 def _passes(result: dict[str, Any]) -> bool:
@@ -389,8 +450,11 @@ def _passes(result: dict[str, Any]) -> bool:
     return not isinstance(result["reward"], bool) and result["reward"] == PASS_REWARD
 
 
-def _read_items(results: Path) -> tuple[dict[str, tuple[int, int]], dict[str, Any]]:
-    """Each id's (passing samples, samples) and its expected answer, from results.jsonl.
+def _read_items(
+    results: Path, rescorer: Rescorer | None = None, tally: Tally | None = None
+) -> tuple[dict[str, tuple[int, int]], dict[str, Any]]:
+    """Each id's (passing samples, samples) and its expected answer, from results.jsonl; every line is also
+    re-scored by ``rescorer`` and counted by ``tally`` (for the summary check) when they are given.
 
     A one-sample run has one line per id; a multi-sample run (``course.eval`` on a selection
     pack) has one line per sample, the samples of an item on consecutive lines, each naming its
@@ -414,6 +478,10 @@ def _read_items(results: Path) -> tuple[dict[str, tuple[int, int]], dict[str, An
         expected[ident] = r.get("expected")
         counts[ident] = (k + _passes(r), m + 1)
         previous = ident
+        if rescorer is not None:
+            rescorer.add(r, lineno)
+        if tally is not None:
+            tally.add(r)
     sizes = {m for _, m in counts.values()}
     if len(sizes) > 1:
         raise CourseError(f"{where}: items have different numbers of samples ({', '.join(map(str, sorted(sizes)))}); "
@@ -421,49 +489,66 @@ def _read_items(results: Path) -> tuple[dict[str, tuple[int, int]], dict[str, An
     return counts, expected
 
 
-def _current_scorer_fingerprint(rubric_name: Any) -> str | None:
-    from course.instrument.rubric_registry import RUBRICS
+@dataclass(frozen=True)
+class DatasetFile:
+    """A dataset file at hand whose sha256 is the one a manifest records: ``name`` as the manifest gives it,
+    ``label`` how the ``Items checked:`` line names it (another run's file says so)."""
 
-    rubric = RUBRICS.get(rubric_name) if isinstance(rubric_name, str) else None
-    return None if rubric is None else rubric.fingerprint()
+    path: Path
+    name: str
+    sha256: str
+    label: str = ""
 
 
-def check_against_dataset(run: RunDir) -> str:
-    """Re-hash the dataset file a run's manifest names and re-score every result against it.
-
-    A manifest's ``dataset_fingerprint`` is only a claim: copied from another run's manifest,
-    it would let a run scored against a doctored dataset (expected answers set to what the
-    completions say) pass the Locked Room. So when the recorded file is at hand and still
-    has the recorded sha256, every results line must name, in dataset order, that file's
-    ids and expected answers, and the run's rubric must give each completion the recorded
-    reward (a missing completion: 0). Any disagreement is a ``CourseError`` naming the line:
-    the run is unusable. Returns one phrase saying what was checked (or why not).
-    """
-    record = run.manifest.get("dataset")
-    path = record.get("path") if isinstance(record, dict) else None
-    if not isinstance(path, str) or not path:
-        return "its dataset file is not recorded, so it was not re-scored"
-    from course.lib.records.formats import iter_dataset_objects
+def dataset_at_hand(run: RunDir) -> DatasetFile | None:
+    """The dataset file a run's manifest names, when it is here with the recorded sha256 (else None)."""
     from course.lib.records.jsonl import input_problem
     from course.lib.records.manifest import shown_here
 
+    record = run.manifest.get("dataset")
+    path = record.get("path") if isinstance(record, dict) else None
+    if not isinstance(path, str) or not path:
+        return None
     local = Path(shown_here(path))
-    name = visible(path)
     if input_problem(local) is not None:
-        return f"its dataset file {name} is not at hand, so it was not re-scored"
-    if sha256_file(local) != run.manifest.get("dataset_fingerprint"):
-        return f"its dataset file {name} has changed since the run (another sha256), so it was not re-scored"
-    rubric_name = rubric_of(run.manifest)
-    if _current_scorer_fingerprint(rubric_name) != run.manifest.get("scorer_fingerprint"):
-        return (f"{name} re-hashed (matches); the run was scored by another version of the scorer, "
-                "so it was not re-scored")
-    from course.instrument.rubric_registry import get_rubric
+        return None
+    digest = sha256_file(local)
+    if digest != run.manifest.get("dataset_fingerprint"):
+        return None
+    return DatasetFile(local, visible(path), digest, visible(path))
 
-    score = get_rubric(rubric_name).score
+
+def _not_at_hand(run: RunDir) -> str:
+    """Why a run's items were not checked against a dataset file."""
+    from course.lib.records.jsonl import input_problem
+    from course.lib.records.manifest import shown_here
+
+    record = run.manifest.get("dataset")
+    path = record.get("path") if isinstance(record, dict) else None
+    if not isinstance(path, str) or not path:
+        return "its dataset file is not recorded, so its items were not checked against it"
+    if input_problem(Path(shown_here(path))) is not None:
+        return f"its dataset file {visible(path)} is not at hand, so its items were not checked against it"
+    return (f"its dataset file {visible(path)} has changed since the run (another sha256), so its items were not "
+            "checked against it")
+
+
+def check_against_dataset(run: RunDir, dataset: DatasetFile) -> str:
+    """Check a run's items against a dataset file at hand with the run's recorded sha256.
+
+    A manifest's ``dataset_fingerprint`` is only a claim: copied from another run's manifest,
+    it would let a run scored against a doctored dataset (expected answers set to what the
+    completions say) pass the Locked Room. So every results line must name, in dataset order,
+    that file's ids and expected answers (their rewards are re-scored from them by the
+    ``Rescorer`` of ``outcomes_of``). Any disagreement is a ``CourseError`` naming the line:
+    the run is unusable. Returns one phrase saying what was checked.
+    """
+    from course.lib.records.formats import iter_dataset_objects
+
+    name = dataset.label or dataset.name
     where = visible(str(run.results_path))
-    examples = iter_dataset_objects(local)
+    examples = iter_dataset_objects(dataset.path)
     example: dict[str, Any] | None = None
-    n = 0
     for lineno, r in enumerate(iter_results(run.results_path), 1):
         if example is None or r.get("sample_index", 0) == 0:  # the next item (a multi-sample run: its first sample)
             example = next(examples, (0, None))[1]
@@ -476,17 +561,9 @@ def check_against_dataset(run: RunDir) -> str:
                 f"{where}:{lineno}: id {shown(r['id'], 80)} records expected {shown(r.get('expected'), 40)} but the "
                 f"dataset file {name} (sha256 as recorded) says {shown(example['expected_answer'], 40)}; the run was "
                 "not scored against the dataset its manifest names (re-run the evaluation)")
-        missing = r.get("completion") is None and r["details"].get("error_code") == "missing_completion"
-        reward = 0.0 if missing else score(example, r.get("completion"))["reward"]
-        if not same_value(reward, r["reward"]):
-            raise CourseError(
-                f"{where}:{lineno}: id {shown(r['id'], 80)} records reward {shown(r['reward'], 40)} but rubric "
-                f"{shown(rubric_name)} gives {shown(reward, 40)} against {name}; the results were not produced by "
-                "scoring this dataset (re-run the evaluation)")
-        n += 1
     if next(examples, None) is not None:
         raise CourseError(f"{where}: ends before the dataset file {name} does; the run does not score every item")
-    return f"{name} re-hashed (matches) and all {n} results re-scored against it"
+    return f"{name} re-hashed (matches), every id and expected answer as in it"
 
 
 # ---------------------------------------------------------------------------
@@ -622,16 +699,45 @@ def item_differences(base: Outcomes, cand: Outcomes) -> list[dict[str, Any]]:
 
 def items_line(base: Outcomes, cand: Outcomes, differences: list[dict[str, Any]]) -> str:
     """The one line saying what the gate checked of the items, beyond the manifests (``differences``:
-    what ``item_differences`` found)."""
+    what ``item_differences`` found): the ids and expected answers, the re-score of every line
+    (``rescore_phrase``) and the dataset file."""
     if differences:
         head = "ids or expected answers DIFFER between the runs"
     else:
         head = f"the same {base.items} ids with the same expected answers in both runs"
-    if base.dataset_check == cand.dataset_check:
-        tail = f"dataset file, for both runs: {base.dataset_check}"
-    else:
-        tail = f"baseline: {base.dataset_check}; candidate: {cand.dataset_check}"
-    return f"Items checked: {head}; {tail}."
+    return (f"Items checked: {head}; {_for_both('re-scored', rescore_phrase(base), rescore_phrase(cand))}; "
+            f"{_for_both('dataset file', base.dataset_check, cand.dataset_check)}.")
+
+
+def _for_both(what: str, base: str, cand: str) -> str:
+    return f"{what}, for both runs: {base}" if base == cand else f"{what}: baseline: {base}; candidate: {cand}"
+
+
+def rescore_phrase(o: Outcomes) -> str:
+    """What re-scoring found of one run's lines, as the ``Items checked:`` line says it."""
+    return "NOT re-scored" if o.rescored is None else o.rescored.phrase()
+
+
+def rescore_reasons(base: Outcomes, cand: Outcomes) -> list[str]:
+    """A reason to REJECT for each run whose lines were not all re-scored to what they record.
+
+    Every results line carries its completion and expected answer, so both runs can always be
+    re-scored; a run that could not be (another scorer version, an unknown rubric, a line without
+    its completion) or that records a verdict the rubric does not give is never accepted, whatever
+    its numbers say: the baseline too, since a doctored baseline makes any candidate look better.
+    """
+    reasons = []
+    for label, o in (("baseline", base), ("candidate", cand)):
+        found = o.rescored
+        if found is None:
+            reasons.append(f"the {label}'s results were not re-scored")
+        elif found.unscorable is not None:
+            reasons.append(f"the {label} could not be re-scored ({found.unscorable}), and a comparison does not "
+                           "accept what it could not re-score")
+        elif found.differ:
+            reasons.append(f"the {label}'s results record verdicts its rubric does not give ({found.differ} of "
+                           f"{found.lines} lines; first {found.first})")
+    return reasons
 
 
 def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_significance: bool) -> dict[str, Any]:
@@ -649,7 +755,8 @@ def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_signific
         "require_significance": require_significance,
         "delta": None,
         "paired": None,
-        "reasons": [],
+        "rescored": {"baseline": rescore_phrase(base), "candidate": rescore_phrase(cand)},
+        "reasons": rescore_reasons(base, cand),
     }
     if differences:
         fields = [d["field"] for d in differences]
@@ -657,7 +764,7 @@ def decide(base: Outcomes, cand: Outcomes, min_delta: Fraction, require_signific
         if "rubric" in fields:  # the most common way to compare the incomparable: say it in the reason itself
             reason += (f" (scored by rubric {shown(rubric_of(base.run.manifest))} vs "
                        f"{shown(rubric_of(cand.run.manifest))})")
-        result["reasons"].append(reason)
+        result["reasons"].insert(0, reason)
         result["decision"] = "REJECT"
         return result
     delta = Fraction(cand.passed, cand.n) - Fraction(base.passed, base.n)

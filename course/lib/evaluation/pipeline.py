@@ -52,9 +52,12 @@ from typing import Any, Callable, Sequence
 from course.errors import CourseError
 from course.instrument.rubric_registry import Rubric, ScoreFn, get_rubric
 from course.lib.bundled import FROZEN_ROLLOUTS_DEV, MATH_DEV, PROJECT_ROOT
-from course.lib.evaluation.locked_room import shown
+from course.lib.evaluation.locked_room import same_value, shown
+from course.lib.evaluation.rescoring import MISSING as MISSING_CODE
+from course.lib.evaluation.rescoring import Rescorer
 from course.lib.evaluation.shards import (
     SHARD_FIELD,
+    PartLine,
     Shard,
     check_complete,
     check_same_settings,
@@ -619,6 +622,9 @@ PART_SETTINGS = (
 )  # not completions_in_dataset_order: a part sees only its own lines' order (the merge records whether all did)
 
 
+PART_FILES = ("manifest.json", "results.jsonl", "summary.json", "summary.md")  # what course.eval --shard writes
+
+
 def _read_part(path: str | os.PathLike[str]) -> tuple[str, Any, Shard]:
     run = read_run(path)
     where = f"{visible(str(run.path))}/manifest.json"
@@ -634,6 +640,31 @@ def _read_part(path: str | os.PathLike[str]) -> tuple[str, Any, Shard]:
             "after the run (score that part again)"
         )
     return visible(str(run.path)), run, shard
+
+
+def _part_rescorer(manifest: dict[str, Any], where: str) -> Rescorer:
+    """The ``Rescorer`` of the parts' rubric, or one line saying why the parts cannot be re-scored (a merge never
+    accepts a line it could not re-score)."""
+    rescorer = Rescorer(manifest.get("rubric", "strict"), manifest.get("scorer_fingerprint"), "")
+    if rescorer.unscorable is not None:
+        raise CourseError(f"{where}: the parts cannot be re-scored: {rescorer.unscorable}; score them again")
+    return rescorer
+
+
+def _check_part_line(line: PartLine, rescorer: Rescorer, dataset: Path) -> None:
+    """A part's line names its dataset item's expected answer and records the verdict the rubric gives it
+    against that item, or the merge is refused naming the part's file, line and item."""
+    record, where = line.record, visible(str(line.path))
+    if not same_value(record.get("expected"), line.item["expected_answer"]):
+        raise CourseError(
+            f"{where}:{line.lineno}: id {shown(record['id'], 80)} records expected {shown(record.get('expected'), 40)} "
+            f"but the dataset {visible(str(dataset))} says {shown(line.item['expected_answer'], 40)}; this part was "
+            "not scored against the dataset the parts recorded (score it again)")
+    found = rescorer.add(record, line.lineno, example=line.item, where=where)
+    if found is not None:
+        raise CourseError(f"{found}; the part was changed after it was scored (score it again)")
+    if rescorer.unscorable is not None:
+        raise CourseError(f"{rescorer.unscorable}; this part cannot be re-scored (score it again)")
 
 
 def merge_eval_runs(
@@ -653,23 +684,27 @@ def merge_eval_runs(
     """
     if not parts:
         raise CourseError("merge needs the part run directories (python -m course.eval merge PARTS... --outdir RUN)")
-    final = resolve_outdir(outdir, force=force, prefix="eval")  # fail before any work
+    # Every file of every part is an input: the merged run may not replace one (fail before any work).
+    inputs = [os.path.join(p, name) for p in parts for name in PART_FILES] + [*parts, dataset]
+    final = resolve_outdir(outdir, force=force, prefix="eval", tool=TOOL, inputs=inputs)
     read = [_read_part(p) for p in parts]
     check_same_settings([(name, run.manifest) for name, run, _ in read], PART_SETTINGS)
     count = check_complete([(name, shard) for name, _, shard in read])
     by_index = sorted(read, key=lambda r: r[2].index)
     first = by_index[0][1].manifest
     source = recorded_dataset(first["dataset"], dataset, f"{by_index[0][0]}/manifest.json")
+    rescorer = _part_rescorer(first, f"{by_index[0][0]}/manifest.json")
     tally = Tally(scorer_version=first["scorer_version"], rubric=first.get("rubric", "strict"))
     with atomic_run_dir(final, force=force, prefix="eval") as tmp:
         with JsonlWriter(tmp / "results.jsonl") as out:
             lines = interleave(source, [run.results_path for _, run, _ in by_index], count, by_index[0][2].block,
                                checker=result_line_check)
-            for raw, result in lines:
-                out.write_line(raw.decode("utf-8").rstrip("\n"))
-                tally.add(result)
+            for line in lines:
+                _check_part_line(line, rescorer, source)
+                out.write_line(line.raw.decode("utf-8").rstrip("\n"))
+                tally.add(line.record)
             results_sha256 = out.sha256
-        n_missing = sum(run.manifest.get("n_missing", 0) for _, run, _ in by_index)
+        n_missing = tally.counts.get(MISSING_CODE, 0)  # what the lines say, re-scored: not what a manifest claims
         summary = {**tally.summary(), "split": first.get("split"), "n_missing": n_missing}
         summary_sha256 = write_summary(tmp, summary)
         manifest = {**first, **environment(TOOL, argv)}

@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 from course.errors import CourseError
 from course.lib.bundled import PROJECT_ROOT
@@ -129,6 +129,23 @@ def shard_from_record(value: Any, where: str) -> Shard:
         raise CourseError(f"{where}: {exc}") from None
 
 
+def check_parts_outside(outdir: str | os.PathLike[str] | None, parts_dir: str | os.PathLike[str] | None) -> None:
+    """Refuse a ``--parts-dir`` that is ``--outdir`` or inside it (through any link), before any work.
+
+    The parts are inputs of the merge that writes ``--outdir``: inside it they would make the merged
+    run's folder exist before the merge (refused only after every part was scored), and a ``--force``
+    replacing the merged run would replace its own inputs.
+    """
+    if outdir is None or parts_dir is None:
+        return
+    out, parts = os.path.realpath(outdir), os.path.realpath(parts_dir)
+    if parts == out or parts.startswith(out.rstrip(os.sep) + os.sep):
+        raise CourseError(
+            f"--parts-dir {visible(str(parts_dir))} is inside --outdir {visible(str(outdir))}: the parts are the "
+            "merge's inputs and cannot live in the run it writes; choose a --parts-dir outside --outdir"
+        )
+
+
 # ===========================================================================
 # Checking a set of parts (shared by both merges)
 # ===========================================================================
@@ -191,6 +208,17 @@ def recorded_dataset(recorded: Mapping[str, Any], override: str | os.PathLike[st
     return path
 
 
+class PartLine(NamedTuple):
+    """One line of a part, as ``interleave`` yields it: its bytes, the parsed object, the dataset item whose
+    position it holds, and where it is (the part's file and line number)."""
+
+    raw: bytes
+    record: dict[str, Any]
+    item: dict[str, Any]
+    path: Path
+    lineno: int
+
+
 class _PartLines:
     """One part's lines in order: raw bytes and parsed object, each line checked by ``checker(path)``."""
 
@@ -216,7 +244,7 @@ class _PartLines:
 
 def interleave(
     dataset: Path, parts: Sequence[Path], count: int, block: int, *, limit: int | None = None, checker: Any = None
-) -> Iterator[tuple[bytes, dict[str, Any]]]:
+) -> Iterator[PartLine]:
     """Each dataset item's line, in dataset order, taken from the part that owns its position
     (the first ``limit`` items only, when given); ``checker(path)`` makes the check of a part's lines.
 
@@ -241,7 +269,7 @@ def interleave(
                     "dataset item is "
                     f"{example['id']!r} ({dataset}:{lineno}); each id must appear once, in the part that owns it"
                 )
-            yield got
+            yield PartLine(got[0], got[1], example, part.path, part.lineno)
         for part in readers:
             extra = part.next()
             if extra is not None:
@@ -301,7 +329,7 @@ def merge_rollout_parts(
     limit = first.get("limit")
     lines = interleave(source, [Path(p) for (p, _), _ in ordered], count, ordered[0][1][2].block,
                        limit=limit if type(limit) is int else None)
-    data = b"".join(raw if raw.endswith(b"\n") else raw + b"\n" for raw, _ in lines)
+    data = b"".join(line.raw if line.raw.endswith(b"\n") else line.raw + b"\n" for line in lines)
     manifest = {**first, **environment(tool, argv)}
     del manifest[SHARD_FIELD]
     manifest.pop("timing", None)
