@@ -92,8 +92,9 @@ class Rescorer:
         if rubric is None:
             self.unscorable = f"its rubric {_shown(rubric_name)} is not one this version knows"
         elif rubric.fingerprint() != fingerprint:
+            recorded = _shown(fingerprint[:12] if isinstance(fingerprint, str) else fingerprint)
             self.unscorable = (f"it was scored by another version of rubric {rubric.name} (scorer fingerprint "
-                               f"{_shown(fingerprint, 12)}… is not this code's {rubric.fingerprint()[:12]}…)")
+                               f"{recorded}… is not this code's {rubric.fingerprint()[:12]}…)")
         self.score = None if rubric is None else rubric.score
         self.lines = self.differ = 0
         self.first: str | None = None
