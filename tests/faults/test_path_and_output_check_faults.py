@@ -83,7 +83,7 @@ def test_course_report_refuses_a_fifo_output_before_reading_any_run(cli, tmp_pat
 
 def test_course_gate_html_refuses_a_fifo_before_reading_either_run(cli, tmp_path: Path, monkeypatch) -> None:
     os.mkfifo(tmp_path / "gate.html")
-    monkeypatch.setattr(gate, "load_outcomes", lambda *a: pytest.fail("a run was read before the output was checked"))
+    monkeypatch.setattr(gate, "load_pair", lambda *a: pytest.fail("a run was read before the output was checked"))
     line = error_line(cli("course.gate", "--baseline", "a", "--candidate", "b", "--min-delta", "0", "--html",
                           "gate.html", cwd=tmp_path))
     assert "gate.html: is not a regular file (a FIFO" in line

@@ -338,7 +338,8 @@ def check_manifest(manifest: dict[str, Any], where: str) -> None:
             f"{where}: 'selection.n' is {json_kind(n)} ({shown(n, 40)}), "
             "not a positive integer count of samples per item"
         )
-    for key in ("results_sha256", "dataset_fingerprint", "scorer_version", "rubric", "rubric_version"):
+    for key in ("results_sha256", "summary_sha256", "dataset_fingerprint", "scorer_version", "rubric",
+                "rubric_version"):
         if key in manifest and not isinstance(manifest[key], str):
             raise CourseError(f"{where}: '{key}' is {json_kind(manifest[key])} ({shown(manifest[key], 40)}), not text")
 
@@ -384,12 +385,7 @@ def outcomes_of(run_dir: RunDir, dataset_file: DatasetFile | None = None) -> Out
         if key not in run_dir.manifest:
             raise CourseError(f"{where}: missing '{key}'; not a complete scoring run")
     check_manifest(run_dir.manifest, where)
-    for file, key in ((run_dir.results_path, "results_sha256"), (run_dir.path / "summary.json", "summary_sha256")):
-        if sha256_file(file) != run_dir.manifest[key]:
-            raise CourseError(
-                f"{visible(str(file))}: does not match the sha256 recorded in its manifest; it was "
-                "changed after the run, so its numbers cannot be trusted (re-run the evaluation)"
-            )
+    _check_sealed(run_dir.results_path, run_dir.manifest["results_sha256"])
     rescorer = Rescorer(rubric_of(run_dir.manifest), run_dir.manifest.get("scorer_fingerprint"),
                         visible(str(run_dir.results_path)))
     tally = Tally()
@@ -410,11 +406,13 @@ TALLIED = ("n", "passed", "failed", "pass_rate", "mean_reward", "counts")
 
 
 def check_summary(run_dir: RunDir, tally: Tally) -> None:
-    """summary.json against results.jsonl: ``n`` and ``passed`` must be integers, and every figure in
-    ``TALLIED`` and each code's count in ``breakdown`` what the results tally to (else ``CourseError``)."""
+    """summary.json against its manifest and results.jsonl: ``n`` and ``passed`` must be integers, the file
+    must have its recorded sha256, and every figure in ``TALLIED`` and each code's count in ``breakdown``
+    must be what the results tally to (else ``CourseError``)."""
     where = f"{visible(str(run_dir.path))}/summary.json"
     n = _summary_count(run_dir.summary, "n", where)
     n_passed = _summary_count(run_dir.summary, "passed", where)
+    _check_sealed(run_dir.path / "summary.json", run_dir.manifest["summary_sha256"])
     if (n, n_passed) != (tally.n, tally.passed):
         raise CourseError(
             f"{where}: says {n_passed}/{n} passed but results.jsonl has {tally.passed}/{tally.n}; "
@@ -439,6 +437,15 @@ def check_summary(run_dir: RunDir, tally: Tally) -> None:
                     f"{where}: 'breakdown' row {i + 1} is {_row(a)} but results.jsonl tallies {_row(b)} there; "
                     "the run directory is inconsistent"
                 )
+
+
+def _check_sealed(file: Path, recorded: Any) -> None:
+    """A run file has the sha256 its manifest recorded, or it was changed after the run."""
+    if sha256_file(file) != recorded:
+        raise CourseError(
+            f"{visible(str(file))}: does not match the sha256 recorded in its manifest; it was "
+            "changed after the run, so its numbers cannot be trusted (re-run the evaluation)"
+        )
 
 
 def _row(row: tuple[Any, Any] | None) -> str:
