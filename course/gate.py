@@ -7,13 +7,16 @@ conditions: dataset, split, rubric, scorer, sampling, prompt template, selection
 (candidate - baseline >= --min-delta, computed exactly) and the noise (a paired exact McNemar
 test and a Newcombe interval; for runs with several samples per item, a sign-flip test and a
 paired bootstrap over the items' pass rates). Beyond the manifests it checks the items: the same
-ids and expected answers in both runs, and, when the dataset file is at hand, every result
-re-scored against it (one ``Items checked:`` line says what ran). ``course.lib.evaluation.locked_room`` decides and
-renders; this module parses the command line and prints.
+ids and expected answers in both runs; every line of both runs scored again from its own completion
+and expected answer (a line recording another reward or code, or a run that cannot be re-scored, is
+a REJECT); summary.json tallied again from the lines; and, when a dataset file is at hand, every id
+and expected answer checked against it (one ``Items checked:`` line says what ran).
+``course.lib.evaluation.locked_room`` decides and renders; this module parses the command line and prints.
 
 Exit codes: 0 ACCEPT, 1 REJECT, 2 unusable input (missing or corrupt run
-directory, a run from a tool the gate cannot compare, results.jsonl edited after
-the run, a count in summary.json or manifest.json that is not an integer).
+directory, a run from a tool the gate cannot compare, results.jsonl or summary.json edited
+after the run, a summary its results do not tally to, a count in summary.json or manifest.json
+that is not an integer).
 
 What it prints from a run directory is made visible first (the library's docstring says how).
 """

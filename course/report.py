@@ -51,7 +51,7 @@ def gate_pair(
 ) -> dict[str, Any]:
     """course.gate's decision for one pair, as the page renders it; an unusable pair becomes an ``error`` entry."""
     try:
-        base, cand = locked_room.load_outcomes(str(baseline)), locked_room.load_outcomes(str(candidate))
+        base, cand = locked_room.load_pair(str(baseline), str(candidate))  # as course.gate reads a pair
     except CourseError as exc:
         return {"baseline": str(baseline), "candidate": str(candidate), "error": str(exc)}
     return locked_room.gate_view(locked_room.decide(base, cand, min_delta, require_significance), base, cand)

@@ -17,10 +17,14 @@ Three questions, in this order:
    comparable, so no delta is computed. The completions (the policy) are the one
    thing allowed to differ — they are what is being compared. A manifest's fingerprint is a
    claim, so the items are checked too: both runs must hold the same ids with the same
-   per-item ``expected`` (``item_differences``), and when the dataset file a manifest names is
-   at hand with the recorded sha256, every result is re-scored against it
-   (``check_against_dataset``; a run that disagrees is unusable input). One line,
-   ``Items checked: ...``, says which of these checks ran.
+   per-item ``expected`` (``item_differences``), and when a dataset file with the recorded
+   sha256 is at hand (the run's own, or the other run's: ``load_pair``), every id and expected
+   answer is checked against it (``check_against_dataset``; a run that disagrees is unusable
+   input). A recorded verdict is a claim too: every line of both runs is scored again from its
+   own completion and expected (``course.lib.evaluation.rescoring``), and a line that records
+   another reward or code, or a run that could not be re-scored, is a REJECT
+   (``rescore_reasons``); summary.json must have its recorded sha256 and tally from the lines
+   (``check_summary``). One line, ``Items checked: ...``, says which of these checks ran.
 2. **The bar.** REJECT if candidate pass rate − baseline pass rate < ``--min-delta``
    (computed exactly, with fractions), else ACCEPT.
 3. **Noise.** A paired comparison over the items both runs scored: the discordant
@@ -34,7 +38,7 @@ Three questions, in this order:
    ``--require-significance`` adds "p < 0.05" to the bar.
 
 Unusable input (a missing or corrupt run directory, a run from a tool the gate cannot
-compare, results.jsonl edited after the run) is a ``CourseError``; ``course.gate`` turns
+compare, results.jsonl or summary.json edited after the run) is a ``CourseError``; ``course.gate`` turns
 the three outcomes into its exit codes.
 
 Everything printed that was read from a run directory (split, policy, seeds,
