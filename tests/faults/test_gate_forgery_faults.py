@@ -3,7 +3,7 @@
 The attack: score the baseline's completions against a doctored dataset whose expected answers are
 what each completion says, then copy ``dataset_fingerprint``, ``dataset`` and ``split`` from the
 baseline's manifest. Before the fix the gate printed ``Locked Room: ok`` and ACCEPTed +70 points on
-identical completions. The guarantee (``course.lib.evaluation.locked_room``: ``check_against_dataset``
+identical completions. The guarantee (``course.lib.evaluation.locked_room``: ``DatasetCheck``
 re-hashes and re-scores, ``item_differences`` compares the runs' items): such a run is refused
 (exit 2, its first false line named) when the recorded dataset file is at hand, and REJECTed as a
 Locked Room violation (``items.expected``) when it is not.

@@ -19,7 +19,7 @@ Three questions, in this order:
    claim, so the items are checked too: both runs must hold the same ids with the same
    per-item ``expected`` (``item_differences``), and when a dataset file with the recorded
    sha256 is at hand (the run's own, or the other run's: ``load_pair``), every id and expected
-   answer is checked against it (``check_against_dataset``; a run that disagrees is unusable
+   answer is checked against it (``DatasetCheck``; a run that disagrees is unusable
    input). A recorded verdict is a claim too: every line of both runs is scored again from its
    own completion and expected (``course.lib.evaluation.rescoring``), and a line that records
    another reward or code, or a run that could not be re-scored, is a REJECT
@@ -52,7 +52,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from course.errors import CourseError
 from course.lib.evaluation.rescoring import Rescored, Rescorer
@@ -393,10 +393,13 @@ def outcomes_of(run_dir: RunDir, dataset_file: DatasetFile | None = None) -> Out
     rescorer = Rescorer(rubric_of(run_dir.manifest), run_dir.manifest.get("scorer_fingerprint"),
                         visible(str(run_dir.results_path)))
     tally = Tally()
-    counts, expected = _read_items(run_dir.results_path, rescorer, tally)
     if dataset_file is None:
         dataset_file = dataset_at_hand(run_dir)
-    check = check_against_dataset(run_dir, dataset_file) if dataset_file is not None else _not_at_hand(run_dir)
+    against = DatasetCheck(run_dir, dataset_file) if dataset_file is not None else None
+    # one pass over results.jsonl: each line re-scored, tallied and (a file at hand) checked against the dataset
+    hooks: list[LineHook] = [rescorer.add, lambda r, _: tally.add(r)] + ([against.add] if against else [])
+    counts, expected = _read_items(run_dir.results_path, hooks)
+    check = against.finish() if against is not None else _not_at_hand(run_dir)
     outcomes = Outcomes(run_dir, {i: k == m for i, (k, m) in counts.items()}, expected, counts, check,
                         rescorer.result())
     check_summary(run_dir, tally)
@@ -461,11 +464,14 @@ def _passes(result: dict[str, Any]) -> bool:
     return not isinstance(result["reward"], bool) and result["reward"] == PASS_REWARD
 
 
+LineHook = Callable[[dict[str, Any], int], Any]  # called with each results line and its number
+
+
 def _read_items(
-    results: Path, rescorer: Rescorer | None = None, tally: Tally | None = None
+    results: Path, hooks: Sequence[LineHook] = ()
 ) -> tuple[dict[str, tuple[int, int]], dict[str, Any]]:
     """Each id's (passing samples, samples) and its expected answer, from results.jsonl; every line is also
-    re-scored by ``rescorer`` and counted by ``tally`` (for the summary check) when they are given.
+    handed to each of ``hooks`` (the re-score, the summary's tally, the dataset check), in the same pass.
 
     A one-sample run has one line per id; a multi-sample run (``course.eval`` on a selection
     pack) has one line per sample, the samples of an item on consecutive lines, each naming its
@@ -489,10 +495,8 @@ def _read_items(
         expected[ident] = r.get("expected")
         counts[ident] = (k + _passes(r), m + 1)
         previous = ident
-        if rescorer is not None:
-            rescorer.add(r, lineno)
-        if tally is not None:
-            tally.add(r)
+        for hook in hooks:
+            hook(r, lineno)
     sizes = {m for _, m in counts.values()}
     if len(sizes) > 1:
         raise CourseError(f"{where}: items have different numbers of samples ({', '.join(map(str, sorted(sizes)))}); "
@@ -544,37 +548,45 @@ def _not_at_hand(run: RunDir) -> str:
             "checked against it")
 
 
-def check_against_dataset(run: RunDir, dataset: DatasetFile) -> str:
-    """Check a run's items against a dataset file at hand with the run's recorded sha256.
+class DatasetCheck:
+    """A run's items against a dataset file at hand with the run's recorded sha256, line by line.
 
     A manifest's ``dataset_fingerprint`` is only a claim: copied from another run's manifest,
     it would let a run scored against a doctored dataset (expected answers set to what the
     completions say) pass the Locked Room. So every results line must name, in dataset order,
     that file's ids and expected answers (their rewards are re-scored from them by the
     ``Rescorer`` of ``outcomes_of``). Any disagreement is a ``CourseError`` naming the line:
-    the run is unusable. Returns one phrase saying what was checked.
+    the run is unusable. ``finish`` returns one phrase saying what was checked.
     """
-    from course.lib.records.formats import iter_dataset_objects
 
-    name = dataset.label or dataset.name
-    where = visible(str(run.results_path))
-    examples = iter_dataset_objects(dataset.path)
-    example: dict[str, Any] | None = None
-    for lineno, r in enumerate(iter_results(run.results_path), 1):
-        if example is None or r.get("sample_index", 0) == 0:  # the next item (a multi-sample run: its first sample)
-            example = next(examples, (0, None))[1]
+    def __init__(self, run: RunDir, dataset: DatasetFile) -> None:
+        from course.lib.records.formats import iter_dataset_objects
+
+        self.name = dataset.label or dataset.name
+        self.where = visible(str(run.results_path))
+        self.examples = iter_dataset_objects(dataset.path)
+        self.example: dict[str, Any] | None = None
+
+    def add(self, r: dict[str, Any], lineno: int) -> None:
+        name = self.name
+        if self.example is None or r.get("sample_index", 0) == 0:  # the next item (multi-sample: its first sample)
+            self.example = next(self.examples, (0, None))[1]
+        example = self.example
         if example is None or r["id"] != example["id"]:
             want = "no further item" if example is None else f"id {shown(example['id'], 80)}"
-            raise CourseError(f"{where}:{lineno}: id {shown(r['id'], 80)} where the dataset file {name} (sha256 as "
-                              f"recorded) has {want}; the run does not score the dataset its manifest names")
+            raise CourseError(f"{self.where}:{lineno}: id {shown(r['id'], 80)} where the dataset file {name} (sha256 "
+                              f"as recorded) has {want}; the run does not score the dataset its manifest names")
         if not same_value(r.get("expected"), example["expected_answer"]):
             raise CourseError(
-                f"{where}:{lineno}: id {shown(r['id'], 80)} records expected {shown(r.get('expected'), 40)} but the "
-                f"dataset file {name} (sha256 as recorded) says {shown(example['expected_answer'], 40)}; the run was "
-                "not scored against the dataset its manifest names (re-run the evaluation)")
-    if next(examples, None) is not None:
-        raise CourseError(f"{where}: ends before the dataset file {name} does; the run does not score every item")
-    return f"{name} re-hashed (matches), every id and expected answer as in it"
+                f"{self.where}:{lineno}: id {shown(r['id'], 80)} records expected {shown(r.get('expected'), 40)} but "
+                f"the dataset file {name} (sha256 as recorded) says {shown(example['expected_answer'], 40)}; the run "
+                "was not scored against the dataset its manifest names (re-run the evaluation)")
+
+    def finish(self) -> str:
+        if next(self.examples, None) is not None:
+            raise CourseError(f"{self.where}: ends before the dataset file {self.name} does; the run does not score "
+                              "every item")
+        return f"{self.name} re-hashed (matches), every id and expected answer as in it"
 
 
 # ---------------------------------------------------------------------------
