@@ -677,6 +677,10 @@ def merge_eval_runs(
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """Check the part runs and write the merged run atomically; return ``(run_dir, manifest, summary)``.
 
+    Every line of every part is scored again against the dataset item it holds, and a line that
+    records another expected answer, reward or code is refused, naming the part's file, line and
+    item (``_check_part_line``): a merge accepts nothing it could not re-score. ``outdir`` may not
+    be, or hold, a file of a part, even with ``force``.
     results.jsonl is the parts' lines in dataset order and summary.json is tallied from them in
     that order, exactly as ``evaluate`` tallies: so both are the
     single-process run's bytes. The manifest is the parts' (the same Locked Room fields), with this

@@ -22,7 +22,11 @@ a part, parts whose fingerprints or settings differ (``check_same_settings``; ea
 shard missing or given twice, a part's results edited after the run, a dataset that is not the one
 the parts recorded, and any id out of place: the merge walks the dataset in order and takes each
 item's line from the part that owns its position, so every dataset id must appear exactly once,
-in the part that owns it, and nothing else may appear.
+in the part that owns it, and nothing else may appear. ``course.eval merge`` also scores every
+part's line again against its dataset item (``course.lib.evaluation.rescoring``) and refuses a line
+whose expected answer, reward or code is not what the dataset and the rubric give, and no merge
+writes over a file of one of its parts (``course.ray_eval`` keeps its parts outside the run:
+``check_parts_outside``).
 
     shard = parse_shard("1/4")                    # part 1 of 4 (K counts from 0)
     [p for p in range(10) if shard.holds(p)]      # [1, 5, 9]
