@@ -423,7 +423,7 @@ def check_summary(run_dir: RunDir, tally: Tally) -> None:
     if (n, n_passed) != (tally.n, tally.passed):
         raise CourseError(
             f"{where}: says {n_passed}/{n} passed but results.jsonl has {tally.passed}/{tally.n}; "
-            "the run directory is inconsistent"
+            "the run directory is inconsistent (re-run the evaluation)"
         )
     if not tally.n:
         return
@@ -432,7 +432,7 @@ def check_summary(run_dir: RunDir, tally: Tally) -> None:
         if key in run_dir.summary and not same_value(run_dir.summary[key], want[key]):
             raise CourseError(
                 f"{where}: '{key}' is {shown(run_dir.summary[key], 80)} but results.jsonl tallies to "
-                f"{shown(want[key], 80)}; the run directory is inconsistent"
+                f"{shown(want[key], 80)}; the run directory is inconsistent (re-run the evaluation)"
             )
     rows = run_dir.summary.get("breakdown")
     if isinstance(rows, list):
@@ -442,7 +442,7 @@ def check_summary(run_dir: RunDir, tally: Tally) -> None:
             if a != b and not (a and b and a[0] == b[0] and same_value(a[1], b[1])):
                 raise CourseError(
                     f"{where}: 'breakdown' row {i + 1} is {_row(a)} but results.jsonl tallies {_row(b)} there; "
-                    "the run directory is inconsistent"
+                    "the run directory is inconsistent (re-run the evaluation)"
                 )
 
 
