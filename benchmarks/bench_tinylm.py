@@ -51,6 +51,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
+from course.lib.evaluation.summary import percent, points  # noqa: E402
+
 # The tree before issue 26 (sampling under inference_mode, preallocated masks, cached rotary tables).
 BASELINE = "c47afda"
 PHASES = ("generate", "logp policy", "logp pi0", "loss+backward", "clip+adam")
@@ -280,11 +282,11 @@ def main() -> int:
                   f"(95% items as the unit {x['pass_at_1_ci95'][0]:.3f}-"
                   f"{x['pass_at_1_ci95'][1]:.3f}, {x['samples']} samples)")
         lo, hi = h["lift_paired_bootstrap95"]
-        rec.remark(f"Holdout strict pass@1 (8 samples per item): pi0 {100 * h['pi0']['pass_at_1']:.1f}% → final "
-                   f"{100 * h['final']['pass_at_1']:.1f}%, lift {100 * h['lift_pass_at_1']:+.1f} points "
-                   f"(paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f}); gate {h['gate'].get('verdict')}.")
-        print(f"  lift {100 * h['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to "
-              f"{100 * hi:+.1f}); gate {h['gate'].get('verdict')}")
+        lift = (f"lift {points(h['lift_pass_at_1'], signed=True)} points (paired bootstrap 95% "
+                f"{points(lo, signed=True)} to {points(hi, signed=True)}); gate {h['gate'].get('verdict')}")
+        rec.remark(f"Holdout strict pass@1 (8 samples per item): pi0 {percent(h['pi0']['pass_at_1'])} → final "
+                   f"{percent(h['final']['pass_at_1'])}, {lift}.")
+        print(f"  {lift}")
         t = summary["final_train"]
         print(f"  KL to pi0 at the end: {t['kl_k1_per_token']:.4f}/token (k1), {t['kl_k3_per_token']:.4f}/token (k3), "
               f"{t['kl_k1_per_sample']:.3f}/completion")

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 from course.cli import EXIT_OK, float_in, int_in, make_parser, run
 from course.errors import CourseError
+from course.lib.evaluation.summary import percent, points
 from course.lib.stats import design_effect, intra_class_correlation, items_for_power, lift_variance
 from course.lib.visible import dumps_safe, visible
 
@@ -52,11 +53,11 @@ def plan(p_base: float, lift: float, *, power: float, alpha: float, samples: Seq
 def render(table: dict[str, Any], source: str | None) -> list[str]:
     t = table
     lines = [
-        f"Detecting a lift of {100 * t['lift']:+.1f} points "
-        f"over a baseline pass rate of {100 * t['baseline_rate']:.1f}% "
+        f"Detecting a lift of {points(t['lift'], signed=True)} points "
+        f"over a baseline pass rate of {percent(t['baseline_rate'])} "
         f"with power {t['power']:.2f} (two-sided alpha {t['alpha']:g})",
         f"Model: rho (intra-class correlation) = {t['icc']:.3g}, kappa (item correlation between the runs) = "
-        f"{t['item_correlation']:g}, seed sd = {100 * t['seed_sd']:.1f} points"
+        f"{t['item_correlation']:g}, seed sd = {points(t['seed_sd'])} points"
         + (f"  [from {source}]" if source else ""),
         "  Var(lift) = (V_b + V_c - 2 C) / items + seed_sd^2 / seeds, with V = p(1-p) (1 + (m-1) rho) / m per run",
         "  (the candidate's m is samples x seeds) and C = kappa rho sqrt(p_b(1-p_b) p_c(1-p_c))",

@@ -6,11 +6,12 @@ no KL leash, a small learning rate and 150 steps. No page presents the leashed d
 demonstration (its own output says the proxy did not rise). The slow test runs the teacher's
 command and checks what the teacher tells the room: on the same samples of the fixed dev slice the
 proxy rose a little while the strict pass rate collapsed, the holdout fell, and the gate rejected,
-with the figures both guides quote.
+with the figures both guides quote (the per-step training reward's range too).
 """
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import os
 import re
@@ -89,6 +90,13 @@ def test_the_teachers_goodhart_command_prints_what_the_teacher_tells_the_room(tm
     assert "Goodhart: the proxy rose while the strict pass rate fell" in out
     guide = " ".join(_milestone_six("teacher/instructor_guide.md").split())
     assert f"{proxy.group(1)} → {proxy.group(2)}" in guide and f"{goal.group(1)} → {goal.group(2)}" in guide, out
+    # the per-step training reward's range, as every page quotes it, is the one in the run's curves.csv
+    curves = (tmp_path / "runs" / "m6_rl_goodhart" / "curves.csv").read_text(encoding="utf-8").splitlines()
+    rewards = [float(row["reward"]) for row in csv.DictReader(curves) if row["reward"]]
+    for page in PAGES + ("course/tinylm/README.md",):
+        text = " ".join(_read(page).split())
+        stated = rf"\b{min(rewards):.3f} (?:and|to) {max(rewards):.3f}\b"
+        assert re.search(stated, text), (page, min(rewards), max(rewards))
     holdout = re.search(r"pi0 ([\d.]+%) \[[^]]*\] -> final ([\d.]+%)", out)
     assert holdout and f"{holdout.group(1)} → {holdout.group(2)}" in guide, out
     # the run's closing lines name the gate's decision on the holdout and where it is written

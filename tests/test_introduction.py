@@ -42,7 +42,9 @@ def test_the_pre_work_carries_the_courses_formulas() -> None:
     for symbol in (r"\pi_\theta(y \mid x)", r"R : X \times Y", "J(theta)".replace("theta", r"\theta"), r"arg\,max",
                    r"\binom{n-c}{k}", r"\nabla_\theta J(\theta)", "A = R - b", r"\log \pi_\theta(y \mid x) = \sum",
                    r"\exp f_\theta", r"D_{\text{KL}}", r"\beta\, \mathbb{E}_x", r"\pi^{*}(a) \propto", r"(1 - 2p)",
-                   r"\alpha\, R_t", r"\mathbb{1}"):
+                   r"\alpha\, R_t", r"\mathbb{1}", r"\mathbb{P}_{y \sim \pi_\theta(\cdot \mid x)}\big[R(x, y) = 1\big]",
+                   r"\max_{j \le k} R(x, y_j) = 1", r"\pi_\theta(y \mid x) = \prod_{t=1}^{T}",
+                   r"\nabla_\theta \log \pi_\theta(y \mid x) = \sum_{t=1}^{T}"):
         assert symbol in formulas, f"Introduction.md has no formula with {symbol}"
 
 

@@ -1,9 +1,9 @@
-"""The debugging kata: a reproducible pack, a separate key, and a label check with honest exit codes."""
+"""The debugging kata as a student meets it: a reproducible pack, and a check of form that gives no label away."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
+from pathlib import Path
 
 import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 import pytest
@@ -12,37 +12,16 @@ from hypothesis import strategies as st
 
 from course import kata
 from course.errors import CourseError
-from course.instrument.spec_v1 import score as strict_score
 from course.lib import bundled
 from course.lib.reward_spec import kata_drafts, kata_labels
 
 EXAMPLES = kata_labels.load_examples()
-KEY = kata_labels.load_key()
 IDS = [ex.id for ex in EXAMPLES]
-BY_LABEL = {label: [ex for ex in EXAMPLES if KEY[ex.id].label == label] for label in kata_labels.LABELS}
-
-
-def _strict(ex: kata_labels.KataExample) -> dict:
-    return strict_score({"expected_answer": ex.expected_answer}, ex.completion)
+COURSE = Path(kata.__file__).resolve().parent
 
 
 def test_pack_has_ten_examples_with_unique_ids():
     assert len(EXAMPLES) == 10 and len(set(IDS)) == 10
-
-
-def test_key_covers_exactly_the_pack_ids():
-    assert sorted(KEY) == sorted(IDS)
-
-
-def test_key_has_four_model_failures_and_two_of_each_other_kind():
-    assert Counter(KEY[i].label for i in IDS) == {
-        "model_failure": 4, "verifier_bug": 2, "spec_ambiguity": 2, "reward_hack": 2,
-    }
-
-
-def test_every_key_entry_has_a_justification_and_a_fix():
-    for entry in KEY.values():
-        assert entry.justification.count(".") >= 2 and len(entry.fix) > 20
 
 
 def test_student_pack_carries_no_label_or_answer_fields():
@@ -59,31 +38,11 @@ def test_recorded_reward_and_details_reproduce_with_the_named_scorer(ex):
     assert again["details"] == ex.details, hint
 
 
-def test_verifier_bug_examples_are_correct_under_the_spec_but_scored_zero_by_the_draft():
-    for ex in BY_LABEL["verifier_bug"]:
-        assert ex.scorer == "draft_v0" and ex.reward == 0.0
-        assert _strict(ex)["reward"] == 1.0 and _strict(ex)["details"]["error_code"] == "ok"
-
-
-def test_reward_hack_examples_are_paid_by_a_hackable_rubric_and_rejected_by_strict():
-    for ex in BY_LABEL["reward_hack"]:
-        assert ex.scorer not in ("strict", "draft_v0") and ex.reward == 1.0
-        assert _strict(ex)["reward"] == 0.0
-
-
-def test_model_failure_examples_get_zero_under_both_the_recorded_scorer_and_strict():
-    for ex in BY_LABEL["model_failure"]:
-        assert ex.reward == 0.0 and _strict(ex)["reward"] == 0.0
-
-
-def test_spec_ambiguity_examples_are_well_formed_answers_that_differ_from_expected():
-    for ex in BY_LABEL["spec_ambiguity"]:
-        assert _strict(ex)["details"]["error_code"] == "wrong_answer"
-
-
-def test_the_draft_scorer_is_used_for_honest_verdicts_too_so_its_name_is_no_giveaway():
-    draft_labels = {KEY[ex.id].label for ex in EXAMPLES if ex.scorer == "draft_v0"}
-    assert draft_labels >= {"verifier_bug", "model_failure"}
+def test_no_module_of_the_course_names_a_kata_key_file():
+    # The key and its marking are the teacher's: nothing a student runs can read one.
+    for path in COURSE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "answer_key" not in text and "kata_mark" not in text, path
 
 
 @settings(max_examples=100, deadline=None)
@@ -102,17 +61,23 @@ def test_draft_scorer_survives_a_huge_integer():
 # ---------------------------------------------------------------------------
 # The CLI.
 # ---------------------------------------------------------------------------
-WHY = "The details show which rule fired, and the spec says whether it should have."  # a sentence
+WHY = "The details show which rule fired. The spec says whether it should have."  # two sentences
+FIX = "Compare with the strict scorer."
 
 
 def _labels_file(tmp_path, labels: dict, *, short_form: bool = False) -> str:
-    """A label file; a bare label becomes a full entry justified by WHY, unless ``short_form``."""
+    """A label file; a bare label becomes a complete entry (WHY, FIX), unless ``short_form``."""
     items = labels if short_form else {
-        i: v if isinstance(v, dict) else {"label": v, "justification": WHY, "fix": ""} for i, v in labels.items()
+        i: v if isinstance(v, dict) else {"label": v, "justification": WHY, "fix": FIX} for i, v in labels.items()
     }
     path = tmp_path / "labels.json"
     path.write_text(json.dumps({"items": items}), encoding="utf-8")
     return str(path)
+
+
+def _check(tmp_path, capsys, labels: dict, *extra: str) -> tuple[int, str]:
+    code = kata.main([*extra, "--check", _labels_file(tmp_path, labels)])
+    return code, capsys.readouterr().out
 
 
 def test_kata_help_shows_a_worked_example(run_in_process, tmp_path):
@@ -125,7 +90,7 @@ def test_kata_show_prints_every_example_escaped_and_the_label_choices(capsys):
     out = capsys.readouterr().out
     for ex in EXAMPLES:
         assert f"{ex.id}  (scored with {ex.scorer})" in out
-    assert '"Final: 92' in out and '"Final: 92\n' not in out  # the newline is escaped, not printed
+    assert '"Final: 214' in out and 'Final: 214\nFinal: 224' not in out  # the newline is escaped, not printed
     for label in kata_labels.LABELS:
         assert label in out
 
@@ -138,91 +103,93 @@ def test_kata_template_lists_every_id_with_a_blank_label(capsys):
     assert set(data["choices"]) == set(kata_labels.LABELS)
 
 
-def test_blank_template_checks_as_zero_of_ten_with_exit_1(tmp_path, capsys):
+def test_blank_template_names_every_item_as_unlabelled_and_exits_1(tmp_path, capsys):
     path = tmp_path / "blank.json"
     path.write_text(json.dumps(kata_labels.template(EXAMPLES)), encoding="utf-8")
     assert kata.main(["--check", str(path)]) == 1
-    assert "Score: 0/10" in capsys.readouterr().out
-
-
-def test_check_with_the_keys_labels_scores_ten_of_ten_and_exits_0(tmp_path, capsys):
-    labels = {i: {"label": KEY[i].label, "justification": WHY, "fix": ""} for i in IDS}
-    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 0
     out = capsys.readouterr().out
-    assert "Score: 10/10" in out and "WRONG" not in out and "shorter than a sentence" not in out
+    assert f"{IDS[0]}  no label yet; justification has 0 sentences (2-3 asked); no fix" in out
+    assert "Complete and well formed: 0 of 10 items" in out
 
 
-def test_a_right_label_with_a_one_character_justification_is_flagged_and_is_not_full_marks(tmp_path, capsys):
-    labels = {i: {"label": KEY[i].label, "justification": WHY, "fix": ""} for i in IDS}
-    labels[IDS[1]]["justification"] = "x"
-    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1
+def test_a_complete_file_exits_0_whatever_its_labels_and_sends_it_to_the_teacher(tmp_path, capsys):
+    code, out = _check(tmp_path, capsys, {i: "spec_ambiguity" for i in IDS})
+    assert code == 0
+    assert "Complete and well formed: 10 of 10 items" in out and "your teacher marks the labels" in out
+
+
+def test_a_one_sentence_justification_is_named_and_is_not_complete(tmp_path, capsys):
+    labels = {i: "model_failure" for i in IDS}
+    labels[IDS[1]] = {"label": "model_failure", "justification": "The draft scorer drops the minus sign.",
+                      "fix": FIX}
+    code, out = _check(tmp_path, capsys, labels)
+    assert code == 1
+    assert f"{IDS[1]}  justification has 1 sentence (2-3 asked)" in out
+    assert "Complete and well formed: 9 of 10 items" in out
+
+
+def test_a_missing_fix_is_named_and_is_not_complete(tmp_path, capsys):
+    labels = {i: "model_failure" for i in IDS}
+    labels[IDS[2]] = {"label": "model_failure", "justification": WHY, "fix": "  "}
+    code, out = _check(tmp_path, capsys, labels)
+    assert code == 1 and f"{IDS[2]}  no fix" in out
+
+
+def test_the_short_form_without_justifications_names_every_item(tmp_path, capsys):
+    code = kata.main(["--check", _labels_file(tmp_path, {i: "model_failure" for i in IDS}, short_form=True)])
     out = capsys.readouterr().out
-    assert f"{IDS[1]}  labelled  (justification shorter than a sentence)" in out
-    assert "Score: 10/10 (10 labelled, 0 blank)" in out  # the labels are still all right ...
-    assert f"Justification shorter than a sentence (at least 6 words, ending with . ! or ?) for 1: {IDS[1]}." in out
-
-
-def test_the_short_form_without_justifications_flags_every_labelled_example(tmp_path, capsys):
-    labels = {i: KEY[i].label for i in IDS}  # id -> label, no justification at all
-    assert kata.main(["--check", _labels_file(tmp_path, labels, short_form=True)]) == 1
-    assert "for 10: " in capsys.readouterr().out
-
-
-def test_a_blank_label_is_counted_blank_not_flagged_for_its_justification(tmp_path, capsys):
-    path = tmp_path / "blank.json"
-    path.write_text(json.dumps(kata_labels.template(EXAMPLES)), encoding="utf-8")
-    assert kata.main(["--check", str(path)]) == 1
-    assert "shorter than a sentence" not in capsys.readouterr().out
+    assert code == 1 and all(f"{i}  justification has 0 sentences" in out for i in IDS)
 
 
 @pytest.mark.parametrize(
-    "text, sentence",
+    "text, sentences",
     [
-        ("", False),
-        ("x", False),
-        ("Verifier bug.", False),  # a label restated is not a reason
-        ("The draft scorer drops the minus sign", False),  # six words, no full stop
-        ("The draft scorer drops the minus sign.", True),
-        ("  Is the expected answer itself right here?  ", True),
-        ("It pays any text ending in the number (see last_number).", True),
-        ("... --- ... --- ... --- .", False),  # no letters or digits: no words
+        ("", 0),
+        ("x", 0),
+        ("Verifier bug.", 0),  # a label restated is not a reason
+        ("The draft scorer drops the minus sign", 0),  # no full stop
+        ("The draft scorer drops the minus sign.", 1),
+        ("The draft drops the sign. Strict keeps it.", 2),
+        ("5 / 2 is 2.5 exactly. Which way is a tie rounded?", 2),  # "2.5" ends no sentence
+        ("It pays any text ending in the number (see last_number). Strict does not.", 2),
+        ("... --- ... --- ... --- .", 0),  # no letters or digits: no words
     ],
 )
-def test_a_sentence_is_six_words_ending_with_a_full_stop_or_question_mark(text, sentence):
-    assert kata_labels.is_a_sentence(text) is sentence
+def test_a_sentence_is_three_words_or_more_ending_with_a_full_stop_or_question_mark(text, sentences):
+    assert kata_labels.count_sentences(text) == sentences
 
 
-def test_check_gives_the_score_without_naming_the_wrong_item_or_the_key_and_exits_1(tmp_path, capsys):
-    labels = {i: KEY[i].label for i in IDS}
-    wrong_id = BY_LABEL["verifier_bug"][0].id
-    labels[wrong_id] = "model_failure"
-    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1
-    out = capsys.readouterr().out
-    assert "Score: 9/10 (10 labelled, 0 blank)" in out
-    assert wrong_id not in out and "WRONG" not in out and " right" not in out
-    assert "verifier_bug" not in out and KEY[wrong_id].justification not in out
+def _attack(tmp_path, capsys, pack: str, ids: list[str]) -> dict[str, set[str]]:
+    """The key-recovery attack: start from one label everywhere, change one item's label at a time,
+    and keep, per item, the labels whose check printed or exited differently from the start."""
+    flag = [] if pack == "basic" else ["--pack", pack]
+    start = {i: "model_failure" for i in ids}
+    baseline = _check(tmp_path, capsys, start, *flag)
+    stands_out: dict[str, set[str]] = {}
+    for i in ids:
+        for label in kata_labels.LABELS:
+            if _check(tmp_path, capsys, {**start, i: label}, *flag) != baseline:
+                stands_out.setdefault(i, set()).add(label)
+    return stands_out
 
 
-def test_two_label_files_that_differ_in_one_wrong_item_print_the_same_check(tmp_path, capsys):
-    # Which item is wrong cannot be read off the output: moving the mistake changes nothing printed.
-    outputs = []
-    for wrong_id in (BY_LABEL["verifier_bug"][0].id, BY_LABEL["model_failure"][0].id):
-        labels = {i: KEY[i].label for i in IDS}
-        labels[wrong_id] = "spec_ambiguity"
-        assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 1
-        outputs.append(capsys.readouterr().out)
-    assert outputs[0] == outputs[1]
+@pytest.mark.parametrize("pack", sorted(kata_labels.PACKS))
+def test_changing_one_label_at_a_time_and_checking_again_recovers_nothing(tmp_path, capsys, pack):
+    ids = [ex.id for ex in kata_labels.load_examples(kata_labels.PACKS[pack])]
+    assert _attack(tmp_path, capsys, pack, ids) == {}
 
 
 def test_help_offers_the_student_no_way_to_the_key(run_in_process, tmp_path):
     out = run_in_process("course.kata", ["--help"], cwd=tmp_path)
     assert out.returncode == 0
     assert "--reveal" not in out.stdout and "kata_mark" not in out.stdout and "print the key" not in out.stdout
+    assert "--key" not in out.stdout
 
 
-def test_reveal_is_not_a_student_flag(capsys):
+@pytest.mark.parametrize("flag", ["--reveal", "--key"])
+def test_neither_reveal_nor_key_is_a_student_flag(capsys, flag):
     with pytest.raises(SystemExit) as exc:
-        kata.main(["--reveal"])
+        kata.main([flag, "x.json"])
     assert exc.value.code == 2
 
 
@@ -274,23 +241,30 @@ def test_check_rejects_invalid_json_with_path_and_line(tmp_path, capsys):
 
 
 def test_check_rejects_a_label_outside_the_fixed_set(tmp_path, capsys):
-    labels = {i: KEY[i].label for i in IDS}
+    labels = {i: "model_failure" for i in IDS}
     labels[IDS[0]] = "scorer_bug"
     assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 2
     assert '"scorer_bug" is not one of' in capsys.readouterr().err
 
 
 def test_check_rejects_a_file_missing_an_id(tmp_path, capsys):
-    labels = {i: KEY[i].label for i in IDS[1:]}
+    labels = {i: "model_failure" for i in IDS[1:]}
     assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 2
     assert IDS[0] in capsys.readouterr().err
 
 
 def test_check_rejects_an_unknown_id(tmp_path, capsys):
-    labels = {i: KEY[i].label for i in IDS}
+    labels = {i: "model_failure" for i in IDS}
     labels["kata-99"] = "model_failure"
     assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 2
     assert "kata-99" in capsys.readouterr().err
+
+
+def test_check_rejects_a_fix_that_is_not_text(tmp_path, capsys):
+    labels = {i: "model_failure" for i in IDS}
+    labels[IDS[0]] = {"label": "model_failure", "justification": WHY, "fix": 3}
+    assert kata.main(["--check", _labels_file(tmp_path, labels)]) == 2
+    assert "the fix must be a string" in capsys.readouterr().err
 
 
 def test_check_on_a_missing_file_exits_2(tmp_path, capsys):

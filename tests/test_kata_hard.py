@@ -1,11 +1,10 @@
-"""The hard kata pack (Milestones 4-5): its shape, its reproducible verdicts, its draft scorer, --pack hard."""
+"""The hard kata pack (Milestones 4-5): its shape, its reproducible verdicts, its draft scorer, --pack hard (no key)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from collections import Counter
 
 import hypothesis_text as ht  # st.text() without hypothesis's slow first-run codec table
 import pytest
@@ -18,9 +17,7 @@ from course.lib import bundled
 from course.lib.reward_spec import kata_drafts, kata_labels
 
 EXAMPLES = kata_labels.load_examples(bundled.KATA_HARD_EXAMPLES)
-KEY = kata_labels.load_key(bundled.KATA_HARD_KEY)
 IDS = [ex.id for ex in EXAMPLES]
-BY_LABEL = {label: [ex for ex in EXAMPLES if KEY[ex.id].label == label] for label in kata_labels.LABELS}
 BASIC_IDS = [ex.id for ex in kata_labels.load_examples()]
 
 
@@ -28,13 +25,14 @@ def _strict(ex: kata_labels.KataExample) -> dict:
     return strict_score({"expected_answer": ex.expected_answer}, ex.completion)
 
 
-WHY = "The details show which rule fired, and the spec says whether it should have."  # a sentence
+WHY = "The details show which rule fired. The spec says whether it should have."  # two sentences
+FIX = "Compare with the strict scorer."
 
 
 def _labels_file(tmp_path, labels: dict, *, short_form: bool = False) -> str:
     """A label file; a bare label becomes a full entry justified by WHY, unless ``short_form``."""
     items = labels if short_form else {
-        i: v if isinstance(v, dict) else {"label": v, "justification": WHY, "fix": ""} for i, v in labels.items()
+        i: v if isinstance(v, dict) else {"label": v, "justification": WHY, "fix": FIX} for i, v in labels.items()
     }
     path = tmp_path / "labels.json"
     path.write_text(json.dumps({"items": items}), encoding="utf-8")
@@ -42,26 +40,11 @@ def _labels_file(tmp_path, labels: dict, *, short_form: bool = False) -> str:
 
 
 # ---------------------------------------------------------------------------
-# The pack and its key.
+# The pack.
 # ---------------------------------------------------------------------------
 def test_hard_pack_has_ten_examples_with_ids_unique_and_distinct_from_the_basic_pack():
     assert len(EXAMPLES) == 10 and len(set(IDS)) == 10
     assert not set(IDS) & set(BASIC_IDS)
-
-
-def test_hard_key_covers_exactly_the_hard_pack_ids():
-    assert sorted(KEY) == sorted(IDS)
-
-
-def test_hard_key_has_four_model_failures_and_two_of_each_other_kind():
-    assert Counter(KEY[i].label for i in IDS) == {
-        "model_failure": 4, "verifier_bug": 2, "spec_ambiguity": 2, "reward_hack": 2,
-    }
-
-
-def test_every_hard_key_entry_has_a_justification_and_a_fix():
-    for entry in KEY.values():
-        assert entry.justification.count(".") >= 2 and len(entry.fix) > 20
 
 
 def test_hard_pack_carries_no_label_field():
@@ -79,45 +62,14 @@ def test_hard_recorded_reward_and_details_reproduce_with_the_named_scorer(ex):
     assert again["details"] == ex.details, hint
 
 
-def test_hard_verifier_bugs_are_correct_under_the_spec_but_scored_zero_by_draft_v1():
-    for ex in BY_LABEL["verifier_bug"]:
-        assert ex.scorer == "draft_v1" and ex.reward == 0.0
-        assert _strict(ex)["reward"] == 1.0 and _strict(ex)["details"]["error_code"] == "ok"
-
-
-def test_hard_verifier_bugs_show_only_on_a_negative_or_a_huge_answer():
-    for ex in BY_LABEL["verifier_bug"]:
-        assert ex.expected_answer < 0 or ex.expected_answer >= 2**63
-
-
-def test_hard_reward_hacks_are_paid_by_a_hackable_rubric_and_rejected_by_strict():
-    for ex in BY_LABEL["reward_hack"]:
-        assert ex.scorer in kata_labels.RUBRICS and ex.scorer != "strict" and ex.reward == 1.0
-        assert _strict(ex)["reward"] == 0.0
-
-
-def test_hard_model_failures_get_zero_under_both_the_recorded_scorer_and_strict():
-    for ex in BY_LABEL["model_failure"]:
-        assert ex.reward == 0.0 and _strict(ex)["reward"] == 0.0
-
-
-def test_hard_spec_ambiguities_are_well_formed_answers_that_differ_from_expected():
-    for ex in BY_LABEL["spec_ambiguity"]:
-        assert _strict(ex)["details"]["error_code"] == "wrong_answer"
-
-
 def test_hard_pack_uses_look_alike_characters_the_strict_scorer_names():
     codes = {_strict(ex)["details"]["error_code"] for ex in EXAMPLES}
     assert {"lookalike_minus", "lookalike_char", "non_ascii_digit"} <= codes
-    assert any("\u0456" in ex.completion for ex in BY_LABEL["reward_hack"])  # Cyrillic i in 'Final'
-
-
-def test_draft_v1_is_used_for_an_honest_verdict_too_so_its_name_is_no_giveaway():
-    assert "model_failure" in {KEY[ex.id].label for ex in EXAMPLES if ex.scorer == "draft_v1"}
+    assert any("\u0456" in ex.completion for ex in EXAMPLES)  # Cyrillic i in 'Final'
 
 
 # ---------------------------------------------------------------------------
-# draft_v1: agrees with the spec on small non-negative answers, not beyond.
+# draft_v1: its verdicts pinned, so the pack stays reproducible.
 # ---------------------------------------------------------------------------
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2**63 - 1))
@@ -128,14 +80,14 @@ def test_draft_v1_rewards_every_canonical_answer_from_0_to_int64_max(n):
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(-(2**63 - 1), -1))
-def test_draft_v1_reads_every_negative_answer_without_its_sign(n):
+def test_draft_v1_verdict_on_a_negative_answer_is_pinned(n):
     result = kata_drafts.draft_v1_score({"expected_answer": n}, f"Final: {n}")
     assert result["reward"] == 0.0 and result["details"]["extracted"] == -n
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(2**63, 2**64 - 1))
-def test_draft_v1_wraps_answers_just_above_int64_max_to_negative_numbers(n):
+def test_draft_v1_verdict_just_above_int64_max_is_pinned(n):
     result = kata_drafts.draft_v1_score({"expected_answer": n}, f"Final: {n}")
     assert result["reward"] == 0.0 and result["details"]["extracted"] == n - 2**64
 
@@ -175,26 +127,12 @@ def test_pack_hard_template_lists_the_hard_ids_and_the_pack_flag(capsys):
     assert "--pack hard --check" in data["how_to"]
 
 
-def test_hard_key_labels_score_ten_of_ten_through_the_cli(tmp_path, capsys):
-    labels = {i: {"label": KEY[i].label, "justification": KEY[i].justification, "fix": ""} for i in IDS}
-    assert kata.main(["--pack", "hard", "--check", _labels_file(tmp_path, labels)]) == 0
-    out = capsys.readouterr().out
-    assert "Score: 10/10" in out and "WRONG" not in out
-
-
-def test_hard_key_labels_score_ten_of_ten_in_a_fresh_process(tmp_path):
-    labels = _labels_file(tmp_path, {i: KEY[i].label for i in IDS})
+def test_a_complete_hard_label_file_exits_0_in_a_fresh_process(tmp_path):
+    labels = _labels_file(tmp_path, {i: "verifier_bug" for i in IDS})
     proc = subprocess.run([sys.executable, "-m", "course.kata", "--check", labels, "--pack", "hard"],
                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Score: 10/10" in proc.stdout
-
-
-def test_one_wrong_label_on_the_hard_pack_scores_nine_and_exits_1(tmp_path, capsys):
-    labels = {i: KEY[i].label for i in IDS}
-    labels[BY_LABEL["spec_ambiguity"][0].id] = "model_failure"
-    assert kata.main(["--pack", "hard", "--check", _labels_file(tmp_path, labels)]) == 1
-    assert "Score: 9/10" in capsys.readouterr().out
+    assert "Complete and well formed: 10 of 10 items" in proc.stdout and "my_hard_labels.json" in proc.stdout
 
 
 def test_a_basic_label_file_is_refused_by_the_hard_pack(tmp_path, capsys):
@@ -224,8 +162,8 @@ def test_kata_help_mentions_the_hard_pack(run_in_process, tmp_path):
 
 
 def test_the_hard_packs_check_sends_the_student_back_to_the_hard_pack(tmp_path, capsys):
-    labels = {i: KEY[i].label for i in IDS}
-    labels[BY_LABEL["spec_ambiguity"][0].id] = "model_failure"
+    labels = {i: "model_failure" for i in IDS}
+    labels[IDS[3]] = {"label": "model_failure", "justification": "", "fix": FIX}
     assert kata.main(["--pack", "hard", "--check", _labels_file(tmp_path, labels)]) == 1
     out = capsys.readouterr().out
-    assert "(python -m course.kata --pack hard)" in out and "(python -m course.kata)" not in out
+    assert "again: python -m course.kata --pack hard\n" in out and "again: python -m course.kata\n" not in out

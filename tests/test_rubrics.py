@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import subprocess
 import sys
@@ -201,15 +202,54 @@ def test_the_strict_rubric_fingerprint_is_the_scorer_fingerprint():
     assert RUBRICS["strict"].fingerprint() == scorer_fingerprint()
 
 
-def test_a_hackable_rubric_fingerprint_covers_the_spec_and_the_registry_source():
-    # Its verdicts are decided by its own rules (instrument/rubric_registry.py) AND by the
-    # spec's verdict builder and example check (spec_v1.py): both are hashed.
-    expected = hashlib.sha256(registry.SPEC_V1_SOURCE.read_bytes() + registry.RUBRICS_SOURCE.read_bytes()).hexdigest()
-    assert RUBRICS["last_number"].fingerprint() == expected != scorer_fingerprint()
+def test_a_hackable_rubric_fingerprint_covers_the_spec_and_its_own_code():
+    # Its verdicts are decided by its own rules AND by the spec's verdict builder and example
+    # check (spec_v1.py): both are hashed.
+    rubric = RUBRICS["last_number"]
+    expected = hashlib.sha256(registry.SPEC_V1_SOURCE.read_bytes()
+                              + registry.rubric_code(rubric).encode("utf-8")).hexdigest()
+    assert rubric.fingerprint() == expected != scorer_fingerprint()
 
 
-def test_a_hackable_rubric_fingerprint_ignores_the_command_line_tool():
-    assert Path(rubrics.__file__) not in RUBRICS["last_number"].sources
+def test_every_rubric_has_a_fingerprint_of_its_own():
+    prints = {name: rubric.fingerprint() for name, rubric in RUBRICS.items()}
+    assert len(set(prints.values())) == len(RUBRICS)
+
+
+def test_a_hackable_rubrics_code_is_its_function_its_helpers_and_its_row():
+    code = registry.rubric_code(RUBRICS["final_line_anywhere"])
+    assert "def final_line_anywhere(" in code and "def _final_lines(" in code and "def _compare(" in code
+    assert "hackable-final-line-anywhere-v1" in code and "_INT_LITERAL = re.compile(" in code
+    assert "def last_number(" not in code and "def contains_answer(" not in code
+
+
+def _edited_registry(tmp_path: Path, old: str, new: str):
+    """A copy of the registry module with one edit, imported under another name."""
+    source = Path(registry.__file__).read_text(encoding="utf-8")
+    assert source.count(old) == 1
+    path = tmp_path / "edited_registry.py"
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("edited_registry", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["edited_registry"] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules["edited_registry"]
+    return module
+
+
+def test_an_edit_to_one_rubric_changes_its_fingerprint_and_no_other(tmp_path):
+    edited = _edited_registry(tmp_path, "a sign, unless a digit precedes it", "a sign unless a digit precedes it")
+    changed = {name for name in RUBRICS if edited.RUBRICS[name].fingerprint() != RUBRICS[name].fingerprint()}
+    assert changed == {"last_number"}
+
+
+def test_an_edit_to_a_shared_helper_changes_every_rubric_that_uses_it(tmp_path):
+    edited = _edited_registry(tmp_path, "the literal's value as str(int) would print it", "its value as str(int)")
+    changed = {name for name in RUBRICS if edited.RUBRICS[name].fingerprint() != RUBRICS[name].fingerprint()}
+    users = {name for name in registry.HACKABLE if "def _canonical(" in registry.rubric_code(RUBRICS[name])}
+    assert changed == users and "last_number" in users and "strict" not in changed
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -290,3 +290,37 @@ def test_the_items_the_teacher_grades_are_in_the_students_hand_in_and_template(m
     assert asked in " ".join(table.split()), f"milestone {milestone}: the hand-in table does not ask for {graded}"
     template = {"0": "notes/mental_map_v1.md", "2": "notes/llm_as_policy.md", "4": "notes/eval_vs_reward.md"}[milestone]
     assert asked in _read(template).lower(), f"{template} does not ask for {graded}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The seeds' last mile: the cycle on the teacher's side, M5's before/after, M6's pipeline.
+# ---------------------------------------------------------------------------------------------
+def test_the_build_sabotage_reflect_repair_cycle_is_the_teachers_too_and_closes_the_first_meeting() -> None:
+    guide = " ".join(_read("teacher/instructor_guide.md").split())
+    intro = guide.split("## Milestone 0 ", 1)[0]
+    assert "build, sabotage, reflect, repair" in intro.lower()
+    for step in ("*Build*", "*Sabotage*", "*Reflect*", "*Repair*"):
+        assert step in intro, step
+    assert "Close the first meeting with this cycle" in intro
+    slides = _read("teacher/first_meeting/slides.md")
+    last_slides = slides.split("\n---\n")[-2:]
+    assert any("build, sabotage, reflect, repair" in s.lower() for s in last_slides)
+
+
+def test_milestone_five_asks_for_the_eval_before_and_after_the_patch_and_the_gate_between() -> None:
+    rows = _hand_in_rows("5")
+    assert "`runs/m5_eval_contains/` and `runs/m5_eval_patched/`" in rows
+    report = _read("notes/red_team_report.md")
+    assert "## 5. Before and after the patch" in report and "`Decision:`" in report
+    assert "--baseline runs/m5_eval_contains --candidate runs/m5_eval_patched" in report
+
+
+def test_milestone_six_asks_the_pipeline_with_the_courses_sft_reference_and_rl_run() -> None:
+    template = _read("notes/mental_map_v2.md")
+    pipeline = template.split("## 3. One pipeline: SFT, the RL step, the constraints", 1)[1].split("\n## ", 1)[0]
+    for asked in ("**SFT**", "**The RL step**", "**The constraints**", "rollouts → scoring → update",
+                  "course.tinylm.sft_data", "course/tinylm/sft.py", "course.tinylm.rl"):
+        assert asked in pipeline, asked
+    table = " ".join(_sections(_read("docs/guide.md"))["6"].split("### Hand in (Milestone 6)", 1)[1].split())
+    assert "SFT, the RL step and its constraints" in table
+    assert any("SFT, the RL step and the constraints" in box for box in _boxes("6"))

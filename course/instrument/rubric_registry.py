@@ -24,8 +24,11 @@ the weakness, so a reward logged under a weak rubric always says what it failed
 to check.
 
 Provenance lives here too, outside the rules it measures: ``scorer_fingerprint``
-is the sha256 of ``spec_v1.py`` (what every run's manifest records), and
-``Rubric.fingerprint`` covers the files that decide that rubric's verdicts.
+is the sha256 of ``spec_v1.py`` (what a strict run's manifest records), and
+``Rubric.fingerprint`` identifies the code that decides one rubric's verdicts: for
+strict the same hash; for a weak rubric ``spec_v1.py`` (its verdict builder) plus that
+rubric's own function, the helpers and patterns it reaches, and its registry row, so two
+weak rubrics never share a fingerprint and an edit to one leaves the others' unchanged.
 
 Look at them side by side::
 
@@ -41,10 +44,11 @@ Look at them side by side::
 from __future__ import annotations
 
 import hashlib
+import inspect
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
+from types import CodeType, FunctionType, MappingProxyType
 from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
@@ -53,10 +57,9 @@ from course.instrument.spec_v1 import MAX_DIGITS, SCORER_VERSION, Verdict, read_
 
 ScoreFn = Callable[[Any, Any], Verdict]
 
-# The files whose bytes decide verdicts. spec_v1.py holds the rules of the strict
-# scorer and the verdict builder every rubric uses; this file holds the weak rules.
+# The file whose bytes decide strict verdicts. spec_v1.py holds the rules of the strict
+# scorer and the verdict builder every rubric uses (this file holds the weak rules: rubric_code).
 SPEC_V1_SOURCE = Path(spec_v1.__file__)
-RUBRICS_SOURCE = Path(__file__)
 
 
 # ---------------------------------------------------------------------------
@@ -85,7 +88,7 @@ def scorer_fingerprint(path: Path | str | None = None) -> str:
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Rubric:
-    """A named reward rubric: its score function, version, loophole and source files.
+    """A named reward rubric: its score function, version and loophole.
 
     Calling a ``Rubric`` calls its score function, so a rubric can be used
     wherever a ``score(example, completion)`` function is expected.
@@ -95,7 +98,6 @@ class Rubric:
     score: ScoreFn
     version: str  # what its verdicts carry in details["scorer_version"]
     loophole: str  # one sentence; what its verdicts carry in details["loophole"] (strict: none)
-    sources: tuple[Path, ...] = (SPEC_V1_SOURCE, RUBRICS_SOURCE)  # files that decide its verdicts
 
     @property
     def hackable(self) -> bool:
@@ -103,15 +105,58 @@ class Rubric:
         return self.name != "strict"
 
     def fingerprint(self) -> str:
-        """sha256 of the rubric's source files: equal fingerprints, same rubric code.
+        """sha256 of the code that decides this rubric's verdicts: equal fingerprints, same rubric.
 
-        strict: exactly ``scorer_fingerprint()`` (spec_v1.py). A weak rubric:
-        spec_v1.py (its verdict builder and example check) then this file.
+        strict: exactly ``scorer_fingerprint()`` (spec_v1.py's bytes). A weak rubric:
+        spec_v1.py's bytes (its verdict builder and example check), then ``rubric_code``: its
+        own function, every helper function and pattern it reaches in this file, and its
+        registry row. An edit to another rubric, or to this module's other parts, leaves it alone.
         """
-        return fingerprint_files(self.sources)
+        if not self.hackable:
+            return scorer_fingerprint()
+        digest = hashlib.sha256(SPEC_V1_SOURCE.read_bytes())
+        digest.update(rubric_code(self).encode("utf-8"))
+        return digest.hexdigest()
 
     def __call__(self, example: Any, completion: Any) -> Verdict:
         return self.score(example, completion)
+
+
+def _global_names(code: CodeType) -> set[str]:
+    """Every global name a function's code (and the code nested in it) refers to."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def rubric_code(rubric: Rubric) -> str:
+    """The text of a weak rubric's own code: its registry row, its score function, and every function,
+    pattern and constant of this module that function reaches (depth first, names in sorted order).
+
+    What comes from ``spec_v1`` is covered by that file's bytes in ``Rubric.fingerprint``; the
+    registry table and the ``Rubric`` record themselves are not part of any one rubric.
+    """
+    module = rubric.score.__globals__  # this module's names, as the function itself resolves them
+    parts = [f"Rubric({rubric.name!r}, version={rubric.version!r}, loophole={rubric.loophole!r})"]
+    seen: set[str] = set()
+    todo: list[Any] = [rubric.score]
+    while todo:
+        fn = todo.pop()
+        parts.append(inspect.getsource(fn))
+        for name in sorted(_global_names(fn.__code__), reverse=True):
+            obj = module.get(name)
+            if name in seen or obj is None:
+                continue
+            seen.add(name)
+            if isinstance(obj, FunctionType) and obj.__module__ == rubric.score.__module__:
+                todo.append(obj)
+            elif isinstance(obj, re.Pattern):
+                parts.append(f"{name} = re.compile({obj.pattern!r}, {int(obj.flags)})")
+            elif type(obj) in (int, str) and name.startswith("_") and not name.startswith("__"):
+                parts.append(f"{name} = {obj!r}")
+    return "\n".join(parts)
 
 
 # An ASCII integer token with an optional minus. The look-behind makes "3-4" read
@@ -438,7 +483,6 @@ RUBRICS: Mapping[str, Rubric] = MappingProxyType({
         Rubric(
             "strict", spec_v1.score, SCORER_VERSION,
             "none known: this is reward spec v1 (docs/reward_spec_v1.md)",
-            sources=(SPEC_V1_SOURCE,),
         ),
         Rubric(
             "contains_answer", contains_answer, "hackable-contains-answer-v1",

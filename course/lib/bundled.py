@@ -28,11 +28,9 @@ PI0_PATH = DATA / "tinylm" / "pi0.pt"
 PI0_MANIFEST = DATA / "tinylm" / "pi0_manifest.json"
 FROZEN_PI0_DEV = DATA / "tinylm" / "frozen_pi0_dev.jsonl"
 
-# The spec kata: the students' examples and the teacher's keys, basic and hard.
+# The spec kata: the students' examples, basic and hard (the keys are the teacher's, under teacher/).
 KATA_EXAMPLES = DATA / "kata" / "kata_examples.jsonl"
-KATA_KEY = PROJECT_ROOT / "teacher" / "kata_answer_key.json"
 KATA_HARD_EXAMPLES = DATA / "kata" / "kata_hard.jsonl"
-KATA_HARD_KEY = PROJECT_ROOT / "teacher" / "kata_hard_answer_key.json"
 
 # The golden suites: in-spec correct completions, and the exploits every rubric is tried against.
 GOLDEN_CORRECT = DATA / "golden" / "golden_correct.jsonl"

@@ -253,7 +253,7 @@ def test_kata_rescore_prints_the_pack_path_escaped(tmp_path, capsys):
     folder = tmp_path / NAMES["hostile"]
     folder.mkdir()
     pack = folder / "pack.jsonl"
-    shutil.copy(PACKS["basic"][0] if "basic" in PACKS else next(iter(PACKS.values()))[0], pack)
+    shutil.copy(PACKS["basic"], pack)
     code, text = run_tool(capsys, "course.kata", "--examples", str(pack), "--rescore")
     assert code == 0, text
     check_terminal(text, "hostile", [])

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from course.errors import CourseError
 from course.instrument.spec_v1 import score
 from course.lib.bundled import DEFAULT_DATASETS
+from course.lib.evaluation.summary import percent
 from course.lib.policy.training_problems import read_items
 from course.lib.records.formats import iter_completions
 from course.lib.visible import visible
@@ -45,8 +46,8 @@ def code_table(left: Counter[str], right: Counter[str], left_name: str, right_na
     rows = [f"| error code | {left_name}: count | {left_name}: share | {right_name}: count | {right_name}: share |",
             "|---|---:|---:|---:|---:|"]
     for c in codes:
-        rows.append(f"| {c} | {left[c]} | {100 * left[c] / n_left:.1f}% "
-                    f"| {right[c]} | {100 * right[c] / n_right:.1f}% |")
+        rows.append(f"| {c} | {left[c]} | {percent(left[c] / n_left)} "
+                    f"| {right[c]} | {percent(right[c] / n_right)} |")
     return rows
 
 

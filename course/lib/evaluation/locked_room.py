@@ -687,8 +687,8 @@ def noise_sentence(table: dict[str, Any]) -> str:
 
 
 def _points(x: float | Fraction, unit: str = " points") -> str:
-    # The float's rounding, as percent() on the same lines: the gate's lines are asserted by tests and quoted in docs.
-    return points(x, signed=True, unit=unit, float_rounding=True)
+    # The course's one rounding rule (summary.points), as every other printed rate.
+    return points(x, signed=True, unit=unit)
 
 
 def item_differences(base: Outcomes, cand: Outcomes) -> list[dict[str, Any]]:

@@ -14,12 +14,15 @@ Definitions used everywhere:
   * an item *passes* when its reward is exactly 1.0 (the strict scorer gives 1.0 or 0.0);
   * ``pass_rate = passed / n`` with a 95 % Wilson interval (``course.lib.stats``);
   * a *share* is ``count / n`` over all items, so the shares of all codes add to 1;
+  * every printed rate is rounded by one rule, ``percent`` / ``points`` (half up from the value's
+    shortest decimal form), so one count reads the same in every tool and doc;
   * outcome codes are ordered by count (largest first), ties broken by the order
     of ``course.score.ERROR_CODES`` (the order the rules are checked), then by name.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
@@ -199,33 +202,37 @@ def summarize(results: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Any], Tal
 # ---------------------------------------------------------------------------
 # Text for humans
 # ---------------------------------------------------------------------------
-def percent(x: float, digits: int = 1) -> str:
-    """``0.2315 -> '23.2%'``.
+# One rounding rule for every rate the course prints: half up from the value's shortest decimal
+# form, as a person rounds. 89/400 = 0.2225 reads 22.3%, where the binary float's own rounding
+# (f"{22.25:.1f}") prints 22.2: the same count must read the same everywhere it is quoted.
+def _half_up(x: float | Fraction, digits: int, signed: bool) -> str:
+    """100 * x rounded half up to ``digits`` decimals, as text (a sign when negative, or always if ``signed``)."""
+    value = float(x)
+    if not math.isfinite(value):
+        return f"{100 * value:{'+' if signed else ''}.{digits}f}"
+    d = (Decimal(repr(value)) * 100).copy_abs().quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return f"-{d}" if value < 0 and d != 0 else f"+{d}" if signed else f"{d}"
 
-    >>> percent(0.23), percent(1.0)
-    ('23.0%', '100.0%')
+
+def percent(x: float | Fraction, digits: int = 1) -> str:
+    """A rate in percent, the course's one rounding rule (half up): ``0.2225 -> '22.3%'``.
+
+    >>> percent(0.23), percent(1.0), percent(89 / 400), percent(0.0005), percent(-0.0001)
+    ('23.0%', '100.0%', '22.3%', '0.1%', '0.0%')
     """
-    return f"{100.0 * x:.{digits}f}%"
+    return _half_up(x, digits, signed=False) + "%"
 
 
-def points(x: float | Fraction, *, signed: bool = False, unit: str = "", float_rounding: bool = False) -> str:
-    """A rate, or the difference of two rates, in percent (percentage points) with one decimal: the one
-    formatter of that figure. ``signed`` shows the sign of a gain too; ``unit`` follows the number.
-
-    It rounds half up from the value's shortest decimal form, as a person would: 89/400 = 0.2225 reads
-    22.3, where the binary float prints 22.2. ``float_rounding=True`` keeps the float's own rounding,
-    which ``percent`` uses and the gate's lines were printed with (tests assert them, docs quote them).
+def points(x: float | Fraction, *, signed: bool = False, unit: str = "") -> str:
+    """A rate, or the difference of two rates, in percent (percentage points) with one decimal,
+    rounded as ``percent`` rounds. ``signed`` shows the sign of a gain too; ``unit`` follows the number.
 
     >>> points(0.2225), points(0.255, signed=True), points(-0.0175, unit="%")
     ('22.3', '+25.5', '-1.8%')
-    >>> points(Fraction(9, 400), signed=True, unit=" points"), points(0.0225, float_rounding=True)
-    ('+2.3 points', '2.2')
+    >>> points(Fraction(9, 400), signed=True, unit=" points"), points(0.0225)
+    ('+2.3 points', '2.3')
     """
-    if float_rounding:
-        return f"{100 * float(x):{'+' if signed else ''}.1f}{unit}"
-    d = (Decimal(repr(float(x))) * 100).copy_abs().quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
-    text = f"-{d}" if x < 0 and d != 0 else f"+{d}" if signed else f"{d}"
-    return text + unit
+    return _half_up(x, 1, signed) + unit
 
 
 def pass_rate_line(passed: int, n: int, label: str = "Pass rate") -> str:

@@ -236,6 +236,24 @@ def report_lines(summary: dict[str, Any], run_dir: Path | str) -> list[str]:
     return lines
 
 
+# The four panels of curves.png, by the letter each title starts with: the docs say "panel (d)".
+PANELS: dict[str, str] = {
+    "a": "Same prompts: fixed dev slice",
+    "b": "Training samples (fresh prompts each step)",
+    "c": "Drift from pi0 and entropy",
+    "d": "Strict verdicts of the training samples",
+}
+
+
+def panel_title(letter: str, detail: str = "") -> str:
+    """A panel's title as drawn: "(d) Strict verdicts of the training samples".
+
+    >>> panel_title("a", "(40 prompts)")
+    '(a) Same prompts: fixed dev slice (40 prompts)'
+    """
+    return f"({letter}) {PANELS[letter]}" + (f" {detail}" if detail else "")
+
+
 def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, title: str = "course.tinylm.rl") -> None:
     """curves.csv (one row per step; eval columns filled on evaluation steps) and curves.png
     (``title``: the tool that trained, named in the figure's heading)."""
@@ -279,7 +297,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
         ax.set_xlabel("step (policy updates)")
         ax.set_ylabel("mean reward / pass rate (0-1)")
         ax.set_ylim(0, 1)
-        ax.set_title(f"Same prompts: fixed dev slice ({slice_label(ev[0]) if ev else ''})", fontsize=10)
+        ax.set_title(panel_title("a", f"({slice_label(ev[0]) if ev else ''})"), fontsize=10)
         ax.legend(fontsize=8, loc="lower left")
         # (b) the training samples: per step (faint) and a trailing mean with its band
         ax = axes[0][1]
@@ -296,7 +314,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
         ax.set_xlabel("step (policy updates)")
         ax.set_ylabel("mean reward / pass rate (0-1)")
         ax.set_ylim(0, 1)
-        ax.set_title("Training samples (fresh prompts each step)", fontsize=10)
+        ax.set_title(panel_title("b"), fontsize=10)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: the curves fill the box
         # (c) drift from pi0 and entropy
         ax = axes[1][0]
@@ -306,7 +324,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
         ax.set_xlabel("step (policy updates)")
         ax.set_ylabel("nats per token")
         ax.set_ylim(bottom=min(0.0, *[r["kl_k1_per_token"] for r in steps]) if steps else 0)
-        ax.set_title("Drift from pi0 and entropy", fontsize=10)
+        ax.set_title(panel_title("c"), fontsize=10)
         ax.legend(fontsize=8)
         # (d) what the training samples became, by strict verdict
         ax = axes[1][1]
@@ -316,7 +334,7 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
         ax.set_xlabel("step (policy updates)")
         ax.set_ylabel("share of the step's training samples (0-1)")
         ax.set_ylim(0, 1)
-        ax.set_title("Strict verdicts of the training samples", fontsize=10)
+        ax.set_title(panel_title("d"), fontsize=10)
         ax.legend(fontsize=7, ncol=2)
         fig.suptitle(f"{title}, trained on {what} reward")
         fig.tight_layout()

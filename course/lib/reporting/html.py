@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import ERROR_CODES
-from course.lib.evaluation.summary import PASS_REWARD, ordered_codes, pass_at_1_line, pass_rate_line, percent
+from course.lib.evaluation.summary import PASS_REWARD, ordered_codes, pass_at_1_line, pass_rate_line, percent, points
 from course.lib.records.formats import (
     BANDIT_MANIFEST,
     EVAL_SUMMARY,
@@ -734,7 +734,7 @@ def _selection(run: RunData) -> str:
     if isinstance(bn, dict) and bn.get("n"):
         lines.append(escape(pass_rate_line(bn["passed"], bn["n"], f"best-of-{s.get('N', '?')}")))
     if isinstance(gain, dict):
-        lines.append(escape(f"gain {gain.get('pass_rate', 0) * 100:+.1f} points: {gain.get('label', '')}; "
+        lines.append(escape(f"gain {points(gain.get('pass_rate', 0), signed=True)} points: {gain.get('label', '')}; "
                        f"{gain.get('items_rescued', 0)} items rescued, {gain.get('items_lost', 0)} lost"))
     if lines:
         out.append("<p>" + "<br>".join(lines) + "</p>")
@@ -1101,15 +1101,16 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
                  ("items whose pass rate is higher / lower / equal",
                   escape(f"{t['higher']} / {t['lower']} / {t['equal']}")),
                  ("change (candidate − baseline)",
-                  escape(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
-                 ("the bar (--min-delta)", escape(f"{100 * result['min_delta']:+.1f} points")),
+                  escape(points(result['delta'], signed=True, unit=" points"))
+                  if result.get("delta") is not None else "–"),
+                 ("the bar (--min-delta)", escape(points(result['min_delta'], signed=True, unit=" points"))),
                  ("require significance", escape(result.get("require_significance")))]
         if t.get("shared"):
             lo, hi = t["difference_ci95"]
             facts.append(("sign-flip test over items, p",
                           f'<strong class="mcnemar">{escape(format(t["p_value"], ".3g"))}</strong>'))
             facts.append(("95% interval for the change (paired bootstrap over items)",
-                          escape(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
+                          escape(f"{points(lo, signed=True)} to {points(hi, signed=True)} points")))
         out.append("<h3>Paired over the shared items (each item's pass rate)</h3>" + _dl(facts))
         if gate.get("noise"):
             out.append(f"<p>{escape(gate['noise'])}</p>")
@@ -1121,15 +1122,16 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
             f"<tr><th>baseline fails</th><td>{t['c']} (c)</td><td>{t['neither']} (neither)</td></tr></tbody></table>")
         facts = [("shared items", escape(t["shared"])),
                  ("change (candidate − baseline)",
-                  escape(f"{100 * result['delta']:+.1f} points") if result.get("delta") is not None else "–"),
-                 ("the bar (--min-delta)", escape(f"{100 * result['min_delta']:+.1f} points")),
+                  escape(points(result['delta'], signed=True, unit=" points"))
+                  if result.get("delta") is not None else "–"),
+                 ("the bar (--min-delta)", escape(points(result['min_delta'], signed=True, unit=" points"))),
                  ("require significance", escape(result.get("require_significance")))]
         if t.get("shared"):
             lo, hi = t["difference_ci95"]
             facts.append(("exact McNemar p",
                           f'<strong class="mcnemar">{escape(format(t["mcnemar_p"], ".3g"))}</strong>'))
             facts.append(("95% interval for the change (Newcombe)",
-                          escape(f"{100 * lo:+.1f} to {100 * hi:+.1f} points")))
+                          escape(f"{points(lo, signed=True)} to {points(hi, signed=True)} points")))
         if t.get("only_in_baseline") or t.get("only_in_candidate"):
             facts.append(("ids in one run only", escape(f"{t['only_in_baseline']} baseline, "
                                                    f"{t['only_in_candidate']} candidate")))

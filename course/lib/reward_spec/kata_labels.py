@@ -1,21 +1,21 @@
-"""The debugging kata's packs, labels and their check: everything ``python -m course.kata`` shows.
+"""The debugging kata's packs, labels and the form check: everything ``python -m course.kata`` shows.
 
 This module owns the two bundled packs (``PACKS``: ``basic`` for Milestone 0, ``hard``
-for Milestones 4-5) and where their teacher keys live, the fixed label set
-(``LABELS``), the scorers an example may name (``SCORERS``: the course's rubrics plus
-the drafts of ``course.lib.reward_spec.kata_drafts``), loading a pack, a key or a student's label
-file (``load_examples``, ``load_key``, ``load_labels``; bad input is a ``CourseError``
-naming the place), the check (``check`` -> ``CheckResult``), the template, re-scoring
-(``rescore``, ``rescore_pack``) and the text the tools print: the student's (``format_example``,
-``format_score``, ``format_listing``) and the teacher's (``format_marking``, ``format_key``, used
-by ``teacher/kata_mark.py``). It returns strings and never prints; every text read from a file
-goes through ``course.lib.visible``.
+for Milestones 4-5), the fixed label set (``LABELS``), the scorers an example may name
+(``SCORERS``: the course's rubrics plus the drafts of ``course.lib.reward_spec.kata_drafts``),
+loading a pack or a student's label file (``load_examples``, ``load_labels``; bad input is a
+``CourseError`` naming the place), the form check (``check_form`` -> ``FormResult``), the
+template, re-scoring (``rescore``, ``rescore_pack``) and the text the tool prints
+(``format_example``, ``format_form``, ``format_listing``). It returns strings and never prints;
+every text read from a file goes through ``course.lib.visible``.
 
-What a student's view never shows is part of the exercise: the key (label, why, fix), which of
-their labels are wrong (a per-item right/wrong answers the kata in at most three tries per item),
-and any field that names a label, such as the ``loophole`` a hackable rubric puts in its details
-(``HIDDEN_DETAILS``: shown only on the items scored by a hackable rubric, it would point at
-exactly the reward hacks). The score alone is shown; the per-item marking is the teacher's.
+The answer key is not here, and nothing here reads it: the student's check says whether a label
+file is complete and well formed (every item has an allowed label, a justification of 2-3
+sentences and a fix) and nothing about which labels are right, so no sequence of checks can
+recover the key. Marking against the key is the teacher's, under ``teacher/``. For the
+same reason a pack never records a field that names a label, such as the ``loophole`` a hackable
+rubric puts in its details (``HIDDEN_DETAILS``), and the packs are chosen so that no single
+recorded field (scorer, reward, error code) separates one label from the others.
 """
 
 from __future__ import annotations
@@ -29,19 +29,18 @@ from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
 from course.instrument.rubric_registry import RUBRICS
-from course.lib.bundled import KATA_EXAMPLES, KATA_HARD_EXAMPLES, KATA_HARD_KEY, KATA_KEY
+from course.lib.bundled import KATA_EXAMPLES, KATA_HARD_EXAMPLES
 from course.lib.records.jsonl import dumps_line, iter_objects, read_json
 from course.lib.records.temporaries import write_text_atomic
 from course.lib.reward_spec.kata_drafts import draft_score, draft_v1_score
 from course.lib.visible import visible
 
-# The packs by name (--pack): the examples file and the teacher's key for it.
-# "basic" is Milestone 0's kata; "hard" repeats it for Milestones 4-5 with subtler
-# cases (look-alike characters, rules nobody wrote down, bugs that only show on
-# negative or huge numbers).
-PACKS: dict[str, tuple[Path, Path]] = {
-    "basic": (KATA_EXAMPLES, KATA_KEY),
-    "hard": (KATA_HARD_EXAMPLES, KATA_HARD_KEY),
+# The packs by name (--pack): the examples file of each. "basic" is Milestone 0's kata;
+# "hard" repeats it for Milestones 4-5 with subtler cases (look-alike characters, rules
+# nobody wrote down, bugs that only show on signed zeros or huge numbers).
+PACKS: dict[str, Path] = {
+    "basic": KATA_EXAMPLES,
+    "hard": KATA_HARD_EXAMPLES,
 }
 
 # The fixed label set. A student picks exactly one per example.
@@ -76,15 +75,6 @@ class KataExample:
     scorer: str
     reward: float
     details: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class KeyEntry:
-    """The teacher's verdict on one example."""
-
-    label: str
-    justification: str
-    fix: str
 
 
 def _field(obj: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
@@ -141,61 +131,62 @@ def load_examples(path: str | Path = KATA_EXAMPLES) -> list[KataExample]:
     return examples
 
 
-def load_key(path: str | Path = KATA_KEY) -> dict[str, KeyEntry]:
-    """The teacher's answer key: id -> KeyEntry."""
-    path = Path(path)
-    items = read_json(path, "kata answer key").get("items")
-    if not isinstance(items, dict):
-        raise CourseError(f"{path}: expected an object with an 'items' object (id -> label, justification, fix)")
-    key = {}
-    for kid, entry in items.items():
-        where = f"{path}: items.{visible(kid, limit=40)}"
-        if not isinstance(entry, dict):
-            raise CourseError(f"{where}: expected an object")
-        label = _field(entry, "label", str, where)
-        if label not in LABELS:
-            raise CourseError(f"{where}: label {_quoted(label, 40)} is not one of {', '.join(LABELS)}")
-        key[kid] = KeyEntry(label, _field(entry, "justification", str, where), _field(entry, "fix", str, where))
-    return key
-
-
 @dataclass(frozen=True)
 class Answer:
-    """A student's answer for one example: the label ('' = not answered yet) and its justification."""
+    """A student's answer for one example: the label ('' = not answered yet), its justification and fix."""
 
     label: str
     justification: str = ""
+    fix: str = ""
 
 
-# The kata asks for 2-3 sentences of justification per example. The check cannot judge an
-# argument, but it can refuse a placeholder: a justification counts as (at least) a sentence when
-# it has at least MIN_JUSTIFICATION_WORDS words and ends with a full stop, "!" or "?" (closing
-# quotes or brackets after it allowed). A word is a run of non-space characters with a letter or
-# digit in it, so "-" or "..." is not one.
-MIN_JUSTIFICATION_WORDS = 6
-SENTENCE_RULE = f"at least {MIN_JUSTIFICATION_WORDS} words, ending with . ! or ?"
+# The kata asks for 2-3 sentences of justification and one concrete fix per example. The check
+# cannot judge an argument, but it can refuse a placeholder. A sentence is a stretch of at least
+# MIN_SENTENCE_WORDS words ending with a full stop, "!" or "?" (closing quotes or brackets after it
+# allowed) and followed by a space or the end; a justification needs at least MIN_SENTENCES of
+# them. A fix needs at least MIN_FIX_WORDS words. A word is a run of non-space characters with a
+# letter or digit in it, so "-" or "..." is not one.
+MIN_SENTENCES = 2
+MIN_SENTENCE_WORDS = 3
+MIN_FIX_WORDS = 3
+SENTENCE_RULE = (f"at least {MIN_SENTENCES} sentences of {MIN_SENTENCE_WORDS} or more words, "
+                 "each ending with . ! or ?")
+FIX_RULE = f"at least {MIN_FIX_WORDS} words"
 _WORD = re.compile(r"\S*[^\W_]\S*")
 _SENTENCE_END = re.compile(r"[.!?][\"'»”’)\]]*$")
+# A sentence ends at . ! or ? (closing quotes or brackets allowed) before a space; "2.5" is no end.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'»”’)\]])\s+")
 
 
-def is_a_sentence(text: str) -> bool:
-    """True when ``text`` is at least one sentence by the kata's rule (``SENTENCE_RULE``).
+def count_sentences(text: str) -> int:
+    """How many sentences ``text`` has by the kata's rule (``SENTENCE_RULE``).
 
-    >>> (is_a_sentence("x"), is_a_sentence("The scorer is wrong."),
-    ...  is_a_sentence("The draft scorer drops the minus sign."))
-    (False, False, True)
-    >>> is_a_sentence("The draft scorer drops the minus sign, see details"), is_a_sentence("- - - - - - .")
-    (False, False)
+    >>> count_sentences("x"), count_sentences("The scorer is wrong."), count_sentences("Verifier bug.")
+    (0, 1, 0)
+    >>> count_sentences("The draft drops the sign. 5 / 2 is 2.5, a tie. So what now?")
+    3
+    >>> count_sentences("The draft scorer drops the minus sign, see details"), count_sentences("- - - - .")
+    (0, 0)
     """
-    stripped = text.strip()
-    return len(_WORD.findall(stripped)) >= MIN_JUSTIFICATION_WORDS and _SENTENCE_END.search(stripped) is not None
+    pieces = _SENTENCE_BREAK.split(text.strip())
+    return sum(len(_WORD.findall(p)) >= MIN_SENTENCE_WORDS and _SENTENCE_END.search(p) is not None
+               for p in pieces)
+
+
+def count_words(text: str) -> int:
+    """Words in ``text`` (runs of non-space characters with a letter or digit).
+
+    >>> count_words("Allow an optional '-'."), count_words(" - ... ")
+    (3, 0)
+    """
+    return len(_WORD.findall(text))
 
 
 def load_labels(path: str | Path, ids: list[str]) -> dict[str, Answer]:
     """A student's label file: id -> its answer (label '' = not answered yet). Every id must be present.
 
     An entry is ``{"label", "justification", "fix"}`` (what ``--template`` writes) or, in the
-    short form, just the label string (then it has no justification).
+    short form, just the label string (then it has no justification and no fix).
     """
     path = Path(path)
     items = read_json(path, "label file").get("items")
@@ -219,7 +210,10 @@ def load_labels(path: str | Path, ids: list[str]) -> dict[str, Answer]:
         justification = entry.get("justification", "") if isinstance(entry, dict) else ""
         if not isinstance(justification, str):
             raise CourseError(f"{where}: the justification must be a string (2-3 sentences)")
-        labels[kid] = Answer(label, justification)
+        fix = entry.get("fix", "") if isinstance(entry, dict) else ""
+        if not isinstance(fix, str):
+            raise CourseError(f"{where}: the fix must be a string (one concrete change)")
+        labels[kid] = Answer(label, justification, fix)
     missing = [kid for kid in ids if kid not in labels]
     if missing:
         raise CourseError(f"{path}: items has no entry for {', '.join(missing)} (--template lists every id)")
@@ -270,38 +264,42 @@ def template(examples: list[KataExample], pack: str = "basic") -> dict[str, Any]
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class FormResult:
+    """The form of one answer: labelled or not, how many sentences justify it, how long its fix is."""
+
     id: str
-    given: str
-    correct: str
-    entry: KeyEntry
-    justified: bool = True  # the student's justification is at least a sentence (is_a_sentence)
+    labelled: bool
+    sentences: int
+    fix_words: int
 
     @property
-    def right(self) -> bool:
-        return self.given == self.correct
+    def problems(self) -> tuple[str, ...]:
+        """What is missing, in words ('' nowhere): a blank label, a short justification, no fix."""
+        out = []
+        if not self.labelled:
+            out.append("no label yet")
+        if self.sentences < MIN_SENTENCES:
+            out.append(f"justification has {self.sentences} sentence{'s' * (self.sentences != 1)} "
+                       f"(2-3 asked)")
+        if self.fix_words < MIN_FIX_WORDS:
+            out.append("no fix" if self.fix_words == 0 else f"fix of {self.fix_words} word(s)")
+        return tuple(out)
 
-    @property
-    def short_justification(self) -> bool:
-        """Labelled, but justified with less than a sentence (a blank label is counted as blank instead)."""
-        return bool(self.given) and not self.justified
 
-
-def check(labels: Mapping[str, Answer], key: Mapping[str, KeyEntry], ids: list[str]) -> list[CheckResult]:
-    """Compare labels with the key, in pack order, and mark justifications shorter than a sentence."""
-    missing = [kid for kid in ids if kid not in key]
-    if missing:
-        raise CourseError(f"the answer key has no entry for {', '.join(missing)}")
+def check_form(labels: Mapping[str, Answer], ids: list[str]) -> list[FormResult]:
+    """The form of every answer, in pack order. It never sees a key: which label was picked is
+    not an input, only whether one was."""
     out = []
     for kid in ids:
         answer = labels.get(kid, Answer(""))
-        out.append(CheckResult(kid, answer.label, key[kid].label, key[kid], is_a_sentence(answer.justification)))
+        out.append(FormResult(kid, bool(answer.label), count_sentences(answer.justification),
+                              count_words(answer.fix)))
     return out
 
 
-def passed(results: list[CheckResult]) -> bool:
-    """Full marks: every label right and every justification at least a sentence (exit 0 of --check)."""
-    return all(r.right and not r.short_justification for r in results)
+def complete(results: list[FormResult]) -> bool:
+    """Every item labelled, justified and with a fix (exit 0 of --check)."""
+    return all(not r.problems for r in results)
 
 
 # ---------------------------------------------------------------------------
@@ -345,74 +343,24 @@ def format_example(ex: KataExample) -> str:
     return "\n".join(lines)
 
 
-def format_score(results: list[CheckResult], pack: str = "basic") -> str:
-    """The student's check: the score, which items are still blank and which justifications are
-    shorter than a sentence -- never which labels are wrong, and nothing of the key.
+def format_form(results: list[FormResult], pack: str = "basic") -> str:
+    """The student's check: each incomplete item with what it lacks, then one summary line.
 
-    A per-item right/wrong would let a student find every label by trying the four choices one
-    item at a time; the score is the whole answer until the teacher marks the file
-    (``format_marking``).
+    It says nothing about which labels are right: the text depends only on which answers are
+    blank or short, never on the label picked, so changing labels and checking again shows nothing.
     """
-    lines = []
-    for r in results:
-        if not r.given:
-            lines.append(f"{visible(r.id)}  blank  (no label yet)")
-        elif r.short_justification:
-            lines.append(f"{visible(r.id)}  labelled  (justification shorter than a sentence)")
-    n_right = sum(r.right for r in results)
-    n_blank = sum(not r.given for r in results)
+    lines = [f"{visible(r.id)}  {'; '.join(r.problems)}" for r in results if r.problems]
+    n_ok = sum(not r.problems for r in results)
     if lines:
         lines.append("")
-    lines.append(f"Score: {n_right}/{len(results)} ({len(results) - n_blank} labelled, {n_blank} blank)")
-    short = [r.id for r in results if r.short_justification]
-    if short:
-        lines.append(f"Justification shorter than a sentence ({SENTENCE_RULE}) for {len(short)}: "
-                     f"{', '.join(visible(kid) for kid in short)}. Each label needs 2-3 sentences saying why; "
-                     "full marks need them.")
-    if n_right < len(results):
-        lines.append("Which labels are wrong is not shown: read each example's details against the spec "
-                     f"again (python -m course.kata{_pack_flag(pack)}), then check again. Your teacher marks "
-                     "the file you hand in, item by item.")
-    return "\n".join(lines)
-
-
-def format_marking(results: list[CheckResult]) -> str:
-    """The teacher's marking of a label file: right, WRONG or blank per item, the key's label, why
-    and fix under each miss, short justifications flagged, and the score."""
-    lines = []
-    for r in results:
-        short = "  (justification shorter than a sentence)" if r.short_justification else ""
-        if r.right:
-            lines.append(f"{visible(r.id)}  right{short}")
-            continue
-        if not r.given:
-            lines.append(f"{visible(r.id)}  blank  (no label yet)")
-        else:
-            lines.append(f"{visible(r.id)}  WRONG  student: {r.given}{short}")
-        lines.append(f"        key: {r.correct}")
-        lines.append(f"        why: {visible(r.entry.justification)}")
-        lines.append(f"        fix: {visible(r.entry.fix)}")
-    n_right = sum(r.right for r in results)
-    n_blank = sum(not r.given for r in results)
-    lines.append("")
-    lines.append(f"Score: {n_right}/{len(results)} ({len(results) - n_right - n_blank} wrong, {n_blank} blank)")
-    short = [r.id for r in results if r.short_justification]
-    if short:
-        lines.append(f"Justification shorter than a sentence ({SENTENCE_RULE}) for {len(short)}: "
-                     f"{', '.join(visible(kid) for kid in short)}.")
-    return "\n".join(lines)
-
-
-def format_key(key: Mapping[str, KeyEntry], ids: list[str]) -> str:
-    """The teacher's key in pack order: label, why and fix per example (``teacher/kata_mark.py`` without a file)."""
-    missing = [kid for kid in ids if kid not in key]
-    if missing:
-        raise CourseError(f"the answer key has no entry for {', '.join(visible(m) for m in missing)}")
-    lines = []
-    for kid in ids:
-        entry = key[kid]
-        lines += [f"{visible(kid)}  {entry.label}", f"        why: {visible(entry.justification)}",
-                  f"        fix: {visible(entry.fix)}"]
+    lines.append(f"Complete and well formed: {n_ok} of {len(results)} items "
+                 "(a label, a justification of 2-3 sentences, a fix of a few words).")
+    if n_ok < len(results):
+        lines.append(f"A justification needs {SENTENCE_RULE}; a fix needs {FIX_RULE}. "
+                     f"Read the examples again: python -m course.kata{_pack_flag(pack)}")
+    else:
+        lines.append(f"Hand in {label_file_name(pack)}: your teacher marks the labels. This check does not "
+                     "say which are right.")
     return "\n".join(lines)
 
 

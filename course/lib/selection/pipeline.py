@@ -29,7 +29,14 @@ from typing import Any, Sequence
 
 from course.errors import CourseError
 from course.lib.evaluation.inspection import inspect_failures_command
-from course.lib.evaluation.summary import breakdown_lines, pass_rate_line, percent, render_summary_md, split_from_path
+from course.lib.evaluation.summary import (
+    breakdown_lines,
+    pass_rate_line,
+    percent,
+    points,
+    render_summary_md,
+    split_from_path,
+)
 from course.lib.records.formats import iter_samples, read_dataset
 from course.lib.records.jsonl import JsonlWriter, dumps_line, input_problem
 from course.lib.records.manifest import environment, input_fingerprint, locked_room, shown_here, template_note
@@ -181,7 +188,6 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
     """pass@1, best-of-N and the gain, each labelled for what it is."""
     first, best, gain = summary["pass_at_1"], summary["best_of_n"], summary["selection_gain"]
     n = summary["N"]
-    points = 100.0 * gain["pass_rate"]
     lines = [
         pass_rate_line(first["passed"], first["n"], label="pass@1 (sample 0 of each item)"),
         pass_rate_line(best["passed"], best["n"], label=f"best-of-{n} ({_which(n)})"),
@@ -195,7 +201,7 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
             "is pass@1). Run --n 2 or more to see what choosing among samples buys."
         ]
     return lines + [
-        f"Gain: {points:+.1f} points = {GAIN_LABEL}: {gain['items_rescued']} items rescued, "
+        f"Gain: {points(gain['pass_rate'], signed=True)} points = {GAIN_LABEL}: {gain['items_rescued']} items rescued, "
         f"{gain['items_lost']} lost. Same policy, same samples; {n}x the sampling compute per item.",
     ]
 

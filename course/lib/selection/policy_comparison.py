@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import SCORER_VERSION, score
-from course.lib.evaluation.summary import PASS_REWARD, code_meaning, ordered_codes, split_from_path
+from course.lib.evaluation.summary import PASS_REWARD, code_meaning, ordered_codes, percent, split_from_path
 from course.lib.policy.templates import describe
 from course.lib.records.formats import iter_completions, iter_samples, read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects
@@ -124,7 +124,7 @@ def compare_policies(
 
 
 def _percent(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
+    return "-" if x is None else percent(x)
 
 
 def render(table: dict[str, Any]) -> list[str]:
@@ -150,7 +150,7 @@ def render(table: dict[str, Any]) -> list[str]:
     all_codes: Counter[str] = Counter()
     for c in cols:
         all_codes.update(c["codes"])
-    code_rows = [(f"  {code}", [f"{100 * c['codes'].get(code, 0) / c['n_samples']:.1f}%" for c in cols])
+    code_rows = [(f"  {code}", [percent(c['codes'].get(code, 0) / c['n_samples']) for c in cols])
                  for code in ordered_codes(all_codes)]
     head = max(len(r[0]) for r in rows + code_rows)
     widths = [max(len(visible(c["label"])), *(len(r[1][i]) for r in rows + code_rows)) for i, c in enumerate(cols)]
