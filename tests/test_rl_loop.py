@@ -208,7 +208,7 @@ def test_the_loss_gradient_on_each_token_is_the_normalisation_microscopes_weight
         assert torch.all(grad[i, n:] == 0)
 
 
-@pytest.mark.parametrize("name", ["k1", "k2", "k3"])
+@pytest.mark.parametrize("name", ["k1", "k2", "k3", "k3-corrected"])
 def test_the_kl_term_in_the_loss_has_the_microscopes_slope_on_each_token(name: str) -> None:
     import torch
 
