@@ -528,7 +528,7 @@ def policy_loss(logp: Any, logp_ref: Any, mask: Any, adv: Any, beta: float, *, k
       k1 = -log r = log pi/pi0       its value is an unbiased estimate of KL(pi || pi0); one token's can be < 0
       k2 = 1/2 (log r)^2             its value is biased
       k3 = (r - 1) - log r           its value is an unbiased estimate of KL(pi || pi0), never < 0, lower
-                                     variance (Schulman, 2020, "Approximating KL divergence")
+                                     variance near pi0 only (Schulman, 2020, "Approximating KL divergence")
       k3-corrected = k3 * pi/sg(pi)  k3's value (the ratio's value is 1; TRL's default, ``k3_corrected``)
     What the penalty's GRADIENT follows is another matter, and depends on where it goes:
       in the loss (differentiated through log pi), in expectation on one token: k1 gives 0, k2 gives
