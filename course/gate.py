@@ -5,8 +5,8 @@
 Three questions, in this order: the Locked Room (were both runs measured under the same
 conditions: dataset, split, rubric, scorer, sampling, prompt template, selection compute?), the bar
 (candidate - baseline >= --min-delta, computed exactly) and the noise (a paired exact McNemar
-test and a Newcombe interval; for runs with several samples per item, a sign-flip test and a
-paired bootstrap over the items' pass rates). Beyond the manifests it checks the items: the same
+test and a Newcombe interval; for runs with several samples per item, a sign-flip test on the
+items' pass rates and the interval that agrees with it). Beyond the manifests it checks the items: the same
 ids and expected answers in both runs, and, when the dataset file is at hand, every result
 re-scored against it (one ``Items checked:`` line says what ran). ``course.lib.evaluation.locked_room`` decides and
 renders; this module parses the command line and prints.

@@ -29,7 +29,7 @@ Three questions, in this order:
    sentence on whether the change is distinguishable from noise.
    When either run has several samples per item (``course.eval`` on a selection pack),
    the items are the unit instead: each item's pass rate in both runs, a sign-flip test
-   and a paired bootstrap interval over items (``paired_rates``), each run's pass@1 with
+   and the interval that agrees with it (``paired_rates``), each run's pass@1 with
    its item-clustered interval: the same measurement a multi-sample headline reports.
    ``--require-significance`` adds "p < 0.05" to the bar.
 
