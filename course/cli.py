@@ -454,7 +454,8 @@ def add_loop_options(p: Any, defaults: dict[str, Any], policy_options: Callable[
     # The objective's switches (course.lib.learning.rl_loop.policy_loss; docs/objective.md): the same defaults for
     # every policy, the loop as it always was.
     p.add_argument("--kl-estimator", choices=rl_loop.KL_ESTIMATORS, default=None,
-                   help="KL estimate per token: k1 = log pi/pi0, k2 = 1/2 (log pi/pi0)^2, k3 = pi0/pi - 1 - log pi0/pi "
+                   help="KL estimate per token: k1 = log pi/pi0, k2 = 1/2 (log pi/pi0)^2, "
+                        "k3 = pi0/pi - 1 - log pi0/pi, k3-corrected = k3 x pi/sg(pi) (TRL's default) "
                         "(default: k3 in the loss, k1 in the reward; "
                         "python -m course.kl_estimators shows what each one's gradient follows)")
     p.add_argument("--kl-in", choices=rl_loop.KL_PLACES, default="loss",

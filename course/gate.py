@@ -5,8 +5,8 @@
 Three questions, in this order: the Locked Room (were both runs measured under the same
 conditions: dataset, split, rubric, scorer, sampling, prompt template, selection compute?), the bar
 (candidate - baseline >= --min-delta, computed exactly) and the noise (a paired exact McNemar
-test and a Newcombe interval; for runs with several samples per item, a sign-flip test and a
-paired bootstrap over the items' pass rates). Beyond the manifests it checks the items: the same
+test and a Newcombe interval; for runs with several samples per item, a sign-flip test on the
+items' pass rates and the interval that agrees with it). Beyond the manifests it checks the items: the same
 ids and expected answers in both runs; every line of both runs scored again from its own completion
 and expected answer (a line recording another reward or code, or a run that cannot be re-scored, is
 a REJECT); summary.json tallied again from the lines; and, when a dataset file is at hand, every id

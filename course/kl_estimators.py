@@ -7,11 +7,14 @@ categorical softmax policy over a few tokens, and the two-step MDP of
 ``course.toy_mdp``) this tool prints, exactly:
 
   * KL(pi || pi0) and KL(pi0 || pi), and their gradients on the logits;
-  * for k1, k2, k3 in the loss and in the reward: the expected value and the
-    expected gradient, and which exact gradient that is (0, the reverse KL's, the
-    forward KL's, or neither: compared, not assumed);
+  * for k1, k2, k3 and k3-corrected (k3 times pi/sg(pi), TRL's default) in the loss
+    and in the reward: the expected value and the expected gradient, and which exact
+    gradient that is (0, the reverse KL's, the forward KL's, or neither: compared,
+    not assumed);
   * the same from n samples of pi (seeded; the same draws for every row), with the
-    per-sample variance and the standard error, at several n.
+    per-sample variance and the standard error, at several n;
+  * for the categorical policy, each estimator's exact variance (its value's, and its
+    gradient's in the loss) as pi moves from near pi0 to far from it.
 
 The maths is ``course.lib.learning.kl_estimators`` (its docstring has the identities);
 the guide's reading is docs/objective.md. Prints only; writes nothing.
@@ -91,14 +94,32 @@ def render(block: dict[str, Any], seed_: int) -> list[str]:
             "unbiased" if abs(r["value"] - ex["kl_reverse"]) < 1e-9
             else f"biased {r['value'] - ex['kl_reverse']:+.5f}"
         )
-        lines.append(f"  {r['estimator']} = {kl.FORMULAS[r['estimator']]:<16} in the {r['place']:<6} {r['value']:.5f}  "
+        named = f"{r['estimator']} = {kl.FORMULAS[r['estimator']]}"
+        lines.append(f"  {named:<29} in the {r['place']:<6} {r['value']:.5f}  "
                      f"{_vec(r['gradient'])}  {r['matches']}  (value {bias})")
     lines += ["", f"Monte Carlo: n samples of pi (seed {seed_}; the same draws for every row of an n)",
-              "  estimator  place        n   mean k +- s.e.      var(k)   max|grad - E grad|  grad s.e.  var(grad)"]
+              "  estimator     place        n   mean k +- s.e.      var(k)   max|grad - E grad|  grad s.e.  var(grad)"]
     for m in block["monte_carlo"]:
-        lines.append(f"  {m['estimator']:<9}  {m['place']:<6} {m['n']:>7}   "
+        lines.append(f"  {m['estimator']:<12}  {m['place']:<6} {m['n']:>7}   "
                      f"{m['value_mean']:.4f} +- {m['value_se']:.4f}   "
                      f"{m['value_var']:8.4f}   {m['grad_error']:18.4f}  {m['grad_se']:9.4f}  {m['grad_var']:9.4f}")
+    return lines
+
+
+def render_spread(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The exact variance of every estimator at each distance from pi0 (categorical policy)."""
+    names = kl.ESTIMATORS
+    values = [n for n in names if n != "k3-corrected"]  # (its value is k3's)
+    title = "categorical: exact per-sample variance as pi moves away from pi0, pi = softmax(ref + s (logits - ref))"
+    lines = [title, "=" * len(title),
+             f"  {'':>5} {'':>11}  {'var(k), the value':<{12 * len(values)}}  var(gradient in the loss), trace",
+             f"  {'s':>5} {'KL(pi||pi0)':>11}  " + "".join(f"{n:>12}" for n in values) + "  "
+             + "".join(f"{n:>13}" for n in names)]
+    for r in rows:
+        var = dict(zip(names, r["value_var"]))
+        lines.append(f"  {r['scale']:>5g} {r['kl_reverse']:>11.4f}  " + "".join(f"{var[n]:>12.4g}" for n in values)
+                     + "  " + "".join(f"{v:>13.4g}" for v in r["loss_grad_var"]))
+    lines.append("  (k3-corrected's value is k3's; k3's value varies less than k1's only near pi0)")
     return lines
 
 
@@ -142,13 +163,16 @@ def _main(argv: Sequence[str] | None) -> int:
     blocks = [
         analyse(pol, per_token, args.samples, args.seed) for pol, per_token in policies(args.policy, args.logits, ref)
     ]
+    spread = [asdict(r) for r in kl.spread_table(args.logits, ref)] if args.policy != "two-step" else []
     if args.json:
-        print(dumps_safe({"seed": args.seed, "samples": args.samples, "formulas": kl.FORMULAS, "policies": blocks},
-                         sort_keys=True, indent=2))
+        print(dumps_safe({"seed": args.seed, "samples": args.samples, "formulas": kl.FORMULAS, "policies": blocks,
+                          "spread": spread}, sort_keys=True, indent=2))
     else:
         out: list[str] = []
         for b in blocks:
             out += render(b, args.seed) + [""]
+            if b["policy"] == "categorical" and spread:
+                out += render_spread(spread) + [""]
         print("\n".join(out).rstrip())
     return EXIT_OK
 

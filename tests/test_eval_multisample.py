@@ -108,7 +108,7 @@ def test_the_gate_pairs_two_multi_sample_runs_over_items_and_accepts_a_clear_lif
     assert result["delta"] == 0.5 and paired["difference"] == 0.5 and paired["p_value"] < 0.001
     text = _gate(run_in_process, tmp_path, base, cand, "--min-delta", "0.2").stdout
     assert "pass@1: 20/160 samples = 12.5% over 40 items x 4" in text
-    assert "sign-flip test over items p = " in text and "paired bootstrap over items" in text
+    assert "sign-flip test over items p = " in text and "95% interval for the change (from the same test)" in text
 
 
 def test_the_same_multi_sample_runs_get_the_same_decision_every_time(run_in_process, tmp_path):  # type: ignore[no-untyped-def]

@@ -75,6 +75,29 @@ def test_on_a_categorical_policy_the_expected_gradients_are_zero_reverse_forward
     assert kl.max_abs_diff(row(t, "k2", "loss").gradient, rev) < 1e-7  # k2 in the loss: reverse KL
     assert kl.max_abs_diff(row(t, "k3", "loss").gradient, fwd) < 1e-7  # k3 in the loss: FORWARD KL
     assert kl.max_abs_diff(row(t, "k1", "reward").gradient, rev) < 1e-7  # k1 in the reward: reverse KL
+    assert kl.max_abs_diff(row(t, "k3-corrected", "loss").gradient, rev) < 1e-7  # TRL's default: reverse KL
+    assert row(t, "k3-corrected", "loss").value == pytest.approx(t.kl_reverse, abs=TOL)
+
+
+def test_the_stated_direction_of_every_estimator_is_the_one_computed() -> None:
+    t = kl.exact_table(kl.categorical(LOGITS, REF))
+    assert {(r.estimator, r.place): r.matches for r in t.rows} == kl.DIRECTIONS
+
+
+def test_k3_corrected_is_trls_bias_corrected_kl_differentiated_by_torch() -> None:
+    """TRL's formula (grpo_trainer.py): per_token_kl = (exp(ref - logp) - (ref - logp) - 1) * exp(logp - logp.detach());
+    its derivative in log pi, by autograd, is the microscope's slope; its value is k3's."""
+    torch = pytest.importorskip("torch")
+    logp = torch.tensor([-0.3, -1.7, -4.0, -0.01], dtype=torch.float64, requires_grad=True)
+    ref = torch.tensor([-1.2, -0.4, -0.05, -0.01], dtype=torch.float64)
+    per_token_kl = (torch.exp(ref - logp) - (ref - logp) - 1) * torch.exp(logp - logp.detach())
+    (grad,) = torch.autograd.grad(per_token_kl.sum(), logp)
+    for j in range(4):
+        log_r = float(ref[j] - logp.detach()[j])
+        assert kl.estimator_slope("k3-corrected", log_r) == pytest.approx(float(grad[j]), abs=1e-12)
+        assert kl.estimator_value("k3-corrected", log_r) == pytest.approx(float(per_token_kl.detach()[j]), abs=1e-12)
+        assert kl.estimator_slope("k3-corrected", log_r) != pytest.approx(kl.estimator_slope("k3", log_r), abs=1e-3) \
+            or log_r == 0.0
 
 
 def test_k3_in_the_loss_is_not_the_reverse_kl_gradient_the_objective_names() -> None:
@@ -115,17 +138,49 @@ def test_on_the_two_step_mdp_per_token_k2_in_the_loss_misses_how_step_one_change
 
 def test_on_the_two_step_mdp_the_estimator_on_the_whole_path_restores_the_one_token_identities() -> None:
     t = kl.exact_table(kl.two_step(THETA1, THETA2, R1, R2), per_token=False)
-    assert [(r.estimator, r.place, r.matches) for r in t.rows[:4]] == [
+    assert [(r.estimator, r.place, r.matches) for r in t.rows[:5]] == [
         ("k1", "loss", "0"), ("k2", "loss", "grad KL(pi||pi0)"), ("k3", "loss", "grad KL(pi0||pi)"),
-        ("k1", "reward", "grad KL(pi||pi0)")]
+        ("k3-corrected", "loss", "grad KL(pi||pi0)"), ("k1", "reward", "grad KL(pi||pi0)")]
+
+
+def test_on_the_two_step_mdp_per_token_k3_corrected_misses_step_ones_future_kl_like_k2() -> None:
+    t = kl.exact_table(kl.two_step(THETA1, THETA2, R1, R2), per_token=True)
+    assert row(t, "k3-corrected", "loss").gradient == row(t, "k2", "loss").gradient  # the same slope, -log r
+    assert row(t, "k3-corrected", "loss").matches == "neither"
 
 
 def test_the_slope_of_each_estimator_matches_a_finite_difference_in_log_pi() -> None:
-    for name in kl.ESTIMATORS:
+    # (k3-corrected's slope comes from a ratio whose value is always 1: no finite difference of its value sees
+    # it; the autograd test above checks it against TRL's formula)
+    for name in ("k1", "k2", "k3"):
         for log_r in (-1.3, -0.1, 0.0, 0.7):
             h = 1e-6  # log r = log pi0 - log pi: raising log pi by h lowers log r by h
             fd = (kl.estimator_value(name, log_r - h) - kl.estimator_value(name, log_r + h)) / (2 * h)
             assert kl.estimator_slope(name, log_r) == pytest.approx(fd, abs=1e-6)
+
+
+def test_k3s_variance_is_below_k1s_near_pi0_and_far_above_it_far_from_pi0() -> None:
+    """pi = [.99, .01], pi0 = [.01, .99], computed here by hand: var k3 = 79.8, var k1 = 0.84."""
+    pi, pi0 = [0.99, 0.01], [0.01, 0.99]
+
+    def var(f):  # type: ignore[no-untyped-def]
+        xs = [f(q / p) for p, q in zip(pi, pi0)]
+        m = sum(p * x for p, x in zip(pi, xs))
+        return sum(p * (x - m) ** 2 for p, x in zip(pi, xs))
+
+    k1, k3 = var(lambda r: -math.log(r)), var(lambda r: r - 1 - math.log(r))
+    assert round(k3, 1) == 79.8 and round(k1, 2) == 0.84
+    far = kl.spread_table([math.log(99.0), 0.0], [0.0, math.log(99.0)], scales=(1.0,))[0]
+    assert far.value_var[0] == pytest.approx(k1, rel=1e-9) and far.value_var[2] == pytest.approx(k3, rel=1e-9)
+    near = kl.spread_table(LOGITS, REF, scales=(0.25, 1.0))
+    assert all(r.value_var[2] < r.value_var[0] for r in near)
+
+
+def test_k3_corrected_has_k3s_value_spread_and_k2s_gradient_spread() -> None:
+    for r in kl.spread_table(LOGITS, REF):
+        k1, k2, k3, k3c = r.value_var
+        assert k3c == k3
+        assert r.loss_grad_var[3] == pytest.approx(r.loss_grad_var[1], rel=1e-9)
 
 
 def test_k3_is_never_negative_while_a_single_k1_can_be() -> None:
@@ -173,7 +228,10 @@ def test_help_shows_a_worked_example(run_in_process, tmp_path) -> None:
 def test_the_tool_prints_which_gradient_each_estimator_follows(run_in_process, tmp_path) -> None:
     proc = run_in_process("course.kl_estimators", ["--policy", "categorical", "--samples", "10"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "k3 = (r - 1) - log r  in the loss" in proc.stdout and "grad KL(pi0||pi)" in proc.stdout
+    assert "k3 = (r - 1) - log r          in the loss" in proc.stdout and "grad KL(pi0||pi)" in proc.stdout
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("  k3-corrected = k3 * pi/sg(pi) in the loss"))
+    assert line.endswith("grad KL(pi||pi0)  (value unbiased)")
+    assert "exact per-sample variance as pi moves away from pi0" in proc.stdout
     assert list(tmp_path.iterdir()) == []  # prints only
 
 

@@ -208,7 +208,7 @@ def test_the_loss_gradient_on_each_token_is_the_normalisation_microscopes_weight
         assert torch.all(grad[i, n:] == 0)
 
 
-@pytest.mark.parametrize("name", ["k1", "k2", "k3"])
+@pytest.mark.parametrize("name", ["k1", "k2", "k3", "k3-corrected"])
 def test_the_kl_term_in_the_loss_has_the_microscopes_slope_on_each_token(name: str) -> None:
     import torch
 
@@ -389,3 +389,23 @@ def test_a_warm_start_is_measured_on_the_holdout_beside_pi0_and_the_final_policy
             and "p_value" in h["rl_over_warm_start"]["gate"])
     assert ((tmp_path / "gate_rl.txt").read_text().startswith("Baseline ")
             and (tmp_path / "eval_warm_start_holdout").is_dir())
+
+
+def test_trls_k3_corrected_in_the_loop_logs_k3s_value_and_takes_another_step() -> None:
+    """The same step with k3 and with k3-corrected: the KL term's value is the same (the ratio's value is 1),
+    the update is not (its gradient follows the reverse KL)."""
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    out = {}
+    for name in ("k3", "k3-corrected"):
+        policy = tiny_lm_policy()
+        with torch.no_grad():
+            for p in policy.parameters():
+                p.add_(0.05 * torch.ones_like(p))
+        s = settings(beta=0.5, kl_estimator=name)
+        rec = reinforce_step(s, 1, policy, torch.optim.SGD(policy.parameters(), lr=0.1), paying(set()), TOY)
+        out[name] = (rec["kl_loss"], [p.detach().clone() for p in policy.parameters()])
+    assert out["k3"][0] == pytest.approx(out["k3-corrected"][0], rel=1e-6) and out["k3"][0] > 0
+    assert max(float((a - b).abs().max()) for a, b in zip(out["k3"][1], out["k3-corrected"][1])) > 1e-6

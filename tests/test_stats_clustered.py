@@ -17,6 +17,7 @@ from course.errors import CourseError
 from course.lib.stats import (
     between_seed_interval,
     clustered_interval,
+    clustered_standard_error,
     design_effect,
     intra_class_correlation,
     items_for_power,
@@ -143,3 +144,32 @@ def test_the_between_seed_interval_is_the_t_interval():
 def test_one_seed_has_no_between_seed_spread():
     with pytest.raises(CourseError, match="at least 2 seeds"):
         between_seed_interval([0.1])
+
+
+CLUSTERED_CASES = [([8, 0] * 25, [8] * 50), ([3, 5, 0, 8, 2], [8, 8, 8, 8, 8]), ([1, 2, 0, 4], [2, 4, 3, 4])]
+
+
+@pytest.mark.parametrize("passed, samples", CLUSTERED_CASES)
+def test_the_clustered_standard_error_is_inspects_without_its_finite_cluster_correction(passed, samples):  # type: ignore[no-untyped-def]
+    """inspect_ai's own clustered stderr metric on the same samples (one cluster per item)."""
+    pytest.importorskip("inspect_ai", reason="the inspect extra is not installed")
+    from inspect_ai.scorer import SampleScore, Score, stderr
+
+    scores = [SampleScore(score=Score(value=float(j < k)), sample_id=f"{i}-{j}", sample_metadata={"item": i})
+              for i, (k, m) in enumerate(zip(passed, samples)) for j in range(m)]
+    theirs = stderr(cluster="item")(scores)
+    c = len(samples)
+    assert clustered_standard_error(passed, samples, finite_cluster_correction=True) == pytest.approx(theirs, rel=1e-12)
+    assert clustered_standard_error(passed, samples) == pytest.approx(theirs * math.sqrt((c - 1) / c), rel=1e-12)
+
+
+@pytest.mark.parametrize("passed, samples", CLUSTERED_CASES)
+def test_the_clustered_interval_is_wilsons_at_the_size_its_standard_error_implies(passed, samples):  # type: ignore[no-untyped-def]
+    """Effective n = p(1-p) / se^2 (no more than the samples): the interval uses the uncorrected se."""
+    p = sum(passed) / sum(samples)
+    n_eff = min(sum(samples), p * (1 - p) / clustered_standard_error(passed, samples) ** 2)
+    z = 1.959963984540054
+    centre, half = (p + z * z / (2 * n_eff)) / (1 + z * z / n_eff), \
+        z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff**2)) / (1 + z * z / n_eff)
+    lo, hi = clustered_interval(passed, samples)
+    assert lo == pytest.approx(centre - half, abs=1e-12) and hi == pytest.approx(centre + half, abs=1e-12)

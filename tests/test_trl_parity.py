@@ -3,20 +3,27 @@
 One batch (prompt and completion tokens of different lengths, rewards, a frozen reference) and one
 small model (an embedding and a linear layer, float64). TRL's own ``GRPOTrainer._compute_loss`` is
 called on a stand-in for the trainer that holds only the attributes the loss reads (a full trainer
-would build a tokenizer, a dataset and an optimizer for nothing); the course's is
-``rl_loop.policy_loss``. Per configuration (TRL loss_type x beta x scale_rewards) the test states
-what must match and to what tolerance:
+would build a tokenizer, a dataset and an optimizer for nothing), each taken from TRL's DEFAULT
+``GRPOConfig`` unless a test overrides it; the course's is ``rl_loop.policy_loss``. What must match,
+to what tolerance:
 
-* GRADIENT on every parameter: equal to 1e-10 (float64) for grpo <-> seq-mean, bnpo and dapo <->
-  token-mean, for beta 0 and 0.04 and for scale_rewards none and group;
-  dr_grpo <-> constant: TRL's is the course's divided by max_completion_length (a fixed factor:
-  TRL divides by B x max_completion_length, the course by B).
+* TRL's default config (loss_type dapo, scale_rewards group, beta 0: no KL term): the GRADIENT is
+  the course's ``--loss-norm token-mean --scale-rewards group`` to 1e-10 (float64).
+* With a KL term (beta 0.04, the GRPO paper's; TRL's default 0 switches it off) the KL term is TRL's
+  default, ``use_bias_correction_kl=True`` (k3 x pi/pi_old, pi_old = sg(pi) on-policy: value k3,
+  gradient the reverse KL's), beside the course's ``--kl-estimator k3-corrected``; and the one
+  non-default setting, ``use_bias_correction_kl=False``, is there because it is the GRPO paper's plain
+  k3 (gradient: the forward KL), the course's default ``--kl-estimator k3``. Each loss_type x beta x
+  scale_rewards: the GRADIENT on every parameter equal to 1e-10 for grpo <-> seq-mean, bnpo and
+  dapo <-> token-mean; dr_grpo <-> constant: TRL's is the course's divided by max_completion_length
+  (a fixed factor: TRL divides by B x max_completion_length, the course by B). Each KL term's match
+  fails with the other estimator (their gradients differ).
 * VALUE: differs on purpose. TRL's policy term per token is -A * pi/pi_old (importance ratio,
   = -A on-policy: the value is just minus the mean advantage), the course's is -A * log pi (the
-  REINFORCE surrogate). On-policy their gradients are the same, -A * grad log pi. The KL term is
-  the same k3 = pi0/pi - 1 - log(pi0/pi) in both, normalised the same way.
+  REINFORCE surrogate). On-policy their gradients are the same, -A * grad log pi. The KL term's value
+  is k3 in both, with or without the correction (its ratio's value is 1), normalised the same way.
 * What TRL does not offer is not compared: the course's --kl-in reward (TRL puts the KL only in
-  the loss) and the k1/k2 estimators in the loss (TRL uses k3).
+  the loss) and the k1/k2 estimators in the loss.
 
 The advantages: TRL computes them inside generation (``_generate_and_score_completions``); the
 test reproduces its two lines with TRL's own ``nanstd`` and checks the course's ``group_advantages``.
@@ -24,9 +31,11 @@ test reproduces its two lines with TRL's own ``nanstd`` and checks the course's 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from collections import defaultdict
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -86,11 +95,21 @@ def trl_advantages(scale: str):  # type: ignore[no-untyped-def]
     return adv / (std + 1e-4) if scale != "none" else adv
 
 
-def trl_loss(model, loss_type: str, beta: float, advantages):  # type: ignore[no-untyped-def]
-    """TRL GRPOTrainer._compute_loss on the batch, through a stand-in holding what the loss reads."""
+def trl_defaults() -> dict[str, Any]:
+    """GRPOConfig's declared field defaults, read from the dataclass (building a GRPOConfig on a CPU-only
+    machine fails on its bf16 default, and would set up accelerate for nothing)."""
+    from trl import GRPOConfig
+
+    return {f.name: f.default for f in dataclasses.fields(GRPOConfig) if f.default is not dataclasses.MISSING}
+
+
+def trl_loss(model, advantages, **overrides):  # type: ignore[no-untyped-def]
+    """TRL GRPOTrainer._compute_loss on the batch, through a stand-in holding what the loss reads: every
+    setting TRL's default GRPOConfig has, but for ``overrides``."""
     import torch
     from trl import GRPOTrainer
 
+    cfg = {**trl_defaults(), **overrides}
     prompt, completion, mask, ref_logps = batch()
 
     def logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, **_):  # type: ignore[no-untyped-def]
@@ -100,12 +119,17 @@ def trl_loss(model, loss_type: str, beta: float, advantages):  # type: ignore[no
     accelerator = SimpleNamespace(num_processes=1, sync_gradients=True, gather=lambda x: x,
                                   reduce=lambda x, reduction: x, gather_for_metrics=lambda x: x)
     trainer = SimpleNamespace(
-        _get_per_token_logps_and_entropies=logps_and_entropies, aux_loss_enabled=False, top_entropy_quantile=1.0,
-        off_policy_mask_threshold=None, importance_sampling_level="token", beta=beta, loss_type=loss_type,
-        epsilon_low=0.2, epsilon_high=0.2, use_vllm=False, model=SimpleNamespace(training=True),
+        _get_per_token_logps_and_entropies=logps_and_entropies, aux_loss_enabled=False,
+        top_entropy_quantile=cfg["top_entropy_quantile"], off_policy_mask_threshold=cfg["off_policy_mask_threshold"],
+        importance_sampling_level=cfg["importance_sampling_level"], beta=cfg["beta"], loss_type=cfg["loss_type"],
+        epsilon_low=cfg["epsilon"],
+        epsilon_high=cfg["epsilon_high"] if cfg["epsilon_high"] is not None else cfg["epsilon"],
+        use_vllm=cfg["use_vllm"], model=SimpleNamespace(training=True),
         current_gradient_accumulation_steps=1, max_completion_length=MAX_COMPLETION, accelerator=accelerator,
-        _entropy_bonus_enabled=False, _metrics=defaultdict(lambda: defaultdict(list)),
-        args=SimpleNamespace(use_bias_correction_kl=False, delta=None, steps_per_generation=1),
+        _entropy_bonus_enabled=cfg["entropy_coef"] != 0.0 or cfg["use_adaptive_entropy"],
+        _metrics=defaultdict(lambda: defaultdict(list)),
+        args=SimpleNamespace(use_bias_correction_kl=cfg["use_bias_correction_kl"], delta=cfg["delta"],
+                             steps_per_generation=1),
     )
     inputs = {"prompt_ids": prompt, "prompt_mask": torch.ones_like(prompt), "completion_ids": completion,
               "completion_mask": mask, "advantages": advantages, "ref_per_token_logps": ref_logps,
@@ -113,15 +137,15 @@ def trl_loss(model, loss_type: str, beta: float, advantages):  # type: ignore[no
     return GRPOTrainer._compute_loss(trainer, model, inputs)
 
 
-def course_loss(model, loss_norm: str, beta: float, advantages):  # type: ignore[no-untyped-def]
+def course_loss(model, loss_norm: str, beta: float, advantages, kl_estimator: str = "k3"):  # type: ignore[no-untyped-def]
     import torch
 
     from course.lib.learning.rl_loop import policy_loss
 
     prompt, completion, mask, ref_logps = batch()
     logp, _ = per_token_logps(model, torch.cat([prompt, completion], 1), MAX_COMPLETION)
-    loss, parts = policy_loss(logp, ref_logps, mask.bool(), advantages, beta, kl_estimator="k3", kl_in="loss",
-                              loss_norm=loss_norm)
+    loss, parts = policy_loss(logp, ref_logps, mask.bool(), advantages, beta, kl_estimator=kl_estimator,
+                              kl_in="loss", loss_norm=loss_norm)
     return loss, parts
 
 
@@ -135,6 +159,14 @@ def max_diff(a, b, factor: float = 1.0) -> float:  # type: ignore[no-untyped-def
     return max(float((x - factor * y).abs().max()) for x, y in zip(a, b))
 
 
+def test_trls_default_config_is_the_one_this_file_names() -> None:
+    """What "TRL's defaults" means below (trl 1.16): if a TRL release changes one, this test says which."""
+    d = trl_defaults()
+    assert (d["beta"], d["loss_type"], d["scale_rewards"], d["use_bias_correction_kl"]) == (0.0, "dapo", "group", True)
+    assert (d["epsilon"], d["epsilon_high"], d["importance_sampling_level"], d["delta"]) == (0.2, None, "token", None)
+    assert (d["top_entropy_quantile"], d["off_policy_mask_threshold"], d["entropy_coef"]) == (1.0, None, 0.0)
+
+
 def test_the_course_advantages_are_trls_for_both_reward_scalings() -> None:
     import torch
 
@@ -145,38 +177,70 @@ def test_the_course_advantages_are_trls_for_both_reward_scalings() -> None:
         assert torch.allclose(ours, trl_advantages(scale), atol=1e-12, rtol=0)
 
 
+def test_under_trls_default_config_the_gradient_is_the_courses_token_mean_with_group_scaling() -> None:
+    """TRL's defaults: dapo, scale_rewards group, beta 0 (no KL term at all, so no reference model)."""
+    adv = trl_advantages(trl_defaults()["scale_rewards"])
+    model = small_model()
+    theirs = grads(trl_loss(model, adv), model)
+    ours = grads(course_loss(model, "token-mean", 0.0, adv)[0], model)
+    assert max_diff(ours, theirs) < TOL
+    assert max_diff(grads(course_loss(model, "seq-mean", 0.0, adv)[0], model), theirs) > 1e-3  # (the norm matters)
+
+
 MATCHING = [("grpo", "seq-mean"), ("bnpo", "token-mean"), ("dapo", "token-mean")]
+# TRL's KL term beside the course's estimator: its default, use_bias_correction_kl=True, is k3 x pi/sg(pi),
+# the course's k3-corrected; False is the GRPO paper's plain k3, the course's default --kl-estimator k3.
+KL_TERMS = [(True, "k3-corrected"), (False, "k3")]
 
 
 @pytest.mark.parametrize("loss_type, loss_norm", MATCHING)
 @pytest.mark.parametrize("beta", [0.0, 0.04])
 @pytest.mark.parametrize("scale", ["none", "group"])
-def test_the_gradient_equals_trls_for_the_matching_normalisation(loss_type: str, loss_norm: str, beta: float,
-                                                                 scale: str) -> None:
+@pytest.mark.parametrize("correction, estimator", KL_TERMS)
+def test_the_gradient_equals_trls_for_the_matching_normalisation_and_kl_term(
+        loss_type: str, loss_norm: str, beta: float, scale: str, correction: bool, estimator: str) -> None:
+    """beta 0.04 (the GRPO paper's; TRL's default 0 switches the KL off) with TRL's default KL term and with
+    the paper's, each beside the course's estimator of the same name in the list above."""
     adv = trl_advantages(scale)
     model = small_model()
-    theirs = grads(trl_loss(model, loss_type, beta, adv), model)
-    ours = grads(course_loss(model, loss_norm, beta, adv)[0], model)
+    theirs = grads(trl_loss(model, adv, loss_type=loss_type, beta=beta, scale_rewards=scale,
+                            use_bias_correction_kl=correction), model)
+    ours = grads(course_loss(model, loss_norm, beta, adv, estimator)[0], model)
     assert max_diff(ours, theirs) < TOL
     assert max(float(g.abs().max()) for g in ours) > 1e-3  # (a gradient worth comparing)
 
 
+@pytest.mark.parametrize("correction, estimator", KL_TERMS)
+def test_trls_kl_term_is_not_the_other_estimator(correction: bool, estimator: str) -> None:
+    """The two KL terms differ in their gradient (forward against reverse KL), so the match above is not vacuous."""
+    adv = trl_advantages("group")
+    model = small_model()
+    theirs = grads(trl_loss(model, adv, beta=0.04, use_bias_correction_kl=correction), model)
+    other = "k3" if estimator == "k3-corrected" else "k3-corrected"
+    assert max_diff(grads(course_loss(model, "token-mean", 0.04, adv, other)[0], model), theirs) > 1e-6
+
+
 @pytest.mark.parametrize("beta", [0.0, 0.04])
-def test_dr_grpo_is_the_courses_constant_divisor_divided_by_max_completion_length(beta: float) -> None:
+@pytest.mark.parametrize("correction, estimator", KL_TERMS)
+def test_dr_grpo_is_the_courses_constant_divisor_divided_by_max_completion_length(
+        beta: float, correction: bool, estimator: str) -> None:
     """The named difference: TRL's dr_grpo divides the token sum by B x max_completion_length, the
     course's constant by B alone (so its step size does not depend on --max-tokens)."""
     adv = trl_advantages("none")
     model = small_model()
-    theirs = grads(trl_loss(model, "dr_grpo", beta, adv), model)
-    ours = grads(course_loss(model, "constant", beta, adv)[0], model)
+    theirs = grads(trl_loss(model, adv, loss_type="dr_grpo", beta=beta, scale_rewards="none",
+                            use_bias_correction_kl=correction), model)
+    ours = grads(course_loss(model, "constant", beta, adv, estimator)[0], model)
     assert max_diff(theirs, ours, 1.0 / MAX_COMPLETION) < TOL
     assert max_diff(theirs, ours) > 1e-3  # not equal without the factor
 
 
 @pytest.mark.parametrize("loss_type, loss_norm", MATCHING)
-def test_the_loss_value_differs_on_purpose_trl_uses_the_ratio_the_course_log_pi(loss_type: str, loss_norm: str) -> None:
+@pytest.mark.parametrize("correction, estimator", KL_TERMS)
+def test_the_loss_value_differs_on_purpose_trl_uses_the_ratio_the_course_log_pi(
+        loss_type: str, loss_norm: str, correction: bool, estimator: str) -> None:
     """On-policy, TRL's per-token policy term is -A * pi/pi_old = -A, the course's -A * log pi: the values
-    differ, the KL parts are the same k3 normalised the same way."""
+    differ; the KL parts are the same k3 value (the correction's ratio is 1) normalised the same way."""
     import torch
 
     from course.lib.learning.rl_loop import normalised
@@ -184,8 +248,8 @@ def test_the_loss_value_differs_on_purpose_trl_uses_the_ratio_the_course_log_pi(
     adv = trl_advantages("group")
     model = small_model()
     _, _, mask, _ = batch()
-    theirs = trl_loss(model, loss_type, 0.04, adv).detach()
-    ours, parts = course_loss(model, loss_norm, 0.04, adv)
+    theirs = trl_loss(model, adv, loss_type=loss_type, beta=0.04, use_bias_correction_kl=correction).detach()
+    ours, parts = course_loss(model, loss_norm, 0.04, adv, estimator)
     m = mask.double()
     minus_mean_advantage = normalised(adv[:, None] * torch.ones_like(m) * m, m, loss_norm, -1.0)
     assert float(theirs) == pytest.approx(float(minus_mean_advantage + parts["kl_loss"]), abs=TOL)

@@ -14,9 +14,12 @@ raise ``CourseError`` (never a silent NaN):
 Several samples per item (they share the item, so they are not independent draws):
 
   * ``clustered_interval(passed, samples)``  pass@1 over items x samples, items as the unit of sampling
+  * ``clustered_standard_error(...)``        its standard error (inspect_ai's, with or without C/(C-1))
   * ``intra_class_correlation(passed, samples)``  how much samples of one item agree (rho)
   * ``design_effect(m, icc)``                how many times wider the variance is: 1 + (m - 1) rho
-  * ``paired_sign_flip(a, b, seed=...)``     are two runs' per-item pass rates different? (paired over items)
+  * ``sign_flip_test(a, b, seed=...)``       are two runs' per-item pass rates different? (paired over items,
+                                            exact for few discordant items) and the interval that agrees
+  * ``paired_sign_flip(a, b, seed=...)``     its p-value alone
   * ``between_seed_interval(values)``        a t interval for the mean of one figure over training seeds
   * ``lift_variance(...)``, ``lift_power(...)``, ``items_for_power(...)``
                                             how many items, samples and seeds a lift of X points needs
@@ -30,6 +33,8 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import dataclass
+from fractions import Fraction
 from statistics import NormalDist
 from typing import Sequence
 
@@ -44,8 +49,11 @@ __all__ = [
     "pass_hat_k",
     "plug_in_pass_at_k",
     "clustered_interval",
+    "clustered_standard_error",
     "intra_class_correlation",
     "design_effect",
+    "sign_flip_test",
+    "SignFlip",
     "paired_sign_flip",
     "between_seed_interval",
     "lift_variance",
@@ -353,6 +361,15 @@ def clustered_interval(
     says nothing and the items are the sample size (the widest case: each
     item's samples all agree).
 
+    The variance is inspect_ai's clustered standard error squared
+    (``inspect_ai.scorer._metrics.std._clustered_stderr``) WITHOUT its
+    finite-cluster correction C / (C - 1), C the number of items: the standard
+    error is inspect's times sqrt((C - 1) / C) (0.995 at 100 items, 0.990 at
+    50). Not applied, on purpose: it keeps the one-sample case exactly Wilson's
+    (whose variance p(1-p)/n has no n / (n - 1) either), and at the item counts
+    the course measures it moves an interval's half-width by half a percent or
+    less; ``clustered_standard_error`` computes both.
+
     >>> lo, hi = clustered_interval([8, 0] * 25, [8] * 50)   # 200/400, but all-or-nothing per item
     >>> f"{lo:.3f} {hi:.3f}"
     '0.366 0.634'
@@ -372,6 +389,29 @@ def clustered_interval(
     residuals = math.fsum((k - p * m) ** 2 for k, m in zip(passed, samples))
     deff = max(1.0, residuals / (m_total * p * (1.0 - p)))
     return _wilson(p, m_total / deff, z)
+
+
+def clustered_standard_error(
+    passed: Sequence[int], samples: Sequence[int], *, finite_cluster_correction: bool = False
+) -> float:
+    """The item-clustered standard error of pass@1: sqrt(sum((k_i - p*m_i)**2)) / sum(m_i).
+
+    The variance ``clustered_interval`` uses; with ``finite_cluster_correction`` it is multiplied by
+    C / (C - 1) (C items), which is inspect_ai's clustered ``stderr``.
+
+    >>> round(clustered_standard_error([8, 0] * 25, [8] * 50), 6)
+    0.070711
+    >>> round(clustered_standard_error([8, 0] * 25, [8] * 50, finite_cluster_correction=True), 6)
+    0.071429
+    """
+    k_total, m_total = _item_counts(passed, samples)
+    p = k_total / m_total
+    variance = math.fsum((k - p * m) ** 2 for k, m in zip(passed, samples)) / m_total**2
+    if finite_cluster_correction:
+        if len(samples) < 2:
+            raise CourseError("the finite-cluster correction C / (C - 1) needs at least 2 items")
+        variance *= len(samples) / (len(samples) - 1)
+    return math.sqrt(variance)
 
 
 def intra_class_correlation(passed: Sequence[int], samples: Sequence[int]) -> float:
@@ -421,22 +461,48 @@ def _unit(name: str, value: float) -> float:
     return float(value)
 
 
-def paired_sign_flip(
-    a: Sequence[float], b: Sequence[float], *, seed: int, n_resamples: int = 10_000
-) -> float:
-    """Two-sided p-value for "no difference" between paired per-item values (a sign-flip permutation test).
+# Up to this many items whose paired values differ, the sign-flip test enumerates all 2^k sign
+# patterns (as the distribution of their sums, built item by item: at most 2^16 = 65,536 sums), so
+# its p-value is exact; that is never more work than the 10,000 random flips of k >= 17 values
+# it replaces. Beyond it, the p-value is Monte Carlo (standard error about 0.002 at p = 0.05).
+EXACT_SIGN_FLIP_MAX = 16
+# Per-item values are read as the nearest fraction with a denominator up to this: a pass rate of up
+# to 1000 samples is then exactly k/m, so equal sums tie exactly in the enumeration.
+_DENOMINATOR_MAX = 1_000_000
 
-    Under "the two runs are alike", each item's difference ``b_i - a_i`` is as
-    likely to have either sign; the p-value is the share of random sign flips
-    (from ``random.Random(seed)``) whose mean difference is at least as far from
-    0 as the observed one, counting the observed one: ``(1 + hits) / (1 + n_resamples)``.
-    With 0/1 outcomes it tests what McNemar's test does (only discordant items count).
-    Items are the unit: use it on per-item pass rates of multi-sample runs.
 
-    >>> paired_sign_flip([0] * 10, [1] * 10, seed=0) < 0.01
-    True
-    >>> paired_sign_flip([0.5, 0.25], [0.5, 0.25], seed=0)
-    1.0
+@dataclass(frozen=True)
+class SignFlip:
+    """A paired sign-flip test over items and the interval that agrees with it (``sign_flip_test``)."""
+
+    p_value: float
+    low: float  # the interval for mean(b) - mean(a): it excludes 0 exactly when p_value < 1 - confidence
+    high: float
+    exact: bool  # True: every sign pattern enumerated; False: Monte Carlo
+    discordant: int  # k, the items whose values differ (only they carry information)
+
+
+def sign_flip_test(
+    a: Sequence[float], b: Sequence[float], *, seed: int, n_resamples: int = 10_000, confidence: float = 0.95
+) -> SignFlip:
+    """Two-sided sign-flip test of "no difference" between paired per-item values, with its interval.
+
+    Under "the two runs are alike" each item's difference ``d_i = b_i - a_i`` is as likely to have
+    either sign; the p-value is the share of sign patterns whose sum is at least as far from 0 as
+    the observed one. With k <= EXACT_SIGN_FLIP_MAX discordant items every one of the 2^k patterns
+    counts (exact); beyond, ``n_resamples`` random patterns from ``random.Random(seed)`` and the
+    observed one, ``(1 + hits) / (1 + n_resamples)``. With 0/1 outcomes it is McNemar's exact test.
+
+    The interval is ``mean(d) +- c / n`` over the n items, c the largest |sum| of the test's null
+    distribution still reached with probability >= 1 - confidence: the changes the test, with the
+    null's spread, would not reject. So it excludes 0 exactly when p < 1 - confidence (a bootstrap
+    interval need not: with 5 discordant items it can exclude 0 while p = 0.0625).
+
+    >>> t = sign_flip_test([0] * 5 + [1] * 15, [1] * 20, seed=0)   # 5 items up, none down: 2/2^5
+    >>> t.p_value, t.exact, t.low, t.high
+    (0.0625, True, 0.0, 0.5)
+    >>> sign_flip_test([0.5, 0.25], [0.5, 0.25], seed=0)
+    SignFlip(p_value=1.0, low=0.0, high=0.0, exact=True, discordant=0)
     """
     if len(a) != len(b) or not a:
         raise CourseError(f"paired values need equal, non-zero lengths, got {len(a)} and {len(b)}")
@@ -444,16 +510,86 @@ def paired_sign_flip(
         raise CourseError(f"seed must be an integer, got {seed!r}")
     if type(n_resamples) is not int or n_resamples < 1:
         raise CourseError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    _z(confidence)  # validates confidence
+    alpha = round(1.0 - confidence, 12)  # (1 - 0.95 is 0.050000000000000044 in floats)
+    n = len(a)
+    if sum(y != x for x, y in zip(a, b)) <= EXACT_SIGN_FLIP_MAX:
+        return _exact_sign_flip(a, b, alpha)
     diffs = [float(y) - float(x) for x, y in zip(a, b) if y != x]
-    if not diffs:
-        return 1.0
-    observed = abs(math.fsum(diffs))
+    observed_sum = math.fsum(diffs)
+    observed = abs(observed_sum)
     rng = random.Random(seed)
-    hits = 0
+    sums = [observed]
     for _ in range(n_resamples):
-        flipped = math.fsum(d if rng.random() < 0.5 else -d for d in diffs)
-        hits += abs(flipped) >= observed - 1e-12  # ties count as "as far": the test stays conservative
-    return (1 + hits) / (1 + n_resamples)
+        sums.append(abs(math.fsum(d if rng.random() < 0.5 else -d for d in diffs)))
+    sums.sort(reverse=True)
+    # ties count as "as far" (within 1e-12): the test stays conservative
+    hits = sum(x >= observed - 1e-12 for x in sums)  # (the observed one included)
+    p = hits / (1 + n_resamples)
+    # the largest |sum| whose tail holds at least alpha of the draws (the smallest's holds all of them)
+    crit = next(x for x in sums if _at_least(sums, x) >= alpha * (1 + n_resamples))
+    return SignFlip(p, (observed_sum - crit) / n, (observed_sum + crit) / n, False, len(diffs))
+
+
+def _at_least(sorted_desc: Sequence[float], t: float) -> int:
+    """How many of the values (sorted largest first) are >= t - 1e-12."""
+    lo, hi = 0, len(sorted_desc)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sorted_desc[mid] >= t - 1e-12:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _exact_sign_flip(a: Sequence[float], b: Sequence[float], alpha: float) -> SignFlip:
+    """Every sign pattern of the discordant items, as the exact distribution of their sum (in integer
+    units of 1/L, L the common denominator of the values, so that equal sums tie exactly)."""
+    pairs = [(_fraction(x), _fraction(y)) for x, y in zip(a, b) if y != x]
+    unit = math.lcm(*(f.denominator for pair in pairs for f in pair)) if pairs else 1
+    diffs = [int((y - x) * unit) for x, y in pairs]
+    counts: dict[int, int] = {0: 1}  # sum -> how many sign patterns give it
+    for d in diffs:
+        step: dict[int, int] = {}
+        for total, ways in counts.items():
+            step[total + d] = step.get(total + d, 0) + ways
+            step[total - d] = step.get(total - d, 0) + ways
+        counts = step
+    by_size: dict[int, int] = {}
+    for total, ways in counts.items():
+        by_size[abs(total)] = by_size.get(abs(total), 0) + ways
+    tails: dict[int, int] = {}  # |s| -> patterns with |sum| >= |s|
+    running = 0
+    for size in sorted(by_size, reverse=True):
+        running += by_size[size]
+        tails[size] = running
+    patterns = 2 ** len(diffs)
+    observed = sum(diffs)
+    p = Fraction(tails[abs(observed)], patterns)
+    crit = max(size for size, tail in tails.items() if tail >= alpha * patterns)  # |sum| = 0 always qualifies
+    n = len(a) * unit
+    return SignFlip(float(p), float(Fraction(observed - crit, n)), float(Fraction(observed + crit, n)), True,
+                    len(diffs))
+
+
+def _fraction(x: float) -> Fraction:
+    return Fraction(x).limit_denominator(_DENOMINATOR_MAX)
+
+
+def paired_sign_flip(
+    a: Sequence[float], b: Sequence[float], *, seed: int, n_resamples: int = 10_000
+) -> float:
+    """The p-value of ``sign_flip_test`` alone (exact for up to EXACT_SIGN_FLIP_MAX discordant items).
+
+    Items are the unit: use it on per-item pass rates of multi-sample runs.
+
+    >>> paired_sign_flip([0] * 10, [1] * 10, seed=0)   # exact: 2 of the 2^10 patterns
+    0.001953125
+    >>> paired_sign_flip([0.5, 0.25], [0.5, 0.25], seed=0)
+    1.0
+    """
+    return sign_flip_test(a, b, seed=seed, n_resamples=n_resamples).p_value
 
 
 # ---------------------------------------------------------------------------

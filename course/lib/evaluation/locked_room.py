@@ -33,7 +33,7 @@ Three questions, in this order:
    sentence on whether the change is distinguishable from noise.
    When either run has several samples per item (``course.eval`` on a selection pack),
    the items are the unit instead: each item's pass rate in both runs, a sign-flip test
-   and a paired bootstrap interval over items (``paired_rates``), each run's pass@1 with
+   and the interval that agrees with it (``paired_rates``), each run's pass@1 with
    its item-clustered interval: the same measurement a multi-sample headline reports.
    ``--require-significance`` adds "p < 0.05" to the bar.
 
@@ -63,9 +63,8 @@ from course.lib.records.manifest import sha256_file
 from course.lib.stats import (
     clustered_interval,
     mcnemar_exact,
-    paired_bootstrap,
     paired_difference_interval,
-    paired_sign_flip,
+    sign_flip_test,
 )
 from course.lib.visible import visible
 
@@ -620,7 +619,7 @@ def paired_table(base: Outcomes, cand: Outcomes) -> dict[str, Any]:
     return table
 
 
-# The seed of the gate's resampling (bootstrap interval, sign-flip test) on multi-sample runs:
+# The seed of the gate's resampling (the sign-flip test beyond its exact range) on multi-sample runs:
 # fixed, so the same two runs always get the same decision.
 RESAMPLING_SEED = 0
 PER_ITEM = "per-item pass rates"
@@ -630,9 +629,10 @@ def paired_rates(base: Outcomes, cand: Outcomes) -> dict[str, Any]:
     """The paired comparison of multi-sample runs: each shared item's pass rate under both runs.
 
     The item is the unit (its samples are not independent): the change is the mean over items
-    of (candidate rate - baseline rate), its 95 % interval a paired bootstrap over items
-    (``course.lib.stats.paired_bootstrap``), its p-value a sign-flip test over items
-    (``paired_sign_flip``, which on one sample per item asks what McNemar's test asks).
+    of (candidate rate - baseline rate), its p-value a sign-flip test over items, exact for up to
+    16 items that differ (``EXACT_SIGN_FLIP_MAX``) (``course.lib.stats.sign_flip_test``, which on one sample
+    per item asks what McNemar's test asks), its 95 % interval the one that agrees with that test
+    (it excludes 0 exactly when p < SIGNIFICANCE).
     """
     ids = [i for i in base.counts_by_id if i in cand.counts_by_id]
     a = [k / m for k, m in (base.counts_by_id[i] for i in ids)]
@@ -645,10 +645,11 @@ def paired_rates(base: Outcomes, cand: Outcomes) -> dict[str, Any]:
         "only_in_baseline": base.items - len(ids), "only_in_candidate": cand.items - len(ids),
     }
     if ids:
-        lo, hi = paired_bootstrap(a, b, seed=RESAMPLING_SEED)
-        p = paired_sign_flip(a, b, seed=RESAMPLING_SEED)
-        table.update({"p_value": p, "difference": math.fsum(y - x for x, y in zip(a, b)) / len(ids),
-                      "difference_ci95": [lo, hi], "significant": p < SIGNIFICANCE})
+        test = sign_flip_test(a, b, seed=RESAMPLING_SEED, confidence=1.0 - SIGNIFICANCE)
+        p = test.p_value
+        table.update({"p_value": p, "p_exact": test.exact,
+                      "difference": math.fsum(y - x for x, y in zip(a, b)) / len(ids),
+                      "difference_ci95": [test.low, test.high], "significant": p < SIGNIFICANCE})
     return table
 
 
@@ -857,8 +858,8 @@ def render(result: dict[str, Any], base: Outcomes, cand: Outcomes) -> list[str]:
                          "the candidate)")
         if t["shared"] and t.get("method") == PER_ITEM:
             lo, hi = t["difference_ci95"]
-            lines.append(f"  sign-flip test over items p = {t['p_value']:.3g}; 95% interval for the change (paired "
-                         f"bootstrap over items): {_points(lo, '')} to {_points(hi)}")
+            lines.append(f"  sign-flip test over items p = {t['p_value']:.3g}; 95% interval for the change (from "
+                         f"the same test): {_points(lo, '')} to {_points(hi)}")
         elif t["shared"]:
             lo, hi = t["difference_ci95"]
             lines.append(f"  exact McNemar p = {t['mcnemar_p']:.3g}; 95% interval for the change (Newcombe): "

@@ -7,10 +7,16 @@ divergence") are
 
     k1 = -log r                 k2 = 1/2 (log r)^2                k3 = (r - 1) - log r
 
+and a fourth, TRL's default (``GRPOConfig.use_bias_correction_kl=True``): k3 multiplied by
+the importance ratio rho = pi(y) / sg(pi(y)), sg a stop-gradient, so rho's value is 1 but
+its gradient is rho * grad log pi ("k3-corrected"; off-policy TRL divides by pi_old instead).
+
 Two different questions get two different answers, and the course keeps them apart:
 
-* VALUE: is E_pi[k] = KL(pi || pi0)? k1 and k3 yes (unbiased estimates of the value;
-  k3 is never negative and has lower variance), k2 no (biased).
+* VALUE: is E_pi[k] = KL(pi || pi0)? k1, k3 and k3-corrected (the same value) yes:
+  unbiased estimates, k3 never negative; k2 no (biased). k3's variance is below k1's only
+  while pi is near pi0: far from it r = pi0/pi is unbounded and k3's variance can be many
+  times k1's (``spread_table`` computes both exactly across a range of distances).
 * GRADIENT: what does the penalty push the policy towards? That depends on WHERE the
   estimator goes.
     - in the LOSS (added to the loss and differentiated through log pi, the sampled y held
@@ -18,14 +24,15 @@ Two different questions get two different answers, and the course keeps them apa
         k1: 0 (pi cannot change its expected log-probability: E_pi[grad log pi] = 0)
         k2: grad KL(pi || pi0)   the reverse KL, the one the objective names
         k3: grad KL(pi0 || pi)   the FORWARD KL: a different objective
+        k3-corrected: grad KL(pi || pi0)   the reverse KL again (its slope is k2's, -log r)
     - in the REWARD (subtracted from the reward, gradient by REINFORCE: k * grad log pi),
         k1: grad KL(pi || pi0)   the reverse KL
-        (k2 and k3 there give neither KL's gradient; the tool prints what they give.)
+        (k2, k3 and k3-corrected there give neither KL's gradient; the tool prints what they give.)
 
 On one token (a categorical policy) every statement above is an identity. On a sequence
 of tokens (the two-step MDP of ``course.lib.learning.two_step``), an estimator summed over
 tokens keeps its value properties (the chain rule of KL) and k1-in-the-reward stays the
-exact reverse-KL gradient, but k2 and k3 per token in the loss see only each step's own
+exact reverse-KL gradient, but k2, k3 and k3-corrected per token in the loss see only each step's own
 KL: they miss how an early choice changes which later-step KL the policy will pay for.
 The same estimator applied once to the whole sequence (log r summed over its tokens)
 restores the one-token identities. This module computes all of it by enumeration.
@@ -34,11 +41,12 @@ It owns the maths (pure, standard library, no printing): ``Token``/``Outcome`` (
 enumerable policy: every outcome with its probability and, per token, log pi, log pi0 and
 grad log pi), ``categorical`` and ``two_step`` (the two policies), ``exact_table`` (the
 exact expected value and gradient of every estimator in every place, beside both KLs and
-their gradients) and ``monte_carlo`` (the same from n seeded samples, with variances).
+their gradients), ``monte_carlo`` (the same from n seeded samples, with variances) and
+``spread_table`` (each estimator's exact variance as pi moves away from pi0).
 ``python -m course.kl_estimators`` prints the tables.
 
 >>> [round(estimator_value(k, math.log(0.5)), 6) for k in ESTIMATORS]   # r = 1/2
-[0.693147, 0.240227, 0.193147]
+[0.693147, 0.240227, 0.193147, 0.193147]
 """
 
 from __future__ import annotations
@@ -51,12 +59,21 @@ from typing import Sequence
 from course.errors import CourseError
 from course.lib.learning import policy_gradient as pg
 
-ESTIMATORS: tuple[str, ...] = ("k1", "k2", "k3")
+ESTIMATORS: tuple[str, ...] = ("k1", "k2", "k3", "k3-corrected")
 PLACES: tuple[str, ...] = ("loss", "reward")
 FORMULAS: dict[str, str] = {
     "k1": "-log r",
     "k2": "1/2 (log r)^2",
     "k3": "(r - 1) - log r",
+    "k3-corrected": "k3 * pi/sg(pi)",  # sg: stop-gradient, so the ratio's value is 1 (TRL's default)
+}
+# Which KL each estimator's gradient follows in expectation on one token, in each place (what
+# ``exact_table`` finds by computation; the tests check it against finite differences of the KLs).
+DIRECTIONS: dict[tuple[str, str], str] = {
+    ("k1", "loss"): "0", ("k2", "loss"): "grad KL(pi||pi0)", ("k3", "loss"): "grad KL(pi0||pi)",
+    ("k3-corrected", "loss"): "grad KL(pi||pi0)",
+    ("k1", "reward"): "grad KL(pi||pi0)", ("k2", "reward"): "neither", ("k3", "reward"): "neither",
+    ("k3-corrected", "reward"): "neither",
 }
 
 Vector = list[float]
@@ -75,7 +92,7 @@ def estimator_value(name: str, log_r: float) -> float:
         return -log_r + 0.0  # (no -0.0)
     if name == "k2":
         return 0.5 * log_r * log_r
-    if name == "k3":
+    if name in ("k3", "k3-corrected"):  # the corrected one is k3 times a ratio whose value is 1
         return math.expm1(log_r) - log_r  # (r - 1) - log r, with expm1 so r near 1 keeps its digits
     raise CourseError(f"unknown KL estimator {name!r}: choose one of {', '.join(ESTIMATORS)}")
 
@@ -87,9 +104,13 @@ def estimator_slope(name: str, log_r: float) -> float:
       k1 = -log r            -> +1
       k2 = 1/2 (log r)^2     -> -log r   (= log pi/pi0)
       k3 = r - 1 - log r     -> 1 - r
+      k3-corrected = k3 * rho, rho = pi/sg(pi) (value 1, d rho / d log pi = rho = 1), by the product rule
+                             -> (1 - r) + k3 = -log r: k2's slope, so the reverse KL's gradient in the loss
 
     >>> estimator_slope("k1", 0.3), estimator_slope("k2", 0.3), round(estimator_slope("k3", math.log(2.0)), 12)
     (1.0, -0.3, -1.0)
+    >>> round(estimator_slope("k3-corrected", math.log(2.0)), 12) == round(-math.log(2.0), 12)
+    True
     """
     if name == "k1":
         return 1.0
@@ -97,6 +118,8 @@ def estimator_slope(name: str, log_r: float) -> float:
         return -log_r + 0.0  # (no -0.0)
     if name == "k3":
         return -math.expm1(log_r)
+    if name == "k3-corrected":
+        return estimator_slope("k3", log_r) + estimator_value("k3", log_r)  # k3' * rho + k3 * rho', rho = 1
     raise CourseError(f"unknown KL estimator {name!r}: choose one of {', '.join(ESTIMATORS)}")
 
 
@@ -285,7 +308,8 @@ def exact_table(pol: Enumerated, *, per_token: bool = True, tol: float = 1e-9) -
     >>> t = exact_table(categorical([1.0, 0.0, -1.0], [0.0, 0.0, 0.0]))
     >>> [(r.estimator, r.place, r.matches) for r in t.rows]  # doctest: +NORMALIZE_WHITESPACE
     [('k1', 'loss', '0'), ('k2', 'loss', 'grad KL(pi||pi0)'), ('k3', 'loss', 'grad KL(pi0||pi)'),
-     ('k1', 'reward', 'grad KL(pi||pi0)'), ('k2', 'reward', 'neither'), ('k3', 'reward', 'neither')]
+     ('k3-corrected', 'loss', 'grad KL(pi||pi0)'), ('k1', 'reward', 'grad KL(pi||pi0)'), ('k2', 'reward', 'neither'),
+     ('k3', 'reward', 'neither'), ('k3-corrected', 'reward', 'neither')]
     """
     rev, fwd = grad_kl_reverse(pol), grad_kl_forward(pol)
     rows = []
@@ -310,6 +334,56 @@ def _which(grad: Sequence[float], rev: Sequence[float], fwd: Sequence[float], to
 def max_abs_diff(a: Sequence[float], b: Sequence[float]) -> float:
     """The largest |a_i - b_i|: how far apart two gradients are, in the worst coordinate."""
     return max(abs(x - y) for x, y in zip(a, b))
+
+
+# ---------------------------------------------------------------------------
+# Spread: each estimator's exact variance as pi moves away from pi0
+# ---------------------------------------------------------------------------
+SPREAD_SCALES: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
+MAX_LOGIT_SPAN = 50.0  # beyond it a probability is below e^-50 and every estimate is a rounding error
+
+
+@dataclass(frozen=True)
+class SpreadRow:
+    """Every estimator's exact per-sample variance under pi at one distance from pi0 (one token)."""
+
+    scale: float  # pi = softmax(ref + scale * (logits - ref)): 0 would be pi0, 1 the policy given
+    kl_reverse: float
+    value_var: tuple[float, ...]  # Var_pi[k(y)], in ESTIMATORS order
+    loss_grad_var: tuple[float, ...]  # trace of Cov_pi[k's gradient in the loss from one sample], same order
+
+
+def variance(pol: Enumerated, f) -> float:  # type: ignore[no-untyped-def]
+    """The trace of Cov_pi[f(y)] for a vector-valued f, exactly (two passes: the mean, then the squares)."""
+    p, _ = probabilities(pol)
+    mean = expectation(pol, f)
+    return math.fsum(pi * math.fsum((x - m) ** 2 for x, m in zip(f(o), mean)) for pi, o in zip(p, pol.outcomes))
+
+
+def spread_table(logits: Sequence[float], ref_logits: Sequence[float],
+                 scales: Sequence[float] = SPREAD_SCALES) -> list[SpreadRow]:
+    """Exact variances of every estimator on the categorical policies between pi0 and beyond ``logits``.
+
+    Scales whose logits would span more than MAX_LOGIT_SPAN are left out. Near pi0 k3's value
+    varies less than k1's; far from it r = pi0/pi is unbounded on the tokens pi rarely draws, and
+    k3's variance overtakes k1's (on two tokens, pi = [.99, .01] and pi0 = [.01, .99]: 79.8 against 0.84).
+
+    >>> rows = spread_table([1.0, 0.0], [0.0, 0.0], scales=(0.5, 8.0))
+    >>> [r.value_var[2] < r.value_var[0] for r in rows]   # k3 below k1 near pi0, above it far away
+    [True, False]
+    """
+    rows = []
+    for t in scales:
+        theta = [q + t * (x - q) for x, q in zip(logits, ref_logits)]
+        if max(theta) - min(theta) > MAX_LOGIT_SPAN:
+            continue
+        pol = categorical(theta, ref_logits)
+        rows.append(SpreadRow(
+            t, kl_reverse(pol),
+            tuple(variance(pol, lambda o, k=k: [sample_value(k, o)]) for k in ESTIMATORS),
+            tuple(variance(pol, lambda o, k=k: sample_gradient(k, "loss", o)) for k in ESTIMATORS),
+        ))
+    return rows
 
 
 # ---------------------------------------------------------------------------

@@ -12,10 +12,11 @@ back towards the reference pi0.
     k3   = (pi0/pi - 1) - log(pi0/pi)  at each chosen token        (KL estimator, see policy_loss)
 
 That is the default objective. Four switches change it, each a choice practitioners argue about
-(``LoopSettings``' last four fields; docs/objective.md reads every formula): which KL estimator (k1, k2, k3),
-where it goes (a loss term, or subtracted from the reward), what the token sum is divided by
-(the number of samples B, the default; each completion's length, GRPO; all tokens of the batch,
-DAPO) and whether advantages are divided by their group's standard deviation (GRPO) or not.
+(``LoopSettings``' last four fields; docs/objective.md reads every formula): which KL estimator
+(k1, k2, k3, or TRL's default k3-corrected), where it goes (a loss term, or subtracted from the
+reward), what the token sum is divided by (the number of samples B, the default; each
+completion's length, GRPO; all tokens of the batch, DAPO) and whether advantages are divided
+by their group's standard deviation (GRPO) or not.
 ``python -m course.kl_estimators`` and ``python -m course.loss_normalisation`` show, exactly,
 what each choice does to the gradient.
 
@@ -175,7 +176,7 @@ class LoopSettings:
     save_every: int
     gate_min_delta: float
     # The objective's four switches (defaults: the loop as it always was; see policy_loss)
-    kl_estimator: str = "k3"  # k1 | k2 | k3
+    kl_estimator: str = "k3"  # k1 | k2 | k3 | k3-corrected
     kl_in: str = "loss"  # loss | reward
     loss_norm: str = "constant"  # constant | seq-mean | token-mean
     scale_rewards: str = "none"  # none | group
@@ -499,7 +500,7 @@ def slice_scores(policy: RLPolicy, items: list[dict[str, Any]], rubric: Any, s: 
 # ---------------------------------------------------------------------------
 # The loss and the alarm: the pieces of the algorithm, each readable (and tested) on its own
 # ---------------------------------------------------------------------------
-KL_ESTIMATORS = ("k1", "k2", "k3")  # (the maths of each: course.lib.learning.kl_estimators)
+KL_ESTIMATORS = ("k1", "k2", "k3", "k3-corrected")  # (the maths of each: course.lib.learning.kl_estimators)
 KL_PLACES = ("loss", "reward")
 LOSS_NORMS = ("constant", "seq-mean", "token-mean")  # (each token's weight: course.lib.learning.loss_normalisation)
 REWARD_SCALES = ("none", "group")
@@ -527,13 +528,14 @@ def policy_loss(logp: Any, logp_ref: Any, mask: Any, adv: Any, beta: float, *, k
       k1 = -log r = log pi/pi0       its value is an unbiased estimate of KL(pi || pi0); one token's can be < 0
       k2 = 1/2 (log r)^2             its value is biased
       k3 = (r - 1) - log r           its value is an unbiased estimate of KL(pi || pi0), never < 0, lower
-                                     variance (Schulman, 2020, "Approximating KL divergence")
+                                     variance near pi0 only (Schulman, 2020, "Approximating KL divergence")
+      k3-corrected = k3 * pi/sg(pi)  k3's value (the ratio's value is 1; TRL's default, ``k3_corrected``)
     What the penalty's GRADIENT follows is another matter, and depends on where it goes:
       in the loss (differentiated through log pi), in expectation on one token: k1 gives 0, k2 gives
-        grad KL(pi || pi0), and k3 (the default, as in GRPO) gives grad KL(pi0 || pi), the FORWARD KL,
-        not the reverse KL the objective E[r] - beta KL(pi || pi0) names. Summed over the tokens of a
-        sequence, k2 and k3 see only each token's own step: they miss how an earlier token changes
-        the KL still to come.
+        grad KL(pi || pi0), and k3 (the default, as in the GRPO paper) gives grad KL(pi0 || pi), the
+        FORWARD KL, not the reverse KL the objective E[r] - beta KL(pi || pi0) names; k3-corrected
+        gives the reverse KL's again. Summed over the tokens of a sequence, k2, k3 and k3-corrected see
+        only each token's own step: they miss how an earlier token changes the KL still to come.
       in the reward (kl_in "reward": the caller subtracts beta * sum_t k_t from the reward before the
         advantages; nothing is added here), k1 gives exactly grad KL(pi || pi0) of the whole sequence,
         through the noisier score function (as in PPO-style RLHF).
@@ -586,7 +588,20 @@ def kl_estimate(name: str, log_ratio: Any, m: Any) -> Any:
         return 0.5 * log_ratio * log_ratio
     if name == "k3":
         return (torch.exp(-log_ratio) - 1 + log_ratio) * m
+    if name == "k3-corrected":
+        return k3_corrected(log_ratio, m)
     raise ValueError(f"kl_estimator must be one of {', '.join(KL_ESTIMATORS)}, got {name!r}")
+
+
+def k3_corrected(log_ratio: Any, m: Any) -> Any:
+    """TRL's default KL term (``GRPOConfig.use_bias_correction_kl=True``): k3 times the importance ratio
+    pi/sg(pi), sg a stop-gradient. The ratio's value is exactly 1, so the value is k3's; its gradient is
+    grad log pi, so the slope in log pi is (1 - r) + k3 = -log r, k2's: in the loss the expected gradient on
+    one token is grad KL(pi || pi0), the reverse KL (k3 alone follows the forward KL)."""
+    import torch
+
+    ratio = torch.exp(log_ratio - log_ratio.detach())  # pi/sg(pi) on chosen tokens (log pi0 carries no gradient)
+    return kl_estimate("k3", log_ratio, m) * ratio
 
 
 def group_advantages(r: Any, scale: str) -> Any:

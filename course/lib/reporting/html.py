@@ -1109,7 +1109,7 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
             lo, hi = t["difference_ci95"]
             facts.append(("sign-flip test over items, p",
                           f'<strong class="mcnemar">{escape(format(t["p_value"], ".3g"))}</strong>'))
-            facts.append(("95% interval for the change (paired bootstrap over items)",
+            facts.append(("95% interval for the change (from the same test)",
                           escape(f"{points(lo, signed=True)} to {points(hi, signed=True)} points")))
         out.append("<h3>Paired over the shared items (each item's pass rate)</h3>" + _dl(facts))
         if gate.get("noise"):
