@@ -71,7 +71,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from course.errors import CourseError
 from course.lib.records import temporaries
 from course.lib.records.jsonl import dumps_pretty, encode_text, pretty_bytes, read_json
-from course.lib.records.manifest import MARKER, MARKER_FIELD, inputs_seen, sha256_file
+from course.lib.records.manifest import MARKER, MARKER_FIELD, recorded_inputs, sha256_file
 from course.lib.records.temporaries import OWNER_FILE, clean_stale
 from course.lib.visible import terminal_line, visible
 
@@ -325,7 +325,6 @@ class _Reservation:
     force: bool
     tool: str | None = None  # the tool writing it (course.eval, ...), when the caller said so
     inputs: tuple[str, ...] = ()  # inputs named by the caller (paths as given)
-    inputs_from: int = 0  # inputs course.lib.records.manifest.input_fingerprint noted from here on are the run's too
 
 
 _PENDING: dict[str, _Reservation] = {}
@@ -436,7 +435,7 @@ def resolve_outdir(
     ``tool`` (the name its manifest will give, ``course.eval``) and ``inputs`` (the files and
     folders the run reads) let ``--force`` refuse before any work to replace another tool's run
     or a folder holding an input; the finished run is checked again either way, with the tool
-    its manifest names and every input ``input_fingerprint`` recorded.
+    its manifest names and every input its manifest records (``recorded_inputs``).
     With ``outdir`` None the first free ``runs/<prefix>_NNN`` is reserved atomically.
     The reservation is released by ``atomic_run_dir`` (which adopts it), by
     ``release_pending`` (``course.cli.run`` calls it on every exit) or at interpreter exit.
@@ -455,7 +454,7 @@ def resolve_outdir(
             if os.path.lexists(final):  # created between our check and our mkdir
                 temporaries.remove(tmp)
                 continue
-            _hold(_Reservation(final, tmp, force, tool, named, len(inputs_seen())))
+            _hold(_Reservation(final, tmp, force, tool, named))
             return final
         raise CourseError(f"no free run name under {RUNS_ROOT}/ for prefix {prefix!r}")
     final = Path(outdir)
@@ -467,7 +466,7 @@ def resolve_outdir(
     clean_stale(final.parent)
     tmp = _reserve(final, exclusive_name=False)
     assert tmp is not None
-    _hold(_Reservation(final, tmp, force, tool, named, len(inputs_seen())))
+    _hold(_Reservation(final, tmp, force, tool, named))
     return final
 
 
@@ -510,6 +509,14 @@ def run_tool(run_dir: str | os.PathLike[str]) -> str | None:
     return tool if isinstance(tool, str) else None
 
 
+def _manifest_inputs(run_dir: Path) -> tuple[str, ...]:
+    """The input files a finished run's manifest records (none without a readable one)."""
+    try:
+        return recorded_inputs(read_json(run_dir / "manifest.json", "manifest"))
+    except (OSError, CourseError):
+        return ()
+
+
 def committed() -> tuple[Path, ...]:
     """The run directories this process has finished so far, in the order they appeared."""
     return tuple(_COMMITTED)
@@ -544,7 +551,7 @@ def _finish(res: _Reservation) -> None:
     if tool is None:
         raise CourseError(f"{final}: the new run has no manifest.json naming its tool, so it cannot replace a run; "
                           "the old run was kept as it was")
-    owners = _check_replaceable(final, tool, res.inputs + inputs_seen()[res.inputs_from:], new_files, new_folders)
+    owners = _check_replaceable(final, tool, res.inputs + _manifest_inputs(tmp), new_files, new_folders)
     (tmp / OWNER_FILE).unlink(missing_ok=True)  # before the carry: a .owner of the user's may be among the entries
     _carry(final, tmp, owners.theirs, tool)
     old = final.parent / f".{final.name}.old"
