@@ -290,7 +290,7 @@ def _refuse_undecodable(args: Sequence[str]) -> None:
 def _print_report_hint(run_dir: Any) -> None:
     """Last line of every tool that wrote a run: the command that shows it as an HTML page."""
     from course.lib.records.runs import run_tool
-    from course.lib.reporting.run_kinds import REPORTABLE_TOOLS
+    from course.lib.reporting.views import REPORTABLE_TOOLS
 
     if run_tool(run_dir) in REPORTABLE_TOOLS:
         print(f"View it: {command(['python', '-m', 'course.report', run_dir])}", flush=True)

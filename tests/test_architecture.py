@@ -310,8 +310,8 @@ def test_no_course_modules_import_each_other_in_a_circle_even_inside_functions()
 
 
 # --- every run a tool writes has a view ---------------------------------------------------------------
-# A tool whose run the page could not draw would end without its "View it:" line: the registry
-# (course.lib.reporting.run_kinds, views in course.lib.reporting.html) must name every tool that writes one.
+# A tool whose run the page could not draw would end without its "View it:" line: the views
+# (course.lib.reporting.views, one module per kind) must name every tool that writes one.
 # course.ray_eval writes the one-process course.eval run byte for byte, so its manifests name course.eval.
 WRITES_RUNS_AS = {"course.ray_eval": "course.eval"}
 
@@ -344,14 +344,13 @@ def _writes_a_run_directory(tool: str) -> bool:
 
 @pytest.mark.parametrize("tool", sorted(_tool_modules()))
 def test_every_tool_that_writes_a_run_directory_has_a_report_view(tool):
-    from course.lib.reporting.html import VIEWS
-    from course.lib.reporting.run_kinds import TOOL_KIND
+    from course.lib.reporting.views import TOOL_KIND, VIEWS
 
     if not _writes_a_run_directory(tool):
         return
     kind = TOOL_KIND.get(WRITES_RUNS_AS.get(tool, tool))
-    assert kind is not None, f"{tool} writes a run directory but course.lib.reporting.run_kinds has no kind for it"
-    assert kind in VIEWS, f"run kind {kind!r} ({tool}) has no loader and view in course.lib.reporting.html.VIEWS"
+    assert kind is not None, f"{tool} writes a run directory but no module of course.lib.reporting.views claims it"
+    assert kind in VIEWS, f"run kind {kind!r} ({tool}) has no view in course.lib.reporting.views"
 
 
 def test_the_run_directory_finder_sees_a_tool_whose_library_writes_the_run():
@@ -359,8 +358,9 @@ def test_the_run_directory_finder_sees_a_tool_whose_library_writes_the_run():
     assert _writes_a_run_directory("course.selection_demo") and not _writes_a_run_directory("course.score")
 
 
-def test_every_run_kind_has_a_view():
-    from course.lib.reporting.html import VIEWS
-    from course.lib.reporting.run_kinds import DERIVED_KINDS, RUN_KINDS
+def test_each_run_kind_is_declared_in_the_one_view_module_named_for_it():
+    from course.lib.reporting import views
 
-    assert sorted(k.name for k in RUN_KINDS + DERIVED_KINDS) == sorted(VIEWS)
+    modules = sorted(p.stem for p in (COURSE / "lib" / "reporting" / "views").glob("*.py") if p.stem != "__init__")
+    assert sorted(views.VIEWS) == modules
+    assert all(view.kind.name == name for name, view in views.VIEWS.items())

@@ -107,7 +107,7 @@ def _named(paths: list[Path]) -> str:
 
 def _pointer(directory: Path, tool: str) -> str:
     """What to look at instead, for a run directory of another kind."""
-    from course.lib.reporting.run_kinds import REPORTABLE_TOOLS
+    from course.lib.reporting.views import REPORTABLE_TOOLS
 
     subs = _scoring_sub_runs(directory)
     if subs:

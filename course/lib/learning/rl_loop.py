@@ -67,11 +67,11 @@ from course.instrument.spec_v1 import score as strict_score
 from course.lib.bundled import DEFAULT_DATASETS, MATH_HOLDOUT
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.evaluation.pipeline import evaluate
-from course.lib.policy.report import story_line, tail_means, write_curves
 from course.lib.policy.training_problems import problem_stream, read_items
 from course.lib.records.jsonl import JsonlWriter, dumps_line
 from course.lib.records.manifest import peak_rss_kib
 from course.lib.records.runs import write_json, write_manifest, write_text
+from course.lib.reporting.rl_report import story_line, tail_means, write_curves
 from course.lib.stats import clustered_interval, paired_bootstrap
 
 # PyTorch is imported inside the functions that use it: the tools' --help and the one-line
@@ -789,7 +789,7 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     out["items"] = len(items)
     out["lift_pass_at_1"] = round(lift, 4)
     out["lift_paired_bootstrap95"] = [round(lo, 4), round(hi, 4)]
-    # (the lift is the run's result: the tool states it once, on stdout, through course.lib.policy.report.lift_text)
+    # (the lift is the run's result: the tool states it once, on stdout, through rl_report.lift_text)
     out["gate"] = holdout_gate(tmp, final, s.gate_min_delta, say)
     if start is not None:
         for key, a, b in (("warm_start_over_pi0", "pi0", "warm_start"), ("rl_over_warm_start", "warm_start", "final")):

@@ -6,7 +6,7 @@ The runs of ``course.lib.learning.rl_loop`` (``python -m course.tinylm.rl`` on t
 Pure functions of the run's records (``rl_log.jsonl`` lines, the summary), so a
 test reads them without training anything::
 
-    from course.lib.policy.report import report_lines, write_curves
+    from course.lib.reporting.rl_report import report_lines, write_curves
     print("\n".join(report_lines(summary, "runs/rl_strict")))
     write_curves(run_dir, records, "strict")      # curves.csv, and curves.png
 
@@ -328,4 +328,4 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.policy.report"))
+    raise SystemExit(not_a_tool("course.lib.reporting.rl_report"))
