@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 from course.cli import EXIT_OK, add_run_options, info, make_parser, run, shard
@@ -166,7 +167,7 @@ def _merge(given: list[str], args_in: Sequence[str] | None) -> int:
     return EXIT_OK
 
 
-def _print_run(run_dir: object, manifest: dict, summary: dict) -> None:
+def _print_run(run_dir: Path, manifest: dict, summary: dict) -> None:
     """What course.eval prints about a run it wrote (a whole run, a part, or parts merged)."""
     print(
         f"Evaluated {_counted(summary)}: {visible(shown_here(manifest['dataset']['path']))} "

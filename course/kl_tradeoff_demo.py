@@ -104,11 +104,11 @@ def report(
         + _top3(pi_ref, actions)
         + "   <- pi_ref itself",
     ]
-    for r in sorted(rows, key=lambda r: -r.beta):
-        flag = "" if r.ascent.converged else " (not converged)"
+    for row in sorted(rows, key=lambda row: -row.beta):
+        flag = "" if row.ascent.converged else " (not converged)"
         lines.append(
-            f"  {r.beta:>7g}  {r.expected_reward:>6.4f}  {_kl(r.kl):>7}  {r.objective:>12.4f}  {r.ascent.steps:>8}  "
-            f"{r.max_abs_diff:>14.1e}  {_top3(r.probs, actions)}{flag}"
+            f"  {row.beta:>7g}  {row.expected_reward:>6.4f}  {_kl(row.kl):>7}  {row.objective:>12.4f}  "
+            f"{row.ascent.steps:>8}  {row.max_abs_diff:>14.1e}  {_top3(row.probs, actions)}{flag}"
         )
     worst = max(r.max_abs_diff for r in rows)
     best = max(rewards)

@@ -35,7 +35,7 @@ Needs the ``inspect`` extra (``pip install -e '.[inspect]'``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from course.cli import make_parser, positive_int, run
 from course.lib.bundled import MATH_DEV, PROJECT_ROOT
@@ -95,7 +95,7 @@ from course.lib.visible import visible  # noqa: E402
 TASK_NAME = "course_math"
 
 
-def verdict_to_score(verdict: dict[str, Any]) -> Score:
+def verdict_to_score(verdict: Mapping[str, Any]) -> Score:
     """One ``course.instrument.spec_v1.score`` verdict as an inspect ``Score`` (the evidence travels with it)."""
     details = verdict["details"]
     extracted = details.get("extracted")

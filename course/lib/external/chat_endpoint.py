@@ -591,7 +591,8 @@ class Endpoint:
 
     def request(self, body: Mapping[str, Any]) -> tuple[int, bytes]:
         """``(HTTP status, raw body)`` of one chat request, or the SDK's exception for an error answer."""
-        client, outcome, finished = self._client, {}, threading.Event()
+        outcome: dict[str, Any] = {}
+        client, finished = self._client, threading.Event()
         cap_args = (int(body.get("n", 1)), int(body.get("max_tokens", 0)))
 
         def work() -> None:

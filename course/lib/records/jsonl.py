@@ -25,7 +25,7 @@ import re
 import stat
 from functools import partial
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Sequence
+from typing import IO, Any, Callable, Generator, Iterable, Iterator, Sequence
 
 from course.errors import CourseError
 
@@ -780,7 +780,7 @@ def _decode_slowly(text: str, path: Any, lineno: int, decoder: json.JSONDecoder 
 def iter_objects(
     path: str | os.PathLike[str], check: Callable[[dict[str, Any], Any, int], None] | None = None,
     *, exact_numbers: bool = False,
-) -> Iterator[tuple[int, dict[str, Any]]]:
+) -> Generator[tuple[int, dict[str, Any]], None, None]:
     """Yield ``(line_number, object)`` for every line of a JSONL file, checking the
     file-level rules (regular file, encoding, BOM, CRLF, blank lines, JSON, depth,
     surrogates, one object per line, not empty).

@@ -11,6 +11,20 @@ from course.lib.evaluation.summary import pass_rate_line
 from course.lib.reporting.page_parts import dl, escape
 
 
+def _locked_row(row: Mapping[str, Any]) -> str:
+    """One Locked Room field: the same in both runs, different, or not compared here."""
+    if not row.get("compared", True):
+        sym, rcls = "–", "skip"
+    elif row.get("same"):
+        sym, rcls = "✓", "same"
+    else:
+        sym, rcls = "✗", "differs"
+    return (f'<tr class="{rcls}"><td class="sym">{sym}</td><td><code>{escape(row["field"])}</code></td>'
+            f'<td><code>{escape(row["baseline"])}</code></td><td><code>{escape(row["candidate"])}</code></td>'
+            f'<td>{escape(row["meaning"])}'
+            f'{" (not compared here)" if not row.get("compared", True) else ""}</td></tr>')
+
+
 def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
     """The gate's decision as course.gate reaches it: Locked Room fields, the paired table, McNemar p, the decision."""
     title = f"Gate: candidate {gate.get('candidate')} against baseline {gate.get('baseline')}"
@@ -27,17 +41,7 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
            "<h3>Locked Room</h3><table class=\"locked\"><thead><tr><th></th><th>field</th><th>baseline</th>"
            "<th>candidate</th>"
            "<th>what it means</th></tr></thead><tbody>"]
-    for row in gate.get("rows", []):
-        if not row.get("compared", True):
-            sym, rcls = "–", "skip"
-        elif row.get("same"):
-            sym, rcls = "✓", "same"
-        else:
-            sym, rcls = "✗", "differs"
-        out.append(f'<tr class="{rcls}"><td class="sym">{sym}</td><td><code>{escape(row["field"])}</code></td>'
-                   f'<td><code>{escape(row["baseline"])}</code></td><td><code>{escape(row["candidate"])}</code></td>'
-                   f'<td>{escape(row["meaning"])}'
-                   f'{" (not compared here)" if not row.get("compared", True) else ""}</td></tr>')
+    out.extend(_locked_row(row) for row in gate.get("rows", []))
     out.append("</tbody></table>")
     for text in gate.get("explanations", []):
         out.append(f'<p class="bad">→ {escape(text)}.</p>')

@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
 from course.instrument.rubric_registry import RUBRICS
+from course.instrument.spec_v1 import Verdict
 from course.lib.bundled import KATA_EXAMPLES, KATA_HARD_EXAMPLES, KATA_HARD_KEY, KATA_KEY
 from course.lib.records.jsonl import dumps_line, iter_objects, read_json
 from course.lib.records.temporaries import write_text_atomic
@@ -54,7 +55,7 @@ LABELS: dict[str, str] = {
 
 
 # Every scorer a kata example may name: the course's rubrics plus the two drafts.
-SCORERS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
+SCORERS: dict[str, Callable[[Any, Any], Verdict]] = {
     **RUBRICS, "draft_v0": draft_score, "draft_v1": draft_v1_score,
 }
 # Where each draft's code is, for the listing's last lines.
@@ -381,14 +382,14 @@ def format_marking(results: list[CheckResult]) -> str:
     and fix under each miss, short justifications flagged, and the score."""
     lines = []
     for r in results:
-        short = "  (justification shorter than a sentence)" if r.short_justification else ""
+        flag = "  (justification shorter than a sentence)" if r.short_justification else ""
         if r.right:
-            lines.append(f"{visible(r.id)}  right{short}")
+            lines.append(f"{visible(r.id)}  right{flag}")
             continue
         if not r.given:
             lines.append(f"{visible(r.id)}  blank  (no label yet)")
         else:
-            lines.append(f"{visible(r.id)}  WRONG  student: {r.given}{short}")
+            lines.append(f"{visible(r.id)}  WRONG  student: {r.given}{flag}")
         lines.append(f"        key: {r.correct}")
         lines.append(f"        why: {visible(r.entry.justification)}")
         lines.append(f"        fix: {visible(r.entry.fix)}")
