@@ -128,7 +128,7 @@ def _ask_prediction(n_actions: int, step: int) -> list[str]:
 # ---------------------------------------------------------------------------
 # Plots (optional).
 # ---------------------------------------------------------------------------
-def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ignore[no-untyped-def]
+def _draw_learning_curve(records: Sequence[BanditStep], title: str):
     from course.lib.learning import demo_plots
 
     running = []
@@ -146,7 +146,7 @@ def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ig
     )
 
 
-def _draw_ablation(scenarios: Sequence[dict[str, Any]]):  # type: ignore[no-untyped-def]
+def _draw_ablation(scenarios: Sequence[dict[str, Any]]):
     from course.lib.learning import demo_plots
 
     panels = [
@@ -168,7 +168,7 @@ def _draw_ablation(scenarios: Sequence[dict[str, Any]]):  # type: ignore[no-unty
 STORY_STEPS_DEFAULT = 500
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     parser = make_parser(
         "python -m course.bandit_train",
         "REINFORCE on a softmax policy over candidate completions of one prompt, rewarded by the strict "
@@ -301,7 +301,7 @@ def _add_experiment_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_args(args) -> None:  # type: ignore[no-untyped-def]
+def _check_args(args) -> None:
     if args.steps < 1:
         raise CourseError(f"--steps must be at least 1, got {args.steps}")
     if args.summary_every < 0:
@@ -320,7 +320,7 @@ def _check_args(args) -> None:  # type: ignore[no-untyped-def]
         )
 
 
-def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:
     return {
         **environment("course.bandit_train", argv),
         "example": EXAMPLE,
@@ -489,7 +489,7 @@ def _main(argv: Sequence[str] | None) -> int:
     return 0
 
 
-def _noise_sweep_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
+def _noise_sweep_main(argv, args, actions) -> int:
     final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_noise")
     rates = list(dict.fromkeys(args.noise_sweep))  # each rate once, in the order given
     info(f"noise sweep: {len(rates)} rates x {args.seeds} seeds x {args.steps} steps ...")
@@ -518,7 +518,7 @@ def _noise_sweep_main(argv, args, actions) -> int:  # type: ignore[no-untyped-de
     return 0
 
 
-def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
+def _ablation_main(argv, args, actions) -> int:
     final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_ablation", tool="course.bandit_train")
     # Without --action, both regimes are measured: rare success (the demo's actions) and common success.
     named = [("chosen actions" if args.action else "default actions (rare success)", actions)]

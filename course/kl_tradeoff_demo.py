@@ -132,7 +132,7 @@ def _top3(probs: Sequence[float], actions: Sequence[str]) -> str:
     return ", ".join(f"{quote(actions[i])} {probs[i]:.3f}" for i in top_actions(probs))
 
 
-def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[float]):  # type: ignore[no-untyped-def]
+def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[float]):
     from course.lib.learning import demo_plots
 
     return lambda plt: demo_plots.kl_tradeoff(
@@ -147,7 +147,7 @@ def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[fl
 # ---------------------------------------------------------------------------
 # The command line.
 # ---------------------------------------------------------------------------
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     parser = make_parser(
         "python -m course.kl_tradeoff_demo",
         "For each KL penalty beta, the policy maximising E[r] - beta*KL(pi || pi_ref) over the candidate "

@@ -364,3 +364,48 @@ def test_each_run_kind_is_declared_in_the_one_view_module_named_for_it():
     modules = sorted(p.stem for p in (COURSE / "lib" / "reporting" / "views").glob("*.py") if p.stem != "__init__")
     assert sorted(views.VIEWS) == modules
     assert all(view.kind.name == name for name, view in views.VIEWS.items())
+
+
+# --- sizes a newcomer can take in --------------------------------------------------------------------
+# spec_v1.py is frozen: its bytes are the scorer fingerprint, so its shape stays until the next spec version.
+MAX_FUNCTION_LINES = 80
+MAX_MODULE_LINES = 600
+LONG_MODULE_REASON = "# Over 600 lines because "
+SIZED = sorted(p for p in COURSE.rglob("*.py") if p != INSTRUMENT / "spec_v1.py")
+
+
+def _long_functions(source: str) -> list[tuple[str, int]]:
+    """Every function (methods and nested ones too) longer than MAX_FUNCTION_LINES, with its length."""
+    return [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+
+
+def test_the_length_check_counts_a_function_from_its_def_to_its_last_line():
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    assert _long_functions(f"def f():\n{body}") == [("f", MAX_FUNCTION_LINES + 1)]
+    assert _long_functions(f"def f():\n{body[body.index(chr(10)) + 1:]}") == []
+
+
+@pytest.mark.parametrize("path", SIZED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_function_in_course_is_longer_than_80_lines(path):
+    assert _long_functions(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("path", SIZED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_module_over_600_lines_says_why_in_its_first_line(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if len(lines) > MAX_MODULE_LINES:
+        assert lines[0].startswith(LONG_MODULE_REASON), f"{len(lines)} lines and no '{LONG_MODULE_REASON}...' line"
+
+
+@pytest.mark.parametrize("path", SIZED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_type_ignore_names_its_error_code_and_its_reason(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if "# type: ignore" not in line:
+            continue
+        assert "# type: ignore[" in line, f"line {i + 1}: a type: ignore without its error code"
+        after = line.split("# type: ignore[", 1)[1].split("]", 1)[1]
+        assert "#" in after or lines[i - 1].lstrip().startswith("#"), (
+            f"line {i + 1}: a type: ignore without its reason (a comment after it or on the line above)")

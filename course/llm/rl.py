@@ -94,7 +94,7 @@ RFT_DEFAULTS: dict[str, Any] = {
 }
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.llm.rl",
         "Train LoRA adapters of the real LLM (SmolLM2-135M-Instruct by default) with the course's RL loop "

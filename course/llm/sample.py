@@ -90,7 +90,7 @@ DEFAULT_THREADS = 1
 THREADS = int_in(1, 64)
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.llm.sample",
         "Sample the real LLM (SmolLM2-135M-Instruct by default) on a dataset into a selection pack (n>1) "
@@ -142,7 +142,7 @@ def build_parser():  # type: ignore[no-untyped-def]
 MERGE = "merge"  # `python -m course.llm.sample merge PARTS...`; any other first argument is the sampler as before
 
 
-def build_merge_parser():  # type: ignore[no-untyped-def]
+def build_merge_parser():
     p = make_parser(
         "python -m course.llm.sample merge",
         "Join the parts of a sharded sampling run (course.llm.sample --shard K/N, each with its OUT.manifest.json) "

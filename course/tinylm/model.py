@@ -149,7 +149,7 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(cfg.n_embd)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, rope, mask, past, past_len=None):  # type: ignore[no-untyped-def]
+    def forward(self, x, rope, mask, past, past_len=None):
         a, kv = self.attn(self.ln_1(x), rope, mask, past, past_len)
         x = x + a  # residual stream, (B, T, C)
         x = x + self.mlp(self.ln_2(x))

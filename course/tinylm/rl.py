@@ -75,7 +75,7 @@ DEFAULTS: dict[str, Any] = {
 # ---------------------------------------------------------------------------
 # The command: settings in, one run directory out (written in a temp dir, one rename)
 # ---------------------------------------------------------------------------
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.tinylm.rl",
         "Train the tiny LM with REINFORCE (group baseline, KL penalty to pi0) on fresh on-policy samples; "

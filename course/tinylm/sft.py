@@ -90,7 +90,7 @@ def check_settings(s: dict) -> None:
                           "each head gets n_embd / n_head dimensions")
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.tinylm.sft",
         "Train the tiny LM's reference policy pi0 by supervised fine-tuning on a seeded format mixture.",
@@ -323,7 +323,7 @@ def diverged(what: str, s: dict) -> CourseError:
     )
 
 
-def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]
+def measure_dev(model, n: int) -> dict:
     """pass@1 of a model on math_dev under the strict scorer (n samples per item, T = 1, seed 0)."""
     from collections import Counter
 

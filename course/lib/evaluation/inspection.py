@@ -177,10 +177,12 @@ def open_scoring_run(path: str | Path) -> RunDir:
         # scored to read. An unrecognised writer that left a results.jsonl is inspected as before.
         other = isinstance(tool, str) and tool not in SCORING_TOOLS
         if other and (tool in KIND_OF_RUN or not (directory / "results.jsonl").exists()):
-            kind = KIND_OF_RUN.get(tool, "not a scoring run")
+            # `other` holds only for a str tool
+            kind = KIND_OF_RUN.get(tool, "not a scoring run")  # type: ignore[arg-type]
             raise CourseError(
                 f"{visible(str(directory))}: a {shown(tool)} run ({kind}); it has no scored results of its own "
-                f"to inspect: {_pointer(directory, tool)}"
+                # `other` holds only for a str tool
+                f"to inspect: {_pointer(directory, tool)}"  # type: ignore[arg-type]
             )
     return read_run(directory)
 

@@ -1,3 +1,4 @@
+# Over 600 lines because the gate reads in order: Locked Room fields, paired tests, decision.
 """The Locked Room and the promotion decision, as a library: ``course.gate`` prints what this decides.
 
     base, cand = load_outcomes("runs/demo_eval_clean"), load_outcomes("runs/demo_eval_modified")

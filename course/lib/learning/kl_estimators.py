@@ -270,7 +270,7 @@ class ExactTable:
     rows: tuple[Row, ...]
 
 
-def expectation(pol: Enumerated, f) -> Vector:  # type: ignore[no-untyped-def]
+def expectation(pol: Enumerated, f) -> Vector:
     """sum_y pi(y) f(y) for a vector-valued f, by enumeration."""
     p, _ = probabilities(pol)
     return _vsum([_scale(pi, f(o)) for pi, o in zip(p, pol.outcomes)], len(f(pol.outcomes[0])))

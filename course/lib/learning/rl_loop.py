@@ -1,3 +1,4 @@
+# Over 600 lines because Loop C is written once here: settings, objective, loop, run.
 """Loop C, written once for every policy: REINFORCE with a group baseline and a KL leash to pi0.
 
 Each step: draw P fresh training problems (a seeded stream from the course's
@@ -365,7 +366,6 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
                    more: Callable[[], list[Any]] | None = None) -> dict[str, Any]:
     """One policy update on fresh on-policy samples; returns the step's log record."""
     import torch
-
     P, G = s.prompts_per_step, s.group_size
     # 1-2. fresh on-policy samples (G completions for each of P new problems), scored by the training
     # rubric (the strict verdict rides along for the log); with dynamic sampling, the groups with a signal
@@ -753,7 +753,8 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
 
     tags = [("pi0", True, policy.pi0_name, contextlib.nullcontext)]
     if start is not None:
-        tags.append(("warm_start", False, start.name, start.computing_as))
+        # computing_as is a context-manager factory, as nullcontext is
+        tags.append(("warm_start", False, start.name, start.computing_as))  # type: ignore[arg-type]
     tags.append(("final", False, trained.final_name, contextlib.nullcontext))
     for tag, is_pi0, name, computing_as in tags:
         line = progress(f"holdout {tag}: items", len(items))

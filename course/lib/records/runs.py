@@ -1,3 +1,4 @@
+# Over 600 lines because the run writer's reservation, rename and --force rules go together.
 """The run writer: the one place a run directory is created, filled and made to appear.
 
 A run directory (``runs/eval_001/``: manifest.json, summary.json, ...) is a
