@@ -452,7 +452,7 @@ def add_loop_options(p: Any, defaults: dict[str, Any], policy_options: Callable[
                    help="course.gate's bar for promoting the final policy over pi0 on the holdout "
                         f"(default {defaults['gate_min_delta']:.2f}; significance is also required)")
     # The objective's switches (course.lib.learning.rl_loop.policy_loss; docs/objective.md): the same defaults for
-    # every policy, the loop as it always was.
+    # every policy, each the plain REINFORCE loop's choice.
     p.add_argument("--kl-estimator", choices=rl_loop.KL_ESTIMATORS, default=None,
                    help="KL estimate per token: k1 = log pi/pi0, k2 = 1/2 (log pi/pi0)^2, k3 = pi0/pi - 1 - log pi0/pi "
                         "(default: k3 in the loss, k1 in the reward; "

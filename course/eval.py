@@ -87,7 +87,7 @@ def _counted(summary: dict[str, Any]) -> str:
 
 def _main(args_in: Sequence[str] | None) -> int:
     given = list(sys.argv[1:] if args_in is None else args_in)
-    if given[:1] == [MERGE]:  # a subcommand only by its first word, so every command line of before means what it did
+    if given[:1] == [MERGE]:  # a subcommand only by its first word: no dataset or flag is read as one
         return _merge(given[1:], args_in)
     parser = make_parser(
         "python -m course.eval",

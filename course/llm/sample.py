@@ -139,7 +139,7 @@ def build_parser():
     return p
 
 
-MERGE = "merge"  # `python -m course.llm.sample merge PARTS...`; any other first argument is the sampler as before
+MERGE = "merge"  # `python -m course.llm.sample merge PARTS...`; any other first argument is a sampling run
 
 
 def build_merge_parser():
@@ -255,7 +255,7 @@ def _write_outputs(args: argparse.Namespace, argv: Sequence[str] | None, records
             "limit": args.limit,
             "policy": context["policy"],
             "model": context["model"],
-            # absent for pi0: its manifests stay as they were
+            # only with --adapters: pi0 is the model itself
             **({"adapters": adapter_record} if adapter_record is not None else {}),
             "prompt_template": {**template.record(), "text": template.text},
             "sampling": context["sampling"],
@@ -264,13 +264,13 @@ def _write_outputs(args: argparse.Namespace, argv: Sequence[str] | None, records
             "rows_per_batch": context["rows_per_batch"],
             "truncated": sum(_truncated(r) for r in lines),
             "timing": context["timing"],
-            **({"shard": part.record()} if part is not None else {}),  # absent for a whole run: its manifest as before
+            **({"shard": part.record()} if part is not None else {}),  # only a part of a sharded run has one
         })
 
 
 def _main(argv: Sequence[str] | None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
-    if given[:1] == [MERGE]:  # a subcommand only by its first word: every command line of before means what it did
+    if given[:1] == [MERGE]:  # a subcommand only by its first word: no dataset or flag is read as one
         return _merge(given[1:], argv)
     args = build_parser().parse_args(argv)
     require("llm", "the real LLM")  # the one rule for a missing extra: one line, exit 2, before any work

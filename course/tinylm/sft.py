@@ -61,7 +61,7 @@ DEFAULTS = {
 
 
 # Every SFT hyperparameter is a finite number in a range a tiny LM can train with; NaN, infinity and
-# sizes whose memory would grow without bound (--batch-size 100000000) are refused up front (issue 23).
+# sizes whose memory would grow without bound (--batch-size 100000000) are refused up front.
 ARG_TYPES = {
     "seed": seed,
     "steps": int_in(1, 1_000_000),

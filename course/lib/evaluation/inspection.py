@@ -174,7 +174,7 @@ def open_scoring_run(path: str | Path) -> RunDir:
         manifest = read_json(directory / "manifest.json", "manifest")
         tool = manifest.get("tool") if isinstance(manifest, dict) else None
         # Another tool's run: refused when the tool is known not to score, or when there is nothing
-        # scored to read. An unrecognised writer that left a results.jsonl is inspected as before.
+        # scored to read. An unrecognised writer that left a results.jsonl is inspected.
         other = isinstance(tool, str) and tool not in SCORING_TOOLS
         if other and (tool in KIND_OF_RUN or not (directory / "results.jsonl").exists()):
             # `other` holds only for a str tool

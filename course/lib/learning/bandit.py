@@ -138,7 +138,7 @@ INITIAL_BASELINE = 0.0  # b before any reward has been seen, for the running mea
 
 def _checked_baseline(baseline: str, use_baseline: bool | None, reward_noise: float,
                       noise_rng: random.Random | None) -> str:
-    """The baseline kind ``reinforce`` uses (``use_baseline`` is its older spelling), its settings checked."""
+    """The baseline kind ``reinforce`` uses (``use_baseline`` is a boolean shorthand), its settings checked."""
     if use_baseline is not None:
         baseline = "mean" if use_baseline else "none"
     if baseline not in BASELINES:
@@ -192,7 +192,7 @@ def reinforce(
     ``baseline``: "none" (b = 0), "mean" (mean of earlier rewards), "ema" (b <- (1-alpha) b +
     alpha R, starting at 0) or "optimal" (the variance-optimal constant b* of the current
     policy, an oracle only a tiny action set allows). ``use_baseline`` (True = "mean",
-    False = "none") is the older spelling.
+    False = "none") is a boolean shorthand for it.
     """
     baseline = _checked_baseline(baseline, use_baseline, reward_noise, noise_rng)
     k = len(rewards)

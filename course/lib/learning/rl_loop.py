@@ -175,13 +175,13 @@ class LoopSettings:
     eval_seed: int
     save_every: int
     gate_min_delta: float
-    # The objective's four switches (defaults: the loop as it always was; see policy_loss)
+    # The objective's four switches (defaults: plain REINFORCE with a k3 KL in the loss; see policy_loss)
     kl_estimator: str = "k3"  # k1 | k2 | k3
     kl_in: str = "loss"  # loss | reward
     loss_norm: str = "constant"  # constant | seq-mean | token-mean
     scale_rewards: str = "none"  # none | group
     # Dynamic sampling (DAPO): up to this many batches of P problems are drawn per step and the groups whose
-    # rewards differ are trained on; 1 = off, the loop as it always was (see sample_step)
+    # rewards differ are trained on; 1 = off: one draw per step (see sample_step)
     dynamic_sampling: int = 1
 
     @classmethod
@@ -344,7 +344,7 @@ def sample_step(s: LoopSettings, step: int, policy: RLPolicy, rubric: Any, probl
         if len(signal) >= P:
             break
     policy.train_mode(True)
-    if D == 1:  # the loop as it always was: the one draw, untouched
+    if D == 1:  # dynamic sampling off: the one draw, untouched
         ro, rewards, codes = draws[0]
         return StepBatch(ro, rewards, codes, None)
     from course.lib.policy.sampling import take_groups
@@ -822,7 +822,7 @@ def holdout_gate(tmp: Path, final: Path, min_delta: float, say: Say, *, base: st
         f"{verdict} (report: {report})")
     out = {"verdict": verdict, "exit_code": 0 if verdict == "ACCEPT" else 1, "min_delta": min_delta,
            "require_significance": True}
-    if base != "pi0":  # (a new field only where it is new: the pi0 gate's record stays as it was)
+    if base != "pi0":  # the warm start's gate also records its p-value; the pi0 gate's record has none
         out["p_value"] = (
             round(result["paired"]["p_value"], 6) if result.get("paired") and "p_value" in result["paired"] else None
         )

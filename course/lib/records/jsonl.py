@@ -176,7 +176,7 @@ def refuse_existing(path: str | os.PathLike[str], force: bool,
     """The one output check, before any work: an output file that already exists is replaced only
     with ``--force``, and only if it is a regular file (a FIFO or a device is never written into);
     an output that is one of the command's ``inputs``, or an existing file inside an input folder,
-    is refused even with ``--force`` (the tool would destroy what it reads: issue 30)."""
+    is refused even with ``--force`` (the tool would destroy what it reads)."""
     problem = output_problem(path)
     if problem is not None:
         raise CourseError(f"{path}: {problem}")
@@ -373,7 +373,7 @@ class _InputFile(io.FileIO):
 
     The operating system reports a read error (``EIO`` from ``/proc/self/mem``, a bad disk, a
     network file system gone away) without a path, and Python's ``OSError`` then has none: the
-    tool's one line said ``error: Input/output error`` and nothing else (issue 30 item 11). Only
+    tool's one line would say ``error: Input/output error`` and nothing else. Only
     the raw reads are wrapped (one per buffer of ``_BUFFER`` bytes), so the reader loop's per-line
     ``readline`` stays in C and costs nothing more.
     """

@@ -26,8 +26,8 @@ never replace something the user owns. This module guarantees it for every tool:
   ``manifest.json`` written by this project. Anything else (a user's folder with
   notes) is refused with one line, untouched. The old run is replaced only after
   the new one is complete; if the swap fails the old run is put back.
-* **--force replaces only what the same tool wrote** (issue 30: a rerun deleted the README a
-  student had put in the run folder). At the moment a run appears, the run writer records
+* **--force replaces only what the same tool wrote** (a rerun must not delete the README a
+  student put in the run folder). At the moment a run appears, the run writer records
   every file it holds with its sha256 in the manifest (``run_files``), and every folder it made
   (``run_folders``): that is the run's ownership record. A rerun with ``--force`` then replaces only
   those files, unchanged; every other entry (a README, notes, a report page, a folder of plots) is the
@@ -115,7 +115,7 @@ def is_project_run(path: str | os.PathLike[str]) -> bool:
 
 
 # ===========================================================================
-# What a run owns: the files it wrote (the --force rule, issue 30)
+# What a run owns: the files it wrote (the --force rule)
 # ===========================================================================
 RUN_FILES = "run_files"  # manifest key: {relative POSIX path: sha256} of every file the run wrote
 RUN_FOLDERS = "run_folders"  # manifest key: every folder the run made, empty ones too (checkpoints/ of a short run)

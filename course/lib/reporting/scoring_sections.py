@@ -90,8 +90,8 @@ class ItemSample:
     ones an evenly spaced subset spread over the whole dataset (not just its start), with no random
     numbers: the same run gives the same page. Only the first ``max_codes`` codes (in order of first
     appearance) have rows at all; every code is still counted (``counts``, up to
-    ``MAX_COUNTED_CODES`` codes, then ``uncounted``), so the page names what the table leaves out
-    (issue 30: a 251st code's 50 items vanished without a word).
+    ``MAX_COUNTED_CODES`` codes, then ``uncounted``), so the page names what the table leaves out:
+    no code's items vanish without a word.
     """
 
     def __init__(self, limit: int | None = None, max_codes: int = MAX_TABLE_CODES,
@@ -151,7 +151,7 @@ def summary_disagrees(summary: Mapping[str, Any], sample: ItemSample) -> tuple[s
 
     The page's pass rate and code bars come from summary.json, its table from results.jsonl: a
     summary saying n = 100 beside 300 results (hand-edited, or the files of two runs) would show
-    numbers that describe neither (issue 30). Compared: n, passed, and the count of every code.
+    numbers that describe neither. Compared: n, passed, and the count of every code.
     """
     warnings = []
     n, passed = summary.get("n"), summary.get("passed")
