@@ -203,8 +203,7 @@ def contains_answer(example: Any, completion: Any) -> Verdict:
     expected, early = _precheck(rubric, example, completion)
     if early is not None:
         return early
-    # _precheck gives an int whenever it gives no early verdict (returned above)
-    position = _find_number(completion, expected)  # type: ignore[arg-type]
+    position = _find_number(completion, expected)
     if position is not None:
         return _verdict(
             rubric, "ok",
@@ -214,8 +213,7 @@ def contains_answer(example: Any, completion: Any) -> Verdict:
     first = _NUMBER.search(completion)
     if first is None:
         return _verdict(rubric, "no_integer", "The text contains no integer.", expected)
-    # _precheck gives an int whenever it gives no early verdict (returned above)
-    return _compare(rubric, first.group(), expected, "first number in the text")  # type: ignore[arg-type]
+    return _compare(rubric, first.group(), expected, "first number in the text")
 
 
 def _find_number(text: str, expected: int) -> int | None:
@@ -273,8 +271,7 @@ def last_number(example: Any, completion: Any) -> Verdict:
     start, end = len(completion) - run.end(), len(completion) - run.start()
     if start > 0 and completion[start - 1] == "-" and not (start > 1 and "0" <= completion[start - 2] <= "9"):
         start -= 1  # a sign, unless a digit precedes it ("3-4" ends with the number 4)
-    # _precheck gives an int whenever it gives no early verdict (returned above)
-    return _compare(rubric, completion[start:end], expected, "last number in the text")  # type: ignore[arg-type]
+    return _compare(rubric, completion[start:end], expected, "last number in the text")
 
 
 def _final_lines(text: str) -> list[str]:
@@ -324,8 +321,7 @@ def final_line_anywhere(example: Any, completion: Any) -> Verdict:
             rubric, "no_integer",
             f"{len(finals)} 'Final:' line(s), none followed by a plain integer.", expected, final_lines=len(finals),
         )
-    # _precheck gives an int whenever it gives no early verdict (returned above)
-    return _compare(rubric, first_literal, expected, "first 'Final:' integer", final_lines=len(finals))  # type: ignore[arg-type]
+    return _compare(rubric, first_literal, expected, "first 'Final:' integer", final_lines=len(finals))
 
 
 def first_final(example: Any, completion: Any) -> Verdict:
@@ -354,8 +350,7 @@ def first_final(example: Any, completion: Any) -> Verdict:
                     "The first 'Final:' line is not followed by a plain integer.", expected,
                     found=rest[:40],
                 )
-            # _precheck gives an int whenever it gives no early verdict (returned above)
-            return _compare(rubric, rest, expected, "first 'Final:' integer")  # type: ignore[arg-type]
+            return _compare(rubric, rest, expected, "first 'Final:' integer")
     return _verdict(rubric, "missing_prefix", "No line starts with 'Final:'.", expected)
 
 
