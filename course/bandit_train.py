@@ -64,6 +64,7 @@ from course.lib.learning.bandit import (  # the bandit, REINFORCE on it and the 
     MOSTLY_REWARDED_ACTIONS,
     SETTINGS,
     BanditStep,
+    ScoredAction,
     log_record,
     noise_seed,
     reinforce,
@@ -127,7 +128,7 @@ def _ask_prediction(n_actions: int, step: int) -> list[str]:
 # ---------------------------------------------------------------------------
 # Plots (optional).
 # ---------------------------------------------------------------------------
-def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ignore[no-untyped-def]
+def _draw_learning_curve(records: Sequence[BanditStep], title: str):
     from course.lib.learning import demo_plots
 
     running = []
@@ -145,7 +146,7 @@ def _draw_learning_curve(records: Sequence[BanditStep], title: str):  # type: ig
     )
 
 
-def _draw_ablation(scenarios: Sequence[dict[str, Any]]):  # type: ignore[no-untyped-def]
+def _draw_ablation(scenarios: Sequence[dict[str, Any]]):
     from course.lib.learning import demo_plots
 
     panels = [
@@ -167,7 +168,7 @@ def _draw_ablation(scenarios: Sequence[dict[str, Any]]):  # type: ignore[no-unty
 STORY_STEPS_DEFAULT = 500
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     parser = make_parser(
         "python -m course.bandit_train",
         "REINFORCE on a softmax policy over candidate completions of one prompt, rewarded by the strict "
@@ -182,6 +183,21 @@ def build_parser():  # type: ignore[no-untyped-def]
         "  python -m course.bandit_train --steps 30 --reward-noise 0.3 --slow\n"
         "  python -m course.bandit_train --noise-sweep 0 0.1 0.2 0.3 0.4 0.5 --seeds 200 --steps 100",
     )
+    _add_update_options(parser)
+    _add_story_options(parser)
+    _add_experiment_options(parser)
+    add_run_options(
+        parser,
+        "run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)",
+        plot="also write a PNG (the plot extra; without it the run is written, without the picture)",
+    )
+    return parser
+
+
+
+
+def _add_update_options(parser: argparse.ArgumentParser) -> None:
+    """How the policy is updated: steps, seed, learning rate, baseline."""
     parser.add_argument(
         "--steps",
         type=STEPS_RANGE,
@@ -219,6 +235,10 @@ def build_parser():  # type: ignore[no-untyped-def]
         help=f"weight of the newest reward in the ema baseline, in (0, 1] (default {DEFAULT_ALPHA:g}); "
         "the ablation's EMA column uses it too",
     )
+
+
+def _add_story_options(parser: argparse.ArgumentParser) -> None:
+    """What is told, and what pays the bandit: the story's detail, the actions, the rubric."""
     parser.add_argument("--slow", action="store_true", help="print the full story of every step")
     parser.add_argument(
         "--predict",
@@ -253,6 +273,10 @@ def build_parser():  # type: ignore[no-untyped-def]
         help="the rubric that pays the bandit: strict (reward spec v1, the default) or a hackable one from "
         "course.rubrics, e.g. format_only; the strict verdicts are shown beside it",
     )
+
+
+def _add_experiment_options(parser: argparse.ArgumentParser) -> None:
+    """The experiments over many seeds: reward noise, the noise sweep, the ablation."""
     parser.add_argument(
         "--reward-noise",
         type=float_in(0.0, 1.0),
@@ -275,15 +299,9 @@ def build_parser():  # type: ignore[no-untyped-def]
         default=200,
         help="ablation and noise sweep: number of seeds, from --seed upward, at most 10,000 (default 200)",
     )
-    add_run_options(
-        parser,
-        "run directory (default runs/bandit_NNN or runs/bandit_ablation_NNN)",
-        plot="also write a PNG (the plot extra; without it the run is written, without the picture)",
-    )
-    return parser
 
 
-def _check_args(args) -> None:  # type: ignore[no-untyped-def]
+def _check_args(args) -> None:
     if args.steps < 1:
         raise CourseError(f"--steps must be at least 1, got {args.steps}")
     if args.summary_every < 0:
@@ -302,7 +320,7 @@ def _check_args(args) -> None:  # type: ignore[no-untyped-def]
         )
 
 
-def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:
     return {
         **environment("course.bandit_train", argv),
         "example": EXAMPLE,
@@ -333,34 +351,19 @@ def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:  # 
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run(_main, argv)
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
-    _check_args(args)
-    if args.plot:  # a missing plot extra leaves out the picture only (rule 2 of course.lib.extras)
-        args.plot = optional_view("plot", "--plot", "writing the run without the picture")
-    if args.predict:
-        if args.ablation:
-            raise CourseError("--predict asks about single updates; it does not go with --ablation")
-        if not sys.stdin.isatty():
-            raise CourseError(
-                "--predict asks you a question before each update, so it needs a terminal; stdin is not one "
-                "(run it in a terminal, without a pipe or redirect)"
-            )
-        args.slow = True
-    rubric = get_rubric(args.rubric)  # an unknown name: exit 2 before any work
-    actions = score_actions(EXAMPLE, args.action if args.action else DEFAULT_ACTIONS,
-                            None if args.rubric == "strict" else rubric)
-    rewards = [a.reward for a in actions]
+def _check_predict(args: argparse.Namespace) -> None:
+    """--predict asks a person a question before each single update: a terminal, and no ablation."""
     if args.ablation:
-        return _ablation_main(argv, args, actions)
-    if args.noise_sweep:
-        return _noise_sweep_main(argv, args, actions)
+        raise CourseError("--predict asks about single updates; it does not go with --ablation")
+    if not sys.stdin.isatty():
+        raise CourseError(
+            "--predict asks you a question before each update, so it needs a terminal; stdin is not one "
+            "(run it in a terminal, without a pipe or redirect)"
+        )
 
-    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit", tool="course.bandit_train")
+
+def _header(args: argparse.Namespace, actions: Sequence[ScoredAction]) -> list[str]:
+    """The story's opening lines: the actions, the settings, and the reward noise when there is any."""
     header = story_header(
         actions, steps=args.steps, lr=args.lr, seed=args.seed, baseline=args.baseline, alpha=args.alpha
     )
@@ -372,6 +375,77 @@ def _main(argv: Sequence[str] | None) -> int:
                 "{args.seed}", str(args.seed)
             )
         ]
+    return header
+
+
+def _tell_step(s: BanditStep, args: argparse.Namespace, actions: Sequence[ScoredAction], score: list[int]) -> list[str]:
+    """One update's lines for the story, printed as the mode asks (--predict asks first and counts in ``score``)."""
+    if s.step <= args.story_steps:
+        chunk = story_step(s, actions, lr=args.lr, steps=args.steps)
+    else:
+        chunk = [summary_line(s, actions, steps=args.steps)]
+    if args.predict and s.step <= args.story_steps:
+        # Ask before the answer is shown: the lines up to the advantage, then the question.
+        print("\n".join(chunk[:PREDICT_AT]), flush=True)
+        guess = _ask_prediction(len(actions), s.step)
+        print("\n".join(chunk[PREDICT_AT:-1]), flush=True)
+        right = prediction_score(guess, prediction_truth(s))
+        score[0] += right
+        score[1] += len(actions)
+        print(
+            f"  your prediction {' '.join(guess)} -> {right}/{len(actions)} right "
+            f"(running score {score[0]}/{score[1]})\n",
+            flush=True,
+        )
+    elif args.slow:
+        print("\n".join(chunk), flush=True)
+    elif args.summary_every and (s.step % args.summary_every == 0 or s.step == args.steps):
+        print(summary_line(s, actions, steps=args.steps), flush=True)
+    return chunk
+
+
+def _run_fields(args: argparse.Namespace, records: Sequence[BanditStep], score: list[int]) -> dict[str, Any]:
+    """The manifest's fields of a single run: its files, its result, the prediction score."""
+    last = records[-1]
+    return {
+        "files": ["bandit_log.jsonl", "bandit_story.txt", "manifest.json"]
+        + (["learning_curve.png"] if args.plot else []),
+        "plot": "learning_curve.png" if args.plot else None,
+        "result": {
+            "initial_expected_reward": records[0].expected_reward,
+            "final_expected_reward": last.expected_reward_after,
+            "final_theta": list(last.theta_after),
+            "final_probs": list(last.probs_after),
+            "mean_sampled_reward": math.fsum(s.reward for s in records) / len(records),
+            **({"rewards_flipped": sum(s.flipped for s in records)} if args.reward_noise else {}),
+        },
+        **({"prediction_score": {"right": score[0], "asked": score[1]}} if args.predict else {}),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    _check_args(args)
+    if args.plot:  # a missing plot extra leaves out the picture only (rule 2 of course.lib.extras)
+        args.plot = optional_view("plot", "--plot", "writing the run without the picture")
+    if args.predict:
+        _check_predict(args)
+        args.slow = True
+    rubric = get_rubric(args.rubric)  # an unknown name: exit 2 before any work
+    actions = score_actions(EXAMPLE, args.action if args.action else DEFAULT_ACTIONS,
+                            None if args.rubric == "strict" else rubric)
+    rewards = [a.reward for a in actions]
+    if args.ablation:
+        return _ablation_main(argv, args, actions)
+    if args.noise_sweep:
+        return _noise_sweep_main(argv, args, actions)
+
+    final = resolve_outdir(args.outdir, force=args.force, prefix="bandit", tool="course.bandit_train")
+    header = _header(args, actions)
     story: list[str] = list(header)
     if args.slow:
         print("\n".join(header), flush=True)
@@ -387,28 +461,7 @@ def _main(argv: Sequence[str] | None) -> int:
             for s in steps:
                 records.append(s)
                 log.write(dumps_line(log_record(s, actions, noisy=bool(args.reward_noise))) + "\n")
-                if s.step <= args.story_steps:
-                    chunk = story_step(s, actions, lr=args.lr, steps=args.steps)
-                else:
-                    chunk = [summary_line(s, actions, steps=args.steps)]
-                story.extend(chunk)
-                if args.predict and s.step <= args.story_steps:
-                    # Ask before the answer is shown: the lines up to the advantage, then the question.
-                    print("\n".join(chunk[:PREDICT_AT]), flush=True)
-                    guess = _ask_prediction(len(actions), s.step)
-                    print("\n".join(chunk[PREDICT_AT:-1]), flush=True)
-                    right = prediction_score(guess, prediction_truth(s))
-                    score[0] += right
-                    score[1] += len(actions)
-                    print(
-                        f"  your prediction {' '.join(guess)} -> {right}/{len(actions)} right "
-                        f"(running score {score[0]}/{score[1]})\n",
-                        flush=True,
-                    )
-                elif args.slow:
-                    print("\n".join(chunk), flush=True)
-                elif args.summary_every and (s.step % args.summary_every == 0 or s.step == args.steps):
-                    print(summary_line(s, actions, steps=args.steps), flush=True)
+                story.extend(_tell_step(s, args, actions, score))
         tail = ["", "Final policy:", *final_table(records[0], records[-1], actions)]
         story.extend(tail)
         (tmp / "bandit_story.txt").write_text("\n".join(story) + "\n", encoding="utf-8")
@@ -417,27 +470,13 @@ def _main(argv: Sequence[str] | None) -> int:
 
             title = f"bandit: lr {args.lr:g}, baseline {short_baseline(args.baseline, args.alpha)}, seed {args.seed}"
             plot_to(tmp / "learning_curve.png", _draw_learning_curve(records, title))
-        last = records[-1]
         write_json(
             tmp / "manifest.json",
             _manifest(
                 argv,
                 args,
                 actions,
-                {
-                    "files": ["bandit_log.jsonl", "bandit_story.txt", "manifest.json"]
-                    + (["learning_curve.png"] if args.plot else []),
-                    "plot": "learning_curve.png" if args.plot else None,
-                    "result": {
-                        "initial_expected_reward": records[0].expected_reward,
-                        "final_expected_reward": last.expected_reward_after,
-                        "final_theta": list(last.theta_after),
-                        "final_probs": list(last.probs_after),
-                        "mean_sampled_reward": math.fsum(s.reward for s in records) / len(records),
-                        **({"rewards_flipped": sum(s.flipped for s in records)} if args.reward_noise else {}),
-                    },
-                    **({"prediction_score": {"right": score[0], "asked": score[1]}} if args.predict else {}),
-                },
+                _run_fields(args, records, score),
             ),
         )
     # With --slow, stdout up to here is byte for byte bandit_story.txt.
@@ -450,7 +489,7 @@ def _main(argv: Sequence[str] | None) -> int:
     return 0
 
 
-def _noise_sweep_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
+def _noise_sweep_main(argv, args, actions) -> int:
     final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_noise")
     rates = list(dict.fromkeys(args.noise_sweep))  # each rate once, in the order given
     info(f"noise sweep: {len(rates)} rates x {args.seeds} seeds x {args.steps} steps ...")
@@ -479,7 +518,7 @@ def _noise_sweep_main(argv, args, actions) -> int:  # type: ignore[no-untyped-de
     return 0
 
 
-def _ablation_main(argv, args, actions) -> int:  # type: ignore[no-untyped-def]
+def _ablation_main(argv, args, actions) -> int:
     final = resolve_outdir(args.outdir, force=args.force, prefix="bandit_ablation", tool="course.bandit_train")
     # Without --action, both regimes are measured: rare success (the demo's actions) and common success.
     named = [("chosen actions" if args.action else "default actions (rare success)", actions)]

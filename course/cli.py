@@ -290,7 +290,7 @@ def _refuse_undecodable(args: Sequence[str]) -> None:
 def _print_report_hint(run_dir: Any) -> None:
     """Last line of every tool that wrote a run: the command that shows it as an HTML page."""
     from course.lib.records.runs import run_tool
-    from course.lib.reporting.run_kinds import REPORTABLE_TOOLS
+    from course.lib.reporting.views import REPORTABLE_TOOLS
 
     if run_tool(run_dir) in REPORTABLE_TOOLS:
         print(f"View it: {command(['python', '-m', 'course.report', run_dir])}", flush=True)
@@ -452,7 +452,7 @@ def add_loop_options(p: Any, defaults: dict[str, Any], policy_options: Callable[
                    help="course.gate's bar for promoting the final policy over pi0 on the holdout "
                         f"(default {defaults['gate_min_delta']:.2f}; significance is also required)")
     # The objective's switches (course.lib.learning.rl_loop.policy_loss; docs/objective.md): the same defaults for
-    # every policy, the loop as it always was.
+    # every policy, each the plain REINFORCE loop's choice.
     p.add_argument("--kl-estimator", choices=rl_loop.KL_ESTIMATORS, default=None,
                    help="KL estimate per token: k1 = log pi/pi0, k2 = 1/2 (log pi/pi0)^2, "
                         "k3 = pi0/pi - 1 - log pi0/pi, k3-corrected = k3 x pi/sg(pi) (TRL's default) "

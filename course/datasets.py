@@ -56,7 +56,7 @@ from course.lib.visible import dumps_safe
 # ---------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.datasets",
         "Import outside question/answer data (GSM8K release files, Hugging Face datasets, parquet, JSONL) "

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 from course.cli import EXIT_OK, add_run_options, info, make_parser, run, shard
@@ -86,7 +87,7 @@ def _counted(summary: dict[str, Any]) -> str:
 
 def _main(args_in: Sequence[str] | None) -> int:
     given = list(sys.argv[1:] if args_in is None else args_in)
-    if given[:1] == [MERGE]:  # a subcommand only by its first word, so every command line of before means what it did
+    if given[:1] == [MERGE]:  # a subcommand only by its first word: no dataset or flag is read as one
         return _merge(given[1:], args_in)
     parser = make_parser(
         "python -m course.eval",
@@ -166,7 +167,7 @@ def _merge(given: list[str], args_in: Sequence[str] | None) -> int:
     return EXIT_OK
 
 
-def _print_run(run_dir: object, manifest: dict, summary: dict) -> None:
+def _print_run(run_dir: Path, manifest: dict, summary: dict) -> None:
     """What course.eval prints about a run it wrote (a whole run, a part, or parts merged)."""
     print(
         f"Evaluated {_counted(summary)}: {visible(shown_here(manifest['dataset']['path']))} "

@@ -64,7 +64,7 @@ def _main(args_in: Sequence[str] | None) -> int:
                         help="also write the decision and both runs as one self-contained HTML page (as course.report)")
     parser.add_argument("--force", action="store_true", help="let --html overwrite a file course.report did not write")
     args = parser.parse_args(args_in)
-    if args.html:  # the one output check of a page, before any run is read (issue 30 item 11)
+    if args.html:  # the one output check of a page, before any run is read
         from course.lib.reporting.html import check_output
 
         check_output(args.html, force=args.force, runs=(args.baseline, args.candidate))

@@ -52,7 +52,7 @@ from course.lib.records.jsonl import refuse_existing
 from course.lib.records.temporaries import write_text_atomic
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.import_completions",
         "Convert outside model outputs (plain id/completion JSONL, lm-evaluation-harness --log_samples, "

@@ -76,7 +76,7 @@ def _main(args_in: Sequence[str] | None) -> int:
         parser.error("--code shows one code: it cannot be combined with --only-fails or --only-passes")
     top_k = 5 if args.top_k is None and args.bottom_k is None else args.top_k
     if hasattr(sys.stdout, "reconfigure"):  # a terminal that cannot show ⟨ still gets a readable escape
-        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        sys.stdout.reconfigure(errors="backslashreplace")
     run_dir = open_scoring_run(args.run)
     warning = results_warning(run_dir)
     if warning:

@@ -123,7 +123,7 @@ def render_spread(rows: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.kl_estimators",
         "k1, k2, k3 as KL estimates, in the loss and in the reward: their exact expected values and gradients "

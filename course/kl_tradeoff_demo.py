@@ -104,11 +104,11 @@ def report(
         + _top3(pi_ref, actions)
         + "   <- pi_ref itself",
     ]
-    for r in sorted(rows, key=lambda r: -r.beta):
-        flag = "" if r.ascent.converged else " (not converged)"
+    for row in sorted(rows, key=lambda row: -row.beta):
+        flag = "" if row.ascent.converged else " (not converged)"
         lines.append(
-            f"  {r.beta:>7g}  {r.expected_reward:>6.4f}  {_kl(r.kl):>7}  {r.objective:>12.4f}  {r.ascent.steps:>8}  "
-            f"{r.max_abs_diff:>14.1e}  {_top3(r.probs, actions)}{flag}"
+            f"  {row.beta:>7g}  {row.expected_reward:>6.4f}  {_kl(row.kl):>7}  {row.objective:>12.4f}  "
+            f"{row.ascent.steps:>8}  {row.max_abs_diff:>14.1e}  {_top3(row.probs, actions)}{flag}"
         )
     worst = max(r.max_abs_diff for r in rows)
     best = max(rewards)
@@ -132,7 +132,7 @@ def _top3(probs: Sequence[float], actions: Sequence[str]) -> str:
     return ", ".join(f"{quote(actions[i])} {probs[i]:.3f}" for i in top_actions(probs))
 
 
-def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[float]):  # type: ignore[no-untyped-def]
+def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[float]):
     from course.lib.learning import demo_plots
 
     return lambda plt: demo_plots.kl_tradeoff(
@@ -147,7 +147,7 @@ def _draw(rows: Sequence[BetaRow], pi_ref: Sequence[float], rewards: Sequence[fl
 # ---------------------------------------------------------------------------
 # The command line.
 # ---------------------------------------------------------------------------
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     parser = make_parser(
         "python -m course.kl_tradeoff_demo",
         "For each KL penalty beta, the policy maximising E[r] - beta*KL(pi || pi_ref) over the candidate "

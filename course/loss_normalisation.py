@@ -50,7 +50,7 @@ def render(rows_by_scale: dict[str, list[ln.Completion]]) -> list[str]:
     return lines
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.loss_normalisation",
         "Each token's effective weight in a GRPO-style loss for a batch of completions of known rewards and lengths: "

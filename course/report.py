@@ -36,7 +36,7 @@ from course.cli import EXIT_OK, make_parser, rate_difference, run
 from course.errors import CourseError
 from course.lib.evaluation import locked_room
 from course.lib.reporting import html as report_html
-from course.lib.reporting.run_kinds import RL_KINDS
+from course.lib.reporting.views import RL_KINDS
 from course.lib.visible import visible
 
 EXAMPLE = """\

@@ -35,85 +35,14 @@ pack sampled with the same settings carry the same ``sampling`` (as the bundled 
 do), sample 0 of the pack is the very request the frozen file made, and the gate
 accepts "eval of the frozen file vs. best-of-1 of the pack" as a fair comparison.
 
-Decisions a careful reader should know about:
-  * The key. ``--api-key-env NAME`` (default ``GROQ_API_KEY``) names the variable; the
-    real environment wins (an empty variable counts as unset), then a ``.env`` file
-    in the current directory (``course.lib.external.dotenv``; it never changes ``os.environ``).
-    ``--api-key-env NONE`` sends the placeholder key ``no-key`` for local servers that
-    ignore keys. Without a key: one error line naming the variable and the ``.env``
-    option, exit 2, nothing written. A key holding anything but printable ASCII (a
-    non-ASCII letter, a space, NUL, a newline, any control character) is refused before
-    any request, naming the kind of character and its position, never the key. The key
-    is never written or printed: whatever the server sends is redacted before it is shown
-    or written, and the key is found in any letter case, split by whitespace or invisible
-    characters, and in pieces of half its length or more (``course.lib.external.redaction``). A reply
-    whose completion gives the key away is written with ``[redacted]`` in its place (stderr
-    says which item), so it reaches no rollout, result, summary or report. A key shorter than
-    8 characters (a local server's placeholder such as ``EMPTY``) is not redacted, since that
-    would blank out ordinary letters, and the tool says so.
-  * n > 1. Groq (and others) refuse or ignore the ``n`` parameter, so by default
-    (``--n-strategy separate``) sample ``i`` is its own request with ``n=1`` and
-    seed ``seed + i``: sample ``i`` is the same draw whatever ``--n`` is, and sample 0
-    is the ``--n 1`` request. This works on every server. ``--n-strategy native``
-    sends one request with ``n`` (fewer round trips on vLLM, which honours ``n``) and
-    records itself in ``sampling`` because jointly drawn samples are other draws. A
-    server that answers with another number of choices (Ollama ignores ``n`` and
-    returns one) stops the run with exit 2 naming the item: padding or re-requesting
-    would silently turn the run into another sampling scheme than the one recorded.
-    llama.cpp's server answers ``n > 1`` with HTTP 500 (retried like any 5xx, then
-    exit 1 with the hint to use ``--n-strategy separate``).
-  * What a server answers. The body of a 200 answer is parsed and checked here
-    (``parse_chat_completion``), not by the SDK, which accepts wrong shapes: a
-    non-JSON or truncated body, ``choices`` that is not a list of objects with a
-    ``message`` holding a string ``content``, or the wrong number of choices stops
-    the run with exit 2, the item id, what is wrong and the first 200 characters of
-    the body. ``content: null`` is valid OpenAI (a refusal; a reasoning model that
-    spent its budget) and is recorded as ``""``: no answer, scored 0. Text is
-    recorded verbatim (llama.cpp may end it with a newline; the scorer judges).
-    Extra fields (vLLM's ``stop_reason``, llama.cpp's ``timings``, Ollama's
-    ``system_fingerprint``) are ignored. Anything from the server that reaches the
-    terminal is cut to 200 characters and escaped with ``course.lib.visible``.
-  * Bounds. ``--timeout`` is the whole request, from connecting to the last byte of the
-    answer: the SDK's own timeout is per read, so a server trickling a byte every half second
-    would hold a 2 s timeout for minutes. Each request runs under that deadline
-    (``chat_endpoint.Endpoint``); past it the connection is dropped and the request counts
-    as timed out (retried like one). An answer larger than 8 MiB plus 1 KiB per requested
-    token (n x max_tokens) is no completion of the request: it is refused as it arrives,
-    before it is in memory, and the run stops (exit 2).
-  * Failures. 408, 409, 429, 5xx, timeouts and dropped connections are retried up
-    to ``--max-retries`` times, waiting ``--backoff * 2**attempt`` seconds (no
-    jitter: one sequential client cannot stampede, and the schedule stays
-    reproducible), or what a ``Retry-After`` / ``retry-after-ms`` header asks when
-    present (a server asking for more than 120 s, e.g. a used-up daily quota, is not
-    waited for). The SDK's own retries are switched off so this policy is the only
-    one. When an item still fails the run STOPS (exit 1) with the item id and HTTP
-    status; it does not write an empty completion, because ``course.eval`` would
-    score an outage as a model failure. Other statuses (400, 404, 422: a wrong model
-    name or parameter) are not retried and exit 2, as does a rejected key (401/403).
-    Everything finished so far stays in the file; rerunning the same command resumes.
-    Ctrl-C stops with 130; a closed output pipe (``2>&1 | head -2``) stops the run like
-    SIGPIPE stops any Unix tool, with exit 141: never 0, since not every item was sampled.
-  * The output file. ``--out`` is checked before any request: a directory, FIFO,
-    device, socket, dangling link or unwritable place is refused (exit 2). Each line
-    is one ``os.write`` on an append-only descriptor followed by ``fsync``, so a kill
-    leaves whole lines plus at most one newline-less fragment; a write that fails
-    part-way (disk full) is cut back to the last whole line and reported in one line
-    (exit 2). Nothing touches the file before the first new item is ready.
-  * Resume. An existing ``--out`` is validated first: every complete line must carry
-    this run's policy and sampling, the ids must be the dataset's first ids in
-    order, and each line's ``item_sha256`` must be its item's as the dataset holds it now
-    (a prompt or expected answer edited since would otherwise keep a completion of the old
-    prompt; a line without one cannot be checked and is refused the same way). Those items are skipped and the
-    rest appended; an id is never written twice. A last line without its newline is a write the interruption cut short:
-    the tool says so, drops it and samples that item again. A damaged complete line
-    is not guessed at (exit 2, ``path:line``). Different settings: exit 2, unless
-    ``--force``, which starts the file over: only a file whose first line this tool
-    wrote (a foreign file is refused), and only by renaming a new file into place
-    once it holds its first item.
+What it decides and why (the key and its redaction, n > 1, what a server answers, the bounds,
+failures and retries, the output file, resuming) is docs/sampling.md, "What course.rollout_sample
+decides".
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -225,6 +154,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
 
 
+def _sample(endpoint: Endpoint, openai: Any, args: argparse.Namespace, ex: Any, plan: Any,
+            key: str) -> tuple[list[str], int]:
+    """One item's completions (and the requests they took), under the run's retry policy."""
+    base_request = {
+        "model": args.model,
+        "messages": chat_messages(ex.prompt, args.system_prompt),
+        "temperature": args.temperature,
+        "top_p": args.top_p,
+        "max_tokens": args.max_tokens,
+    }
+    return sample_item(
+        endpoint.request, openai, item_id=ex.id, base_request=base_request,
+        plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
+    )
+
+
+def _write_failed(exc: OSError, out: Path, *, kept: int, existed: bool) -> int:
+    """Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only."""
+    shown = visible(str(out))
+    where = (f"{shown} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
+             f"again to resume" if kept else f"{shown} was not changed" if existed else "nothing was written")
+    name = visible(str(exc.filename if exc.filename is not None else out))
+    print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _print_done(args: argparse.Namespace, out: Path, policy: str, sampling: dict[str, Any], already: int,
+                written: int) -> None:
+    """What was written, its policy and sampling, and the command that scores it."""
+    print(f"wrote {visible(str(out))}: {already + written} items ({written} sampled now, {already} kept from before)")
+    print(f"policy: {visible(policy)}")
+    # dumps_line's bytes, terminal-safe (--system-prompt is in it)
+    print(f"sampling: {dumps_safe(sampling, sort_keys=True)}")
+    print("next: " + command(
+        ["python", "-m", "course.eval", "--dataset", args.dataset, "--completions", out] if args.n == 1 else
+        ["python", "-m", "course.selection_demo", "--dataset", args.dataset, "--samples", out, "--n", str(args.n)]
+    ))
+
+
 def _main(args_in: Sequence[str] | None) -> int:
     args = _build_parser().parse_args(args_in)
     if args.timeout <= 0:
@@ -272,17 +240,7 @@ def _main(args_in: Sequence[str] | None) -> int:
              f"from {visible(policy)}: n={args.n}, {len(plan)} request(s) per item, key: {key_source}")
         for k, ex in enumerate(todo, start=1):
             started = time.monotonic()
-            base_request = {
-                "model": args.model,
-                "messages": chat_messages(ex.prompt, args.system_prompt),
-                "temperature": args.temperature,
-                "top_p": args.top_p,
-                "max_tokens": args.max_tokens,
-            }
-            completions, requests = sample_item(
-                endpoint.request, openai, item_id=ex.id, base_request=base_request,
-                plan=plan, max_retries=args.max_retries, backoff=args.backoff, key=key, log=info,
-            )
+            completions, requests = _sample(endpoint, openai, args, ex, plan, key)
             appender.append(dumps_line(rollout_record(ex.id, completions, policy, sampling, fingerprints[ex.id])))
             written += 1
             info(f"[{already + k}/{len(examples)}] {visible(ex.id, limit=80)}: {len(completions)} sample(s), "
@@ -303,14 +261,7 @@ def _main(args_in: Sequence[str] | None) -> int:
                              f"keeps {len(done) + written} finished "
                              f"item(s); run the same command again to resume")
     except OSError as exc:
-        # Disk full, read-only file system, a path gone away: one line, and the file holds whole lines only.
-        kept = written + (0 if start_over else len(done))
-        shown = visible(str(out))
-        where = (f"{shown} keeps {kept} finished item(s), all whole lines; fix the cause and run the same command "
-                 f"again to resume" if kept else f"{shown} was not changed" if exists else "nothing was written")
-        name = visible(str(exc.filename if exc.filename is not None else out))
-        print(f"error: cannot write {name} ({exc.strerror or type(exc).__name__}); {where}", file=sys.stderr)
-        return EXIT_USAGE
+        return _write_failed(exc, out, kept=written + (0 if start_over else len(done)), existed=exists)
     except KeyboardInterrupt:
         print(f"interrupted: {visible(str(out))} keeps {len(done) + written} finished item(s); "
               "run the same command again to resume",
@@ -320,14 +271,7 @@ def _main(args_in: Sequence[str] | None) -> int:
         appender.close()
         endpoint.close()
 
-    print(f"wrote {visible(str(out))}: {already + written} items ({written} sampled now, {already} kept from before)")
-    print(f"policy: {visible(policy)}")
-    # dumps_line's bytes, terminal-safe (--system-prompt is in it)
-    print(f"sampling: {dumps_safe(sampling, sort_keys=True)}")
-    print("next: " + command(
-        ["python", "-m", "course.eval", "--dataset", args.dataset, "--completions", out] if args.n == 1 else
-        ["python", "-m", "course.selection_demo", "--dataset", args.dataset, "--samples", out, "--n", str(args.n)]
-    ))
+    _print_done(args, out, policy, sampling, already, written)
     return EXIT_OK
 
 

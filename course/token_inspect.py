@@ -59,7 +59,7 @@ from course.lib.visible import dumps_safe
 # ---------------------------------------------------------------------------
 # The command line.
 # ---------------------------------------------------------------------------
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     parser = make_parser(
         "python -m course.token_inspect",
         "Show how text becomes tokens (cl100k_base offline, and the tiny LM's characters) beside the strict "

@@ -158,7 +158,7 @@ def final_report(first: Episode, last: Episode, rewards: Table) -> list[str]:
     return lines
 
 
-def _draw(episodes: Sequence[Episode], title: str):  # type: ignore[no-untyped-def]
+def _draw(episodes: Sequence[Episode], title: str):
     """The figure of a run: exact returns and the policy's probabilities, before each update."""
     from course.lib.learning import demo_plots
 

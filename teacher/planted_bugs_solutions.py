@@ -50,7 +50,7 @@ def train_group_baseline(steps: int = 30, group_size: int = 4, lr: float = 1.0, 
     rewards_of = {pid: arm_rewards(pid) for pid in PROMPTS}
     rows = []
     for step in range(steps):
-        samples = []
+        samples: list[dict[str, Any]] = []
         for pid in PROMPTS:
             probs = softmax(logits[pid])
             for i in range(group_size):

@@ -310,8 +310,8 @@ def test_no_course_modules_import_each_other_in_a_circle_even_inside_functions()
 
 
 # --- every run a tool writes has a view ---------------------------------------------------------------
-# A tool whose run the page could not draw would end without its "View it:" line: the registry
-# (course.lib.reporting.run_kinds, views in course.lib.reporting.html) must name every tool that writes one.
+# A tool whose run the page could not draw would end without its "View it:" line: the views
+# (course.lib.reporting.views, one module per kind) must name every tool that writes one.
 # course.ray_eval writes the one-process course.eval run byte for byte, so its manifests name course.eval.
 WRITES_RUNS_AS = {"course.ray_eval": "course.eval"}
 
@@ -344,14 +344,13 @@ def _writes_a_run_directory(tool: str) -> bool:
 
 @pytest.mark.parametrize("tool", sorted(_tool_modules()))
 def test_every_tool_that_writes_a_run_directory_has_a_report_view(tool):
-    from course.lib.reporting.html import VIEWS
-    from course.lib.reporting.run_kinds import TOOL_KIND
+    from course.lib.reporting.views import TOOL_KIND, VIEWS
 
     if not _writes_a_run_directory(tool):
         return
     kind = TOOL_KIND.get(WRITES_RUNS_AS.get(tool, tool))
-    assert kind is not None, f"{tool} writes a run directory but course.lib.reporting.run_kinds has no kind for it"
-    assert kind in VIEWS, f"run kind {kind!r} ({tool}) has no loader and view in course.lib.reporting.html.VIEWS"
+    assert kind is not None, f"{tool} writes a run directory but no module of course.lib.reporting.views claims it"
+    assert kind in VIEWS, f"run kind {kind!r} ({tool}) has no view in course.lib.reporting.views"
 
 
 def test_the_run_directory_finder_sees_a_tool_whose_library_writes_the_run():
@@ -359,8 +358,54 @@ def test_the_run_directory_finder_sees_a_tool_whose_library_writes_the_run():
     assert _writes_a_run_directory("course.selection_demo") and not _writes_a_run_directory("course.score")
 
 
-def test_every_run_kind_has_a_view():
-    from course.lib.reporting.html import VIEWS
-    from course.lib.reporting.run_kinds import DERIVED_KINDS, RUN_KINDS
+def test_each_run_kind_is_declared_in_the_one_view_module_named_for_it():
+    from course.lib.reporting import views
 
-    assert sorted(k.name for k in RUN_KINDS + DERIVED_KINDS) == sorted(VIEWS)
+    modules = sorted(p.stem for p in (COURSE / "lib" / "reporting" / "views").glob("*.py") if p.stem != "__init__")
+    assert sorted(views.VIEWS) == modules
+    assert all(view.kind.name == name for name, view in views.VIEWS.items())
+
+
+# --- sizes a newcomer can take in --------------------------------------------------------------------
+# spec_v1.py is frozen: its bytes are the scorer fingerprint, so its shape stays until the next spec version.
+MAX_FUNCTION_LINES = 80
+MAX_MODULE_LINES = 600
+LONG_MODULE_REASON = "# Over 600 lines because "
+SIZED = sorted(p for p in COURSE.rglob("*.py") if p != INSTRUMENT / "spec_v1.py")
+
+
+def _long_functions(source: str) -> list[tuple[str, int]]:
+    """Every function (methods and nested ones too) longer than MAX_FUNCTION_LINES, with its length."""
+    return [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+
+
+def test_the_length_check_counts_a_function_from_its_def_to_its_last_line():
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    assert _long_functions(f"def f():\n{body}") == [("f", MAX_FUNCTION_LINES + 1)]
+    assert _long_functions(f"def f():\n{body[body.index(chr(10)) + 1:]}") == []
+
+
+@pytest.mark.parametrize("path", SIZED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_function_in_course_is_longer_than_80_lines(path):
+    assert _long_functions(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("path", SIZED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_module_over_600_lines_says_why_in_its_first_line(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if len(lines) > MAX_MODULE_LINES:
+        assert lines[0].startswith(LONG_MODULE_REASON), f"{len(lines)} lines and no '{LONG_MODULE_REASON}...' line"
+
+
+@pytest.mark.parametrize("path", SIZED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_type_ignore_names_its_error_code_and_its_reason(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if "# type: ignore" not in line:
+            continue
+        assert "# type: ignore[" in line, f"line {i + 1}: a type: ignore without its error code"
+        after = line.split("# type: ignore[", 1)[1].split("]", 1)[1]
+        assert "#" in after or lines[i - 1].lstrip().startswith("#"), (
+            f"line {i + 1}: a type: ignore without its reason (a comment after it or on the line above)")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from course.instrument.rubric_registry import HACKABLE
-from course.lib.policy.report import PANELS
+from course.lib.reporting.rl_report import PANELS
 
 REPO = Path(__file__).resolve().parent.parent
 GUIDE = "docs/guide.md"
@@ -123,9 +123,9 @@ def test_every_panel_the_docs_name_is_a_labelled_panel_of_the_curves() -> None:
 def test_each_panel_of_curves_png_is_drawn_with_its_letter() -> None:
     import inspect
 
-    from course.lib.policy import report
+    from course.lib.reporting import rl_report as report
 
-    source = inspect.getsource(report.write_curves)
+    source = inspect.getsource(report._draw_curves)
     for letter in PANELS:
         assert f'panel_title("{letter}"' in source, letter
     assert report.panel_title("d") == "(d) Strict verdicts of the training samples"

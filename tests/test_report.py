@@ -26,6 +26,7 @@ from course.inspect_run import render_example
 from course.lib.evaluation import locked_room
 from course.lib.records.formats import iter_results
 from course.lib.reporting import html as report_html
+from course.lib.reporting import scoring_sections
 
 VOID = {"meta", "br", "input", "img", "link", "hr", "area", "base", "col", "embed", "source", "track", "wbr"}
 
@@ -165,7 +166,7 @@ def test_item_table_has_a_static_first_page_and_the_whole_run_as_json(runs):
 
 
 def test_a_run_larger_than_the_table_embeds_a_bounded_sample_and_says_how_to_see_every_item(runs, monkeypatch):
-    monkeypatch.setattr(report_html, "TABLE_ROWS", 40)  # the eval run has 100 items
+    monkeypatch.setattr(scoring_sections, "TABLE_ROWS", 40)  # the eval run has 100 items
     html, page = page_of(runs["eval"])
     rows = [json.loads(s) for a, s in page.scripts if a.get("type") == "application/json"][0]["rows"]
     results = list(iter_results(runs["eval"] / "results.jsonl"))
@@ -198,7 +199,7 @@ def test_the_item_sample_never_holds_more_than_its_limit_and_keeps_whole_strides
     import random
 
     rng = random.Random(limit)
-    sample = report_html._ItemSample(limit=limit)
+    sample = scoring_sections.ItemSample(limit=limit)
     codes = [rng.choice("aaaaaaaabbbbccd") for _ in range(500)]
     for i, code in enumerate(codes):
         sample.add({"id": f"x{i}", "reward": 0.0, "details": {"error_code": code, "reason": ""}, "completion": "c"})
@@ -266,6 +267,36 @@ def test_tinylm_rl_report_renders_its_holdout_runs_and_their_gate(runs):
     gates = page.find("section", class_="gate")
     assert len(gates) == 1 and "Decision: REJECT" in page.text_of(gates[0])  # +0 points under a +10 point bar
     assert len(page.find("table", class_="itemtable")) == 2
+
+
+FAKE_VIEW = """
+from course.lib.records.jsonl import read_json
+from course.lib.reporting.page_parts import RunKind, View, escape
+
+VIEW = View(RunKind("fake", "Fake kind", ("course.fake",)),
+            lambda src: {"summary": read_json(src.run / "summary.json", "summary")},
+            lambda run, prefix: f'<p id="{prefix}-fake">fake answer {escape(run.summary["answer"])}</p>')
+"""
+
+
+def test_a_new_run_kind_is_one_new_view_module_and_the_page_draws_it(tmp_path, monkeypatch):
+    from course.lib.reporting import views
+
+    extra = tmp_path / "more_views"
+    extra.mkdir()
+    (extra / "fake.py").write_text(FAKE_VIEW, encoding="utf-8")
+    monkeypatch.setattr(views, "__path__", [*views.__path__, str(extra)])
+    monkeypatch.delitem(__import__("sys").modules, "course.lib.reporting.views.fake", raising=False)
+    monkeypatch.setattr(views, "VIEWS", views.discover(views.__path__))
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text(json.dumps({"tool": "course.fake"}), encoding="utf-8")
+    (run / "summary.json").write_text(json.dumps({"answer": "<42>"}), encoding="utf-8")
+    loaded = report_html.load_run(run)
+    assert loaded.kind == "fake"
+    page = Page(report_html.render_report([loaded]))
+    assert any(page.text_of(h).startswith("Fake kind: ") for h in page.find("h2"))
+    assert [page.text_of(p) for p in page.find("p", id="r0-fake")] == ["fake answer <42>"]
 
 
 def test_a_real_llm_rl_run_gets_the_rl_view_with_its_own_title(runs, tmp_path):

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from course.lib.evaluation.summary import points
-from course.lib.policy import report as rl_report
+from course.lib.reporting import rl_report
 from course.tinylm import rl
 
 FIRST = {"step": 0, "slice_n": 200, "slice_items": 100, "slice_samples_per_item": 2,

@@ -90,7 +90,7 @@ def train_group_baseline(steps: int = 30, group_size: int = 4, lr: float = 1.0, 
     rows = []
     for step in range(steps):
         # 1. Rollouts: group_size samples per prompt from the current policy.
-        samples = []
+        samples: list[dict[str, Any]] = []
         for pid in PROMPTS:
             probs = softmax(logits[pid])
             for i in range(group_size):

@@ -29,7 +29,7 @@ def policy_prompt(prompt: str) -> str:
     return f"<bos>{prompt}<sep>"
 
 
-def char_tokenizer():  # type: ignore[no-untyped-def]
+def char_tokenizer():
     """The course's character vocabulary as a ``transformers`` fast tokenizer (same ids)."""
     from tokenizers import Tokenizer, decoders, models
     from transformers import PreTrainedTokenizerFast
@@ -44,14 +44,15 @@ def char_tokenizer():  # type: ignore[no-untyped-def]
     )
 
 
-def twin_config(cfg: Any = None):  # type: ignore[no-untyped-def]
+def twin_config(cfg: Any = None):
     """A ``GPTNeoXConfig`` with the tiny LM's dimensions (``course.tinylm.model.GPTConfig``)."""
     from transformers import GPTNeoXConfig
 
     from course.tinylm.model import GPTConfig
 
     cfg = cfg or GPTConfig()
-    return GPTNeoXConfig(
+    # GPTNeoXConfig takes these through **kwargs; its signature does not list them
+    return GPTNeoXConfig(  # type: ignore[call-arg]
         vocab_size=cfg.vocab_size, hidden_size=cfg.n_embd, num_hidden_layers=cfg.n_layer,
         num_attention_heads=cfg.n_head, intermediate_size=4 * cfg.n_embd, hidden_act="gelu",
         max_position_embeddings=cfg.block_size, rotary_pct=1.0, rotary_emb_base=10000,
@@ -60,7 +61,7 @@ def twin_config(cfg: Any = None):  # type: ignore[no-untyped-def]
     )
 
 
-def twin_from_gpt(gpt: Any):  # type: ignore[no-untyped-def]
+def twin_from_gpt(gpt: Any):
     """A ``GPTNeoXForCausalLM`` computing the same function as the course ``GPT`` ``gpt``."""
     import torch
     from transformers import GPTNeoXForCausalLM
@@ -98,7 +99,7 @@ def twin_from_gpt(gpt: Any):  # type: ignore[no-untyped-def]
     return model
 
 
-def tiny_twin(seed: int = 0):  # type: ignore[no-untyped-def]
+def tiny_twin(seed: int = 0):
     """A freshly initialised twin (random weights, seeded): for tests that need any tiny causal LM."""
     import torch
     from transformers import GPTNeoXForCausalLM
@@ -107,7 +108,7 @@ def tiny_twin(seed: int = 0):  # type: ignore[no-untyped-def]
     return GPTNeoXForCausalLM(twin_config())
 
 
-def gpt_from_twin(model: Any):  # type: ignore[no-untyped-def]
+def gpt_from_twin(model: Any):
     """The inverse of ``twin_from_gpt``: a course ``GPT`` with the twin's weights (e.g. after TRL trained it)."""
     import torch
 

@@ -37,7 +37,7 @@ METRIC = "course_strict"
 _INT64 = 2**63  # an Arrow int64 column holds answers below this; a longer one is stored as text
 
 
-def course_docs(course_dataset: str = DEFAULT_DATASET, **unused: Any):  # type: ignore[no-untyped-def]
+def course_docs(course_dataset: str = DEFAULT_DATASET, **unused: Any):
     """The task's documents: a course dataset as ``{"test": Dataset}`` of ``id``, ``prompt``, ``expected_answer``.
 
     lm-eval calls it with the run's metadata (model arguments and ``--metadata``) as keywords:

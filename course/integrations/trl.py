@@ -113,7 +113,7 @@ def course_rows(path: str, *, conversational: bool = False) -> list[dict[str, An
     ]
 
 
-def course_dataset(path: str, *, conversational: bool = False):  # type: ignore[no-untyped-def]
+def course_dataset(path: str, *, conversational: bool = False):
     """``course_rows`` as a ``datasets.Dataset`` (what TRL trainers take). Needs the ``trl`` extra."""
     from datasets import Dataset
 

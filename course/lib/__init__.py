@@ -11,8 +11,9 @@ part of the course (docs/architecture.md draws the map):
   selection/   Loop B: best_of_n, pipeline, policy_comparison, passk_estimators
   learning/    Loop C: policy_gradient, bandit, two_step, kl_estimators, loss_normalisation, kl_tradeoff,
                narration, bandit_story, demo_plots, rl_loop, reference_curves
-  policy/      what every policy shares: sampling, rollout_records, progress, report, training_problems, templates
-  reporting/   seeing runs: run_kinds, html, svg, plotting
+  policy/      what every policy shares: sampling, rollout_records, progress, training_problems, templates
+  reporting/   seeing runs and every report: views (one module per kind of run), html, page_parts,
+               scoring_sections, gate_section, report_files, rl_report, svg, plotting
 
 What every layer uses sits here at the root: ``stats``, ``extras``, ``visible`` and
 ``toolbox``. ``records.jsonl`` owns every JSON/JSONL byte read or written;

@@ -1,3 +1,4 @@
+# Over 600 lines because the course's statistics sit together, each function short.
 """The statistics every course tool uses, in one pure, standard-library module.
 
 One public function per concept, each with a doctested example; bad arguments
@@ -36,7 +37,7 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Sequence
+from typing import Any, Sequence
 
 from course.errors import CourseError
 
@@ -771,12 +772,12 @@ def items_for_power(
     if room <= 0.0:
         return None
     n = max(1, math.ceil(per_item / room))  # the one-sided approximation; then the exact two-sided power decides
-    kwargs = dict(
+    kwargs: dict[str, Any] = dict(
         samples=samples, seeds=seeds, icc=icc, item_correlation=item_correlation, seed_sd=seed_sd, alpha=alpha
     )
-    while n > 1 and lift_power(p_base, lift, items=n - 1, **kwargs) >= power:  # type: ignore[arg-type]
+    while n > 1 and lift_power(p_base, lift, items=n - 1, **kwargs) >= power:
         n -= 1
-    while lift_power(p_base, lift, items=n, **kwargs) < power:  # type: ignore[arg-type]
+    while lift_power(p_base, lift, items=n, **kwargs) < power:
         n += 1
     return n
 

@@ -104,7 +104,8 @@ def fused_blocks(model: Any) -> list[tuple[torch.Tensor, ...]]:
                            layer.post_attention_layernorm.weight.detach(), gate_up.t().contiguous(),
                            effective_weight(mlp.down_proj).t().contiguous()))
     model.__dict__["_course_fused_blocks"] = (key, blocks)
-    return blocks
+    # six tensors; transformers types the layers' attributes more loosely than Tensor
+    return blocks  # type: ignore[return-value]
 
 
 class LlamaDecoder:

@@ -344,17 +344,18 @@ def _from_pretrained(path: Path | str, what: str, *args: Any, **kwargs: Any) -> 
     with _quiet_transformers():
         try:
             tokenizer = AutoTokenizer.from_pretrained(*args, **kwargs)
-            model, info = AutoModelForCausalLM.from_pretrained(*args, dtype=torch.float32, output_loading_info=True,
+            # with output_loading_info=True from_pretrained returns (model, info)
+            model, info = AutoModelForCausalLM.from_pretrained(*args, dtype=torch.float32, output_loading_info=True,  # type: ignore[misc]
                                                                **kwargs)
         except Exception as exc:  # noqa: BLE001 - the file's fault, whatever the library raises
             raise CourseError(
                 f"{path}: cannot be loaded as {what} ({type(exc).__name__}: {_first_line(exc)})"
             ) from None
-    problem = _misfit(info)
+    problem = _misfit(info)  # type: ignore[has-type]  # (model, info) from from_pretrained, as above
     if problem is not None:
         raise CourseError(f"{path}: its weights do not fit the model its config describes: {problem}; "
                           "transformers would fill the gaps with random numbers, so it is refused")
-    return tokenizer, model
+    return tokenizer, model  # type: ignore[has-type]  # (model, info) from from_pretrained, as above
 
 
 def _misfit(info: dict[str, Any]) -> str | None:
@@ -403,7 +404,8 @@ def _disagreement(entry: Path, header: GGUFHeader) -> str | None:
         said = header.fields.get(f"{arch}.{key}")
         held = rope.get(name) if name == "rope_theta" and isinstance(rope, dict) else config.get(name)
         if said is not None and not (type(held) in (int, float) and
-                                     abs(float(held) - float(said)) <= 1e-6 * max(1.0, abs(float(said)))):
+                                     # the type test earlier in the same condition excludes None
+                                     abs(float(held) - float(said)) <= 1e-6 * max(1.0, abs(float(said)))):  # type: ignore[arg-type]
             return f"config.json {name}"
     tokens = header.fields.get("tokenizer.ggml.tokens")
     if isinstance(tokens, list):
@@ -414,7 +416,8 @@ def _disagreement(entry: Path, header: GGUFHeader) -> str | None:
             return "vocabulary"
         merges = header.fields.get("tokenizer.ggml.merges")
         if isinstance(merges, list):
-            held = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges") or []]
+            # read_json gives a dict here (tokenizer.json's shape is checked above)
+            held = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges") or []]  # type: ignore[union-attr]
             if held != merges:
                 return "merges"
     return None
@@ -517,7 +520,8 @@ def _load_hub(model_id: str) -> tuple[Any, Any, dict[str, Any], str]:
     with _quiet_transformers():
         try:
             tokenizer = AutoTokenizer.from_pretrained(model_id)
-            model, info = AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.float32, output_loading_info=True)
+            # with output_loading_info=True from_pretrained returns (model, info)
+            model, info = AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.float32, output_loading_info=True)  # type: ignore[misc]
         except (OSError, ValueError) as exc:
             offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
             why = "HF_HUB_OFFLINE is set and it is not in the local hub cache" if offline else _first_line(exc)
@@ -527,13 +531,14 @@ def _load_hub(model_id: str) -> tuple[Any, Any, dict[str, Any], str]:
             ) from None
         except Exception as exc:  # noqa: BLE001 - a file of the repository no library can parse
             raise CourseError(f"{model_id}: cannot be loaded ({type(exc).__name__}: {_first_line(exc)})") from None
-    problem = _misfit(info)
+    problem = _misfit(info)  # type: ignore[has-type]  # (model, info) from from_pretrained, as above
     if problem is not None:
         raise CourseError(f"{model_id}: its weights do not fit the model its config describes: {problem}")
-    revision = getattr(model.config, "_commit_hash", None) or "unknown"
+    # (model, info) from from_pretrained, as above
+    revision = getattr(model.config, "_commit_hash", None) or "unknown"  # type: ignore[has-type]
     provenance = {"source": "hub-id", "model_id": model_id, "revision": revision, "dequantised_from": None,
                   "policy": f"{model_id}@{revision[:12]}"}
-    return model, tokenizer, provenance, "off"
+    return model, tokenizer, provenance, "off"  # type: ignore[has-type]  # (model, info) from from_pretrained, as above
 
 
 def _first_line(exc: BaseException) -> str:

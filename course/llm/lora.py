@@ -58,7 +58,8 @@ class LoRALinear(nn.Module):
         if self.mode == "off":
             return y
         a, b = (self.lora_A, self.lora_B) if self.mode == "on" else (self.anchor_A, self.anchor_B)
-        return y + (x @ a.t() @ b.t()) * self.scale
+        # the anchor weights exist whenever the mode is 'anchor'
+        return y + (x @ a.t() @ b.t()) * self.scale  # type: ignore[union-attr]
 
 
 def add_lora(

@@ -352,13 +352,15 @@ def _adapter_metadata(data: bytes, path: str | Path) -> dict[str, Any]:
         problems.append("base_policy must be a policy name")
     if type(rank) is not int or not 1 <= rank <= RANK_LIMIT:
         problems.append(f"rank must be an integer between 1 and {RANK_LIMIT}")
-    if type(alpha) not in (int, float) or not ALPHA_RANGE[0] <= alpha <= ALPHA_RANGE[1]:
+    # the type tests earlier in the same condition exclude None
+    if type(alpha) not in (int, float) or not ALPHA_RANGE[0] <= alpha <= ALPHA_RANGE[1]:  # type: ignore[operator]
         problems.append(f"alpha must be a number between {ALPHA_RANGE[0]:g} and {ALPHA_RANGE[1]:g}")
     if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
         problems.append("targets must be a list of layer names")
     if problems:
         raise CourseError(f"{path}: the {ADAPTER_METADATA!r} metadata is malformed: {'; '.join(problems)}")
-    return {"base_policy": base, "rank": rank, "alpha": float(alpha), "targets": tuple(targets)}
+    # the type tests earlier in the same condition exclude None
+    return {"base_policy": base, "rank": rank, "alpha": float(alpha), "targets": tuple(targets)}  # type: ignore[arg-type]
 
 
 def _check_tensors(adapter: AdapterFile, expected: dict[str, tuple[int, ...]]) -> None:

@@ -45,10 +45,10 @@ from course.lib.extras import require
 from course.lib.learning import rl_loop
 from course.lib.learning.rl_loop import LoopSettings, Trained
 from course.lib.policy.progress import ProgressLine
-from course.lib.policy.report import report_lines
 from course.lib.policy.templates import TEMPLATES, get_template
 from course.lib.records.manifest import environment, input_fingerprint
 from course.lib.records.runs import atomic_run_dir, resolve_outdir
+from course.lib.reporting.rl_report import report_lines
 from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ RFT_DEFAULTS: dict[str, Any] = {
 }
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.llm.rl",
         "Train LoRA adapters of the real LLM (SmolLM2-135M-Instruct by default) with the course's RL loop "

@@ -48,6 +48,7 @@ fingerprint, rank, alpha, targets and base policy. With the run's template, seed
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -89,7 +90,7 @@ DEFAULT_THREADS = 1
 THREADS = int_in(1, 64)
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.llm.sample",
         "Sample the real LLM (SmolLM2-135M-Instruct by default) on a dataset into a selection pack (n>1) "
@@ -138,10 +139,10 @@ def build_parser():  # type: ignore[no-untyped-def]
     return p
 
 
-MERGE = "merge"  # `python -m course.llm.sample merge PARTS...`; any other first argument is the sampler as before
+MERGE = "merge"  # `python -m course.llm.sample merge PARTS...`; any other first argument is a sampling run
 
 
-def build_merge_parser():  # type: ignore[no-untyped-def]
+def build_merge_parser():
     p = make_parser(
         "python -m course.llm.sample merge",
         "Join the parts of a sharded sampling run (course.llm.sample --shard K/N, each with its OUT.manifest.json) "
@@ -225,9 +226,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
 
 
+def _read_adapters(path: str) -> tuple[Any, dict[str, Any]]:
+    """The LoRA adapters and their manifest record, read and checked before the model is loaded."""
+    from course.llm.policy import read_adapter
+
+    adapter = read_adapter(path)
+    record = {**input_fingerprint(path), **adapter.about()}
+    if record["sha256"] != adapter.sha256:
+        raise CourseError(f"{path}: changed while it was being read; try again")
+    return adapter, record
+
+
+def _write_outputs(args: argparse.Namespace, argv: Sequence[str] | None, records: list[dict[str, Any]],
+                   context: dict[str, Any]) -> None:
+    """The rollouts (and with --frozen-out, sample 0 of each item), each with its manifest beside it."""
+    out = Path(args.out)
+    template, part, adapter_record = context["template"], context["part"], context["adapters"]
+    files = [(out, records, args.n)]
+    if args.frozen_out is not None:
+        files.append((Path(args.frozen_out), first_samples(records), 1))
+    for path, lines, n in files:
+        write_text_atomic(path, "".join(dumps_line(r) + "\n" for r in lines))
+        write_json_atomic(manifest_path(path), {
+            **environment(TOOL, argv),
+            "output": file_fingerprint(path),
+            "kind": "frozen rollouts" if n == 1 else "selection pack",
+            "samples_per_item": n,
+            "derived_from": None if path == out else file_fingerprint(out),
+            "dataset": input_fingerprint(args.dataset),
+            "limit": args.limit,
+            "policy": context["policy"],
+            "model": context["model"],
+            # only with --adapters: pi0 is the model itself
+            **({"adapters": adapter_record} if adapter_record is not None else {}),
+            "prompt_template": {**template.record(), "text": template.text},
+            "sampling": context["sampling"],
+            "device": context["device"],
+            "threads": context["threads"],
+            "rows_per_batch": context["rows_per_batch"],
+            "truncated": sum(_truncated(r) for r in lines),
+            "timing": context["timing"],
+            **({"shard": part.record()} if part is not None else {}),  # only a part of a sharded run has one
+        })
+
+
 def _main(argv: Sequence[str] | None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
-    if given[:1] == [MERGE]:  # a subcommand only by its first word: every command line of before means what it did
+    if given[:1] == [MERGE]:  # a subcommand only by its first word: no dataset or flag is read as one
         return _merge(given[1:], argv)
     args = build_parser().parse_args(argv)
     require("llm", "the real LLM")  # the one rule for a missing extra: one line, exit 2, before any work
@@ -241,14 +286,7 @@ def _main(argv: Sequence[str] | None) -> int:
     _check_outputs(outputs, args.force, [args.dataset, args.adapters])
     items = read_dataset(args.dataset)[: args.limit]  # validated: bad input stops here, before anything is loaded
     template = get_template(args.template)
-    adapter, adapter_record = None, None
-    if args.adapters is not None:  # read and checked before the model is loaded
-        from course.llm.policy import read_adapter
-
-        adapter = read_adapter(args.adapters)
-        adapter_record = {**input_fingerprint(args.adapters), **adapter.about()}
-        if adapter_record["sha256"] != adapter.sha256:
-            raise CourseError(f"{args.adapters}: changed while it was being read; try again")
+    adapter, adapter_record = _read_adapters(args.adapters) if args.adapters is not None else (None, None)
 
     # torch-dependent imports stay here, not at the top: --help works without the llm extra
     from course.lib.policy.rollout_records import rollout_records
@@ -285,6 +323,9 @@ def _main(argv: Sequence[str] | None) -> int:
     seconds = time.perf_counter() - t0
     progress.clear()
     load_after = os.getloadavg()
+    context = {"policy": policy, "model": llm.provenance, "adapters": adapter_record, "template": template,
+               "sampling": sampling, "device": llm.device, "threads": threads, "rows_per_batch": ROWS_PER_BATCH,
+               "part": part}
     records, n_truncated = rollout_records([it.id for it in items], drawn, policy, sampling,
                                            {PROMPT_TEMPLATE: template.record()})
     total = len(items) * args.n
@@ -294,32 +335,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after], "cpu_count": os.cpu_count(),
     }
-    files = [(out, records, args.n)]
-    if args.frozen_out is not None:
-        files.append((Path(args.frozen_out), first_samples(records), 1))
-    for path, lines, n in files:
-        write_text_atomic(path, "".join(dumps_line(r) + "\n" for r in lines))
-        write_json_atomic(manifest_path(path), {
-            **environment(TOOL, argv),
-            "output": file_fingerprint(path),
-            "kind": "frozen rollouts" if n == 1 else "selection pack",
-            "samples_per_item": n,
-            "derived_from": None if path == out else file_fingerprint(out),
-            "dataset": input_fingerprint(args.dataset),
-            "limit": args.limit,
-            "policy": policy,
-            "model": llm.provenance,
-            # absent for pi0: its manifests stay as they were
-            **({"adapters": adapter_record} if adapter_record is not None else {}),
-            "prompt_template": {**template.record(), "text": template.text},
-            "sampling": sampling,
-            "device": llm.device,
-            "threads": threads,
-            "rows_per_batch": ROWS_PER_BATCH,
-            "truncated": sum(_truncated(r) for r in lines),
-            "timing": timing,
-            **({"shard": part.record()} if part is not None else {}),  # absent for a whole run: its manifest as before
-        })
+    _write_outputs(args, argv, records, {**context, "timing": timing})
     info(
         f"{policy}: {total} completions for {len(items)} items ({template.name} template) in {seconds:.1f}s, "
         f"{threads} thread{'s' if threads != 1 else ''}, load average {load_before[0]:.1f}; "

@@ -132,7 +132,7 @@ def lay_out_for_sampling(model: torch.nn.Module) -> None:
     (the decode steps, where most rows have already stopped) runs at a fraction of the speed of the
     plain "A times B" kernel that a contiguous ``W.T`` gets; on hundreds of rows (prefill, the
     log-probability passes) the two are equally fast (benchmarks/bench_llm_sampling.py measures both).
-    Idempotent; the tied embedding shares the weight of the LM head and reads it by rows, as before.
+    Idempotent; the tied embedding shares the weight of the LM head and reads it by rows.
     """
     with torch.no_grad():
         for module in model.modules():

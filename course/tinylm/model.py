@@ -66,7 +66,7 @@ def rope_table(n_positions: int, head_dim: int) -> tuple[torch.Tensor, torch.Ten
 
     Pair i of a head's D dimensions turns by pos * 10000^(-2i/D) radians: fast
     turns resolve nearby positions, slow turns distant ones. Built once per model
-    (the angles never change), then read by position: a decode step used to rebuild
+    (the angles never change), then read by position, so a decode step does not rebuild
     them with seven small tensor operations per forward call.
     """
     inv_freq = 1.0 / (10000.0 ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (D/2,)
@@ -149,7 +149,7 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(cfg.n_embd)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, rope, mask, past, past_len=None):  # type: ignore[no-untyped-def]
+    def forward(self, x, rope, mask, past, past_len=None):
         a, kv = self.attn(self.ln_1(x), rope, mask, past, past_len)
         x = x + a  # residual stream, (B, T, C)
         x = x + self.mlp(self.ln_2(x))

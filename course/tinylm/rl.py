@@ -39,9 +39,9 @@ from course.lib.extras import require
 from course.lib.learning import rl_loop
 from course.lib.learning.rl_loop import LoopSettings, Trained, goodhart_alarm, policy_loss  # noqa: F401  (the loss and the alarm: tested through this tool's name)
 from course.lib.policy.progress import ProgressLine
-from course.lib.policy.report import report_lines
 from course.lib.records.manifest import environment, input_fingerprint
 from course.lib.records.runs import atomic_run_dir, resolve_outdir
+from course.lib.reporting.rl_report import report_lines
 from course.lib.visible import visible
 from course.tinylm import MAX_TOKENS_LIMIT
 
@@ -75,7 +75,7 @@ DEFAULTS: dict[str, Any] = {
 # ---------------------------------------------------------------------------
 # The command: settings in, one run directory out (written in a temp dir, one rename)
 # ---------------------------------------------------------------------------
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.tinylm.rl",
         "Train the tiny LM with REINFORCE (group baseline, KL penalty to pi0) on fresh on-policy samples; "

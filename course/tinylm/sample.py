@@ -42,7 +42,7 @@ from course.tinylm import MAX_TOKENS_LIMIT
 THREADS = int_in(1, 64)
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.tinylm.sample",
         "Sample completions from the tiny LM (pi0 by default) into frozen-rollouts (n=1) or selection-pack (n>1)"

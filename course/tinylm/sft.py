@@ -24,7 +24,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterator, Sequence
 
 from course.cli import MAX_COUNT, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
@@ -61,7 +61,7 @@ DEFAULTS = {
 
 
 # Every SFT hyperparameter is a finite number in a range a tiny LM can train with; NaN, infinity and
-# sizes whose memory would grow without bound (--batch-size 100000000) are refused up front (issue 23).
+# sizes whose memory would grow without bound (--batch-size 100000000) are refused up front.
 ARG_TYPES = {
     "seed": seed,
     "steps": int_in(1, 1_000_000),
@@ -90,7 +90,7 @@ def check_settings(s: dict) -> None:
                           "each head gets n_embd / n_head dimensions")
 
 
-def build_parser():  # type: ignore[no-untyped-def]
+def build_parser():
     p = make_parser(
         "python -m course.tinylm.sft",
         "Train the tiny LM's reference policy pi0 by supervised fine-tuning on a seeded format mixture.",
@@ -139,6 +139,96 @@ def _main(argv: Sequence[str] | None) -> int:
     return 0
 
 
+def _batches(s: dict[str, Any], excluded: Any, n_examples: int) -> Iterator[list[Any]]:
+    """Batches of (problem, target, format), built lazily, 8 batches at a time.
+
+    Length bucketing: inside each window of 8 batches, rows are sorted by length so
+    a batch pads to similar lengths (short "Compute a + b." prompts do not pay for
+    word problems); the order of the 8 batches is then shuffled by a seeded RNG.
+    Everything is a function of the seed, so the data order is reproducible.
+    """
+    window = 8 * s["batch_size"]
+    order_rng = random.Random(f"sft-order:{s['seed']}")
+    stream = sft_stream(s["seed"], excluded)
+    for _ in range(0, n_examples, window):
+        rows = sorted((next(stream) for _ in range(window)), key=lambda e: len(e[0].prompt) + len(e[1]))
+        chunk = [rows[i : i + s["batch_size"]] for i in range(0, window, s["batch_size"])]
+        order_rng.shuffle(chunk)
+        yield from chunk
+
+
+def _batch(rows: Sequence[Any], cfg: Any, max_prompt: int) -> tuple[Any, Any, Any]:
+    """Right-padded (B, L) tokens, valid mask, and a mask of the target positions."""
+    import torch
+
+    seqs, starts = [], []
+    for problem, target, _fmt in rows:
+        prompt = VOCAB.encode(problem.prompt)[-max_prompt:]
+        seq = [VOCAB.BOS] + prompt + [VOCAB.SEP] + VOCAB.encode(target) + [VOCAB.EOS]
+        seqs.append(seq[: cfg.block_size])
+        starts.append(len(prompt) + 2)  # index of the first answer token
+    L = max(len(x) for x in seqs)
+    tokens = torch.full((len(seqs), L), VOCAB.PAD, dtype=torch.long)
+    target_mask = torch.zeros((len(seqs), L), dtype=torch.bool)
+    for i, (seq, start) in enumerate(zip(seqs, starts)):
+        tokens[i, : len(seq)] = torch.tensor(seq)
+        target_mask[i, start : len(seq)] = True  # answer tokens and <eos>
+    return tokens, tokens != VOCAB.PAD, target_mask
+
+
+def _optimizer(model: Any, s: dict[str, Any]) -> Any:
+    """AdamW with weight decay on the matrices only (not on biases and norms)."""
+    import torch
+
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": s["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=s["lr"],
+        betas=(0.9, 0.95),
+    )
+
+
+def _lr_at(step: int, s: dict[str, Any]) -> float:
+    """Linear warm-up, then cosine decay to min_lr (nanoGPT's schedule)."""
+    if step < s["warmup"]:
+        return s["lr"] * (step + 1) / s["warmup"]
+    frac = (step - s["warmup"]) / max(1, s["steps"] - s["warmup"])
+    return s["min_lr"] + 0.5 * (1 + math.cos(math.pi * frac)) * (s["lr"] - s["min_lr"])
+
+
+def _manifest(settings: dict[str, Any], out: Path, digest: str, model: Any, cfg: Any, argv: Sequence[str] | None, *,
+              excluded: Any, losses: list[float], train_seconds: float, threads: int, dev: dict[str, Any],
+              torch_version: str) -> dict[str, Any]:
+    """pi0's manifest: the weights, the settings and network, the data recipe, the result, the provenance."""
+    s, n_examples = settings, settings["steps"] * settings["batch_size"]
+    return {
+        "what": "tiny LM reference policy pi0 (supervised on a seeded format mixture)",
+        "weights": out.name,
+        "sha256": digest,
+        "policy": f"tinylm:{digest[:12]}",
+        "settings": settings,
+        "config": {"vocab_size": cfg.vocab_size, "block_size": cfg.block_size, "n_layer": cfg.n_layer,
+                   "n_head": cfg.n_head, "n_embd": cfg.n_embd},
+        "n_params": model.n_params(),
+        "sft_data": {
+            "recipe": "course.tinylm.sft_data.sft_stream(seed, exclude=dev+holdout prompts), "
+                      "first steps*batch_size examples, bucketed by length in windows of 8 batches",
+            "seed": s["seed"],
+            "examples": n_examples,
+            "format_weights": FORMAT_WEIGHTS,
+            "excluded_prompts": len(excluded),
+            "excluded_from": [file_fingerprint(p) for p in DEFAULT_DATASETS if Path(p).exists()],
+        },
+        "final_loss": round(sum(losses[-200:]) / len(losses[-200:]), 6),
+        "train_seconds": round(train_seconds, 1),
+        "torch": torch_version,
+        "threads": threads,
+        "dev_eval": dev,
+        "provenance": environment("course.tinylm.sft", argv),
+    }
+
+
 def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     """Train pi0 with ``settings``; write weights to ``out`` and the manifest beside it."""
     # --- boilerplate: threads, seeds, data --------------------------------------
@@ -161,63 +251,17 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     n_examples = s["steps"] * s["batch_size"]
     info(f"data: {n_examples:,} fresh examples (seed {s['seed']}), {len(excluded)} dev/holdout prompts excluded")
 
-    def batches():  # type: ignore[no-untyped-def]
-        """Batches of (problem, target, format), built lazily, 8 batches at a time.
-
-        Length bucketing: inside each window of 8 batches, rows are sorted by length so
-        a batch pads to similar lengths (short "Compute a + b." prompts do not pay for
-        word problems); the order of the 8 batches is then shuffled by a seeded RNG.
-        Everything is a function of the seed, so the data order is reproducible.
-        """
-        window = 8 * s["batch_size"]
-        order_rng = random.Random(f"sft-order:{s['seed']}")
-        stream = sft_stream(s["seed"], excluded)
-        for _ in range(0, n_examples, window):
-            rows = sorted((next(stream) for _ in range(window)), key=lambda e: len(e[0].prompt) + len(e[1]))
-            chunk = [rows[i : i + s["batch_size"]] for i in range(0, window, s["batch_size"])]
-            order_rng.shuffle(chunk)
-            yield from chunk
-
     max_prompt = cfg.block_size - DEFAULT_MAX_TOKENS - 2
 
-    def batch(rows):  # type: ignore[no-untyped-def]
-        """Right-padded (B, L) tokens, valid mask, and a mask of the target positions."""
-        seqs, starts = [], []
-        for problem, target, _fmt in rows:
-            prompt = VOCAB.encode(problem.prompt)[-max_prompt:]
-            seq = [VOCAB.BOS] + prompt + [VOCAB.SEP] + VOCAB.encode(target) + [VOCAB.EOS]
-            seqs.append(seq[: cfg.block_size])
-            starts.append(len(prompt) + 2)  # index of the first answer token
-        L = max(len(x) for x in seqs)
-        tokens = torch.full((len(seqs), L), VOCAB.PAD, dtype=torch.long)
-        target_mask = torch.zeros((len(seqs), L), dtype=torch.bool)
-        for i, (seq, start) in enumerate(zip(seqs, starts)):
-            tokens[i, : len(seq)] = torch.tensor(seq)
-            target_mask[i, start : len(seq)] = True  # answer tokens and <eos>
-        return tokens, tokens != VOCAB.PAD, target_mask
-
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": s["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=s["lr"],
-        betas=(0.9, 0.95),
-    )
-
-    def lr_at(step: int) -> float:
-        """Linear warm-up, then cosine decay to min_lr (nanoGPT's schedule)."""
-        if step < s["warmup"]:
-            return s["lr"] * (step + 1) / s["warmup"]
-        frac = (step - s["warmup"]) / max(1, s["steps"] - s["warmup"])
-        return s["min_lr"] + 0.5 * (1 + math.cos(math.pi * frac)) * (s["lr"] - s["min_lr"])
+    opt = _optimizer(model, s)
 
     # --- the algorithm: next-token cross-entropy on the answer tokens ------------
     model.train()
     losses: list[float] = []
     t0 = time.time()
     progress = ProgressLine("sft step", s["steps"])
-    for step, rows in zip(range(s["steps"]), batches()):
-        tokens, valid, target_mask = batch(rows)  # (B, L) each, right-padded
+    for step, rows in zip(range(s["steps"]), _batches(s, excluded, n_examples)):
+        tokens, valid, target_mask = _batch(rows, cfg, max_prompt)  # (B, L) each, right-padded
         logits, _ = model(tokens, positions(valid), None)  # (B, L, V); causal attention hides the right padding
         # position t predicts token t+1; score only answer tokens (the prompt is given, not imitated)
         loss_tok = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab_size), tokens[:, 1:].reshape(-1),
@@ -228,7 +272,7 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
         if not math.isfinite(value):
             raise diverged(f"the loss is {value} at step {step}", s)
         for group in opt.param_groups:
-            group["lr"] = lr_at(step)
+            group["lr"] = _lr_at(step, s)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), s["grad_clip"])
@@ -236,7 +280,7 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
         losses.append(value)
         if step % 200 == 0 or step == s["steps"] - 1:
             recent = sum(losses[-200:]) / len(losses[-200:])
-            progress.info(f"step {step:5d}  loss {recent:.4f}  lr {lr_at(step):.2e}  {time.time() - t0:.0f}s")
+            progress.info(f"step {step:5d}  loss {recent:.4f}  lr {_lr_at(step, s):.2e}  {time.time() - t0:.0f}s")
         if s["eval_every"] and step > 0 and step % s["eval_every"] == 0:
             model.eval()
             d = measure_dev(model, 1)
@@ -254,31 +298,8 @@ def train(settings: dict, out: Path, argv: Sequence[str] | None) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     digest = save_checkpoint(model, out)
     dev = measure_dev(model, s["eval_samples"])
-    manifest = {
-        "what": "tiny LM reference policy pi0 (supervised on a seeded format mixture)",
-        "weights": out.name,
-        "sha256": digest,
-        "policy": f"tinylm:{digest[:12]}",
-        "settings": settings,
-        "config": {"vocab_size": cfg.vocab_size, "block_size": cfg.block_size, "n_layer": cfg.n_layer,
-                   "n_head": cfg.n_head, "n_embd": cfg.n_embd},
-        "n_params": model.n_params(),
-        "sft_data": {
-            "recipe": "course.tinylm.sft_data.sft_stream(seed, exclude=dev+holdout prompts), "
-                      "first steps*batch_size examples, bucketed by length in windows of 8 batches",
-            "seed": s["seed"],
-            "examples": n_examples,
-            "format_weights": FORMAT_WEIGHTS,
-            "excluded_prompts": len(excluded),
-            "excluded_from": [file_fingerprint(p) for p in DEFAULT_DATASETS if Path(p).exists()],
-        },
-        "final_loss": round(sum(losses[-200:]) / len(losses[-200:]), 6),
-        "train_seconds": round(train_seconds, 1),
-        "torch": torch.__version__,
-        "threads": threads,
-        "dev_eval": dev,
-        "provenance": environment("course.tinylm.sft", argv),
-    }
+    manifest = _manifest(settings, out, digest, model, cfg, argv, excluded=excluded, losses=losses,
+                         train_seconds=train_seconds, threads=threads, dev=dev, torch_version=torch.__version__)
     written = manifest_path(out)
     write_json_atomic(written, manifest)
     # Printed only now: a closed output pipe stops the tool at its next line, and the weights must
@@ -302,7 +323,7 @@ def diverged(what: str, s: dict) -> CourseError:
     )
 
 
-def measure_dev(model, n: int) -> dict:  # type: ignore[no-untyped-def]
+def measure_dev(model, n: int) -> dict:
     """pass@1 of a model on math_dev under the strict scorer (n samples per item, T = 1, seed 0)."""
     from collections import Counter
 

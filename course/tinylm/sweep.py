@@ -58,7 +58,8 @@ def _main(argv: Sequence[str] | None) -> int:
     add_run_options(p, "sweep directory (default: the next free runs/sweep_NNN)",
                     force="overwrite an existing sweep directory")
     p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
-    p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
+    # make_parser always sets an epilog (the worked example)
+    p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."  # type: ignore[operator]
     args, passthrough = p.parse_known_args(argv)
     require("lm", "the tiny LM")  # the one rule for a missing extra: one line, exit 2, before any work
     if any(b < 0 for b in args.betas):
@@ -133,7 +134,7 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], args: Any) -> list[str]
         )
     (out / "sweep.md").write_text("\n".join(md) + "\n", encoding="utf-8")
 
-    def draw(plt):  # type: ignore[no-untyped-def]
+    def draw(plt):
         fig, ax = plt.subplots(figsize=(6.5, 4.5))
         kl = [r["kl_k1_per_sample"] for r in rows]
         ax.plot(kl, [r["reward_last5"] for r in rows], "o-", color="tab:orange",

@@ -198,8 +198,8 @@ def test_an_input_the_run_recorded_inside_the_old_run_is_refused_when_the_run_co
     before = tree(tmp_path / "r")
     with pytest.raises(CourseError, match="an input of this run"):
         with runs.atomic_run_dir(tmp_path / "r", force=True, tool="course.eval") as tmp:
-            input_fingerprint(tmp_path / "r/rollouts.jsonl")  # read during the run, never named up front
-            runs.write_manifest(tmp, {"tool": "course.eval"})
+            read = input_fingerprint(tmp_path / "r/rollouts.jsonl")  # read during the run, never named up front
+            runs.write_manifest(tmp, {"tool": "course.eval", "completions": read})
     assert tree(tmp_path / "r") == before
 
 

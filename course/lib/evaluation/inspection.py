@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from course.errors import CourseError
 from course.instrument.spec_v1 import ERROR_CODES
@@ -107,7 +107,7 @@ def _named(paths: list[Path]) -> str:
 
 def _pointer(directory: Path, tool: str) -> str:
     """What to look at instead, for a run directory of another kind."""
-    from course.lib.reporting.run_kinds import REPORTABLE_TOOLS
+    from course.lib.reporting.views import REPORTABLE_TOOLS
 
     subs = _scoring_sub_runs(directory)
     if subs:
@@ -174,13 +174,15 @@ def open_scoring_run(path: str | Path) -> RunDir:
         manifest = read_json(directory / "manifest.json", "manifest")
         tool = manifest.get("tool") if isinstance(manifest, dict) else None
         # Another tool's run: refused when the tool is known not to score, or when there is nothing
-        # scored to read. An unrecognised writer that left a results.jsonl is inspected as before.
+        # scored to read. An unrecognised writer that left a results.jsonl is inspected.
         other = isinstance(tool, str) and tool not in SCORING_TOOLS
         if other and (tool in KIND_OF_RUN or not (directory / "results.jsonl").exists()):
-            kind = KIND_OF_RUN.get(tool, "not a scoring run")
+            # `other` holds only for a str tool
+            kind = KIND_OF_RUN.get(tool, "not a scoring run")  # type: ignore[arg-type]
             raise CourseError(
                 f"{visible(str(directory))}: a {shown(tool)} run ({kind}); it has no scored results of its own "
-                f"to inspect: {_pointer(directory, tool)}"
+                # `other` holds only for a str tool
+                f"to inspect: {_pointer(directory, tool)}"  # type: ignore[arg-type]
             )
     return read_run(directory)
 
@@ -284,14 +286,7 @@ def inspect(
     """The whole report as lines (pure apart from reading the run's results and dataset)."""
     if only_fails and only_passes:
         raise CourseError("--only-fails and --only-passes exclude each other")
-    tally = Tally(examples_per_code=0)
-    items: dict[str, list[int]] = {}  # a multi-sample run: each item's [passing samples, samples]
-    for result in iter_results(run.results_path):
-        tally.add(result)
-        if "sample_index" in result:
-            counts = items.setdefault(result["id"], [0, 0])
-            counts[0] += result["reward"] == PASS_REWARD
-            counts[1] += 1
+    tally, items = _read_tally(run)
     if code is not None and code not in tally.counts and code not in ERROR_CODES:
         present = ", ".join(shown(c) for c in ordered_codes(tally.counts))
         raise CourseError(f"--code {shown(code)}: not an error code of this scorer; codes in this run: {present}")
@@ -340,18 +335,37 @@ def inspect(
 
     if show <= 0 or not chosen:
         return head
-    # Second pass: the first `show` items of each chosen code, in dataset order.
+    return head + _example_lines(run, chosen, show, tally.counts, n, rubric)
+
+
+def _read_tally(run: RunDir) -> tuple[Tally, dict[str, list[int]]]:
+    """One pass over results.jsonl: the outcome counts, and (a multi-sample run) each item's [passing samples,
+    samples]."""
+    tally = Tally(examples_per_code=0)
+    items: dict[str, list[int]] = {}
+    for result in iter_results(run.results_path):
+        tally.add(result)
+        if "sample_index" in result:
+            item = items.setdefault(result["id"], [0, 0])
+            item[0] += result["reward"] == PASS_REWARD
+            item[1] += 1
+    return tally, items
+
+
+def _example_lines(run: RunDir, chosen: list[str], show: int, counts: Mapping[str, int], n: int,
+                   rubric: str) -> list[str]:
+    """A second pass: the first ``show`` items of each chosen code, in dataset order, with their prompts."""
     wanted: dict[str, list[dict[str, Any]]] = {c: [] for c in chosen}
     for result in iter_results(run.results_path):
         bucket = wanted.get(result["details"]["error_code"])
         if bucket is not None and len(bucket) < show:
             bucket.append(result)
     prompts, why_not = load_prompts(run)
-    out = head
+    out = []
     if why_not:
         out.append(f"(note: {why_not})")
     for c in chosen:
-        k = tally.counts[c]
+        k = counts[c]
         out += ["", f"== {shown(c)}: {k} of {n} items ({percent(k / n)}) — {_meaning(c, rubric, unknown='')}"]
         for result in wanted[c]:
             out += render_example(result, prompts.get(result["id"]) if prompts else None)

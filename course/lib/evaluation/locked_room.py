@@ -1,3 +1,4 @@
+# Over 600 lines because the gate reads in order: Locked Room fields, paired tests, decision.
 """The Locked Room and the promotion decision, as a library: ``course.gate`` prints what this decides.
 
     base, cand = load_outcomes("runs/demo_eval_clean"), load_outcomes("runs/demo_eval_modified")
@@ -396,7 +397,9 @@ def outcomes_of(run_dir: RunDir, dataset_file: DatasetFile | None = None) -> Out
         dataset_file = dataset_at_hand(run_dir)
     against = DatasetCheck(run_dir, dataset_file) if dataset_file is not None else None
     # one pass over results.jsonl: each line re-scored, tallied and (a file at hand) checked against the dataset
-    hooks: list[LineHook] = [rescorer.add, lambda r, _: tally.add(r)] + ([against.add] if against else [])
+    hooks: list[LineHook] = [rescorer.add, lambda r, _: tally.add(r)]
+    if against is not None:
+        hooks.append(against.add)
     counts, expected = _read_items(run_dir.results_path, hooks)
     check = against.finish() if against is not None else _not_at_hand(run_dir)
     outcomes = Outcomes(run_dir, {i: k == m for i, (k, m) in counts.items()}, expected, counts, check,

@@ -1,3 +1,4 @@
+# Over 600 lines because scoring a run and merging its parts share every check.
 """Loop A's pipeline: score a completions file against a dataset and write the run directory.
 
 ``course.eval`` is its command line; ``course.tinylm.rl`` calls :func:`evaluate` on its
@@ -248,15 +249,18 @@ def _score_pack(
     counts: list[tuple[int, int]] = []
     with JsonlWriter(results_path) as out:
         for _, example in examples:
-            sample_set = sets.get(example["id"])
+            # the loop's name is reused for the next value of another type
+            sample_set = sets.get(example["id"])  # type: ignore[assignment]
             if sample_set is None:
                 lines = [missing_result(example, scorer_version=rubric.version) for _ in range(m)]
             else:
                 lines = [result_record(example, x.completion, score(example, x.completion)) for x in sample_set.samples]
             k = sum(1 for line in lines if line["reward"] == PASS_REWARD)
             counts.append((k, m))
-            for index, line in enumerate(lines):
-                result = {**line, "sample_index": index, "item_passed": k, "item_samples": m}
+            # the loop's name is reused for the next value of another type
+            for index, line in enumerate(lines):  # type: ignore[assignment]
+                # the loop's name is reused for the next value of another type
+                result = {**line, "sample_index": index, "item_passed": k, "item_samples": m}  # type: ignore[dict-item]
                 out.write(result)
                 tally.add(result)
                 if progress is not None and tally.n % PROGRESS_EVERY == 0:

@@ -27,7 +27,7 @@ import os
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from pathlib import PurePath
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from course.instrument.spec_v1 import ERROR_CODES, SCORER_VERSION
 from course.lib.stats import clustered_interval, wilson_interval
@@ -298,7 +298,7 @@ def breakdown_lines(summary: Mapping[str, Any], *, include_ok: bool = False) -> 
 
 def render_summary_md(
     summary: Mapping[str, Any],
-    examples: Mapping[str, list[Mapping[str, Any]]],
+    examples: Mapping[str, Sequence[Mapping[str, Any]]],
     *,
     title: str,
     context: Iterable[str] = (),

@@ -1,3 +1,4 @@
+# Over 600 lines because the one network client holds every way an endpoint fails.
 """Sampling rollouts from an OpenAI-compatible chat endpoint: everything but the command line.
 
 This module owns what ``python -m course.rollout_sample`` (the tool, which parses arguments
@@ -265,7 +266,7 @@ def server_excerpt(text: str, secret: str | None, limit: int = EXCERPT_CHARS) ->
     'key [redacted] refused'
     """
     if redactable(secret) and secret != PLACEHOLDER_KEY:
-        head = text[: 64 * limit + 4 * len(secret)]  # type: ignore[arg-type]
+        head = text[: 64 * limit + 4 * len(secret)]  # type: ignore[arg-type]  # redactable: secret is a str
         text = redact(head, secret) + text[len(head):]
     return visible(text, limit=limit)
 
@@ -591,7 +592,8 @@ class Endpoint:
 
     def request(self, body: Mapping[str, Any]) -> tuple[int, bytes]:
         """``(HTTP status, raw body)`` of one chat request, or the SDK's exception for an error answer."""
-        client, outcome, finished = self._client, {}, threading.Event()
+        outcome: dict[str, Any] = {}
+        client, finished = self._client, threading.Event()
         cap_args = (int(body.get("n", 1)), int(body.get("max_tokens", 0)))
 
         def work() -> None:
@@ -694,7 +696,8 @@ def sample_item(
                 status, body = send({**base_request, **step})
                 break
             except Exception as exc:  # noqa: BLE001 - classified in _describe_failure; unknown kinds re-raise
-                status, retry_after, text = _describe_failure(exc, openai, key)
+                # _describe_failure re-raises what it cannot classify, so a status is there
+                status, retry_after, text = _describe_failure(exc, openai, key)  # type: ignore[assignment]
                 if status in (401, 403):
                     raise SamplingStopped(f"{shown}: the endpoint rejected the API key ({text})", 2) from None
                 if status == 0:

@@ -463,18 +463,20 @@ def check_saved_dataset(folder: Path) -> None:
                 raise CourseError(f"{entry}: {problem}, expected a file of a dataset saved with save_to_disk")
     for state_path in sorted(folder.rglob("state.json")):
         state = read_json(state_path, "save_to_disk state.json")
-        files = state.get("_data_files")
-        if not isinstance(files, list):
+        data_files = state.get("_data_files")
+        if not isinstance(data_files, list):
             raise CourseError(f"{state_path}: no '_data_files' list (not a dataset saved with save_to_disk)")
-        for entry in files:
-            name = entry.get("filename") if isinstance(entry, dict) else None
-            if not isinstance(name, str) or not name or name != Path(name).name or name in (".", ".."):
-                raise CourseError(f"{state_path}: a data file {name!r} that is not a file name inside "
+        for listed in data_files:
+            data_file = listed.get("filename") if isinstance(listed, dict) else None
+            if (not isinstance(data_file, str) or not data_file or data_file != Path(data_file).name
+                    or data_file in (".", "..")):
+                raise CourseError(f"{state_path}: a data file {data_file!r} that is not a file name inside "
                                   f"{state_path.parent}")
-            problem = input_problem(state_path.parent / name)
+            problem = input_problem(state_path.parent / data_file)
             if problem is not None:
-                raise CourseError(f"{state_path.parent / name}: {problem}, expected an Arrow file of the saved dataset")
-            _refuse_compressed_arrow(state_path.parent / name)
+                raise CourseError(f"{state_path.parent / data_file}: {problem}, expected an Arrow file of the saved "
+                                  "dataset")
+            _refuse_compressed_arrow(state_path.parent / data_file)
     for json_path in sorted(folder.rglob("*.json")):
         # dataset_info.json, dataset_dict.json: the reader's caps
         document = read_json(json_path, "save_to_disk JSON file")

@@ -106,7 +106,7 @@ def fold(text: str) -> tuple[str, list[int]]:
 
 def redactable(secret: str | None) -> bool:
     """Is ``secret`` long enough to be redacted without blanking ordinary text?"""
-    return bool(secret) and len(secret) >= MIN_SECRET_CHARS  # type: ignore[arg-type]
+    return bool(secret) and len(secret) >= MIN_SECRET_CHARS  # type: ignore[arg-type]  # bool(None) is False
 
 
 def piece_chars(secret: str) -> int:
@@ -118,8 +118,9 @@ def key_spans(text: str, secret: str | None) -> list[tuple[int, int]]:
     """``(start, end)`` of every stretch of ``text`` that gives the key away (see the module's rule)."""
     if not redactable(secret) or not text:
         return []
+    # redactable(None) is False, so secret is a str here
     key, _ = fold(secret)  # type: ignore[arg-type]
-    width = min(piece_chars(secret), len(key))  # type: ignore[arg-type]
+    width = min(piece_chars(secret), len(key))  # type: ignore[arg-type]  # a str, as above
     if width < MIN_SECRET_CHARS:
         return []
     folded, origin = fold(text)

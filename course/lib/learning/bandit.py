@@ -136,6 +136,39 @@ DEFAULT_ALPHA = 0.1
 INITIAL_BASELINE = 0.0  # b before any reward has been seen, for the running mean and the EMA
 
 
+def _checked_baseline(baseline: str, use_baseline: bool | None, reward_noise: float,
+                      noise_rng: random.Random | None) -> str:
+    """The baseline kind ``reinforce`` uses (``use_baseline`` is a boolean shorthand), its settings checked."""
+    if use_baseline is not None:
+        baseline = "mean" if use_baseline else "none"
+    if baseline not in BASELINES:
+        raise CourseError(f"baseline must be one of {', '.join(BASELINES)}, got {baseline!r}")
+    if not 0.0 <= reward_noise <= 1.0:
+        raise CourseError(f"reward noise must be a probability in [0, 1], got {reward_noise}")
+    if reward_noise > 0 and noise_rng is None:
+        raise CourseError("reward noise needs its own seeded random generator (noise_rng)")
+    return baseline
+
+
+def _baseline_value(baseline: str, reward_sum: float, n_past: int, ema: float, theta: Sequence[float],
+                    rewards: Sequence[float]) -> float:
+    """The baseline b of the next step.
+
+    It is computed from EARLIER steps only, BEFORE this step's reward is seen. A baseline may depend
+    on anything except the action being scored: then E[b * grad log pi(a)] = b * sum_a grad pi(a) = 0
+    and the estimate stays an unbiased estimate of grad J. Folding the current reward in would make b
+    depend on the sampled action, shrinking every advantage by n/(n+1) (and zeroing the very first
+    one): a biased gradient. With no history yet, b = 0.
+    """
+    if baseline == "mean":
+        return reward_sum / n_past if n_past > 0 else INITIAL_BASELINE
+    if baseline == "ema":
+        return ema
+    if baseline == "optimal":
+        return pg.optimal_baseline(theta, rewards)  # depends on theta only: still an unbiased estimate of grad J
+    return 0.0
+
+
 def reinforce(
     rewards: Sequence[float],
     *,
@@ -159,16 +192,9 @@ def reinforce(
     ``baseline``: "none" (b = 0), "mean" (mean of earlier rewards), "ema" (b <- (1-alpha) b +
     alpha R, starting at 0) or "optimal" (the variance-optimal constant b* of the current
     policy, an oracle only a tiny action set allows). ``use_baseline`` (True = "mean",
-    False = "none") is the older spelling.
+    False = "none") is a boolean shorthand for it.
     """
-    if use_baseline is not None:
-        baseline = "mean" if use_baseline else "none"
-    if baseline not in BASELINES:
-        raise CourseError(f"baseline must be one of {', '.join(BASELINES)}, got {baseline!r}")
-    if not 0.0 <= reward_noise <= 1.0:
-        raise CourseError(f"reward noise must be a probability in [0, 1], got {reward_noise}")
-    if reward_noise > 0 and noise_rng is None:
-        raise CourseError("reward noise needs its own seeded random generator (noise_rng)")
+    baseline = _checked_baseline(baseline, use_baseline, reward_noise, noise_rng)
     k = len(rewards)
     theta = [0.0] * k
     probs = pg.softmax(theta)
@@ -188,21 +214,8 @@ def reinforce(
         if flipped:
             reward = 1.0 - reward
 
-        # The baseline is computed from EARLIER steps only, BEFORE this step's reward is
-        # seen. A baseline may depend on anything except the action being scored: then
-        # E[b * grad log pi(a)] = b * sum_a grad pi(a) = 0 and the estimate stays an
-        # unbiased estimate of grad J. Folding the current reward in would make b depend on the sampled
-        # action, shrinking every advantage by n/(n+1) (and zeroing the very first one):
-        # a biased gradient. With no history yet, b = 0.
         n_past = t - 1
-        if baseline == "mean":
-            b = reward_sum / n_past if n_past > 0 else INITIAL_BASELINE
-        elif baseline == "ema":
-            b = ema
-        elif baseline == "optimal":
-            b = pg.optimal_baseline(theta, rewards)  # depends on theta only: still an unbiased estimate of grad J
-        else:
-            b = 0.0
+        b = _baseline_value(baseline, reward_sum, n_past, ema, theta, rewards)
         advantage = reward - b
 
         # REINFORCE: grad log pi(a) = onehot(a) - pi; the estimate scales it by A.
@@ -390,6 +403,102 @@ def _exact_variances(
     return out
 
 
+def _fixed_policy_estimates(rewards: Sequence[float], kind: str, seeds: Sequence[int], steps: int, alpha: float,
+                            scores0: Sequence[Sequence[float]], b_star0: float) -> list[list[float]]:
+    """``steps`` one-sample estimates per seed at theta = 0 (nothing updated), each baseline computed from that
+    stream's earlier rewards, exactly as in training (``scores0``: grad log pi(a) at theta = 0)."""
+    probs0 = pg.softmax([0.0] * len(rewards))
+    estimates: list[list[float]] = []
+    for seed in seeds:
+        rng = random.Random(seed)
+        total = 0.0
+        ema = INITIAL_BASELINE
+        for t in range(steps):
+            a = pg.sample_action(probs0, rng)
+            if kind == "mean":
+                b = total / t if t > 0 else INITIAL_BASELINE  # earlier rewards only, as in training
+            elif kind == "ema":
+                b = ema
+            elif kind == "optimal":
+                b = b_star0
+            else:
+                b = 0.0
+            advantage = rewards[a] - b
+            estimates.append([advantage * g for g in scores0[a]])  # A grad log pi(a) = pg.reinforce_estimate(...)
+            total += rewards[a]
+            ema = pg.ema_baseline(ema, rewards[a], alpha)
+    return estimates
+
+
+def _training_noise(rewards: Sequence[float], kind: str, seeds: Sequence[int], steps: int, lr: float, alpha: float,
+                    ) -> tuple[list[float], dict[str, list[float]], list[float], list[list[float]],
+                               list[tuple[float, ...]]]:
+    """Train on each seed: every step's squared distance from the exact gradient (all, and by phase), the
+    final expected rewards, the curves of J, and the policy each run ends in."""
+    end_thetas: list[tuple[float, ...]] = []
+    sq_err: list[float] = []
+    by_phase: dict[str, list[float]] = {label: [] for label, _, _ in PHASES}
+    finals: list[float] = []
+    curves: list[list[float]] = []
+    for seed in seeds:
+        curve = []
+        for s in reinforce(rewards, steps=steps, lr=lr, rng=random.Random(seed), baseline=kind, alpha=alpha):
+            err = _mean([(g - e) ** 2 for g, e in zip(s.grad, s.exact_grad)])
+            sq_err.append(err)
+            for label, lo, hi in PHASES:
+                if lo <= s.expected_reward < hi:
+                    by_phase[label].append(err)
+            curve.append(s.expected_reward)
+            last = s
+        curve.append(last.expected_reward_after)
+        finals.append(last.expected_reward_after)
+        curves.append(curve)
+        if kind == "none":
+            end_thetas.append(last.theta_after)
+    return sq_err, by_phase, finals, curves, end_thetas
+
+
+def _at_end_policies(end_thetas: Sequence[Sequence[float]], rewards: Sequence[float], alpha: float,
+                     ) -> dict[str, list[float]]:
+    """Exact variances, J and b* at each policy a no-baseline run ended in."""
+    at_end: dict[str, list[float]] = {"b0": [], "bJ": [], "bstar": [], "ema": [], "J": [], "optimal_baseline": []}
+    for theta in end_thetas:
+        exact = _exact_variances(theta, rewards, alpha, warmup=None)
+        at_end["b0"].append(exact["no_baseline"])
+        at_end["bJ"].append(exact["baseline"])
+        at_end["ema"].append(exact["ema"])
+        at_end["bstar"].append(exact["optimal"])
+        at_end["J"].append(pg.expected_reward(pg.softmax(theta), rewards))
+        at_end["optimal_baseline"].append(pg.optimal_baseline(theta, rewards))
+    return at_end
+
+
+def _setting_summary(kind: str, estimates: list[list[float]], exact0: Sequence[float], sq_err: list[float],
+                     by_phase: dict[str, list[float]], finals: list[float], curves: list[list[float]],
+                     ) -> dict[str, Any]:
+    """One baseline's row of the ablation: its estimates at the fixed policy, its noise over training, where J ends."""
+    k, steps = len(exact0), len(curves[0]) - 1
+    mean_est = [_mean([e[i] for e in estimates]) for i in range(k)]
+    var_fixed = _per_param_variance(estimates)
+    return {
+        "baseline": BASELINE_NAMES[kind],
+        "fixed_policy_mean_estimate": mean_est,
+        "fixed_policy_max_abs_bias": max(abs(m - e) for m, e in zip(mean_est, exact0)),
+        "fixed_policy_variance_per_param": var_fixed,
+        "fixed_policy_variance": _mean(var_fixed),
+        "training_variance": _mean(sq_err),
+        "training_variance_by_phase": {
+            label: {"variance": _mean(v) if v else None, "n_steps": len(v)} for label, v in by_phase.items()
+        },
+        "final_expected_reward_mean": _mean(finals),
+        "final_expected_reward_sd": statistics.stdev(finals),
+        "final_expected_reward_min": min(finals),
+        "final_expected_reward_max": max(finals),
+        "mean_curve": [_mean([c[t] for c in curves]) for t in range(steps + 1)],
+        "sd_curve": [statistics.pstdev([c[t] for c in curves]) for t in range(steps + 1)],
+    }
+
+
 def run_ablation(
     rewards: Sequence[float], *, seeds: int, base_seed: int, steps: int, lr: float, alpha: float = DEFAULT_ALPHA
 ) -> dict[str, Any]:
@@ -445,75 +554,15 @@ def run_ablation(
     end_thetas: list[tuple[float, ...]] = []  # where each no-baseline run ends: a trained policy
     for name, kind, _ in SETTINGS:
         # 1. Fixed policy: sample, never update.
-        estimates: list[list[float]] = []
-        for seed in out["seeds"]:
-            rng = random.Random(seed)
-            total = 0.0
-            ema = INITIAL_BASELINE
-            for t in range(steps):
-                a = pg.sample_action(probs0, rng)
-                if kind == "mean":
-                    b = total / t if t > 0 else INITIAL_BASELINE  # earlier rewards only, as in training
-                elif kind == "ema":
-                    b = ema
-                elif kind == "optimal":
-                    b = b_star0
-                else:
-                    b = 0.0
-                advantage = rewards[a] - b
-                estimates.append([advantage * g for g in scores0[a]])  # A grad log pi(a) = pg.reinforce_estimate(...)
-                total += rewards[a]
-                ema = pg.ema_baseline(ema, rewards[a], alpha)
-        mean_est = [_mean([e[i] for e in estimates]) for i in range(k)]
-        var_fixed = _per_param_variance(estimates)
+        estimates = _fixed_policy_estimates(rewards, kind, out["seeds"], steps, alpha, scores0, b_star0)
 
         # 2. Training: the estimator's noise around the exact gradient, and where training ends.
-        sq_err: list[float] = []
-        by_phase: dict[str, list[float]] = {label: [] for label, _, _ in PHASES}
-        finals: list[float] = []
-        curves: list[list[float]] = []
-        for seed in out["seeds"]:
-            curve = []
-            for s in reinforce(rewards, steps=steps, lr=lr, rng=random.Random(seed), baseline=kind, alpha=alpha):
-                err = _mean([(g - e) ** 2 for g, e in zip(s.grad, s.exact_grad)])
-                sq_err.append(err)
-                for label, lo, hi in PHASES:
-                    if lo <= s.expected_reward < hi:
-                        by_phase[label].append(err)
-                curve.append(s.expected_reward)
-                last = s
-            curve.append(last.expected_reward_after)
-            finals.append(last.expected_reward_after)
-            curves.append(curve)
-            if kind == "none":
-                end_thetas.append(last.theta_after)
-        out["settings"][name] = {
-            "baseline": BASELINE_NAMES[kind],
-            "fixed_policy_mean_estimate": mean_est,
-            "fixed_policy_max_abs_bias": max(abs(m - e) for m, e in zip(mean_est, exact0)),
-            "fixed_policy_variance_per_param": var_fixed,
-            "fixed_policy_variance": _mean(var_fixed),
-            "training_variance": _mean(sq_err),
-            "training_variance_by_phase": {
-                label: {"variance": _mean(v) if v else None, "n_steps": len(v)} for label, v in by_phase.items()
-            },
-            "final_expected_reward_mean": _mean(finals),
-            "final_expected_reward_sd": statistics.stdev(finals),
-            "final_expected_reward_min": min(finals),
-            "final_expected_reward_max": max(finals),
-            "mean_curve": [_mean([c[t] for c in curves]) for t in range(steps + 1)],
-            "sd_curve": [statistics.pstdev([c[t] for c in curves]) for t in range(steps + 1)],
-        }
+        sq_err, by_phase, finals, curves, ends = _training_noise(rewards, kind, out["seeds"], steps, lr, alpha)
+        if kind == "none":
+            end_thetas.extend(ends)
+        out["settings"][name] = _setting_summary(kind, estimates, exact0, sq_err, by_phase, finals, curves)
     # 3. Exact variances at the trained policies: is it the running mean's lag, or b = J itself?
-    at_end: dict[str, list[float]] = {"b0": [], "bJ": [], "bstar": [], "ema": [], "J": [], "optimal_baseline": []}
-    for theta in end_thetas:
-        exact = _exact_variances(theta, rewards, alpha, warmup=None)
-        at_end["b0"].append(exact["no_baseline"])
-        at_end["bJ"].append(exact["baseline"])
-        at_end["ema"].append(exact["ema"])
-        at_end["bstar"].append(exact["optimal"])
-        at_end["J"].append(pg.expected_reward(pg.softmax(theta), rewards))
-        at_end["optimal_baseline"].append(pg.optimal_baseline(theta, rewards))
+    at_end = _at_end_policies(end_thetas, rewards, alpha)
     out["end_policies"] = {
         "what": "the policies the no-baseline runs end in, one per seed; exact variances averaged over them",
         "expected_reward_mean": _mean(at_end["J"]),

@@ -44,7 +44,7 @@ def bandit_learning_curve(
 
 
 def ablation_variances(
-    plt: Any, scenarios: Sequence[tuple[str, Mapping[str, Mapping[str, float]]]], baselines: Sequence[str]
+    plt: Any, scenarios: Sequence[tuple[str, Mapping[str, Mapping[str, float | None]]]], baselines: Sequence[str]
 ) -> Any:
     """Grouped bars, one panel per scenario: the variance of the gradient estimate under each baseline.
 

@@ -293,7 +293,7 @@ class ExactTable:
     rows: tuple[Row, ...]
 
 
-def expectation(pol: Enumerated, f) -> Vector:  # type: ignore[no-untyped-def]
+def expectation(pol: Enumerated, f) -> Vector:
     """sum_y pi(y) f(y) for a vector-valued f, by enumeration."""
     p, _ = probabilities(pol)
     return _vsum([_scale(pi, f(o)) for pi, o in zip(p, pol.outcomes)], len(f(pol.outcomes[0])))
@@ -353,7 +353,7 @@ class SpreadRow:
     loss_grad_var: tuple[float, ...]  # trace of Cov_pi[k's gradient in the loss from one sample], same order
 
 
-def variance(pol: Enumerated, f) -> float:  # type: ignore[no-untyped-def]
+def variance(pol: Enumerated, f) -> float:
     """The trace of Cov_pi[f(y)] for a vector-valued f, exactly (two passes: the mean, then the squares)."""
     p, _ = probabilities(pol)
     mean = expectation(pol, f)

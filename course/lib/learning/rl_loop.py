@@ -1,3 +1,4 @@
+# Over 600 lines because Loop C is written once here: settings, objective, loop, run.
 """Loop C, written once for every policy: REINFORCE with a group baseline and a KL leash to pi0.
 
 Each step: draw P fresh training problems (a seeded stream from the course's
@@ -68,11 +69,11 @@ from course.instrument.spec_v1 import score as strict_score
 from course.lib.bundled import DEFAULT_DATASETS, MATH_HOLDOUT
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.evaluation.pipeline import evaluate
-from course.lib.policy.report import story_line, tail_means, write_curves
 from course.lib.policy.training_problems import problem_stream, read_items
 from course.lib.records.jsonl import JsonlWriter, dumps_line
 from course.lib.records.manifest import peak_rss_kib
 from course.lib.records.runs import write_json, write_manifest, write_text
+from course.lib.reporting.rl_report import story_line, tail_means, write_curves
 from course.lib.stats import clustered_interval, paired_bootstrap
 
 # PyTorch is imported inside the functions that use it: the tools' --help and the one-line
@@ -175,13 +176,13 @@ class LoopSettings:
     eval_seed: int
     save_every: int
     gate_min_delta: float
-    # The objective's four switches (defaults: the loop as it always was; see policy_loss)
+    # The objective's four switches (defaults: plain REINFORCE with a k3 KL in the loss; see policy_loss)
     kl_estimator: str = "k3"  # k1 | k2 | k3 | k3-corrected
     kl_in: str = "loss"  # loss | reward
     loss_norm: str = "constant"  # constant | seq-mean | token-mean
     scale_rewards: str = "none"  # none | group
     # Dynamic sampling (DAPO): up to this many batches of P problems are drawn per step and the groups whose
-    # rewards differ are trained on; 1 = off, the loop as it always was (see sample_step)
+    # rewards differ are trained on; 1 = off: one draw per step (see sample_step)
     dynamic_sampling: int = 1
 
     @classmethod
@@ -344,7 +345,7 @@ def sample_step(s: LoopSettings, step: int, policy: RLPolicy, rubric: Any, probl
         if len(signal) >= P:
             break
     policy.train_mode(True)
-    if D == 1:  # the loop as it always was: the one draw, untouched
+    if D == 1:  # dynamic sampling off: the one draw, untouched
         ro, rewards, codes = draws[0]
         return StepBatch(ro, rewards, codes, None)
     from course.lib.policy.sampling import take_groups
@@ -366,7 +367,6 @@ def reinforce_step(s: LoopSettings, step: int, policy: RLPolicy, opt: Any, rubri
                    more: Callable[[], list[Any]] | None = None) -> dict[str, Any]:
     """One policy update on fresh on-policy samples; returns the step's log record."""
     import torch
-
     P, G = s.prompts_per_step, s.group_size
     # 1-2. fresh on-policy samples (G completions for each of P new problems), scored by the training
     # rubric (the strict verdict rides along for the log); with dynamic sampling, the groups with a signal
@@ -768,7 +768,8 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
 
     tags = [("pi0", True, policy.pi0_name, contextlib.nullcontext)]
     if start is not None:
-        tags.append(("warm_start", False, start.name, start.computing_as))
+        # computing_as is a context-manager factory, as nullcontext is
+        tags.append(("warm_start", False, start.name, start.computing_as))  # type: ignore[arg-type]
     tags.append(("final", False, trained.final_name, contextlib.nullcontext))
     for tag, is_pi0, name, computing_as in tags:
         line = progress(f"holdout {tag}: items", len(items))
@@ -804,7 +805,7 @@ def holdout_comparison(s: LoopSettings, tmp: Path, final: Path, trained: Trained
     out["items"] = len(items)
     out["lift_pass_at_1"] = round(lift, 4)
     out["lift_paired_bootstrap95"] = [round(lo, 4), round(hi, 4)]
-    # (the lift is the run's result: the tool states it once, on stdout, through course.lib.policy.report.lift_text)
+    # (the lift is the run's result: the tool states it once, on stdout, through rl_report.lift_text)
     out["gate"] = holdout_gate(tmp, final, s.gate_min_delta, say)
     if start is not None:
         for key, a, b in (("warm_start_over_pi0", "pi0", "warm_start"), ("rl_over_warm_start", "warm_start", "final")):
@@ -836,7 +837,7 @@ def holdout_gate(tmp: Path, final: Path, min_delta: float, say: Say, *, base: st
         f"{verdict} (report: {report})")
     out = {"verdict": verdict, "exit_code": 0 if verdict == "ACCEPT" else 1, "min_delta": min_delta,
            "require_significance": True}
-    if base != "pi0":  # (a new field only where it is new: the pi0 gate's record stays as it was)
+    if base != "pi0":  # the warm start's gate also records its p-value; the pi0 gate's record has none
         out["p_value"] = (
             round(result["paired"]["p_value"], 6) if result.get("paired") and "p_value" in result["paired"] else None
         )

@@ -35,7 +35,7 @@ written before the field existed) gave its policy the dataset prompt as it is: i
 ``plain`` (``IMPLICIT``). Standard library only: the Locked Room imports this module.
 
 ``render`` is the one door from a dataset prompt to the string the model reads, and it holds two
-rules (issue 30):
+rules:
 
 * **No role boundaries from data.** A chat template joins the turns with special tokens
   (``<|im_start|>``, ``<|im_end|>``); the tokenizer turns that TEXT into the special ids wherever

@@ -1,3 +1,4 @@
+# Over 600 lines because each file format is declared here once, read in one place.
 """Each file format of the course, declared once: its fields, their JSON types and its per-file rules.
 
 Every reader here is the one loop of ``course.lib.records.jsonl.iter_objects`` plus a

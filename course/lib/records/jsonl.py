@@ -1,3 +1,4 @@
+# Over 600 lines because every JSON byte passes here; the reader's rules go together.
 """Every JSON and JSONL byte the course reads or writes: the one reader loop and the writers.
 
 The JSONL rules and why each exists are in docs/formats.md; this module enforces them.
@@ -25,7 +26,7 @@ import re
 import stat
 from functools import partial
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Sequence
+from typing import IO, Any, Callable, Generator, Iterable, Iterator, Sequence
 
 from course.errors import CourseError
 
@@ -99,7 +100,8 @@ _LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=
 # an error would leave dirty): anything that fails on it (a cycle: RecursionError here) is encoded
 # again by JSONEncoder.encode, so every refusal is exactly the standard library's.
 try:
-    from json.encoder import c_make_encoder as _c_make_encoder
+    # a CPython name typeshed does not declare; ImportError covers its absence
+    from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
     from json.encoder import encode_basestring as _encode_string
 except ImportError:  # pragma: no cover - CPython always has the C accelerator
     _c_make_encoder = None
@@ -174,7 +176,7 @@ def refuse_existing(path: str | os.PathLike[str], force: bool,
     """The one output check, before any work: an output file that already exists is replaced only
     with ``--force``, and only if it is a regular file (a FIFO or a device is never written into);
     an output that is one of the command's ``inputs``, or an existing file inside an input folder,
-    is refused even with ``--force`` (the tool would destroy what it reads: issue 30)."""
+    is refused even with ``--force`` (the tool would destroy what it reads)."""
     problem = output_problem(path)
     if problem is not None:
         raise CourseError(f"{path}: {problem}")
@@ -371,7 +373,7 @@ class _InputFile(io.FileIO):
 
     The operating system reports a read error (``EIO`` from ``/proc/self/mem``, a bad disk, a
     network file system gone away) without a path, and Python's ``OSError`` then has none: the
-    tool's one line said ``error: Input/output error`` and nothing else (issue 30 item 11). Only
+    tool's one line would say ``error: Input/output error`` and nothing else. Only
     the raw reads are wrapped (one per buffer of ``_BUFFER`` bytes), so the reader loop's per-line
     ``readline`` stays in C and costs nothing more.
     """
@@ -390,7 +392,8 @@ class _InputFile(io.FileIO):
         except OSError as exc:
             raise _naming(exc, self._course_path) from None
 
-    def read(self, size: int = -1) -> bytes | None:
+    # FileIO.read's own signature, which typeshed's IO.read states otherwise
+    def read(self, size: int = -1) -> bytes | None:  # type: ignore[override]
         try:
             return super().read(size)
         except OSError as exc:
@@ -437,7 +440,8 @@ def open_input(path: str | os.PathLike[str], expected: str = "a JSONL file", *, 
         os.close(fd)
         raise
     raw._course_path = os.fspath(path)
-    return io.BufferedReader(raw, _BUFFER)
+    # _InputFile is a FileIO; typeshed's bound on the raw stream misses subclasses
+    return io.BufferedReader(raw, _BUFFER)  # type: ignore[type-var]
 
 
 def too_large(path: Any, limit: int, expected: str) -> CourseError:
@@ -527,7 +531,7 @@ def _object(pairs: list[tuple[str, Any]], dict: type = dict, len: Callable[[Any]
     raise ValueError(f"the key {shown} appears twice in one object (which value is meant is ambiguous)")
 
 
-class _Floats(dict):  # type: ignore[type-arg]
+class _Floats(dict):
     """A float literal's value, refusing one too large for a float (``1e999`` reads as infinity).
 
     Used as ``parse_float=_Floats().__getitem__``: a literal seen before is a C-level dict hit
@@ -632,9 +636,11 @@ def json_kind(value: Any) -> str:
         return "an integer"
     if isinstance(value, (float, decimal.Decimal)):  # a Decimal: a number read with exact_numbers=True
         exact = isinstance(value, decimal.Decimal)
-        if value.is_nan() if exact else math.isnan(value):
+        # `exact` says it is a Decimal; mypy does not narrow through a bool
+        if value.is_nan() if exact else math.isnan(value):  # type: ignore[union-attr]
             return "NaN, not a number"
-        if not (value.is_finite() if exact else math.isfinite(value)):
+        # `exact` says it is a Decimal; mypy does not narrow through a bool
+        if not (value.is_finite() if exact else math.isfinite(value)):  # type: ignore[union-attr]
             return "an infinite number"
         return "a number with a fraction or exponent"
     if isinstance(value, str):
@@ -696,8 +702,8 @@ def _fast_object(raw: bytes) -> dict[str, Any] | None:
             or _NINETEEN_DIGITS in raw.translate(_DIGITS_AS_ZERO)):
         return None
     try:
-        value = loads(raw)
-        if type(value) is not dict or raw.count(b":") != _orjson_dumps(value).count(b":"):  # type: ignore[misc]
+        value = loads(raw)  # type: ignore[misc]  # loads is orjson's whenever use_fast_decoder() said yes
+        if type(value) is not dict or raw.count(b":") != _orjson_dumps(value).count(b":"):  # type: ignore[misc]  # orjson's, as loads
             return None
     except (ValueError, TypeError):  # orjson.JSONDecodeError, orjson.JSONEncodeError
         return None
@@ -780,7 +786,7 @@ def _decode_slowly(text: str, path: Any, lineno: int, decoder: json.JSONDecoder 
 def iter_objects(
     path: str | os.PathLike[str], check: Callable[[dict[str, Any], Any, int], None] | None = None,
     *, exact_numbers: bool = False,
-) -> Iterator[tuple[int, dict[str, Any]]]:
+) -> Generator[tuple[int, dict[str, Any]], None, None]:
     """Yield ``(line_number, object)`` for every line of a JSONL file, checking the
     file-level rules (regular file, encoding, BOM, CRLF, blank lines, JSON, depth,
     surrogates, one object per line, not empty).

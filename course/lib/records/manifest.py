@@ -67,23 +67,31 @@ def display_path(path: str | os.PathLike[str], root: Path = PROJECT_ROOT) -> str
         return str(resolved)
 
 
-# Every input a run recorded in this process (as given, in order): the run writer refuses a
-# --force that would replace a run directory holding one of them (course.lib.records.runs).
-_INPUTS: list[str] = []
-
-
 def input_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """``file_fingerprint`` with the path named as ``display_path`` names it: how run manifests record inputs.
 
-    The input is also noted (``inputs_seen``): a run must never replace the folder its own input lives in."""
-    fingerprint = {**file_fingerprint(path), "path": display_path(path)}
-    _INPUTS.append(os.fspath(path))
-    return fingerprint
+    A run's manifest is where its inputs are known: ``recorded_inputs`` reads them back, so that the run
+    writer never replaces the folder a run's own input lives in."""
+    return {**file_fingerprint(path), "path": display_path(path)}
 
 
-def inputs_seen() -> tuple[str, ...]:
-    """Every input ``input_fingerprint`` recorded in this process so far (paths as given), in order."""
-    return tuple(_INPUTS)
+def recorded_inputs(manifest: Any, root: Path = PROJECT_ROOT) -> tuple[str, ...]:
+    """Every input file a manifest records (each ``{"path", "sha256", "bytes"}`` in it, at any depth), as paths.
+
+    A path ``display_path`` made relative is resolved against ``root`` again, so the answer names the
+    same files whatever the current directory."""
+    found: list[str] = []
+    stack = [manifest]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            path = value.get("path")
+            if isinstance(path, str) and isinstance(value.get("sha256"), str) and "bytes" in value:
+                found.append(str(root / path))  # an absolute path stays itself under the join
+            stack.extend(reversed(list(value.values())))
+        elif isinstance(value, list):
+            stack.extend(reversed(value))
+    return tuple(found)
 
 
 def locked_room(

@@ -1,3 +1,4 @@
+# Over 600 lines because the run writer's reservation, rename and --force rules go together.
 """The run writer: the one place a run directory is created, filled and made to appear.
 
 A run directory (``runs/eval_001/``: manifest.json, summary.json, ...) is a
@@ -25,8 +26,8 @@ never replace something the user owns. This module guarantees it for every tool:
   ``manifest.json`` written by this project. Anything else (a user's folder with
   notes) is refused with one line, untouched. The old run is replaced only after
   the new one is complete; if the swap fails the old run is put back.
-* **--force replaces only what the same tool wrote** (issue 30: a rerun deleted the README a
-  student had put in the run folder). At the moment a run appears, the run writer records
+* **--force replaces only what the same tool wrote** (a rerun must not delete the README a
+  student put in the run folder). At the moment a run appears, the run writer records
   every file it holds with its sha256 in the manifest (``run_files``), and every folder it made
   (``run_folders``): that is the run's ownership record. A rerun with ``--force`` then replaces only
   those files, unchanged; every other entry (a README, notes, a report page, a folder of plots) is the
@@ -71,7 +72,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from course.errors import CourseError
 from course.lib.records import temporaries
 from course.lib.records.jsonl import dumps_pretty, encode_text, pretty_bytes, read_json
-from course.lib.records.manifest import MARKER, MARKER_FIELD, inputs_seen, sha256_file
+from course.lib.records.manifest import MARKER, MARKER_FIELD, recorded_inputs, sha256_file
 from course.lib.records.temporaries import OWNER_FILE, clean_stale
 from course.lib.visible import terminal_line, visible
 
@@ -114,7 +115,7 @@ def is_project_run(path: str | os.PathLike[str]) -> bool:
 
 
 # ===========================================================================
-# What a run owns: the files it wrote (the --force rule, issue 30)
+# What a run owns: the files it wrote (the --force rule)
 # ===========================================================================
 RUN_FILES = "run_files"  # manifest key: {relative POSIX path: sha256} of every file the run wrote
 RUN_FOLDERS = "run_folders"  # manifest key: every folder the run made, empty ones too (checkpoints/ of a short run)
@@ -325,7 +326,6 @@ class _Reservation:
     force: bool
     tool: str | None = None  # the tool writing it (course.eval, ...), when the caller said so
     inputs: tuple[str, ...] = ()  # inputs named by the caller (paths as given)
-    inputs_from: int = 0  # inputs course.lib.records.manifest.input_fingerprint noted from here on are the run's too
 
 
 _PENDING: dict[str, _Reservation] = {}
@@ -436,7 +436,7 @@ def resolve_outdir(
     ``tool`` (the name its manifest will give, ``course.eval``) and ``inputs`` (the files and
     folders the run reads) let ``--force`` refuse before any work to replace another tool's run
     or a folder holding an input; the finished run is checked again either way, with the tool
-    its manifest names and every input ``input_fingerprint`` recorded.
+    its manifest names and every input its manifest records (``recorded_inputs``).
     With ``outdir`` None the first free ``runs/<prefix>_NNN`` is reserved atomically.
     The reservation is released by ``atomic_run_dir`` (which adopts it), by
     ``release_pending`` (``course.cli.run`` calls it on every exit) or at interpreter exit.
@@ -455,7 +455,7 @@ def resolve_outdir(
             if os.path.lexists(final):  # created between our check and our mkdir
                 temporaries.remove(tmp)
                 continue
-            _hold(_Reservation(final, tmp, force, tool, named, len(inputs_seen())))
+            _hold(_Reservation(final, tmp, force, tool, named))
             return final
         raise CourseError(f"no free run name under {RUNS_ROOT}/ for prefix {prefix!r}")
     final = Path(outdir)
@@ -467,7 +467,7 @@ def resolve_outdir(
     clean_stale(final.parent)
     tmp = _reserve(final, exclusive_name=False)
     assert tmp is not None
-    _hold(_Reservation(final, tmp, force, tool, named, len(inputs_seen())))
+    _hold(_Reservation(final, tmp, force, tool, named))
     return final
 
 
@@ -510,6 +510,14 @@ def run_tool(run_dir: str | os.PathLike[str]) -> str | None:
     return tool if isinstance(tool, str) else None
 
 
+def _manifest_inputs(run_dir: Path) -> tuple[str, ...]:
+    """The input files a finished run's manifest records (none without a readable one)."""
+    try:
+        return recorded_inputs(read_json(run_dir / "manifest.json", "manifest"))
+    except (OSError, CourseError):
+        return ()
+
+
 def committed() -> tuple[Path, ...]:
     """The run directories this process has finished so far, in the order they appeared."""
     return tuple(_COMMITTED)
@@ -544,7 +552,7 @@ def _finish(res: _Reservation) -> None:
     if tool is None:
         raise CourseError(f"{final}: the new run has no manifest.json naming its tool, so it cannot replace a run; "
                           "the old run was kept as it was")
-    owners = _check_replaceable(final, tool, res.inputs + inputs_seen()[res.inputs_from:], new_files, new_folders)
+    owners = _check_replaceable(final, tool, res.inputs + _manifest_inputs(tmp), new_files, new_folders)
     (tmp / OWNER_FILE).unlink(missing_ok=True)  # before the carry: a .owner of the user's may be among the entries
     _carry(final, tmp, owners.theirs, tool)
     old = final.parent / f".{final.name}.old"

@@ -3,8 +3,8 @@
 Every output appears at once (the atomic-write rule): a run directory, a report, an imported
 dataset is first written into a hidden temporary beside its final name, then renamed into place.
 Those temporaries sit in the user's own folders (``--outdir ~/myrun`` puts them in the home
-directory), so this module owns one strict rule for them (issue 23, after a cleaner keyed on names
-deleted a user's ``.config.old`` and renamed ``.notes.old-31337`` to ``notes``):
+directory), so this module owns one strict rule for them (a cleaner keyed on names alone would delete a
+user's ``.config.old`` or rename ``.notes.old-31337`` to ``notes``):
 
 * **The marker comes first.** A temporary is always a folder, ``.NAME.tmp`` (the output being
   written) or ``.NAME.old`` (a run that ``--force`` moved aside), created with an exclusive

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from html import escape
-from typing import Sequence
+from typing import Callable, Sequence
 
 __all__ = ["Series", "Mark", "line_chart", "nice_ticks", "PALETTE"]
 
@@ -82,6 +82,70 @@ def _n(v: float) -> str:
     return f"{v:.1f}"
 
 
+def _grid_svg(y_ticks: Sequence[float], py: Callable[[float], float], x_ticks: Sequence[float],
+              x_span: tuple[float, float], x_log: bool, box: tuple[float, float, float, float]) -> list[str]:
+    """The grid lines and tick labels (x ticks are already on the axis' scale: log10 of x when ``x_log``)."""
+    (left, top, pw, ph), (x_lo, x_hi) = box, x_span
+    out: list[str] = []
+    for t in y_ticks:
+        y = py(t)
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{_n(y)}" y2="{_n(y)}" class="grid"/>')
+        out.append(f'<text x="{left - 6}" y="{_n(y + 4)}" text-anchor="end" class="tick">{escape(_fmt(t))}</text>')
+    for t in x_ticks:
+        x = left + (t - x_lo) / (x_hi - x_lo) * pw
+        label = _fmt(10**t) if x_log else _fmt(t)
+        out.append(f'<line x1="{_n(x)}" x2="{_n(x)}" y1="{top}" y2="{top + ph}" class="grid"/>')
+        out.append(f'<text x="{_n(x)}" y="{top + ph + 16}" text-anchor="middle" class="tick">{escape(label)}</text>')
+    return out
+
+
+def _marks_svg(marks: Sequence[Mark], px: Callable[[float], float], top: float, ph: float, x_log: bool) -> list[str]:
+    """A dashed vertical line and its label at each mark's x (a mark at x <= 0 has no place on a log scale)."""
+    out: list[str] = []
+    for m in marks:
+        if x_log and m.x <= 0:
+            continue
+        x = px(m.x)
+        out.append(f'<line x1="{_n(x)}" x2="{_n(x)}" y1="{top}" y2="{top + ph}" stroke="{m.color}" '
+                   f'stroke-width="2" stroke-dasharray="6 3"><title>{escape(m.label)}</title></line>')
+        out.append(f'<text x="{_n(x + 3)}" y="{top + 12}" fill="{m.color}" class="mark">{escape(m.label)}</text>')
+    return out
+
+
+def _series_svg(series: Sequence[Series], px: Callable[[float], float], py: Callable[[float], float],
+                x_log: bool) -> list[str]:
+    """Each series' line, markers and point labels, in chart coordinates (``px``, ``py``)."""
+    out: list[str] = []
+    for i, s in enumerate(series):
+        color = s.color or PALETTE[i % len(PALETTE)]
+        pts = [(px(x), py(y)) for x, y in s.points if math.isfinite(y) and (x > 0 or not x_log)]
+        if s.line and len(pts) > 1:
+            dash = ' stroke-dasharray="5 3"' if s.dashed else ""
+            coords = " ".join(f"{_n(a)},{_n(b)}" for a, b in pts)
+            out.append(f'<polyline points="{coords}" fill="none" stroke="{color}" stroke-width="1.8"{dash}>'
+                       f"<title>{escape(s.label)}</title></polyline>")
+        if s.markers or len(pts) == 1 or not s.line:
+            for a, b in pts:
+                out.append(f'<circle cx="{_n(a)}" cy="{_n(b)}" r="2.8" fill="{color}"/>')
+        for (a, b), text in zip(pts, s.labels):
+            out.append(f'<text x="{_n(a + 4)}" y="{_n(b - 4)}" class="pl">{escape(text)}</text>')
+    return out
+
+
+def _legend_svg(series: Sequence[Series], cols: int, left: float, pw: float, height: int) -> list[str]:
+    """The legend under the plot, ``cols`` entries per row."""
+    out: list[str] = []
+    for i, s in enumerate(series):
+        color = s.color or PALETTE[i % len(PALETTE)]
+        col, row = i % cols, i // cols
+        x0, y0 = left + col * (pw / cols), height + 10 + row * 16
+        dash = ' stroke-dasharray="5 3"' if s.dashed else ""
+        out.append(f'<line x1="{_n(x0)}" x2="{_n(x0 + 18)}" y1="{_n(y0 - 4)}" y2="{_n(y0 - 4)}" stroke="{color}" '
+                   f'stroke-width="2.5"{dash}/>')
+        out.append(f'<text x="{_n(x0 + 22)}" y="{_n(y0)}" class="leg">{escape(s.label)}</text>')
+    return out
+
+
 def line_chart(
     series: Sequence[Series],
     *,
@@ -143,50 +207,15 @@ def line_chart(
         f"<title>{escape(title)}</title>",
         f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" class="ct">{escape(title)}</text>',
     ]
-    # grid and ticks
-    for t in y_ticks:
-        y = py(t)
-        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{_n(y)}" y2="{_n(y)}" class="grid"/>')
-        out.append(f'<text x="{left - 6}" y="{_n(y + 4)}" text-anchor="end" class="tick">{escape(_fmt(t))}</text>')
-    for t in x_ticks:
-        x = left + (t - x_lo) / (x_hi - x_lo) * pw
-        label = _fmt(10**t) if x_log else _fmt(t)
-        out.append(f'<line x1="{_n(x)}" x2="{_n(x)}" y1="{top}" y2="{top + ph}" class="grid"/>')
-        out.append(f'<text x="{_n(x)}" y="{top + ph + 16}" text-anchor="middle" class="tick">{escape(label)}</text>')
+    out += _grid_svg(y_ticks, py, x_ticks, (x_lo, x_hi), x_log, (left, top, pw, ph))
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" class="frame"/>')
     out.append(f'<text x="{left + pw / 2:.1f}" y="{top + ph + 32}" text-anchor="middle" class="axis">'
                f"{escape(x_label + (' (log scale)' if x_log else ''))}</text>")
     out.append(f'<text transform="translate(14 {top + ph / 2:.1f}) rotate(-90)" text-anchor="middle" class="axis">'
                f"{escape(y_label)}</text>")
-    for m in marks:
-        if x_log and m.x <= 0:
-            continue
-        x = px(m.x)
-        out.append(f'<line x1="{_n(x)}" x2="{_n(x)}" y1="{top}" y2="{top + ph}" stroke="{m.color}" '
-                   f'stroke-width="2" stroke-dasharray="6 3"><title>{escape(m.label)}</title></line>')
-        out.append(f'<text x="{_n(x + 3)}" y="{top + 12}" fill="{m.color}" class="mark">{escape(m.label)}</text>')
-    for i, s in enumerate(series):
-        color = s.color or PALETTE[i % len(PALETTE)]
-        pts = [(px(x), py(y)) for x, y in s.points if math.isfinite(y) and (x > 0 or not x_log)]
-        if s.line and len(pts) > 1:
-            dash = ' stroke-dasharray="5 3"' if s.dashed else ""
-            coords = " ".join(f"{_n(a)},{_n(b)}" for a, b in pts)
-            out.append(f'<polyline points="{coords}" fill="none" stroke="{color}" stroke-width="1.8"{dash}>'
-                       f"<title>{escape(s.label)}</title></polyline>")
-        if s.markers or len(pts) == 1 or not s.line:
-            for a, b in pts:
-                out.append(f'<circle cx="{_n(a)}" cy="{_n(b)}" r="2.8" fill="{color}"/>')
-        for (a, b), text in zip(pts, s.labels):
-            out.append(f'<text x="{_n(a + 4)}" y="{_n(b - 4)}" class="pl">{escape(text)}</text>')
-    # legend under the plot, `cols` entries per row
-    for i, s in enumerate(series):
-        color = s.color or PALETTE[i % len(PALETTE)]
-        col, row = i % cols, i // cols
-        x0, y0 = left + col * (pw / cols), height + 10 + row * 16
-        dash = ' stroke-dasharray="5 3"' if s.dashed else ""
-        out.append(f'<line x1="{_n(x0)}" x2="{_n(x0 + 18)}" y1="{_n(y0 - 4)}" y2="{_n(y0 - 4)}" stroke="{color}" '
-                   f'stroke-width="2.5"{dash}/>')
-        out.append(f'<text x="{_n(x0 + 22)}" y="{_n(y0)}" class="leg">{escape(s.label)}</text>')
+    out += _marks_svg(marks, px, top, ph, x_log)
+    out += _series_svg(series, px, py, x_log)
+    out += _legend_svg(series, cols, left, pw, height)
     out.append("</svg>")
     return "\n".join(out)
 

@@ -35,7 +35,7 @@ def _draft_verdict(code: str, reason: str, expected: Any, extracted: int | None 
     return verdict(code, reason, expected, extracted, scorer_version=DRAFT_VERSION, **extra)
 
 
-def draft_score(example: Any, completion: Any) -> dict[str, Any]:
+def draft_score(example: Any, completion: Any) -> Verdict:
     """A draft of the ``Final: <int>`` verifier, written before reward spec v1 was final.
 
     Same contract and same details fields as ``course.score.score``; a compact
@@ -93,7 +93,7 @@ def _draft_v1_verdict(code: str, reason: str, expected: Any, extracted: int | No
     return verdict(code, reason, expected, extracted, scorer_version=DRAFT_V1_VERSION, **extra)
 
 
-def draft_v1_score(example: Any, completion: Any) -> dict[str, Any]:
+def draft_v1_score(example: Any, completion: Any) -> Verdict:
     """The second draft of the ``Final: <int>`` verifier (the hard pack's ``draft_v1``).
 
     Same contract and same details fields as ``course.score.score``. It trims

@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping
 
 from course.errors import CourseError
 from course.instrument.rubric_registry import RUBRICS
+from course.instrument.spec_v1 import Verdict
 from course.lib.bundled import KATA_EXAMPLES, KATA_HARD_EXAMPLES
 from course.lib.records.jsonl import dumps_line, iter_objects, read_json
 from course.lib.records.temporaries import write_text_atomic
@@ -53,7 +54,7 @@ LABELS: dict[str, str] = {
 
 
 # Every scorer a kata example may name: the course's rubrics plus the two drafts.
-SCORERS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
+SCORERS: dict[str, Callable[[Any, Any], Verdict]] = {
     **RUBRICS, "draft_v0": draft_score, "draft_v1": draft_v1_score,
 }
 # Where each draft's code is, for the listing's last lines.

@@ -6,7 +6,7 @@ The runs of ``course.lib.learning.rl_loop`` (``python -m course.tinylm.rl`` on t
 Pure functions of the run's records (``rl_log.jsonl`` lines, the summary), so a
 test reads them without training anything::
 
-    from course.lib.policy.report import report_lines, write_curves
+    from course.lib.reporting.rl_report import report_lines, write_curves
     print("\n".join(report_lines(summary, "runs/rl_strict")))
     write_curves(run_dir, records, "strict")      # curves.csv, and curves.png
 
@@ -254,21 +254,14 @@ def panel_title(letter: str, detail: str = "") -> str:
     return f"({letter}) {PANELS[letter]}" + (f" {detail}" if detail else "")
 
 
-def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, title: str = "course.tinylm.rl") -> None:
-    """curves.csv (one row per step; eval columns filled on evaluation steps) and curves.png
-    (``title``: the tool that trained, named in the figure's heading)."""
+def _write_curves_csv(path: Path, records: list[dict[str, Any]], smooth: dict[Any, list[float]],
+                      smooth_cols: list[str]) -> None:
+    """curves.csv: one row per step, the eval columns filled on evaluation steps, the trailing means beside."""
     cols = ["step", "reward", "strict_pass_train", "kl_k1_per_token", "kl_k3_per_token", "entropy_per_token",
             "no_signal_groups", "truncated_share", "multi_number_share", "mean_tokens"]
     code_cols = [f"share_{c}" for c in CURVE_CODES] + ["share_other"]
     eval_cols = ["slice_strict_pass", "slice_rubric_reward"]
-    smooth_cols = [f"reward_mean{SMOOTH_WINDOW}", f"reward_mean{SMOOTH_WINDOW}_lo", f"reward_mean{SMOOTH_WINDOW}_hi",
-                   f"strict_pass_train_mean{SMOOTH_WINDOW}"]
-    steps = [r for r in records if "reward" in r]
-    reward_band = trailing_mean_band([r["reward"] for r in steps])
-    strict_band = trailing_mean_band([r["strict_pass_train"] for r in steps])
-    smooth = {r["step"]: [round(m, 6), round(lo, 6), round(hi, 6), round(s[0], 6)]
-              for r, (m, lo, hi), s in zip(steps, reward_band, strict_band)}
-    with open(run_dir / "curves.csv", "w", newline="", encoding="utf-8") as f:
+    with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(cols + code_cols + eval_cols + smooth_cols)
         for r in records:
@@ -281,69 +274,86 @@ def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, titl
             row += smooth.get(r["step"], [""] * len(smooth_cols))
             w.writerow(row)
 
+
+def _draw_curves(plt: Any, records: list[dict[str, Any]], rubric: str, title: str) -> Any:
+    """curves.png: the same prompts' story, the training samples, drift and entropy, the strict verdicts."""
+    steps = [r for r in records if "reward" in r]
     ev = [r["eval"] for r in records if "eval" in r]
     xs = [r["step"] for r in steps]
     what = "strict" if rubric == "strict" else f"{rubric} (proxy)"
-
-    def draw(plt):  # type: ignore[no-untyped-def]
-        fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
-        # (a) the story: proxy and goal on the same fixed prompts and samples
-        ax = axes[0][0]
+    reward_band = trailing_mean_band([r["reward"] for r in steps])
+    strict_band = trailing_mean_band([r["strict_pass_train"] for r in steps])
+    fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
+    # (a) the story: proxy and goal on the same fixed prompts and samples
+    ax = axes[0][0]
+    if rubric != "strict":
+        ax.plot([e["step"] for e in ev], [e["slice_rubric_reward"] for e in ev], "o-", color="tab:orange",
+                label=f"{rubric} reward (proxy)")
+    ax.plot([e["step"] for e in ev], [e["slice_strict_pass"] for e in ev], "s-", color="tab:blue",
+            label="strict pass rate (goal)")
+    ax.set_xlabel("step (policy updates)")
+    ax.set_ylabel("mean reward / pass rate (0-1)")
+    ax.set_ylim(0, 1)
+    ax.set_title(panel_title("a", f"({slice_label(ev[0]) if ev else ''})"), fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
+    # (b) the training samples: per step (faint) and a trailing mean with its band
+    ax = axes[0][1]
+    ax.plot(xs, [r["reward"] for r in steps], ".", alpha=0.35, color="tab:orange",
+            label=f"{what} reward, mean of one step's samples")
+    if steps:
+        ax.plot(xs, [m for m, _, _ in reward_band], "-", color="tab:orange",
+                label=f"{what} reward, trailing mean of {SMOOTH_WINDOW} steps")
+        ax.fill_between(xs, [lo for _, lo, _ in reward_band], [hi for _, _, hi in reward_band], color="tab:orange",
+                        alpha=0.2, label="band: trailing mean +/- 2 standard errors")
         if rubric != "strict":
-            ax.plot([e["step"] for e in ev], [e["slice_rubric_reward"] for e in ev], "o-", color="tab:orange",
-                    label=f"{rubric} reward (proxy)")
-        ax.plot([e["step"] for e in ev], [e["slice_strict_pass"] for e in ev], "s-", color="tab:blue",
-                label="strict pass rate (goal)")
-        ax.set_xlabel("step (policy updates)")
-        ax.set_ylabel("mean reward / pass rate (0-1)")
-        ax.set_ylim(0, 1)
-        ax.set_title(panel_title("a", f"({slice_label(ev[0]) if ev else ''})"), fontsize=10)
-        ax.legend(fontsize=8, loc="lower left")
-        # (b) the training samples: per step (faint) and a trailing mean with its band
-        ax = axes[0][1]
-        ax.plot(xs, [r["reward"] for r in steps], ".", alpha=0.35, color="tab:orange",
-                label=f"{what} reward, mean of one step's samples")
-        if steps:
-            ax.plot(xs, [m for m, _, _ in reward_band], "-", color="tab:orange",
-                    label=f"{what} reward, trailing mean of {SMOOTH_WINDOW} steps")
-            ax.fill_between(xs, [lo for _, lo, _ in reward_band], [hi for _, _, hi in reward_band], color="tab:orange",
-                            alpha=0.2, label="band: trailing mean +/- 2 standard errors")
-            if rubric != "strict":
-                ax.plot(xs, [m for m, _, _ in strict_band], "-", color="tab:blue",
-                        label=f"strict pass rate of the same samples, trailing mean of {SMOOTH_WINDOW}")
-        ax.set_xlabel("step (policy updates)")
-        ax.set_ylabel("mean reward / pass rate (0-1)")
-        ax.set_ylim(0, 1)
-        ax.set_title(panel_title("b"), fontsize=10)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: the curves fill the box
-        # (c) drift from pi0 and entropy
-        ax = axes[1][0]
-        ax.plot(xs, [r["kl_k3_per_token"] for r in steps], label="KL to pi0 per token (k3)")
-        ax.plot(xs, [r["kl_k1_per_token"] for r in steps], label="KL to pi0 per token (k1)", alpha=0.6)
-        ax.plot(xs, [r["entropy_per_token"] for r in steps], label="policy entropy per token")
-        ax.set_xlabel("step (policy updates)")
-        ax.set_ylabel("nats per token")
-        ax.set_ylim(bottom=min(0.0, *[r["kl_k1_per_token"] for r in steps]) if steps else 0)
-        ax.set_title(panel_title("c"), fontsize=10)
-        ax.legend(fontsize=8)
-        # (d) what the training samples became, by strict verdict
-        ax = axes[1][1]
-        for c in CURVE_CODES:
-            ax.plot(xs, [r["strict_codes"].get(c, 0.0) for r in steps], label=c)
-        ax.plot(xs, [r["multi_number_share"] for r in steps], "k--", label="mentions several numbers")
-        ax.set_xlabel("step (policy updates)")
-        ax.set_ylabel("share of the step's training samples (0-1)")
-        ax.set_ylim(0, 1)
-        ax.set_title(panel_title("d"), fontsize=10)
-        ax.legend(fontsize=7, ncol=2)
-        fig.suptitle(f"{title}, trained on {what} reward")
-        fig.tight_layout()
-        return fig
+            ax.plot(xs, [m for m, _, _ in strict_band], "-", color="tab:blue",
+                    label=f"strict pass rate of the same samples, trailing mean of {SMOOTH_WINDOW}")
+    ax.set_xlabel("step (policy updates)")
+    ax.set_ylabel("mean reward / pass rate (0-1)")
+    ax.set_ylim(0, 1)
+    ax.set_title(panel_title("b"), fontsize=10)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)  # below: the curves fill the box
+    # (c) drift from pi0 and entropy
+    ax = axes[1][0]
+    ax.plot(xs, [r["kl_k3_per_token"] for r in steps], label="KL to pi0 per token (k3)")
+    ax.plot(xs, [r["kl_k1_per_token"] for r in steps], label="KL to pi0 per token (k1)", alpha=0.6)
+    ax.plot(xs, [r["entropy_per_token"] for r in steps], label="policy entropy per token")
+    ax.set_xlabel("step (policy updates)")
+    ax.set_ylabel("nats per token")
+    ax.set_ylim(bottom=min(0.0, *[r["kl_k1_per_token"] for r in steps]) if steps else 0)
+    ax.set_title(panel_title("c"), fontsize=10)
+    ax.legend(fontsize=8)
+    # (d) what the training samples became, by strict verdict
+    ax = axes[1][1]
+    for c in CURVE_CODES:
+        ax.plot(xs, [r["strict_codes"].get(c, 0.0) for r in steps], label=c)
+    ax.plot(xs, [r["multi_number_share"] for r in steps], "k--", label="mentions several numbers")
+    ax.set_xlabel("step (policy updates)")
+    ax.set_ylabel("share of the step's training samples (0-1)")
+    ax.set_ylim(0, 1)
+    ax.set_title(panel_title("d"), fontsize=10)
+    ax.legend(fontsize=7, ncol=2)
+    fig.suptitle(f"{title}, trained on {what} reward")
+    fig.tight_layout()
+    return fig
 
-    plot_to(run_dir / "curves.png", draw)
+
+
+def write_curves(run_dir: Path, records: list[dict[str, Any]], rubric: str, title: str = "course.tinylm.rl") -> None:
+    """curves.csv (one row per step; eval columns filled on evaluation steps) and curves.png
+    (``title``: the tool that trained, named in the figure's heading)."""
+    smooth_cols = [f"reward_mean{SMOOTH_WINDOW}", f"reward_mean{SMOOTH_WINDOW}_lo", f"reward_mean{SMOOTH_WINDOW}_hi",
+                   f"strict_pass_train_mean{SMOOTH_WINDOW}"]
+    steps = [r for r in records if "reward" in r]
+    reward_band = trailing_mean_band([r["reward"] for r in steps])
+    strict_band = trailing_mean_band([r["strict_pass_train"] for r in steps])
+    smooth = {r["step"]: [round(m, 6), round(lo, 6), round(hi, 6), round(s[0], 6)]
+              for r, (m, lo, hi), s in zip(steps, reward_band, strict_band)}
+    _write_curves_csv(run_dir / "curves.csv", records, smooth, smooth_cols)
+    plot_to(run_dir / "curves.png", lambda plt: _draw_curves(plt, records, rubric, title))
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
     from course.lib import not_a_tool
 
-    raise SystemExit(not_a_tool("course.lib.policy.report"))
+    raise SystemExit(not_a_tool("course.lib.reporting.rl_report"))
