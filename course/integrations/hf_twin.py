@@ -21,7 +21,7 @@ weights, config, tokenizer) and prints the lm-evaluation-harness command that ru
 tiny-LM task on it offline::
 
     python -m course.integrations.hf_twin --out runs/pi0_twin
-    HF_HUB_OFFLINE=1 lm_eval --model hf --model_args pretrained=runs/pi0_twin,dtype=float32 --device cpu \
+    HF_HUB_OFFLINE=1 lm_eval --model hf --model_args pretrained=runs/pi0_twin,dtype=float32 --device cpu \\
         --tasks course_math_tinylm --include_path course/integrations/lm_eval_tasks \\
         --log_samples --output_path runs/lmeval
 """

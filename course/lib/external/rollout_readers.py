@@ -319,11 +319,12 @@ def read_inspect(path: str, policy: str | None) -> Imported:
 def _inspect_prompt(sample: Any) -> list[dict[str, Any]]:
     """The messages an inspect sample sent the model: its conversation before the model's last reply
     (the solvers' system message and few-shot turns included)."""
-    messages = list(sample.messages or [])
+    messages = list(getattr(sample, "messages", None) or [])
     while messages and getattr(messages[-1], "role", None) == "assistant":
         messages.pop()
     if not messages:  # a log written without messages: the sample's input is what was sent
-        messages = [{"role": "user", "content": sample.input}] if isinstance(sample.input, str) else list(sample.input)
+        given = getattr(sample, "input", None)
+        messages = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
     return chat_prompt(messages)
 
 
