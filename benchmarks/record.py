@@ -57,7 +57,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "bench_suite", "The test suite",
         "Wall time of the default test run (`python -m pytest`, every core via pytest-xdist), as a "
         "new user runs it after installing; the median of several runs, with the pass and skip counts "
-        "and the extras that were installed (skipped tests are the ones whose extra is missing).",
+        "and the extras that were installed; the skips are split into those whose extra is missing and the "
+        "others, with their reasons.",
     ),
     Benchmark(
         "bench_score", "The scorer",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import re
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -31,7 +32,7 @@ END = "<!-- END GENERATED -->"
 # Everything else, and the full records, are on the benchmarks page.
 README_FIGURES: dict[str, tuple[tuple[str, str], ...]] = {
     "bench_llm_rl": (("wall_seconds", "wall time of one whole run (the slowest seed)"),
-                     ("warm_start_seconds", "of which the RFT warm start"),
+                     ("warm_start_seconds", "of which the warm start (fine-tuning on its own correct samples)"),
                      ("train_seconds", "of which the RL steps"),
                      ("peak_rss_mb", "peak memory (the largest of the runs)")),
 }
@@ -153,8 +154,8 @@ def readme_block(records: Mapping[str, Mapping[str, Any]]) -> str:
             lines += [f"Not recorded yet: `python benchmarks/{name}.py --record`.", ""]
             continue
         # when, where and at which commit; the load averages are on docs/benchmarks.md
-        lines += [f"Recorded {record['date']}, {record['machine']['cores']} cores, commit `{record.get('commit')}`.",
-                  ""]
+        lines += [f"Recorded {record['date']}, {record['machine']['cores']} cores, "
+                  f"{plain_commit(record.get('commit'))}.", ""]
         if record.get("note"):  # how busy the machine was: it qualifies every timing below
             lines += [f"Note: {record['note']}.", ""]
         remarks = record.get("remarks", [])  # the command to rerun it is on docs/benchmarks.md, with the rest
@@ -170,8 +171,39 @@ def readme_block(records: Mapping[str, Mapping[str, Any]]) -> str:
             lines += seed_table(figures)
         # the targets' verdict; each run's command, holdout sentences and gate decision stay on docs/benchmarks.md
         # (linked above the block), so the README grows by a table row per seed, not a paragraph
-        lines += [r for remark in remarks if remark.startswith("Targets") for r in (remark, "")]
+        lines += [r for remark in remarks if remark.startswith("Targets") for r in (plain_targets(remark), "")]
     return "\n".join([*lines, END])
+
+
+def plain_commit(commit: str | None) -> str:
+    """Which code a record measured, in words a newcomer reads (the record's own form is on docs/benchmarks.md).
+
+    >>> plain_commit("2eb63a485a55 (HEAD was 2eb63a485a55+dirty at the end)")
+    'commit `2eb63a485a55` (with changes not yet committed by the end of the run)'
+    >>> plain_commit("cd02a36fbc8d (HEAD was e6e482aafa36 at the end)")
+    'commit `cd02a36fbc8d` (`e6e482aafa36` had been committed by the end of the run)'
+    >>> plain_commit("abc"), plain_commit(None)
+    ('commit `abc`', 'commit not recorded')
+    """
+    if not commit:
+        return "commit not recorded"
+    m = re.fullmatch(r"(\w+) \(HEAD was (\w+)(\+dirty)? at the end\)", commit)
+    if m is None:
+        return f"commit `{commit}`"
+    start, end, dirty = m.groups()
+    if end == start:
+        return f"commit `{start}`" + (" (with changes not yet committed by the end of the run)" if dirty else "")
+    return (f"commit `{start}` (`{end}` had been committed by the end of the run"
+            + (", with more changes not yet committed)" if dirty else ")"))
+
+
+def plain_targets(remark: str) -> str:
+    """A record's targets line, without the tracker's numbering.
+
+    >>> plain_targets("Targets (issue 32): total lift >= 15 points: met.")
+    'The targets set before the recipe was measured: total lift >= 15 points: met.'
+    """
+    return re.sub(r"^Targets \(issue \d+\):", "The targets set before the recipe was measured:", remark)
 
 
 def seed_table(figures: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -201,9 +233,10 @@ def seed_table(figures: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
     seeds = sorted(int(k[4:-len("_lift_points")]) for k in figures
                    if fnmatch.fnmatchcase(k, "seed*_lift_points") and k[4:-len("_lift_points")].isdigit())
-    lines = ["| seed | holdout pass@1: pi0 → warm start → final | total lift, points [95%] "
+    lines = ["| seed | holdout pass@1: before → warm start → after RL | total lift, points [95%] "
              "| RL over the warm start [95%]; p "
-             "| gate: total / RL | no-signal groups: drawn → trained |", "|---|---|---|---|---|---|"]
+             "| gate: total / RL | groups with no signal: drawn → trained on |",
+             "|---|---|---|---|---|---|"]
     for n in seeds:
         p = v(f"seed{n}_rl_p_value")
         rl = lift(f"seed{n}_rl_lift") + ("" if p is None else f"; p {p:.3g}")

@@ -27,10 +27,18 @@ parses the options, writes the file and prints. Run it::
     python -m course.datasets import --format gsm8k gsm8k_test.jsonl --out runs/gsm8k_test.jsonl
     python -m course.datasets import --format hf data.parquet --question-col problem --answer-col solution \\
         --out runs/ds.jsonl
+    python -m course.datasets import --format reasoning-gym basic_arithmetic --seed 0 --size 200 \\
+        --out runs/rg_arith.jsonl
+
+With ``--format reasoning-gym`` the source is the name of one of reasoning-gym's generators with
+integer answers (``course.lib.external.procedural``): seeded (``--seed``, ``--size``,
+``--rg-config``), offline, and recorded in ``OUT.manifest.json`` beside the dataset (the library's
+version, the generator, seed, size and settings, and the dataset fingerprint).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Sequence
@@ -47,6 +55,7 @@ from course.lib.external.dataset_readers import (
     render,
     skipped_notes,
 )
+from course.lib.external.procedural import generation, parse_config, reasoning_gym_rows
 from course.lib.records.jsonl import refuse_existing
 from course.lib.records.manifest import sha256_file
 from course.lib.records.temporaries import write_text_atomic
@@ -63,13 +72,20 @@ def build_parser():
         "into the course's dataset format, with stable ids and integer answers.",
         "  python -m course.datasets import --format gsm8k tests/data/bridges/gsm8k_sample.jsonl "
         "--out runs/gsm8k_sample.jsonl\n"
+        "  python -m course.datasets import --format reasoning-gym basic_arithmetic --seed 0 --size 200 "
+        "--out runs/rg_arith.jsonl\n"
         "  python -m course.eval --dataset runs/gsm8k_sample.jsonl --completions ROLLOUTS.jsonl",
     )
     sub = p.add_subparsers(dest="command", required=True)
     imp = sub.add_parser("import", help="convert one file or saved dataset")
-    imp.add_argument("source", help="the file (GSM8K JSONL, parquet, JSONL) or save_to_disk directory")
-    imp.add_argument("--format", required=True, choices=("gsm8k", "hf"),
-                     help="gsm8k: question/answer with '#### n'; hf: named columns")
+    imp.add_argument("source", help="the file (GSM8K JSONL, parquet, JSONL) or save_to_disk directory; "
+                                    "for reasoning-gym, the generator's name (basic_arithmetic, chain_sum, gcd, ...)")
+    imp.add_argument("--format", required=True, choices=("gsm8k", "hf", "reasoning-gym"),
+                     help="gsm8k: question/answer with '#### n'; hf: named columns; "
+                          "reasoning-gym: a seeded generator")
+    imp.add_argument("--seed", type=int, default=None, help="reasoning-gym: the generator's seed (default 0)")
+    imp.add_argument("--size", type=int, default=None, help="reasoning-gym: how many items (default 100)")
+    imp.add_argument("--rg-config", default=None, help="reasoning-gym: the generator's settings as a JSON object")
     imp.add_argument("--out", required=True, help="the dataset file to write")
     imp.add_argument("--question-col", default="question", help="column holding the question (default question)")
     imp.add_argument("--answer-col", default="answer", help="column holding the answer (default answer)")
@@ -93,6 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if args.format == "reasoning-gym":
+        return _generated(args)
+    for name in ("seed", "size", "rg_config"):
+        if getattr(args, name) is not None:
+            raise CourseError(f"--{name.replace('_', '-')}: only for --format reasoning-gym (a file is read as it is)")
     out = Path(args.out)
     refuse_existing(out, args.force, inputs=(args.source,))
     source = Path(args.source)
@@ -120,6 +141,39 @@ def _main(argv: Sequence[str] | None) -> int:
     for note in skipped_notes(result.skipped):
         info(note)
     print(import_summary(result, source, out, fingerprint))
+    return EXIT_OK
+
+
+def _generated(args) -> int:
+    """``--format reasoning-gym``: a seeded generator's items, and how they were made beside them."""
+    out = Path(args.out)
+    record = out.with_name(out.name.removesuffix(".jsonl") + ".manifest.json")
+    refuse_existing(out, args.force)
+    refuse_existing(record, args.force)
+    config = parse_config(args.rg_config)
+    args.seed = 0 if args.seed is None else args.seed
+    args.size = 100 if args.size is None else args.size
+    result = convert(
+        reasoning_gym_rows(args.source, args.seed, args.size, config), source=f"rg-{args.source}",
+        question_col="question", answer_col="answer", answer_style=args.answer_style or "plain",
+        skip_non_integer=args.skip_non_integer, instruction="" if args.no_instruction else INSTRUCTION,
+    )
+    if not result.items:
+        raise CourseError(f"reasoning-gym {args.source}: no item with an integer answer; nothing written")
+    text = render(result.items)
+    fingerprint = hashlib.sha256(text.encode("utf-8")).hexdigest()  # what sha256_file gives for the written file
+    report = {**import_report(Path(args.source), args.format, out, result, fingerprint),
+              "source": f"reasoning-gym:{args.source}", "generation": generation(args.source, args.seed, args.size,
+                                                                                 config)}
+    write_text_atomic(out, text)
+    write_text_atomic(record, dumps_safe(report, sort_keys=True, indent=2) + "\n")
+    if args.json:
+        print(dumps_safe(report, sort_keys=True, indent=2))
+        return EXIT_OK
+    for note in skipped_notes(result.skipped):
+        info(note)
+    print(import_summary(result, Path(f"reasoning-gym:{args.source}"), out, fingerprint))
+    print(f"generation (seed {args.seed}, size {args.size}) recorded in {record}")
     return EXIT_OK
 
 

@@ -17,6 +17,13 @@ Three sources:
     holding exactly one), read with ``inspect_ai.log.read_eval_log``. Policy = the log's
     model; sampling = its generate config (temperature, top_p, max_tokens, seed, ...).
 
+Every source also says what the policy was shown, recorded on every line as ``prompt_template``
+(a Locked Room field, so ``course.gate`` refuses to compare runs whose prompts differ): an
+lm-eval log's rendered requests (``arguments``: with ``--apply_chat_template`` they hold the chat
+template's output) and an inspect log's messages before the reply are hashed as
+``{"name": "rendered", "sha256": ...}``; a plain file's ``prompt`` field (the text or messages sent,
+on every line) likewise, or ``--prompt-template NAME`` states a course template.
+
 Several samples per item (lm-eval ``repeats > 1``: every generation of a document; inspect
 ``epochs > 1``: every epoch of a sample, epoch 1 first) are a selection pack, written with
 ``--pack`` (docs/formats.md): ``course.selection_demo`` and ``course.compare_policies`` then
@@ -57,9 +64,27 @@ def build_parser():
         "python -m course.import_completions",
         "Convert outside model outputs (plain id/completion JSONL, lm-evaluation-harness --log_samples, "
         "inspect_ai eval logs) into a frozen-rollouts file, with the policy and sampling the source recorded.",
+        "  # plain {id, completion} lines: the model, its settings and its prompt are stated\n"
         "  python -m course.import_completions --format plain tests/data/bridges/plain_completions.jsonl "
-        "--policy my-model --sampling '{\"temperature\": 0}' --out runs/plain.jsonl\n"
-        "  python -m course.eval --dataset data/datasets/math_dev.jsonl --completions runs/plain.jsonl --allow-missing",
+        "--policy my-model --sampling '{\"temperature\": 0}' --prompt-template plain --out runs/plain.jsonl\n"
+        "  python -m course.eval --dataset data/datasets/math_dev.jsonl --completions runs/plain.jsonl "
+        "--allow-missing\n"
+        "  # lm-eval --log_samples (+ the run's results_*.json for the model and seeds)\n"
+        "  python -m course.import_completions --format lm-eval tests/data/bridges/lmeval_samples_course_math.jsonl "
+        "--results tests/data/bridges/lmeval_results_course_math.json --dataset data/datasets/math_dev.jsonl "
+        "--out runs/lmeval_dev.jsonl\n"
+        "  # an inspect log (a file, or a folder holding one), made offline by the replay\n"
+        "  python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl "
+        "--log-dir runs/inspect_logs\n"
+        "  python -m course.import_completions --format inspect runs/inspect_logs "
+        "--dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl\n"
+        "  # several samples per item (inspect --epochs, lm-eval repeats) as a selection pack\n"
+        "  python -m course.integrations.inspect_ai --pack data/rollouts/selection_pack_dev.jsonl "
+        "--log-dir runs/inspect_x8\n"
+        "  python -m course.import_completions --format inspect runs/inspect_x8 --pack "
+        "--dataset data/datasets/math_dev.jsonl --out runs/inspect_pack_dev.jsonl\n"
+        "  python -m course.compare_policies --dataset data/datasets/math_dev.jsonl "
+        "inspect=runs/inspect_pack_dev.jsonl",
     )
     p.add_argument("source",
                    help="the outputs: a JSONL file, an lm-eval samples_*.jsonl, or an inspect log (file or directory)")
@@ -67,6 +92,9 @@ def build_parser():
     p.add_argument("--out", required=True, help="the frozen-rollouts file to write")
     p.add_argument("--policy", default=None, help="policy name (required for plain; overrides what a log records)")
     p.add_argument("--sampling", default=None, help="sampling settings as a JSON object (required for plain)")
+    p.add_argument("--prompt-template", default=None, metavar="NAME",
+                   help="plain: the course template the policy was shown (plain = the dataset prompt as-is, fewshot, "
+                        "gsm8k_final); lm-eval and inspect logs record their prompts")
     p.add_argument("--results", default=None, help="lm-eval: the results_*.json of the same run (model, seeds)")
     p.add_argument("--id-field", default="id", help="lm-eval: the document field holding the item id (default id)")
     p.add_argument("--dataset", default=None,
@@ -87,10 +115,11 @@ def _main(argv: Sequence[str] | None) -> int:
     refuse_existing(out, args.force, inputs=(args.source, args.results, args.dataset))
     imported, rows = import_completions(
         args.format, args.source, policy=args.policy, sampling=args.sampling, results=args.results,
-        id_field=args.id_field, dataset=args.dataset, pack=args.pack,
+        id_field=args.id_field, dataset=args.dataset, pack=args.pack, prompt_template=args.prompt_template,
     )
     write = render_pack if args.pack else render
-    write_text_atomic(out, write(rows, imported.policy, imported.sampling))  # all checked first: nothing half-written
+    # all checked first: nothing half-written
+    write_text_atomic(out, write(rows, imported.policy, imported.sampling, imported.prompt_template))
     print(import_summary(len(rows), out, imported, sum(len(r.samples) for r in rows) if args.pack else None))
     return EXIT_OK
 

@@ -53,6 +53,22 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # for the subprocesses the test
 sys.dont_write_bytecode = False  # for this process: pytest caches its rewritten test modules
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    """Why tests were skipped, grouped by extra (tests/skip_summary.py), without asking for -rs."""
+    from skip_summary import summary_lines
+
+    reasons = []
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = getattr(report, "longrepr", None)
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:
+            reasons.append(str(longrepr[2]).removeprefix("Skipped: "))
+    lines = summary_lines(reasons)
+    if lines:
+        terminalreporter.write_sep("-", "skipped")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     gc.freeze()  # item 5: the session is over; let the interpreter exit without walking the heap

@@ -154,3 +154,39 @@ def test_inspect_epochs_import_as_a_pack_in_epoch_order_and_give_loop_b_its_pass
     assert column["pass_at_k"] == 1.0  # every item got its right line in one of the epochs
     assert selection_main(["--dataset", str(dataset), "--samples", str(pack), "--n", str(EPOCHS),
                            "--outdir", str(tmp_path / "best_of_3")]) == 0
+
+
+# ---------------------------------------------------------------------------
+# The offline replay of a pack (--pack, --epochs), and the prompt the import records
+# ---------------------------------------------------------------------------
+PACK = str(REPO / "data" / "rollouts" / "selection_pack_dev.jsonl")
+
+
+def test_the_replay_of_a_pack_imports_back_as_the_packs_first_samples_in_order(tmp_path):
+    from course.import_completions import main as import_main
+    from course.integrations.inspect_ai import main
+    from course.lib.records.formats import iter_samples
+
+    os.environ.setdefault("INSPECT_DISPLAY", "none")
+    logs, out = tmp_path / "logs", tmp_path / "pack.jsonl"
+    assert main(["--pack", PACK, "--epochs", "3", "--limit", "8", "--log-dir", str(logs)]) == 0
+    assert import_main(["--format", "inspect", str(logs), "--pack", "--dataset", DEV, "--out", str(out)]) == 0
+    source = {p.id: [s.completion for s in p.samples] for p in iter_samples(PACK)}
+    back = list(iter_samples(out))
+    assert len(back) == 8
+    assert all([s.completion for s in p.samples] == source[p.id][:3] for p in back)
+
+
+def test_an_inspect_import_records_the_sha256_of_the_messages_each_item_was_sent(inspect_log, tmp_path):
+    import json
+
+    from course.import_completions import main as import_main
+    from course.lib.external.prompt_records import prompts_sha256
+    from course.lib.records.formats import read_dataset
+
+    out = tmp_path / "inspect.jsonl"
+    assert import_main(["--format", "inspect", str(inspect_log), "--dataset", DEV, "--out", str(out)]) == 0
+    items = read_dataset(DEV)[:20]  # the fixture's --limit 20: the first items, each sent as its only user message
+    expected = prompts_sha256((ex.id, [{"role": "user", "content": ex.prompt}]) for ex in items)
+    records = {json.dumps(json.loads(line)["prompt_template"]) for line in out.read_text().splitlines()}
+    assert records == {json.dumps({"name": "rendered", "sha256": expected})}

@@ -51,6 +51,21 @@ def test_metadata_course_dataset_chooses_another_course_dataset(tmp_path, monkey
     assert len(docs) == 50 and docs[0]["id"] == "holdout-0001"
 
 
+def test_the_repeats_variants_load_from_the_one_folder_with_eight_sampled_generations(tmp_path, monkeypatch):
+    from lm_eval.tasks import TaskManager
+
+    from course.integrations.lm_eval import TASKS_DIR
+
+    monkeypatch.chdir(tmp_path)
+    names = ["course_math_x8", "course_math_tinylm_x8"]
+    tasks = TaskManager(include_path=str(TASKS_DIR), include_defaults=False).load(names)["tasks"]
+    for name, base in zip(names, TASKS):
+        config = tasks[name].config
+        assert config.repeats == 8 and config.generation_kwargs["do_sample"] is True
+        doc = next(iter(tasks[name].test_docs()))
+        assert tasks[name].doc_to_text(doc) == _tasks()[base].doc_to_text(doc)  # the same prompt as its base task
+
+
 def test_process_results_scores_the_generation_as_course_score_does():
     from course.integrations.lm_eval import process_results
 

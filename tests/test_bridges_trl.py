@@ -96,3 +96,29 @@ def test_grpo_trainer_runs_a_step_on_cpu_with_the_course_reward_and_logs_error_c
 
     assert len(shares) == len(ERROR_CODES) and abs(sum(shares.values()) - 1.0) < 1e-6
     assert logged["rewards/course_strict/mean"] == pytest.approx(shares["strict/ok"])
+
+
+@pytest.mark.slow  # writes and reloads a transformers model folder: seconds
+def test_the_saved_twin_reloads_offline_with_the_same_logits_and_tokens_and_is_not_overwritten(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers", reason="the trl extra (transformers) is not installed")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from course.integrations.hf_twin import char_tokenizer, main, policy_prompt, twin_from_gpt
+    from course.tinylm.model import load_checkpoint
+
+    out = tmp_path / "twin"
+    assert main(["--out", str(out)]) == 0
+    assert f"pretrained={out},dtype=float32" in capsys.readouterr().out  # the lm_eval line to run next
+    model = AutoModelForCausalLM.from_pretrained(out, local_files_only=True).eval()
+    tokenizer = AutoTokenizer.from_pretrained(out, local_files_only=True)
+    text = policy_prompt("Compute 17 * 19.") + "Final: 323"
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert ids == char_tokenizer()(text, add_special_tokens=False)["input_ids"]
+    gpt, _ = load_checkpoint(REPO / "data" / "tinylm" / "pi0.pt")
+    with torch.no_grad():
+        assert torch.allclose(model(torch.tensor([ids])).logits, twin_from_gpt(gpt).eval()(torch.tensor([ids])).logits)
+    assert main(["--out", str(out)]) == 2 and "exists" in capsys.readouterr().err
+    (tmp_path / "mine").mkdir()
+    assert main(["--out", str(tmp_path / "mine"), "--force"]) == 2  # not a folder this command wrote
+    assert "was not written by this command" in capsys.readouterr().err

@@ -15,6 +15,15 @@ prompt is ``<bos>{prompt}<sep>`` (``policy_prompt``), exactly what the course's 
 
 No hub access anywhere: everything is built from config and the local vocabulary.
 Needs the ``trl`` extra (transformers, tokenizers; torch installed first).
+
+As a command, it saves a checkpoint's twin as a Hugging Face model folder (``save_pretrained``:
+weights, config, tokenizer) and prints the lm-evaluation-harness command that runs the course's
+tiny-LM task on it offline::
+
+    python -m course.integrations.hf_twin --out runs/pi0_twin
+    HF_HUB_OFFLINE=1 lm_eval --model hf --model_args pretrained=runs/pi0_twin,dtype=float32 --device cpu \\
+        --tasks course_math_tinylm --include_path course/integrations/lm_eval_tasks \\
+        --log_samples --output_path runs/lmeval
 """
 
 from __future__ import annotations
@@ -147,7 +156,62 @@ def gpt_from_twin(model: Any):
     return gpt
 
 
-if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
-    from course.lib import not_a_tool
+def lm_eval_command(folder: str) -> str:
+    """The lm_eval command line that runs ``course_math_tinylm`` on a saved twin, offline, on CPU."""
+    return (f"HF_HUB_OFFLINE=1 lm_eval --model hf --model_args pretrained={folder},dtype=float32 --device cpu "
+            "--tasks course_math_tinylm --include_path course/integrations/lm_eval_tasks "
+            "--log_samples --output_path runs/lmeval")
 
-    raise SystemExit(not_a_tool("course.integrations.hf_twin"))
+
+def build_parser():
+    from course.cli import make_parser
+
+    p = make_parser(
+        "python -m course.integrations.hf_twin",
+        "Save a tiny-LM checkpoint as a Hugging Face model folder (its twin) and print the lm_eval command for it.",
+        "  python -m course.integrations.hf_twin --out runs/pi0_twin\n"
+        "  HF_HUB_OFFLINE=1 lm_eval --model hf --model_args pretrained=runs/pi0_twin,dtype=float32 --device cpu "
+        "--tasks course_math_tinylm --include_path course/integrations/lm_eval_tasks --limit 5",
+    )
+    p.add_argument("--checkpoint", default="data/tinylm/pi0.pt", help="a course.tinylm checkpoint (default pi0)")
+    p.add_argument("--out", required=True, help="the folder to write (refused if it exists, unless --force)")
+    p.add_argument("--force", action="store_true", help="replace a folder this command wrote before")
+    return p
+
+
+def main(argv: Any = None) -> int:
+    from course.cli import run
+
+    return run(_main, argv)
+
+
+def _main(argv: Any) -> int:
+    from pathlib import Path
+
+    from course.errors import CourseError
+    from course.lib.bundled import PROJECT_ROOT
+    from course.lib.extras import require
+
+    args = build_parser().parse_args(argv)
+    require("trl", "python -m course.integrations.hf_twin")
+    out = Path(args.out)
+    marker = out / "course_hf_twin.txt"
+    if out.exists() and not (args.force and marker.is_file()):
+        raise CourseError(f"{out}: exists" + ("" if args.force else "; --force replaces a folder this command wrote")
+                          + ("" if not args.force else " and was not written by this command (no course_hf_twin.txt)"))
+    from course.tinylm.model import load_checkpoint
+
+    checkpoint = Path(args.checkpoint)
+    if not checkpoint.exists() and (PROJECT_ROOT / checkpoint).exists():
+        checkpoint = PROJECT_ROOT / checkpoint
+    gpt, _ = load_checkpoint(checkpoint)
+    twin_from_gpt(gpt).save_pretrained(out)
+    char_tokenizer().save_pretrained(out)
+    marker.write_text(f"the tiny LM's Hugging Face twin of {args.checkpoint}\n", encoding="utf-8")
+    print(f"saved the twin of {args.checkpoint} -> {out}")
+    print(lm_eval_command(str(out)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -29,6 +29,13 @@ counted or downloaded)::
     python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl \\
         --log-dir runs/inspect_logs
 
+Several epochs, offline: ``--pack`` replays a selection pack, sample k of an item as its epoch k+1
+(``--epochs N``: the first N samples; with ``--completions``, ``--epochs N`` replays the same
+completion N times). Samples run one at a time, so the epochs come out in the pack's order and
+``python -m course.import_completions --format inspect --pack`` gives the pack back::
+
+    python -m course.integrations.inspect_ai --pack data/rollouts/selection_pack_dev.jsonl --log-dir runs/inspect_x8
+
 Needs the ``inspect`` extra (``pip install -e '.[inspect]'``).
 """
 
@@ -51,10 +58,18 @@ def build_parser():
         "  python -m course.integrations.inspect_ai --completions data/rollouts/frozen_rollouts_dev.jsonl"
         " --log-dir runs/inspect_logs\n"
         "  python -m course.import_completions --format inspect runs/inspect_logs"
-        " --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl",
+        " --dataset data/datasets/math_dev.jsonl --out runs/inspect_dev.jsonl\n"
+        "  python -m course.integrations.inspect_ai --pack data/rollouts/selection_pack_dev.jsonl"
+        " --epochs 3 --log-dir runs/inspect_x3\n"
+        "  python -m course.import_completions --format inspect runs/inspect_x3 --pack"
+        " --dataset data/datasets/math_dev.jsonl --out runs/inspect_pack_dev.jsonl",
     )
     p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"course dataset (default {DEFAULT_DATASET})")
-    p.add_argument("--completions", required=True, help="frozen rollouts whose completions the mock model replays")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--completions", help="frozen rollouts whose completions the mock model replays")
+    source.add_argument("--pack", help="a selection pack: sample k of each item is replayed as its epoch k+1")
+    p.add_argument("--epochs", type=positive_int, default=None,
+                   help="epochs per item (default: 1, or every sample of the pack)")
     p.add_argument("--log-dir", required=True, help="where inspect writes its log")
     p.add_argument("--limit", type=positive_int, default=None, help="first N items only")
     return p
@@ -198,26 +213,36 @@ def course_math(dataset: str = DEFAULT_DATASET) -> Task:
 # ---------------------------------------------------------------------------
 # Offline replay: inspect's mock model answering with a course completions file
 # ---------------------------------------------------------------------------
-def replay_outputs(dataset: str, completions: str):
-    """A ``custom_outputs`` callable for ``mockllm/model``: each prompt gets its item's frozen completion.
+def replay_outputs(dataset: str, completions: str | None, pack: str | None = None):
+    """A ``custom_outputs`` callable for ``mockllm/model``: each prompt gets its item's frozen completion,
+    or, from a selection pack, its samples in order (the n-th request for a prompt gets sample n-1,
+    so run the samples one at a time: ``max_samples=1``).
 
-    Matched by prompt text (prompts are unique within a course dataset), so the order in which
-    inspect runs samples does not matter. Usage is set, so mockllm counts no tokens.
+    Matched by prompt text (prompts are unique within a course dataset). Usage is set, so mockllm
+    counts no tokens.
     """
     from inspect_ai.model import ModelOutput, ModelUsage
 
     from course.errors import CourseError
-    from course.lib.records.formats import iter_completions
+    from course.lib.records.formats import iter_completions, iter_samples
 
-    by_id = {c.id: c.completion or "" for c in iter_completions(completions)}
-    by_prompt: dict[str, str] = {}
+    source = pack if pack is not None else str(completions)
+    if pack is not None:
+        by_id = {s.id: [x.completion or "" for x in s.samples] for s in iter_samples(pack)}
+    else:
+        by_id = {c.id: [c.completion or ""] for c in iter_completions(source)}
+    by_prompt: dict[str, list[str]] = {}
     for ex in course_samples(dataset):
         if ex.id not in by_id:
-            raise CourseError(f"{completions}: no completion for item {ex.id!r} of {dataset}")
+            raise CourseError(f"{source}: no completion for item {ex.id!r} of {dataset}")
         by_prompt[str(ex.input)] = by_id[str(ex.id)]
+    asked: dict[str, int] = {}
 
     def respond(messages, tools, tool_choice, config):
-        text = by_prompt[messages[-1].text]
+        prompt = messages[-1].text
+        n = asked[prompt] = asked.get(prompt, -1) + 1
+        texts = by_prompt[prompt]
+        text = texts[n % len(texts)]
         out = ModelOutput.from_content(model="mockllm/model", content=text)
         out.usage = ModelUsage(
             input_tokens=len(messages[-1].text),
@@ -237,10 +262,12 @@ def _main(argv: Sequence[str] | None) -> int:
     import inspect_ai
 
     args = build_parser().parse_args(argv)
+    epochs = args.epochs or (_samples_per_item(args.pack) if args.pack else 1)
     logs = inspect_ai.eval(
         course_math(args.dataset), model="mockllm/model",
-        model_args={"custom_outputs": replay_outputs(args.dataset, args.completions)},
+        model_args={"custom_outputs": replay_outputs(args.dataset, args.completions, args.pack)},
         log_dir=args.log_dir, limit=args.limit, display="none", log_format="eval",
+        epochs=epochs, max_samples=1,
     )
     log = logs[0]
     if log.status != "success":
@@ -249,11 +276,16 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError(f"inspect eval ended with status {log.status}: {log.error.message if log.error else ''}")
     acc = log.results.scores[0].metrics["accuracy"].value if log.results else float("nan")
     print(f"inspect log: {visible(str(log.location))}")
-    print(
-        f"course_strict accuracy: {acc:.3f} over "
-        f"{log.eval.dataset.samples if args.limit is None else args.limit} samples"
-    )
+    items = log.eval.dataset.samples if args.limit is None else args.limit
+    print(f"course_strict accuracy: {acc:.3f} over {items} samples" + (f", {epochs} epochs each" if epochs > 1 else ""))
     return 0
+
+
+def _samples_per_item(pack: str) -> int:
+    """The fewest samples any item of ``pack`` holds: every item can be replayed that many epochs."""
+    from course.lib.records.formats import iter_samples
+
+    return min(len(s.samples) for s in iter_samples(pack))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """The course's task and instrument inside lm-evaluation-harness (the ``lmeval`` extra).
 
-Two tasks ship in ``course/integrations/lm_eval_tasks/`` (pass that folder to ``--include_path``):
+Four tasks ship in ``course/integrations/lm_eval_tasks/`` (pass that one folder to ``--include_path``):
 
   * ``course_math``: any model, the dataset prompt as it is;
   * ``course_math_tinylm``: the tiny LM's prompt form ``<bos>{prompt}<sep>``
-    (``course.integrations.hf_twin.policy_prompt``), for its Hugging Face twin.
+    (``course.integrations.hf_twin.policy_prompt``), for its Hugging Face twin;
+  * ``course_math_x8`` and ``course_math_tinylm_x8``: the same with ``repeats: 8`` sampled
+    generations per document (temperature 1), for a selection pack.
 
 Their metric is ``course_strict``, the strict verifier's reward per document (``process_results``
 below), so lm-eval's own results table shows the strict pass rate. lm-eval's ``exact_match``

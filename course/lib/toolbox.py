@@ -67,6 +67,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("course.import_completions", GROUPS[7], "turn outside model outputs into a rollouts file eval accepts"),
     Tool("course.rollout_sample", GROUPS[7], "sample completions from an OpenAI-compatible endpoint"),
     Tool("course.integrations.inspect_ai", GROUPS[7], "the instrument as an inspect_ai scorer and task"),
+    Tool("course.integrations.hf_twin", GROUPS[7], "save the tiny LM as a Hugging Face model folder (for lm-eval)"),
 )
 
 

@@ -4,7 +4,8 @@ This module owns turning what another tool wrote into frozen-rollouts lines
 (``{"id", "completion", "policy", "sampling"}``, docs/formats.md) without inventing the
 policy or the sampling: ``read_plain`` (both stated by the user), ``read_lm_eval`` (the raw
 generation and the recorded ``gen_kwargs``, seeds and model), ``read_inspect`` (the log's
-model and generate config), ``order_and_check`` (ids and recorded targets against a
+model and generate config), each with the prompts the source logged, recorded as the lines'
+``prompt_template`` (``course.lib.external.prompt_records``), ``order_and_check`` (ids and recorded targets against a
 course dataset, dataset order), ``render`` and ``import_completions`` (all of it, checked
 before anything is written). ``python -m course.import_completions`` is the tool: it parses
 the options, writes the file atomically and prints ``import_summary``.
@@ -20,6 +21,7 @@ from typing import Any, Iterable
 
 from course.errors import CourseError, foreign_reader
 from course.lib.external.messages import output_text
+from course.lib.external.prompt_records import chat_prompt, lm_eval_context, rendered_record, stated_record
 from course.lib.external.redaction import public_args_text, public_settings, without_key_shapes, without_url_credentials
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects, loads_document, open_input, read_json
@@ -52,6 +54,9 @@ class Imported:
     # What the source recorded but the output leaves out because it may carry a credential
     # (``extra_headers``, ``extra_body.api_key``, ``model_args.token``): named, never shown.
     withheld: tuple[str, ...] = ()
+    # What the policy was shown (a Locked Room field): the sha256 of the prompts the source logged, or the
+    # course template the user stated; None when a plain file states neither.
+    prompt_template: dict[str, str] | None = None
 
 
 # ---------------------------------------------------------------------------
@@ -84,7 +89,7 @@ def _finite(value: Any) -> Any:
 # ---------------------------------------------------------------------------
 # Readers, one per source
 # ---------------------------------------------------------------------------
-def read_plain(path: str, policy: str | None, sampling: str | None) -> Imported:
+def read_plain(path: str, policy: str | None, sampling: str | None, template: str | None = None) -> Imported:
     if not policy or sampling is None:
         raise CourseError(
             "--format plain records neither the model nor its settings: state them with "
@@ -92,6 +97,7 @@ def read_plain(path: str, policy: str | None, sampling: str | None) -> Imported:
         )
     rows = []
     seen: dict[str, int] = {}
+    prompts: list[tuple[str, Any]] = []
     for lineno, obj in iter_objects(path):
         where = f"{path}:{lineno}"
         ident, text = obj.get("id"), obj.get("completion")
@@ -103,7 +109,34 @@ def read_plain(path: str, policy: str | None, sampling: str | None) -> Imported:
             raise CourseError(f"{where}: duplicate id {ident!r} (first on line {seen[ident]})")
         seen[ident] = lineno
         rows.append(Row(where, ident, text))
-    return Imported(tuple(rows), policy, parse_sampling(sampling))
+        _plain_prompt(obj, where, ident, prompts, lineno == 1)
+    return Imported(tuple(rows), policy, parse_sampling(sampling),
+                    prompt_template=_plain_template(path, prompts, template))
+
+
+def _plain_prompt(obj: dict[str, Any], where: str, ident: str, prompts: list[tuple[str, Any]], first: bool) -> None:
+    """Collect a plain line's optional ``prompt`` (the text or the messages sent): on every line or on none."""
+    if "prompt" not in obj:
+        if prompts:
+            raise CourseError(f"{where}: no field 'prompt', which line 1 has: the prompt goes on every line or on none")
+        return
+    prompt = obj["prompt"]
+    if isinstance(prompt, list) and all(isinstance(m, dict) for m in prompt):
+        prompt = chat_prompt(prompt)
+    elif not isinstance(prompt, str):
+        raise CourseError(f"{where}: field 'prompt' must be the text sent or a list of {{role, content}} messages")
+    if not first and not prompts:
+        raise CourseError(f"{where}: field 'prompt', which line 1 lacks: the prompt goes on every line or on none")
+    prompts.append((ident, prompt))
+
+
+def _plain_template(path: str, prompts: list[tuple[str, Any]], template: str | None) -> dict[str, str] | None:
+    if prompts and template is not None:
+        raise CourseError(f"{path}: the lines carry the prompts they were sampled with; --prompt-template would "
+                          "state it a second time (drop one)")
+    if prompts:
+        return rendered_record(prompts)
+    return None if template is None else stated_record(template)
 
 
 def _lm_eval_gen_kwargs(obj: dict[str, Any], where: str) -> dict[str, Any]:
@@ -129,6 +162,7 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
     gen_kwargs: dict[str, Any] | None = None
     first_filter: Any = None
     seen: dict[str, str] = {}
+    contexts: list[tuple[str, str]] = []  # what lm-eval sent for each document: its prompt, as rendered
     for lineno, obj in iter_objects(path):
         where = f"{path}:{lineno}"
         for name in ("doc_id", "doc", "resps"):
@@ -160,6 +194,7 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
         if ident in seen:
             raise CourseError(f"{where}: duplicate document id {ident!r} (first on {seen[ident]})")
         seen[ident] = where
+        contexts.append((ident, lm_eval_context(obj, where)))
         target = obj.get("target")
         rows.append(Row(where, ident, texts[0], None if target is None else str(target).strip(), tuple(texts[1:])))
     if not rows:
@@ -184,7 +219,8 @@ def read_lm_eval(path: str, results: str | None, policy: str | None, id_field: s
             "or state it with --policy"
         )
     return Imported(
-        tuple(rows), chosen, sampling, tuple(f"model_args.{name}" for name in withheld) if not policy else ()
+        tuple(rows), chosen, sampling, tuple(f"model_args.{name}" for name in withheld) if not policy else (),
+        rendered_record(contexts),
     )
 
 
@@ -255,6 +291,7 @@ def read_inspect(path: str, policy: str | None) -> Imported:
         raise CourseError(f"{log_path}: the log holds no samples (run inspect with --log-samples)")
     # With epochs > 1 inspect logs each sample once per epoch: one item, several samples (epoch 1 is sample 0).
     epochs: dict[str, dict[int, tuple[str, str, str | None]]] = {}
+    prompts: dict[str, Any] = {}  # what each item was sent (epoch 1's, the same in every epoch)
     for k, s in enumerate(log.samples, start=1):
         where = f"{log_path}:sample {k}"
         if s.error is not None:
@@ -264,6 +301,8 @@ def read_inspect(path: str, policy: str | None) -> Imported:
             raise CourseError(f"{where}: duplicate sample id {ident!r} (epoch {s.epoch})")
         target = s.target if isinstance(s.target, str) else (s.target[0] if s.target else None)
         epochs[ident][s.epoch] = (where, output_text(s.output), target)
+        if s.epoch == 1 or ident not in prompts:
+            prompts[ident] = _inspect_prompt(s)
     rows = []
     for ident, by_epoch in epochs.items():
         if sorted(by_epoch) != list(range(1, len(by_epoch) + 1)):
@@ -273,7 +312,20 @@ def read_inspect(path: str, policy: str | None) -> Imported:
         first = [by_epoch[e] for e in sorted(by_epoch)]
         rows.append(Row(first[0][0], ident, first[0][1], first[0][2], tuple(text for _, text, _ in first[1:])))
     sampling = _finite(log.eval.model_generate_config.model_dump(exclude_none=True))
-    return Imported(tuple(rows), policy or f"inspect:{log.eval.model}", sampling)
+    return Imported(tuple(rows), policy or f"inspect:{log.eval.model}", sampling,
+                    prompt_template=rendered_record(prompts.items()))
+
+
+def _inspect_prompt(sample: Any) -> list[dict[str, Any]]:
+    """The messages an inspect sample sent the model: its conversation before the model's last reply
+    (the solvers' system message and few-shot turns included)."""
+    messages = list(getattr(sample, "messages", None) or [])
+    while messages and getattr(messages[-1], "role", None) == "assistant":
+        messages.pop()
+    if not messages:  # a log written without messages: the sample's input is what was sent
+        given = getattr(sample, "input", None)
+        messages = [{"role": "user", "content": given}] if isinstance(given, str) else list(given or [])
+    return chat_prompt(messages)
 
 
 # ---------------------------------------------------------------------------
@@ -298,18 +350,22 @@ def order_and_check(imported: Imported, dataset: str | None) -> list[Row]:
     return sorted(imported.rows, key=lambda r: position[r.id])
 
 
-def render(rows: Iterable[Row], policy: str, sampling: dict[str, Any]) -> str:
-    """Frozen rollouts: one completion per item."""
+def render(rows: Iterable[Row], policy: str, sampling: dict[str, Any],
+           template: dict[str, str] | None = None) -> str:
+    """Frozen rollouts: one completion per item (and the prompt template on every line, when known)."""
+    extra = {} if template is None else {"prompt_template": template}
     return "".join(
-        dumps_line({"id": r.id, "completion": r.completion, "policy": policy, "sampling": sampling}) + "\n"
+        dumps_line({"id": r.id, "completion": r.completion, "policy": policy, "sampling": sampling, **extra}) + "\n"
         for r in rows
     )
 
 
-def render_pack(rows: Iterable[Row], policy: str, sampling: dict[str, Any]) -> str:
+def render_pack(rows: Iterable[Row], policy: str, sampling: dict[str, Any],
+                template: dict[str, str] | None = None) -> str:
     """A selection pack (docs/formats.md): every sample of each item, numbered in the source's order."""
+    extra = {} if template is None else {"prompt_template": template}
     return "".join(
-        dumps_line({"id": r.id, "policy": policy, "sampling": sampling,
+        dumps_line({"id": r.id, "policy": policy, "sampling": sampling, **extra,
                     "samples": [{"completion": text, "sample_index": k} for k, text in enumerate(r.samples)]}) + "\n"
         for r in rows
     )
@@ -326,7 +382,8 @@ def one_per_item(rows: Iterable[Row]) -> None:
 
 
 def import_completions(fmt: str, source: str, *, policy: str | None, sampling: str | None, results: str | None,
-                       id_field: str, dataset: str | None, pack: bool = False) -> tuple[Imported, list[Row]]:
+                       id_field: str, dataset: str | None, pack: bool = False,
+                       prompt_template: str | None = None) -> tuple[Imported, list[Row]]:
     """Read ``source`` in format ``fmt`` (plain, lm-eval, inspect) and check it against ``dataset``.
 
     Returns what was read and its rows in output order; every check runs before anything is written.
@@ -334,8 +391,10 @@ def import_completions(fmt: str, source: str, *, policy: str | None, sampling: s
     """
     if fmt != "plain" and sampling is not None:
         raise CourseError(f"--sampling: the {fmt} source records its own sampling settings; it is not overridden")
+    if fmt != "plain" and prompt_template is not None:
+        raise CourseError(f"--prompt-template: the {fmt} source records the prompts it sent; they are not overridden")
     if fmt == "plain":
-        imported = read_plain(source, policy, sampling)
+        imported = read_plain(source, policy, sampling, prompt_template)
     elif fmt == "lm-eval":
         imported = read_lm_eval(source, results, policy, id_field)
     else:
@@ -361,7 +420,7 @@ def without_credentials(imported: Imported) -> Imported:
         raise CourseError("the policy name (recorded by the source, or given) is itself shaped like a credential; "
                           "name the policy with --policy NAME")
     withheld = (*imported.withheld, *from_sampling, *(f"policy.{name}" for name in from_policy))
-    return Imported(imported.rows, policy, sampling, tuple(dict.fromkeys(withheld)))
+    return Imported(imported.rows, policy, sampling, tuple(dict.fromkeys(withheld)), imported.prompt_template)
 
 
 def import_summary(n_rows: int, out: Path, imported: Imported, n_samples: int | None = None) -> str:
@@ -374,10 +433,20 @@ def import_summary(n_rows: int, out: Path, imported: Imported, n_samples: int | 
         f"imported {what} -> {visible(str(out))}",
         f"policy: {visible(imported.policy)}",
         f"sampling: {dumps_safe(imported.sampling, sort_keys=True)}",
+        f"prompt: {_prompt_line(imported.prompt_template)}",
     ]
     if imported.withheld:
         lines.append(f"not recorded (may carry a credential): {visible(', '.join(imported.withheld))}")
     return "\n".join(lines)
+
+
+def _prompt_line(template: dict[str, str] | None) -> str:
+    if template is None:
+        return ("not recorded: the gate will count it as the dataset prompt as-is "
+                "(state it with --prompt-template NAME or a 'prompt' field on every line)")
+    if template["name"] == "rendered":
+        return f"the prompts the source logged, sha256 {template['sha256'][:12]}... (recorded as prompt_template)"
+    return f"the course template {visible(template['name'])}, sha256 {template['sha256'][:12]}..."
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing
