@@ -155,6 +155,7 @@ from course.lib.external.chat_endpoint import (
 )
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import refuse_credentials
 from course.lib.visible import command, dumps_safe, terminal_line, visible
 
 # ---------------------------------------------------------------------------
@@ -238,6 +239,8 @@ def _main(args_in: Sequence[str] | None) -> int:
         temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.seed,
         n=args.n, n_strategy=args.n_strategy, system_prompt=args.system_prompt,
     )
+    # Both go on every line and into every manifest made from them: the rule every manifest is held to.
+    refuse_credentials(policy, sampling, where="--policy:", fix="Name the policy without it")
     key, key_source = resolve_api_key(args.api_key_env, os.environ)
     check_api_key(key, key_source)
     fingerprints = {ex.id: item_fingerprint(ex.id, ex.prompt, ex.expected_answer) for ex in all_examples}
