@@ -228,8 +228,9 @@ def test_a_model_without_a_chat_template_is_one_line(run_in_process, tmp_path) -
     assert f"{bare}: the model has no chat template" in line
 
 
-def test_a_folder_whose_pytorch_model_bin_is_a_hostile_pickle_is_one_line_and_runs_nothing(run_in_process, tiny_llm_dir,
-                                                                                          tmp_path) -> None:
+@pytest.mark.parametrize("form", ["a bare pickle", "torch.save's zip form"])
+def test_a_folder_whose_pytorch_model_bin_is_a_hostile_pickle_is_refused_saying_why_and_runs_nothing(
+        run_in_process, tiny_llm_dir, tmp_path, form) -> None:
     import pickle
 
     folder = model_copy(tiny_llm_dir, tmp_path / "hostile")
@@ -241,8 +242,13 @@ def test_a_folder_whose_pytorch_model_bin_is_a_hostile_pickle_is_one_line_and_ru
             return (open, (str(marker), "w"))
 
     (folder / "pytorch_model.bin").write_bytes(pickle.dumps({"model.embed_tokens.weight": Payload()}))
+    if form == "torch.save's zip form":
+        import torch
+
+        torch.save({"model.embed_tokens.weight": Payload()}, folder / "pytorch_model.bin")
     line = refusal(sample(run_in_process, tmp_path, *sample_args(folder, tmp_path / "out.jsonl")))
-    assert line.startswith(f"error: {folder}: cannot be loaded as a Hugging Face model directory (")
+    assert line.startswith(f"error: {folder}: ")
+    assert "refused" in line and "pickle" in line and "weights_only" not in line, line
     assert not marker.exists()
 
 
