@@ -50,9 +50,9 @@ cannot be fetched (no network, or ``HF_HUB_OFFLINE=1`` and not in the local hub 
 So do broken models: a malformed GGUF (``course.llm.gguf_header``), a file a library cannot
 parse (a hostile ``pytorch_model.bin``: transformers reads it with ``weights_only``, so no code
 runs, and the refusal is one line saying why, never PyTorch's advice to load it unsafely), a
-model with no chat template, and a checkpoint whose tensors are not the network its config describes (missing or unexpected weights: transformers
-would fill the gaps with random numbers and only warn; the course refuses, as the tiny LM's
-loader does).
+model with no chat template, and a checkpoint whose tensors are not the network its config
+describes (missing or unexpected weights: transformers would fill the gaps with random numbers
+and only warn; the course refuses, as the tiny LM's loader does).
 """
 
 from __future__ import annotations
