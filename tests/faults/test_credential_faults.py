@@ -265,3 +265,14 @@ def test_no_spelling_of_the_key_survives_redaction(key, spellings, before, after
     letters = _as_read(key)
     for i in range(len(letters) - width + 1):
         assert letters[i:i + width] not in shown, (key, echoed, shown)
+
+
+def test_compare_policies_refuses_a_file_whose_policy_carries_a_credential_before_scoring(tmp_path, capsys):
+    from course.compare_policies import main as compare_main
+
+    completions = tmp_path / "c.jsonl"
+    completions.write_text(json.dumps({"id": "dev-0001", "completion": "Final: 1", "sampling": {"temperature": 0.0},
+                                       "policy": IN_A_URL_OR_PAIR["an_azure_sas_signature"]}) + "\n", encoding="utf-8")
+    assert compare_main([str(completions), "--dataset", DEV]) == 2
+    captured = capsys.readouterr()
+    assert "may hold a credential" in captured.err and PLAIN_SECRET not in captured.err + captured.out

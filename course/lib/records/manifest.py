@@ -149,8 +149,8 @@ def refuse_credentials(policy: str, sampling: Mapping[str, Any], *, where: str =
             f" and {len(found) - 3} more" if len(found) > 3 else ""
         )
         raise CourseError(
-            f"{where} {shown} may hold a credential (a key, token, header or cookie), which the "
-            f"manifest and summary would publish; nothing written. {fix}"
+            f"{where} {shown} may hold a credential (a key, token, header or cookie), which every line, "
+            f"manifest, summary and table made from it would repeat; nothing written. {fix}"
         )
 
 
