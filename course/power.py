@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from course.cli import EXIT_OK, float_in, int_in, make_parser, run
+from course.cli import EXIT_OK, check_work, float_in, int_in, make_parser, run
 from course.errors import CourseError
 from course.lib.stats import design_effect, intra_class_correlation, items_for_power, lift_variance
 from course.lib.visible import dumps_safe, visible
@@ -33,6 +33,7 @@ RATE = float_in(0.0, 1.0, low_open=True)
 # A plan needing more items than this is no plan: no benchmark of the course's kind holds ten million
 # distinct items, so such a row says the lift is undetectable in practice rather than printing a count.
 MAX_ITEMS = 10_000_000
+MAX_ROWS = 1_000  # (samples per item, seeds) pairs in one table: each a bisection, and a line to read
 
 
 def plan(p_base: float, lift: float, *, power: float, alpha: float, samples: Sequence[int], seeds: Sequence[int],
@@ -147,6 +148,8 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError(f"--lift {args.lift:g} must be non-zero and keep the candidate's rate inside (0, 1)")
     if not args.alpha < args.power:
         raise CourseError(f"--power {args.power:g} must exceed --alpha {args.alpha:g}")
+    check_work("--samples x --seeds", len(set(args.samples)) * len(set(args.seeds)), MAX_ROWS, "table rows",
+               "tabulate fewer values (the plan is read row by row)")
     table = plan(p_base, args.lift, power=args.power, alpha=args.alpha, samples=sorted(set(args.samples)),
                  seeds=sorted(set(args.seeds)), icc=icc, item_correlation=args.item_correlation, seed_sd=args.seed_sd)
     if args.json:

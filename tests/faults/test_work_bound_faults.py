@@ -90,6 +90,13 @@ def test_power_says_a_lift_too_small_for_any_benchmark_is_undetectable(capsys, a
     assert out.count("undetectable in practice") == 8
 
 
+def test_power_refuses_a_table_of_more_rows_than_its_bound(capsys) -> None:
+    args = ["--baseline-rate", "0.3", "--lift", "0.1", "--samples", *map(str, range(1, 101)),
+            "--seeds", *map(str, range(1, 12))]
+    line = refused(capsys, power.main(args))
+    assert line.startswith("error: --samples x --seeds: 1,100 table rows") and "bound of 1,000" in line
+
+
 # ---------------------------------------------------------------------------
 # course.bandit_train (the M3 lesson)
 # ---------------------------------------------------------------------------
