@@ -143,7 +143,7 @@ def refuse_credentials(policy: str, sampling: Mapping[str, Any], *, where: str =
     _, in_sampling = public_settings(dict(sampling))
     _, in_policy = public_args_text(str(policy))
     found = [f"sampling.{name}" for name in in_sampling] + [
-        f"policy {name}" if name.startswith("(") else f"policy ({name}=...)" for name in in_policy]
+        f"policy {name}" if "(" in name else f"policy ({name}=...)" for name in in_policy]
     if found:
         shown = ", ".join(terminal_line(name)[:80] for name in found[:3]) + (
             f" and {len(found) - 3} more" if len(found) > 3 else ""
