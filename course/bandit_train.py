@@ -1,3 +1,4 @@
+# Over 600 lines because one tool holds the M3 lessons' modes (train, ablation, noise sweep, story).
 """Loop C in slow motion: REINFORCE on a softmax policy over a few completions of one prompt.
 
 The course's task seen as a bandit. The prompt is the running example
@@ -50,7 +51,19 @@ import random
 import sys
 from typing import Any, Sequence
 
-from course.cli import add_run_options, float_in, info, int_in, make_parser, non_negative_int, optional_view, run, seed
+from course.cli import (
+    add_run_options,
+    check_work,
+    float_in,
+    info,
+    int_in,
+    make_parser,
+    non_negative_int,
+    optional_view,
+    run,
+    seed,
+    with_progress,
+)
 from course.errors import CourseError
 from course.instrument.rubric_registry import get_rubric, scorer_fingerprint
 from course.instrument.spec_v1 import SCORER_VERSION
@@ -318,6 +331,30 @@ def _check_args(args) -> None:
         raise CourseError(
             "--reward-noise does not go with --ablation (the ablation measures the baseline on clean rewards)"
         )
+    _check_size(args)
+
+
+# The many-seed modes train seeds x steps times per rate (noise sweep) or per baseline and regime
+# (ablation: 4 baselines, 2 regimes without --action). Each flag is bounded alone, but their product
+# is the work: 1,001 rates x 10,000 seeds x 100 steps is hours. A million updates is some seconds
+# (the M3 lesson's sweep is 120,000, the ablation 160,000).
+MAX_UPDATES = 1_000_000
+MAX_RATES = 101  # --noise-sweep: every rate from 0 to 1 in steps of 0.01 is a table of 101 rows
+PROGRESS_UPDATES = 200_000  # past this, the sweep says how far it got after each rate
+PROGRESS_STEPS = 20_000  # a single run past this (some seconds) has a progress line, unless --slow tells every step
+
+
+def _check_size(args) -> None:
+    if args.noise_sweep:
+        rates = len(dict.fromkeys(args.noise_sweep))
+        if rates > MAX_RATES:
+            raise CourseError(f"--noise-sweep: {rates:,} rates; at most {MAX_RATES} (a row each: 0 to 1 by 0.01)")
+        check_work("--noise-sweep x --seeds x --steps", rates * args.seeds * args.steps, MAX_UPDATES, "updates",
+                   "fewer rates, seeds or steps (the M3 lesson's sweep is 6 x 200 x 100)")
+    if args.ablation:
+        regimes = 1 if args.action else 2
+        check_work("--ablation --seeds x --steps", regimes * len(BASELINE_NAMES) * args.seeds * args.steps,
+                   MAX_UPDATES, "updates", "fewer seeds or steps (the guide's ablation is 200 x 100)")
 
 
 def _manifest(argv, args, actions, extra: dict[str, Any]) -> dict[str, Any]:
@@ -458,7 +495,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 alpha=args.alpha,
                 reward_noise=args.reward_noise, noise_rng=noise_seed(args.seed) if args.reward_noise else None,
             )
-            for s in steps:
+            for s in with_progress(steps, args.steps, "bandit_train: steps",
+                                   over=args.steps if args.slow else PROGRESS_STEPS):
                 records.append(s)
                 log.write(dumps_line(log_record(s, actions, noisy=bool(args.reward_noise))) + "\n")
                 story.extend(_tell_step(s, args, actions, score))
@@ -494,11 +532,16 @@ def _noise_sweep_main(argv, args, actions) -> int:
     rates = list(dict.fromkeys(args.noise_sweep))  # each rate once, in the order given
     info(f"noise sweep: {len(rates)} rates x {args.seeds} seeds x {args.steps} steps ...")
     weak = args.rubric != "strict"
-    rows = run_noise_sweep(
-        [a.reward for a in actions], rates=rates, seeds=args.seeds, base_seed=args.seed, steps=args.steps,
-        lr=args.lr, baseline=args.baseline, alpha=args.alpha,
-        goal_rewards=[a.strict_reward for a in actions] if weak else None,
-    )
+    long = len(rates) * args.seeds * args.steps > PROGRESS_UPDATES
+    rows = []
+    for done, rate in enumerate(rates, 1):  # one rate at a time: each is its own seeds' runs, the same rows
+        rows += run_noise_sweep(
+            [a.reward for a in actions], rates=[rate], seeds=args.seeds, base_seed=args.seed, steps=args.steps,
+            lr=args.lr, baseline=args.baseline, alpha=args.alpha,
+            goal_rewards=[a.strict_reward for a in actions] if weak else None,
+        )
+        if long:
+            info(f"noise sweep: rate {rate:g} done ({done}/{len(rates)})")
     table = noise_table(actions, rows, lr=args.lr, baseline=args.baseline, alpha=args.alpha) + [""] + wrap(NOISE_NOTE)
     with atomic_run_dir(final, force=args.force, prefix="bandit_noise") as tmp:
         write_json(tmp / "noise_sweep.json", {"rows": rows, "note": NOISE_NOTE})

@@ -30,11 +30,12 @@ import os
 import re
 import sys
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from course.errors import CourseError
 from course.lib.visible import command, terminal_line, visible
 
+T = TypeVar("T")
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -198,6 +199,35 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
 
     parse.__name__ = f"integer in [{low}, {high}]"
     return parse
+
+
+def check_work(flags: str, units: int, bound: int, unit: str, advice: str) -> None:
+    """Refuse, before any work, a plan whose size (``units`` of ``unit``) is past the tool's ``bound``.
+
+    Each flag's own range keeps one number sane; their product (rates x seeds x steps) can still
+    ask for hours of CPU. The bound is the tool's, named with the flags that make it up, with the
+    advice of what to lower.
+    """
+    if units > bound:
+        raise CourseError(f"{flags}: {units:,} {unit} is past this tool's bound of {bound:,}; {advice}")
+
+
+def with_progress(items: Iterable[T], total: int, label: str, *, over: int) -> Iterator[T]:
+    """``items``, and when there are more than ``over`` of them (work of more than a few seconds), one
+    line on stderr saying what runs, then a progress line on a terminal (``ProgressLine``)."""
+    if total <= over:
+        yield from items
+        return
+    from course.lib.policy.progress import ProgressLine
+
+    info(f"{label}: {total:,} to go ...")
+    line = ProgressLine(label, total)
+    try:
+        for done, item in enumerate(items, 1):
+            yield item
+            line.update(done)
+    finally:
+        line.clear()
 
 
 def shard(text: str) -> Any:

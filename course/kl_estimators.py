@@ -26,11 +26,12 @@ the guide's reading is docs/objective.md. Prints only; writes nothing.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from course.cli import EXIT_OK, finite_float, int_in, make_parser, run, seed
+from course.cli import EXIT_OK, check_work, finite_float, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.lib.learning import kl_estimators as kl
+from course.lib.policy.progress import ProgressLine
 from course.lib.visible import dumps_safe
 
 DEFAULT_LOGITS: tuple[float, ...] = (1.0, 0.5, -0.5, -1.0)  # the policy after some training
@@ -43,6 +44,15 @@ MDP_REF = ((0.0, 0.0), ((0.0, 0.0), (0.0, 0.0)))
 DEFAULT_SAMPLES: tuple[int, ...] = (10, 100, 1000)
 SAMPLE_SIZE = int_in(2, 1_000_000)
 LOGIT = finite_float
+# The policies are enumerated: every table prints one column per logit, and the exact part costs the
+# square of their number (20,000 logits ran for minutes). A hundred tokens is past any table one reads.
+MAX_LOGITS = 100
+MAX_SIZES = 10  # Monte-Carlo sample sizes: rows of the table
+# Work, in units of one outcome's gradient component for one sample (about 5 microseconds here): a
+# categorical sample costs len(logits) + 4 of them, a two-step sample 16 (both of its blocks).
+TWO_STEP_UNITS = 16
+MAX_WORK_UNITS = 2_000_000  # about 10 s of one idle core; 50,000 samples of the default policies is 1,200,000
+PROGRESS_UNITS = 300_000  # past this (a few seconds) a progress line says how far the draws got
 
 
 def policies(choice: str, logits: Sequence[float], ref_logits: Sequence[float]) -> list[tuple[kl.Enumerated, bool]]:
@@ -56,10 +66,23 @@ def policies(choice: str, logits: Sequence[float], ref_logits: Sequence[float]) 
     return out
 
 
-def analyse(pol: kl.Enumerated, per_token: bool, sizes: Sequence[int], seed_: int) -> dict[str, Any]:
-    """One policy's exact table and Monte-Carlo rows, as plain data (what --json prints)."""
+def work_units(choice: str, n_logits: int, sizes: Sequence[int]) -> int:
+    """What the Monte-Carlo part costs, in ``MAX_WORK_UNITS``' units."""
+    per_sample = (n_logits + 4 if choice in ("categorical", "both") else 0) + (
+        TWO_STEP_UNITS if choice in ("two-step", "both") else 0)
+    return per_sample * sum(sizes)
+
+
+def analyse(pol: kl.Enumerated, per_token: bool, sizes: Sequence[int], seed_: int,
+            drawn: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """One policy's exact table and Monte-Carlo rows, as plain data (what --json prints); ``drawn(n)``
+    is told after each sample size."""
     exact = kl.exact_table(pol, per_token=per_token)
-    mc = kl.monte_carlo(pol, sizes, seed_, per_token=per_token)
+    mc = []
+    for n in sizes:  # one size at a time (each has its own seeded stream: the same rows as all at once)
+        mc += kl.monte_carlo(pol, [n], seed_, per_token=per_token)
+        if drawn is not None:
+            drawn(n)
     return {"policy": pol.name, "per_token": per_token, "parameters": list(pol.parameters),
             "outcomes": [o.label for o in pol.outcomes],
             "pi": kl.probabilities(pol)[0], "pi0": kl.probabilities(pol)[1],
@@ -155,14 +178,37 @@ def _main(argv: Sequence[str] | None) -> int:
             "--logits and --ref-logits need the same number (at least 2) of values, "
             f"got {len(args.logits)} and {len(ref)}"
         )
+    if len(args.logits) > MAX_LOGITS:
+        raise CourseError(f"--logits: {len(args.logits):,} values; the microscope enumerates the policy and prints "
+                          f"a column per token, so it takes at most {MAX_LOGITS}")
+    if len(args.samples) > MAX_SIZES:
+        raise CourseError(f"--samples: {len(args.samples):,} sizes; at most {MAX_SIZES} (one table row each)")
+    check_work("--samples x --logits x --policy", work_units(args.policy, len(args.logits), args.samples),
+               MAX_WORK_UNITS, "sample-gradient steps",
+               "the standard error already shrinks as 1/sqrt(n) between 100 and 100,000 samples: use smaller "
+               "--samples, fewer --logits or one --policy")
     if max(args.logits) - min(args.logits) > 50 or max(ref) - min(ref) > 50:
         raise CourseError(
             "--logits and --ref-logits must span at most 50 "
             "(a probability below e^-50 makes every estimate a rounding error)"
         )
-    blocks = [
-        analyse(pol, per_token, args.samples, args.seed) for pol, per_token in policies(args.policy, args.logits, ref)
-    ]
+    chosen = policies(args.policy, args.logits, ref)
+    work = work_units(args.policy, len(args.logits), args.samples)
+    progress, done = None, [0]
+    if work > PROGRESS_UNITS:
+        total = len(chosen) * sum(args.samples)
+        info(f"kl_estimators: drawing {total:,} samples ({work:,} sample-gradient steps, some seconds) ...")
+        progress = ProgressLine("kl_estimators: samples drawn", total=total)
+        progress.update(0)
+
+    def drawn(n: int) -> None:
+        done[0] += n
+        if progress is not None:
+            progress.update(done[0])
+
+    blocks = [analyse(pol, per_token, args.samples, args.seed, drawn) for pol, per_token in chosen]
+    if progress is not None:
+        progress.clear()
     spread = [asdict(r) for r in kl.spread_table(args.logits, ref)] if args.policy != "two-step" else []
     if args.json:
         print(dumps_safe({"seed": args.seed, "samples": args.samples, "formulas": kl.FORMULAS, "policies": blocks,

@@ -52,6 +52,7 @@ from course.lib.visible import visible
 # beta in [1e-3, 1e3]: r/beta stays below 1e3 (rewards are 0/1), far from exp/float overflow;
 # 1e-320 made r/beta infinite and the whole CSV NaN.
 BETA_RANGE = float_in(1e-3, 1e3)
+MAX_BETAS = 100  # a row of the table and a point of the plot each; each costs a gradient ascent
 
 # The "base model": probabilities in DEFAULT_ACTIONS order, most preferred first. It writes
 # the right number most of the time but rarely in the exact format the verifier accepts.
@@ -160,7 +161,8 @@ def build_parser():
         type=BETA_RANGE,
         nargs="+",
         metavar="BETA",
-        help="penalty strengths in [1e-3, 1e3] (default " + " ".join(f"{b:g}" for b in DEFAULT_BETAS) + ")",
+        help=f"penalty strengths in [1e-3, 1e3], at most {MAX_BETAS} (default "
+        + " ".join(f"{b:g}" for b in DEFAULT_BETAS) + ")",
     )
     add_run_options(
         parser,
@@ -179,6 +181,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.plot:  # a missing plot extra leaves out the picture only (rule 2 of course.lib.extras)
         args.plot = optional_view("plot", "--plot", "writing the run without the picture")
     betas = list(DEFAULT_BETAS if args.betas is None else args.betas)
+    if len(betas) > MAX_BETAS:
+        raise CourseError(f"--betas: {len(betas):,} values; at most {MAX_BETAS} (a row and a point each)")
     for b in betas:
         if not (b > 0 and math.isfinite(b)):
             raise CourseError(f"--betas must be positive finite numbers, got {b}")

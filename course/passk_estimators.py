@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import EXIT_OK, float_in, info, int_in, make_parser, optional_view, run, seed
+from course.cli import EXIT_OK, check_work, float_in, info, int_in, make_parser, optional_view, run, seed
+from course.lib.policy.progress import ProgressLine
 from course.lib.records.jsonl import refuse_existing
 from course.lib.selection.passk_estimators import ESTIMATORS, table
 from course.lib.visible import dumps_safe, visible
@@ -31,6 +32,34 @@ LABELS = {"plug_in": "plug-in 1-(1-c/n)^k", "first_k": "first k samples", "unbia
 def _points(x: float) -> float:
     """A fraction in points, a rounding residue (1e-17) shown as 0 rather than -0.00."""
     return 0.0 if abs(x) < 5e-5 else 100 * x
+
+
+# Each simulated rep draws n samples and computes every estimator for every k <= n (first_k and the
+# unbiased one cost about k each): the work of a table, bounded so that 1,000 n's x 1,000 k's x a
+# million reps (days) is refused before it starts. 40 million is some seconds of one core.
+MAX_WORK_UNITS = 40_000_000
+PROGRESS_UNITS = 5_000_000
+
+
+def work_units(ns: Sequence[int], ks: Sequence[int], ps: Sequence[float], reps: int) -> int:
+    """What ``table`` costs: per rep and cell, n draws plus about 2k + 3 per estimated k."""
+    return reps * len(ps) * sum(n + sum(2 * k + 3 for k in ks if k <= n) for n in ns)
+
+
+def _table(ns: Sequence[int], ks: Sequence[int], ps: Sequence[float], reps: int, seed_value: int, *,
+           long: bool) -> list[dict[str, Any]]:
+    """``table``, a cell at a time (each cell has its own seed: the same rows), with a progress line when long."""
+    if not long:
+        return table(ns, ks, ps, reps=reps, seed=seed_value)
+    cells = [(p, n) for p in ps for n in ns]
+    info(f"passk_estimators: {len(cells)} cells x {reps:,} reps ...")
+    progress = ProgressLine("passk_estimators: cells", total=len(cells))
+    rows: list[dict[str, Any]] = []
+    for done, (p, n) in enumerate(cells, 1):
+        rows += table([n], ks, [p], reps=reps, seed=seed_value)
+        progress.update(done)
+    progress.clear()
+    return rows
 
 
 def render(rows: list[dict[str, Any]], reps: int, seed_value: int) -> list[str]:
@@ -109,7 +138,11 @@ def _main(argv: Sequence[str] | None) -> int:
         refuse_existing(args.plot, args.force)  # before any work
         if not optional_view("plot", "--plot", "printing the table without the picture"):
             args.plot = None
-    rows = table(sorted(set(args.n)), sorted(set(args.k)), sorted(set(args.p)), reps=args.reps, seed=args.seed)
+    ns, ks, ps = sorted(set(args.n)), sorted(set(args.k)), sorted(set(args.p))
+    work = work_units(ns, ks, ps, args.reps)
+    check_work("--reps x --n x --k x --p", work, MAX_WORK_UNITS, "simulated samples and estimates",
+               "fewer --reps or smaller --n (the guide's table is 20,000 reps of n 5 10 20 50 at two p's)")
+    rows = _table(ns, ks, ps, args.reps, args.seed, long=work > PROGRESS_UNITS)
     if args.json:
         print(dumps_safe({"reps": args.reps, "seed": args.seed, "rows": rows}, sort_keys=True, indent=2))
     else:

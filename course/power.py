@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from course.cli import EXIT_OK, float_in, int_in, make_parser, run
+from course.cli import EXIT_OK, check_work, float_in, int_in, make_parser, run
 from course.errors import CourseError
 from course.lib.evaluation.summary import percent, points
 from course.lib.stats import design_effect, intra_class_correlation, items_for_power, lift_variance
@@ -31,6 +31,10 @@ EXAMPLE = """\
 
 UNIT = float_in(0.0, 1.0)
 RATE = float_in(0.0, 1.0, low_open=True)
+# A plan needing more items than this is no plan: no benchmark of the course's kind holds ten million
+# distinct items, so such a row says the lift is undetectable in practice rather than printing a count.
+MAX_ITEMS = 10_000_000
+MAX_ROWS = 1_000  # (samples per item, seeds) pairs in one table: each a bisection, and a line to read
 
 
 def plan(p_base: float, lift: float, *, power: float, alpha: float, samples: Sequence[int], seeds: Sequence[int],
@@ -41,11 +45,13 @@ def plan(p_base: float, lift: float, *, power: float, alpha: float, samples: Seq
         for m in samples:
             n = items_for_power(p_base, lift, power=power, samples=m, seeds=s, icc=icc,
                                 item_correlation=item_correlation, seed_sd=seed_sd, alpha=alpha)
+            why = "seed noise" if n is None else ("more items than any benchmark" if n > MAX_ITEMS else None)
+            n = None if why else n
             sd = None if n is None else lift_variance(
                 p_base, p_base + lift, items=n, samples=m, seeds=s, icc=icc, item_correlation=item_correlation,
                 seed_sd=seed_sd) ** 0.5
             rows.append({"samples_per_item": m, "seeds": s, "design_effect": design_effect(m, icc), "items": n,
-                         "completions": None if n is None else n * m * (1 + s), "lift_sd": sd})
+                         "completions": None if n is None else n * m * (1 + s), "lift_sd": sd, "undetectable": why})
     return {"baseline_rate": p_base, "lift": lift, "power": power, "alpha": alpha, "icc": icc,
             "item_correlation": item_correlation, "seed_sd": seed_sd, "rows": rows}
 
@@ -67,14 +73,18 @@ def render(table: dict[str, Any], source: str | None) -> list[str]:
     ]
     for r in t["rows"]:
         if r["items"] is None:
+            why = ("(seed noise alone exceeds what the lift allows: add seeds)" if r["undetectable"] == "seed noise"
+                   else f"(more than {MAX_ITEMS:,} items: undetectable in practice)")
             lines.append(f"{r['samples_per_item']:>12}  {r['seeds']:>5}  {r['design_effect']:>13.2f}  "
-                         f"{'none':>12}  {'-':>11}  {'-':>10}   "
-                         "(seed noise alone exceeds what the lift allows: add seeds)")
+                         f"{'none':>12}  {'-':>11}  {'-':>10}   {why}")
         else:
             lines.append(f"{r['samples_per_item']:>12}  {r['seeds']:>5}  {r['design_effect']:>13.2f}  "
                          f"{r['items']:>12,}  "
                          f"{r['completions']:>11,}  {100 * r['lift_sd']:>9.1f}p")
     lines.append("")
+    if all(r["items"] is None for r in t["rows"]):
+        lines.append(f"A lift of {100 * t['lift']:+.3g} points is undetectable with any of these designs (at most "
+                     f"{MAX_ITEMS:,} items): plan for a larger lift, or more seeds where seed noise is the limit.")
     lines.append("completions = items x samples x (1 baseline + seeds candidates). "
                  "More samples per item help until the")
     lines.append("design effect approaches m (items all-or-nothing); then only more items help, and only more seeds")
@@ -139,6 +149,8 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError(f"--lift {args.lift:g} must be non-zero and keep the candidate's rate inside (0, 1)")
     if not args.alpha < args.power:
         raise CourseError(f"--power {args.power:g} must exceed --alpha {args.alpha:g}")
+    check_work("--samples x --seeds", len(set(args.samples)) * len(set(args.seeds)), MAX_ROWS, "table rows",
+               "tabulate fewer values (the plan is read row by row)")
     table = plan(p_base, args.lift, power=args.power, alpha=args.alpha, samples=sorted(set(args.samples)),
                  seeds=sorted(set(args.seeds)), icc=icc, item_correlation=args.item_correlation, seed_sd=args.seed_sd)
     if args.json:

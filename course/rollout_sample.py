@@ -84,6 +84,7 @@ from course.lib.external.chat_endpoint import (
 )
 from course.lib.records.formats import read_dataset
 from course.lib.records.jsonl import dumps_line
+from course.lib.records.manifest import refuse_credentials
 from course.lib.visible import command, dumps_safe, terminal_line, visible
 
 # ---------------------------------------------------------------------------
@@ -193,6 +194,18 @@ def _print_done(args: argparse.Namespace, out: Path, policy: str, sampling: dict
     ))
 
 
+def _policy_and_sampling(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The policy name and sampling settings every line records, refused if they hold a credential."""
+    policy = args.policy if args.policy is not None else policy_name(args.model, args.base_url)
+    sampling = sampling_settings(
+        temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.seed,
+        n=args.n, n_strategy=args.n_strategy, system_prompt=args.system_prompt,
+    )
+    # Both go on every line and into every manifest made from them: the rule every manifest is held to.
+    refuse_credentials(policy, sampling, where="--policy:", fix="Name the policy without it")
+    return policy, sampling
+
+
 def _main(args_in: Sequence[str] | None) -> int:
     args = _build_parser().parse_args(args_in)
     if args.timeout <= 0:
@@ -201,11 +214,7 @@ def _main(args_in: Sequence[str] | None) -> int:
     # --- everything that can be wrong is checked before the first request ---
     all_examples = read_dataset(args.dataset)  # the project's validated reader: path:line errors, exit 2
     examples = all_examples if args.limit is None else all_examples[: args.limit]
-    policy = args.policy if args.policy is not None else policy_name(args.model, args.base_url)
-    sampling = sampling_settings(
-        temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.seed,
-        n=args.n, n_strategy=args.n_strategy, system_prompt=args.system_prompt,
-    )
+    policy, sampling = _policy_and_sampling(args)
     key, key_source = resolve_api_key(args.api_key_env, os.environ)
     check_api_key(key, key_source)
     fingerprints = {ex.id: item_fingerprint(ex.id, ex.prompt, ex.expected_answer) for ex in all_examples}

@@ -41,7 +41,17 @@ import math
 import random
 from typing import Sequence
 
-from course.cli import add_run_options, float_in, int_in, make_parser, non_negative_int, optional_view, run, seed
+from course.cli import (
+    add_run_options,
+    float_in,
+    int_in,
+    make_parser,
+    non_negative_int,
+    optional_view,
+    run,
+    seed,
+    with_progress,
+)
 from course.errors import CourseError
 from course.lib.learning import policy_gradient as pg
 from course.lib.learning.narration import vector, wrap
@@ -63,6 +73,7 @@ from course.lib.visible import visible
 LR_RANGE = float_in(-100.0, 100.0)
 # Every episode is kept for the story and the log (~5 KB each, measured): 100,000 episodes is ~530 MB.
 STEPS_RANGE = int_in(1, 100_000)
+PROGRESS_STEPS = 20_000  # past this (some seconds) a progress line, unless --slow tells every episode
 REWARD_RANGE = float_in(-1e6, 1e6)
 
 
@@ -261,9 +272,11 @@ def _main(argv: Sequence[str] | None) -> int:
     episodes: list[Episode] = []
     with atomic_run_dir(final, force=args.force, prefix="toy_mdp") as tmp:
         with open(tmp / "toy_mdp_log.jsonl", "w", encoding="utf-8", newline="\n") as log:
-            for e in reinforce(
+            episodes_run = reinforce(
                 rewards, steps=args.steps, lr=args.lr, use_baseline=args.baseline, rng=random.Random(args.seed)
-            ):
+            )
+            for e in with_progress(episodes_run, args.steps, "toy_mdp: episodes",
+                                   over=args.steps if args.slow else PROGRESS_STEPS):
                 episodes.append(e)
                 log.write(dumps_line(log_record(e)) + "\n")
                 chunk = story_episode(e, lr=args.lr, steps=args.steps)

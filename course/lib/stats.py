@@ -37,7 +37,7 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Any, Sequence
+from typing import Sequence
 
 from course.errors import CourseError
 
@@ -772,14 +772,24 @@ def items_for_power(
     if room <= 0.0:
         return None
     n = max(1, math.ceil(per_item / room))  # the one-sided approximation; then the exact two-sided power decides
-    kwargs: dict[str, Any] = dict(
-        samples=samples, seeds=seeds, icc=icc, item_correlation=item_correlation, seed_sd=seed_sd, alpha=alpha
-    )
-    while n > 1 and lift_power(p_base, lift, items=n - 1, **kwargs) >= power:
-        n -= 1
-    while lift_power(p_base, lift, items=n, **kwargs) < power:
-        n += 1
-    return n
+
+    def enough(items: int) -> bool:
+        return lift_power(p_base, lift, items=items, samples=samples, seeds=seeds, icc=icc,
+                          item_correlation=item_correlation, seed_sd=seed_sd, alpha=alpha) >= power
+
+    # Power grows with the items: bisect between a count that falls short and one that suffices, so a
+    # tiny lift (1e17 items) costs a hundred evaluations, not a walk of one item at a time.
+    low, high = 0, n
+    for _ in range(64):
+        if enough(high):
+            break
+        low, high = high, 2 * high
+    else:
+        return None  # no count of items within 2**64 times the approximation: rounding has the last word
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle, high)
+    return high
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

@@ -49,10 +49,10 @@ Missing pieces follow the course's one rule (one line, exit 2, before any work):
 cannot be fetched (no network, or ``HF_HUB_OFFLINE=1`` and not in the local hub cache).
 So do broken models: a malformed GGUF (``course.llm.gguf_header``), a file a library cannot
 parse (a hostile ``pytorch_model.bin``: transformers reads it with ``weights_only``, so no code
-runs, and the refusal is one line), a model with no chat template, and a checkpoint whose
-tensors are not the network its config describes (missing or unexpected weights: transformers
-would fill the gaps with random numbers and only warn; the course refuses, as the tiny LM's
-loader does).
+runs, and the refusal is one line saying why, never PyTorch's advice to load it unsafely), a
+model with no chat template, and a checkpoint whose tensors are not the network its config
+describes (missing or unexpected weights: transformers would fill the gaps with random numbers
+and only warn; the course refuses, as the tiny LM's loader does).
 """
 
 from __future__ import annotations
@@ -348,6 +348,8 @@ def _from_pretrained(path: Path | str, what: str, *args: Any, **kwargs: Any) -> 
             model, info = AutoModelForCausalLM.from_pretrained(*args, dtype=torch.float32, output_loading_info=True,  # type: ignore[misc]
                                                                **kwargs)
         except Exception as exc:  # noqa: BLE001 - the file's fault, whatever the library raises
+            if _unsafe_pickle(exc):
+                raise CourseError(f"{path}: {UNSAFE_PICKLE}") from None
             raise CourseError(
                 f"{path}: cannot be loaded as {what} ({type(exc).__name__}: {_first_line(exc)})"
             ) from None
@@ -356,6 +358,28 @@ def _from_pretrained(path: Path | str, what: str, *args: Any, **kwargs: Any) -> 
         raise CourseError(f"{path}: its weights do not fit the model its config describes: {problem}; "
                           "transformers would fill the gaps with random numbers, so it is refused")
     return tokenizer, model  # type: ignore[has-type]  # (model, info) from from_pretrained, as above
+
+
+# A pickled weights file (pytorch_model.bin) is read with torch.load(weights_only=True): only tensors
+# and plain containers are rebuilt. A file asking for anything else is refused; PyTorch's own message
+# suggests retrying with weights_only=False, which would run whatever the file asks for.
+UNSAFE_PICKLE = ("refused: its pickled weights (pytorch_model.bin) ask to build objects other than tensors, "
+                 "which is how a pickle runs code; the course never loads such a file. Use the model's "
+                 "safetensors weights (model.safetensors) instead")
+
+
+def _unsafe_pickle(exc: BaseException) -> bool:
+    """Is ``exc`` (or what it was raised from) torch.load's refusal of a pickle beyond plain tensors?"""
+    import pickle
+
+    seen: BaseException | None = exc
+    for _ in range(4):
+        if seen is None:
+            return False
+        if isinstance(seen, pickle.UnpicklingError) or "Weights only load failed" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _misfit(info: dict[str, Any]) -> str | None:

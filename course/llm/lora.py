@@ -34,6 +34,8 @@ from typing import Any, Iterator, Sequence
 import torch
 from torch import nn
 
+from course.errors import CourseError
+
 # The linear layers of a Llama-style block (SmolLM2's): attention and MLP projections.
 TARGETS: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -52,6 +54,7 @@ class LoRALinear(nn.Module):
         self.mode = "on"  # "on": the trained A, B; "off": the base layer alone (pi0); "anchor": the frozen copies
         self.anchor_A: torch.Tensor | None = None
         self.anchor_B: torch.Tensor | None = None
+        self.source = ""  # the file the adapters were loaded from ("": trained from zero here)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = self.base(x)
@@ -163,8 +166,76 @@ def adapter_state(model: nn.Module) -> dict[str, torch.Tensor]:
     return {name: p.detach().contiguous().cpu() for name, p in model.named_parameters() if "lora_" in name}
 
 
-def load_adapter_state(model: nn.Module, state: dict[str, Any]) -> None:
-    """Copy saved A and B matrices into the model's adapters (same names, same shapes, or ValueError)."""
+# The largest update an adapter file may add to a layer, as a multiple of the layer itself:
+# ||scale * B @ A|| <= MAX_UPDATE_RATIO * ||W|| (Frobenius norms). An adapter is a correction of
+# the layer it sits beside: it starts at 0 and a fine-tune moves a layer by a fraction of its size.
+# An update a hundred times the layer has replaced the layer, and each such layer multiplies the
+# activations by about that factor, which a few layers turn into overflow (lora_B filled with 3e38,
+# finite, made every logit NaN and every completion the end token). Bounded against the layer, not
+# by a fixed number, so that it holds for any model and any rank and alpha.
+MAX_UPDATE_RATIO = 100.0
+
+
+def update_ratio(a: torch.Tensor, b: torch.Tensor, scale: float, weight: torch.Tensor) -> float:
+    """``||scale * B @ A||_F / ||W||_F``, exactly, in float64 (no overflow for any finite float32 A and B)
+    and without forming B @ A: ``||B A||_F**2 = trace((B^T B)(A A^T))``, two rank x rank products."""
+    a64, b64 = a.detach().double(), b.detach().double()
+    update = scale * math.sqrt(max(0.0, float(torch.trace((b64.t() @ b64) @ (a64 @ a64.t())))))
+    base = float(torch.linalg.vector_norm(weight.detach().double()))
+    return update / base if base > 0 else (0.0 if update == 0 else math.inf)
+
+
+def refuse_oversized(path: Any, model: nn.Module, state: dict[str, Any], scale: float) -> None:
+    """``CourseError`` naming the file, the layer and the bound when an adapter's update is past
+    ``MAX_UPDATE_RATIO`` (``oversized_update``); checked before the adapters are built."""
+    found = oversized_update(model, state, scale)
+    if found is not None:
+        raise CourseError(f"{path}: the adapter's update of {found[0]} is {found[1]:.3g} times the layer itself, "
+                          f"past the bound of {MAX_UPDATE_RATIO:g} (an adapter corrects a layer: a larger update "
+                          "replaces it and overflows the activations); refused")
+
+
+def oversized_update(model: nn.Module, state: dict[str, Any], scale: float) -> tuple[str, float] | None:
+    """The first layer (module path) whose update from ``state`` is past ``MAX_UPDATE_RATIO``, with its
+    ratio, or None. ``model`` is the model the adapters are for, before ``add_lora`` (its plain layers)."""
+    for name, a in state.items():
+        if not name.endswith(".lora_A"):
+            continue
+        at = name[: -len(".lora_A")]
+        layer = model.get_submodule(at)
+        weight = layer.base.weight if isinstance(layer, LoRALinear) else layer.weight
+        assert isinstance(weight, torch.Tensor)  # a Linear's weight: a Parameter, never a submodule
+        ratio = update_ratio(a, state[f"{at}.lora_B"], scale, weight)
+        if not ratio <= MAX_UPDATE_RATIO:  # NaN included
+            return at, ratio
+    return None
+
+
+class NonFiniteLogits(CourseError):
+    """A forward pass gave NaN or infinite numbers (``refuse_non_finite``)."""
+
+
+def adapter_source(model: nn.Module) -> str:
+    """What the model's adapters are, for a message: the file they were loaded from, the adapters being
+    trained, or the model alone when there are none or they are switched off."""
+    wrapped = adapters(model)
+    if not wrapped or all(m.mode == "off" for m in wrapped):
+        return "the model itself (no adapters on)"
+    return wrapped[0].source or "the adapters being trained in this run"
+
+
+def refuse_non_finite(values: torch.Tensor, model: nn.Module, where: str) -> None:
+    """``NonFiniteLogits`` naming ``where`` (the step) and the adapters if ``values`` holds a NaN or an
+    infinity: every later token or update would be computed from it (sampling would pick the end token
+    for ever, and Adam would write NaN into every adapter)."""
+    if not bool(torch.isfinite(values).all()):
+        raise NonFiniteLogits(f"{adapter_source(model)}: the model's numbers overflowed (NaN or infinite "
+                              f"log-probabilities) at {where}; refused, nothing written")
+
+
+def load_adapter_state(model: nn.Module, state: dict[str, Any], source: str = "") -> None:
+    """Copy saved A and B matrices into the model's adapters (same names, same shapes, or ValueError);
+    ``source`` (the file) is what messages about these adapters name."""
     own = {name: p for name, p in model.named_parameters() if "lora_" in name}
     if set(own) != set(state):
         missing, extra = sorted(set(own) - set(state)), sorted(set(state) - set(own))
@@ -174,6 +245,8 @@ def load_adapter_state(model: nn.Module, state: dict[str, Any]) -> None:
             if tuple(state[name].shape) != tuple(p.shape):
                 raise ValueError(f"adapter {name}: shape {tuple(state[name].shape)}, the model needs {tuple(p.shape)}")
             p.copy_(state[name])
+    for module in adapters(model):
+        module.source = source
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

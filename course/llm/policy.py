@@ -58,6 +58,7 @@ from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
 from course.llm.decoder import cache_of
 from course.llm.lora import (
     TARGETS,
+    NonFiniteLogits,
     adapter_parameters,
     adapter_state,
     adapters_off,
@@ -66,6 +67,8 @@ from course.llm.lora import (
     anchored,
     load_adapter_state,
     lora_shapes,
+    refuse_non_finite,
+    refuse_oversized,
 )
 from course.llm.sampler import common_prefix_length, encode_prompts, generate, sample_items
 
@@ -173,10 +176,12 @@ class LLMPolicy:
         if init_adapter is not None:  # before the model is touched or anything allocated: a refusal leaves it as loaded
             _check_fits(init_adapter, llm.policy, rank, alpha)
             _check_tensors(init_adapter, lora_shapes(self.model, rank=rank))
+            refuse_oversized(init_adapter.path, self.model, init_adapter.state, alpha / rank)
         add_lora(self.model, rank=rank, alpha=alpha, seed=adapter_seed)
+        self.updates = 0  # training steps taken (log-prob passes with gradients): what a refusal names
         if init_adapter is not None:
             try:
-                load_adapter_state(self.model, init_adapter.state)
+                load_adapter_state(self.model, init_adapter.state, source=str(init_adapter.path))
             except ValueError as exc:  # names or shapes that are not this model's
                 raise CourseError(f"{init_adapter.path}: {exc}") from None
         self.model.eval()
@@ -225,6 +230,8 @@ class LLMPolicy:
     def logprobs(self, rollouts: SampledBatch) -> tuple[torch.Tensor, torch.Tensor]:
         logp, ent = completion_logprobs(self.model, rollouts, self.pad_id, entropy=True)
         assert ent is not None
+        self.updates += 1
+        refuse_non_finite(logp, self.model, f"training step {self.updates}")
         return logp, ent
 
     def reference_logprobs(self, rollouts: SampledBatch) -> torch.Tensor:
@@ -252,8 +259,11 @@ class LLMPolicy:
 
     def sample_items(self, items: Sequence[tuple[str, str]], *, n: int, seed: int, temperature: float,
                      max_tokens: int) -> list[list[tuple[str, bool]]]:
-        return sample_items(self.model, self.tokenizer, items, self.template, n=n, seed=seed,
-                            temperature=temperature, max_tokens=max_tokens)
+        try:
+            return sample_items(self.model, self.tokenizer, items, self.template, n=n, seed=seed,
+                                temperature=temperature, max_tokens=max_tokens)
+        except NonFiniteLogits as exc:  # the sampler names the token; the step is the loop's
+            raise NonFiniteLogits(f"{exc} (sampling for training step {self.updates + 1})") from None
 
     def rollout_records(self, items: Sequence[tuple[str, str]], *, pi0: bool, policy_name: str, n: int, seed: int,
                         temperature: float, top_p: float, max_tokens: int,

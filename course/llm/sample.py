@@ -292,6 +292,7 @@ def _main(argv: Sequence[str] | None) -> int:
     from course.lib.policy.rollout_records import rollout_records
     from course.lib.policy.sampling import set_threads
     from course.llm.load import load_llm
+    from course.llm.lora import NonFiniteLogits
     from course.llm.sampler import ROWS_PER_BATCH, sample_items
 
     part = None
@@ -318,6 +319,8 @@ def _main(argv: Sequence[str] | None) -> int:
         drawn = sample_items(llm.model, llm.tokenizer, [(it.id, it.prompt) for it in items], template, n=args.n,
                              seed=args.seed, temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
                              progress=progress.update)
+    except NonFiniteLogits:
+        raise  # it names the adapters and the token; the dataset is not at fault
     except CourseError as exc:
         raise CourseError(f"{args.dataset}: {exc}") from None
     seconds = time.perf_counter() - t0

@@ -56,6 +56,7 @@ from course.errors import CourseError
 from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
 from course.lib.policy.templates import PromptTemplate, render
 from course.llm.decoder import decoder_for
+from course.llm.lora import refuse_non_finite
 
 DEFAULT_MAX_TOKENS = 48
 # Rows (items x samples) computed together. Fixed, not tuned to the machine: the batch composition
@@ -199,6 +200,7 @@ def generate(
     for t in range(max_tokens):
         live = writing.nonzero().squeeze(1)  # cache rows still writing
         logits = next_logits  # (L, V): the prefill's for every row, then each step's for the live rows
+        refuse_non_finite(logits, model, f"token {t + 1} of sampling")  # NaN would pick the end token for ever
         if temperature == 0:
             tok = logits.argmax(dim=-1)
         else:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import random
 from typing import Iterable, Iterator, Sequence
 
-from course.cli import make_parser, positive_int, run, seed
+from course.cli import int_in, make_parser, run, seed
 from course.lib.bundled import DEFAULT_DATASETS
 from course.lib.policy.training_problems import problem_stream, read_prompts
 from course.lib.reward_spec.problems import Problem
@@ -137,7 +137,9 @@ def _main(args_in: Sequence[str] | None) -> int:
         "Print examples of pi0's supervised training data (prompt -> target, format name).",
         "  python -m course.tinylm.sft_data --n 20 --seed 0",
     )
-    parser.add_argument("--n", type=positive_int, default=20, help="how many examples (default 20)")
+    # A preview of the recipe printed to the terminal: a hundred thousand lines is past any reading.
+    parser.add_argument("--n", type=int_in(1, 100_000), default=20, help="how many examples, at most 100,000 "
+                        "(default 20)")
     parser.add_argument("--seed", type=seed, default=0, help="recipe seed (pi0 uses the one in its manifest)")
     args = parser.parse_args(args_in)
     for p, text, fmt in sft_examples(args.seed, args.n, read_prompts(DEFAULT_DATASETS)):

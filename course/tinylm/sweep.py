@@ -39,6 +39,9 @@ from course.tinylm import (  # its training loop (rl.train) and run writer (rl.w
 THREADS = int_in(1, 64)
 
 
+MAX_BETAS = 16  # a curve of 16 points shows the trade-off; each point is a training run of minutes
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
 
@@ -66,6 +69,9 @@ def _main(argv: Sequence[str] | None) -> int:
         raise CourseError("every beta must be >= 0")
     if len(set(args.betas)) != len(args.betas):
         raise CourseError("--betas lists a value twice")
+    if len(args.betas) > MAX_BETAS:  # each beta is a whole training run
+        raise CourseError(f"--betas: {len(args.betas)} values; a sweep trains one tiny LM per beta, "
+                          f"at most {MAX_BETAS}")
     get_rubric(args.rubric)
     given = rl.build_parser().parse_args(passthrough)  # the runs' own --init/--pi0: never inside the sweep it replaces
     final = resolve_outdir(args.outdir, force=args.force, prefix="sweep", tool="course.tinylm.sweep",

@@ -1,4 +1,4 @@
-"""Fault suite, issue #30 item 9: an API key reaches no artifact.
+"""Fault suite, issue #30 item 9 and issue #41 item 4: an API key reaches no artifact.
 
 The class: a credential a source recorded (an inspect log's request headers and body extras,
 lm-eval's ``model_args`` in any of their forms) or a model echoed back in another spelling must
@@ -157,6 +157,74 @@ def test_course_eval_refuses_a_completions_file_whose_policy_or_sampling_carries
 
 
 # ---------------------------------------------------------------------------
+# One rule for a credential in a URL or a pair list, wherever a name or setting is recorded
+# ---------------------------------------------------------------------------
+PLAIN_SECRET = "q7w8e9r0t1y2u3i4"  # lower case letters and digits: no key shape, found only by where it is
+IN_A_URL_OR_PAIR = {
+    "an_azure_sas_signature": f"https://acct.blob.core.windows.net/c?sv=2024-05-04&sr=c&sig={PLAIN_SECRET}",
+    "an_azure_functions_code": f"https://app.azurewebsites.net/api/chat?code={PLAIN_SECRET}",
+    "a_url_fragment": f"https://h.example/v1#token={PLAIN_SECRET}",
+    "a_scheme_less_query_with_an_encoded_name": f"h.example/v1?api-version=1&%73ig={PLAIN_SECRET}",
+    "a_header_as_a_pair_list": json.dumps([["X-Secret", PLAIN_SECRET]]),
+    "a_header_as_a_name_value_object": json.dumps([{"name": "X-Secret", "value": PLAIN_SECRET}]),
+}
+
+
+@pytest.mark.parametrize("form", sorted(IN_A_URL_OR_PAIR))
+def test_a_credential_in_a_url_or_a_pair_list_in_lm_eval_model_args_is_not_recorded(tmp_path, capsys, form):
+    results = json.loads((BRIDGES / "lmeval_results_course_math.json").read_text(encoding="utf-8"))
+    results["config"]["model_args"] = f"pretrained=org/m,extra={IN_A_URL_OR_PAIR[form]},dtype=float16"
+    (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    out = tmp_path / "r.jsonl"
+    assert import_main(["--format", "lm-eval", str(BRIDGES / "lmeval_samples_course_math.jsonl"),
+                        "--results", str(tmp_path / "results.json"), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert PLAIN_SECRET not in out.read_text(encoding="utf-8") + printed
+    assert "not recorded (may carry a credential): model_args.extra" in printed
+    policy = json.loads(out.read_text(encoding="utf-8").splitlines()[0])["policy"]
+    assert "pretrained=org/m" in policy and "dtype=float16" in policy, policy
+
+
+@pytest.mark.parametrize("form", sorted(IN_A_URL_OR_PAIR))
+@pytest.mark.parametrize("field", ["policy", "sampling"])
+def test_course_eval_refuses_a_credential_in_a_url_or_a_pair_list_in_the_policy_or_sampling(
+        tmp_path, capsys, form, field):
+    value = IN_A_URL_OR_PAIR[form]
+    policy = f"m,extra={value}" if field == "policy" else "m"
+    sampling = {"temperature": 0.0, "extra": json.loads(value) if value.startswith("[") else value} \
+        if field == "sampling" else {"temperature": 0.0}
+    completions = tmp_path / "c.jsonl"
+    completions.write_text(json.dumps({"id": "dev-0001", "completion": "Final: 1", "policy": policy,
+                                       "sampling": sampling}) + "\n", encoding="utf-8")
+    run = tmp_path / "run"
+    assert eval_main(["--dataset", DEV, "--completions", str(completions), "--outdir", str(run),
+                      "--allow-missing"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "may hold a credential" in err and PLAIN_SECRET not in err
+    assert not run.exists()
+
+
+def test_a_query_key_is_judged_by_the_same_rule_in_a_url_a_body_container_a_pair_and_an_argument():
+    from course.lib.external.redaction import public_args_text, public_settings
+
+    for name in ("sig", "signature", "code", "token", "key"):
+        settings_ = {"extra_query": {name: PLAIN_SECRET}, "url": f"https://h/v1?{name}={PLAIN_SECRET}",
+                     "pairs": [[name, PLAIN_SECRET]], name: PLAIN_SECRET}
+        clean, withheld = public_settings(settings_)
+        assert PLAIN_SECRET not in json.dumps(clean), (name, clean)
+        assert len(withheld) == 4, (name, withheld)
+        assert PLAIN_SECRET not in public_args_text(f"m,{name}={PLAIN_SECRET}")[0]
+
+
+def test_an_ordinary_policy_name_with_a_hash_a_question_mark_or_a_code_flag_is_kept_as_it_is():
+    from course.lib.external.redaction import public_args_text
+
+    for name in ("run#3", "what?", "pretrained=org/m,trust_remote_code=True,sig_figs=3",
+                 "qwen2.5:0.5b@127.0.0.1:11434", "https://h/v1?api-version=2024-06-01"):
+        assert public_args_text(name) == (name, []), name
+
+
+# ---------------------------------------------------------------------------
 # Redaction: no spelling of the key survives
 # ---------------------------------------------------------------------------
 _LOOKALIKE = str.maketrans("\u0430\u0435\u043e\u0440\u0441\u0445\u0443", "aeopcxy")
@@ -197,3 +265,14 @@ def test_no_spelling_of_the_key_survives_redaction(key, spellings, before, after
     letters = _as_read(key)
     for i in range(len(letters) - width + 1):
         assert letters[i:i + width] not in shown, (key, echoed, shown)
+
+
+def test_compare_policies_refuses_a_file_whose_policy_carries_a_credential_before_scoring(tmp_path, capsys):
+    from course.compare_policies import main as compare_main
+
+    completions = tmp_path / "c.jsonl"
+    completions.write_text(json.dumps({"id": "dev-0001", "completion": "Final: 1", "sampling": {"temperature": 0.0},
+                                       "policy": IN_A_URL_OR_PAIR["an_azure_sas_signature"]}) + "\n", encoding="utf-8")
+    assert compare_main([str(completions), "--dataset", DEV]) == 2
+    captured = capsys.readouterr()
+    assert "may hold a credential" in captured.err and PLAIN_SECRET not in captured.err + captured.out

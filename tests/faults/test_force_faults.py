@@ -255,3 +255,53 @@ def test_a_run_inside_another_run_is_not_replaced_piecemeal(cli, tmp_path: Path)
     line = error_line(cli(*EVAL, "--outdir", "rl/eval_final_holdout", "--force", cwd=tmp_path))
     assert "is part of the run" in line and "course.tinylm.rl" in line
     assert tree(rl) == before
+
+
+# ===========================================================================
+# Issue 41 item 10: a note in the manifest is the user's; one rule for a run inside a run
+# ===========================================================================
+@pytest.mark.parametrize("edit", ["a new top-level note", "a note inside the dataset block"])
+def test_a_note_added_by_hand_to_a_runs_manifest_is_protected_from_force_like_an_edited_summary(
+        cli, tmp_path: Path, edit: str) -> None:
+    assert cli(*EVAL, "--outdir", "r", cwd=tmp_path).returncode == 0
+    manifest = json.loads((tmp_path / "r/manifest.json").read_text(encoding="utf-8"))
+    if edit == "a new top-level note":
+        manifest["note"] = "baseline for the report, do not delete"
+    else:
+        manifest["dataset"]["note"] = "the March copy"
+    (tmp_path / "r/manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    before = tree(tmp_path / "r")
+    line = error_line(cli(*EVAL, "--outdir", "r", "--force", cwd=tmp_path))
+    assert "manifest.json changed since course.eval wrote it" in line and "nothing was replaced" in line, line
+    assert tree(tmp_path / "r") == before and no_temporaries(tmp_path)
+
+
+def test_a_manifest_only_laid_out_again_is_no_edit_and_force_replaces_the_run(cli, tmp_path: Path) -> None:
+    assert cli(*EVAL, "--outdir", "r", cwd=tmp_path).returncode == 0
+    manifest = json.loads((tmp_path / "r/manifest.json").read_text(encoding="utf-8"))
+    (tmp_path / "r/manifest.json").write_text(json.dumps(manifest, indent=4), encoding="utf-8")
+    assert cli(*EVAL, "--outdir", "r", "--force", cwd=tmp_path).returncode == 0
+
+
+def test_a_run_in_a_users_folder_inside_another_run_is_allowed_first_and_with_force_alike(
+        cli, tmp_path: Path) -> None:
+    assert cli(*EVAL, "--outdir", "r", cwd=tmp_path).returncode == 0
+    assert cli(*EVAL, "--outdir", "r/sub", cwd=tmp_path).returncode == 0
+    assert cli(*EVAL, "--outdir", "r/sub", "--force", cwd=tmp_path).returncode == 0
+    assert cli(*EVAL, "--outdir", "r", "--force", cwd=tmp_path).returncode == 0  # the outer run carries it
+    assert (tmp_path / "r/sub/manifest.json").is_file()
+
+
+def test_a_run_in_a_folder_another_run_wrote_is_refused_first_and_with_force_alike(cli, tmp_path: Path) -> None:
+    assert cli(*EVAL, "--outdir", "r", cwd=tmp_path).returncode == 0
+    manifest = json.loads((tmp_path / "r/manifest.json").read_text(encoding="utf-8"))
+    manifest[runs.RUN_FOLDERS] = ["checkpoints"]  # as a run that made checkpoints/ records it
+    manifest[runs.RUN_MANIFEST] = runs.manifest_digest(manifest)
+    (tmp_path / "r/manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (tmp_path / "r/checkpoints").mkdir()
+    first = error_line(cli(*EVAL, "--outdir", "r/checkpoints/eval", cwd=tmp_path))
+    assert "is part of the run" in first and "which wrote checkpoints" in first, first
+    assert not (tmp_path / "r/checkpoints/eval").exists()
+    (tmp_path / "r/checkpoints/eval").mkdir()
+    again = error_line(cli(*EVAL, "--outdir", "r/checkpoints/eval", "--force", cwd=tmp_path))
+    assert again == first

@@ -228,8 +228,9 @@ def test_a_model_without_a_chat_template_is_one_line(run_in_process, tmp_path) -
     assert f"{bare}: the model has no chat template" in line
 
 
-def test_a_folder_whose_pytorch_model_bin_is_a_hostile_pickle_is_one_line_and_runs_nothing(run_in_process, tiny_llm_dir,
-                                                                                          tmp_path) -> None:
+@pytest.mark.parametrize("form", ["a bare pickle", "torch.save's zip form"])
+def test_a_folder_whose_pytorch_model_bin_is_a_hostile_pickle_is_refused_saying_why_and_runs_nothing(
+        run_in_process, tiny_llm_dir, tmp_path, form) -> None:
     import pickle
 
     folder = model_copy(tiny_llm_dir, tmp_path / "hostile")
@@ -241,8 +242,13 @@ def test_a_folder_whose_pytorch_model_bin_is_a_hostile_pickle_is_one_line_and_ru
             return (open, (str(marker), "w"))
 
     (folder / "pytorch_model.bin").write_bytes(pickle.dumps({"model.embed_tokens.weight": Payload()}))
+    if form == "torch.save's zip form":
+        import torch
+
+        torch.save({"model.embed_tokens.weight": Payload()}, folder / "pytorch_model.bin")
     line = refusal(sample(run_in_process, tmp_path, *sample_args(folder, tmp_path / "out.jsonl")))
-    assert line.startswith(f"error: {folder}: cannot be loaded as a Hugging Face model directory (")
+    assert line.startswith(f"error: {folder}: ")
+    assert "refused" in line and "pickle" in line and "weights_only" not in line, line
     assert not marker.exists()
 
 
@@ -321,7 +327,20 @@ ADAPTER_FAULTS = {
     "bool tensor": (dict(tensors=_cast("bool")), "holds bool numbers; adapters are float32"),
     "int64 tensor": (dict(tensors=_cast("int64")), "holds int64 numbers; adapters are float32"),
     "rank 10000000": (dict(rank=10_000_000), "rank must be an integer between 1 and 256"),
+    # issue 41 item 5: finite, and every other check passes; the update is 1e40 times the layer
+    "every lora_B 3e38": (dict(tensors=lambda state: _fill("lora_B", 3e38)(state)),
+                          "times the layer itself, past the bound of 100"),
+    "every lora_A and lora_B 1e4": (dict(tensors=lambda state: (_fill("lora_A", 1e4)(state),
+                                                                _fill("lora_B", 1e4)(state))),
+                                    "times the layer itself, past the bound of 100"),
 }
+
+
+def _fill(kind: str, value: float) -> Any:
+    def change(state: dict[str, Any]) -> None:
+        for name in [k for k in state if k.endswith(kind)]:
+            state[name] = state[name].clone().fill_(value)
+    return change
 
 
 @pytest.mark.parametrize("fault", sorted(ADAPTER_FAULTS))
@@ -334,6 +353,44 @@ def test_a_hostile_adapter_file_is_refused_before_anything_is_allocated(
     line = refusal(sample(run_in_process, tmp_path, *sample_args(tiny_llm_dir, out, "--adapters", str(bad))))
     assert line.startswith(f"error: {bad}: ") and words in line, line
     assert not out.exists()
+
+
+def test_logits_that_overflow_while_sampling_are_refused_naming_the_token_and_the_adapter(
+    run_in_process, tiny_llm_dir, adapter_file, tmp_path, monkeypatch
+) -> None:
+    import course.llm.lora as lora
+
+    monkeypatch.setattr(lora, "MAX_UPDATE_RATIO", float("inf"))  # past the load bound: the sampler's own check
+    bad = adapter_file(tmp_path / "huge.safetensors", tensors=_fill("lora_B", 3e38))
+    out = tmp_path / "out.jsonl"
+    line = refusal(sample(run_in_process, tmp_path, *sample_args(tiny_llm_dir, out, "--adapters", str(bad))))
+    assert line.startswith(f"error: {bad}: the model's numbers overflowed") and "at token 1 of sampling" in line, line
+    assert not out.exists()
+
+
+def test_log_probabilities_that_overflow_in_training_are_refused_naming_the_step_and_the_adapter(
+    tiny_llm_dir, adapter_file, tmp_path, monkeypatch
+) -> None:
+    import torch
+
+    import course.llm.lora as lora
+    from course.lib.policy.templates import get_template
+    from course.llm.load import load_llm
+    from course.llm.policy import LLMPolicy, read_adapter
+
+    good = read_adapter(adapter_file(tmp_path / "good.safetensors"))
+    policy = LLMPolicy(load_llm(str(tiny_llm_dir)), get_template("plain"), rank=4, alpha=8.0, adapter_seed=0,
+                       threads=1, init_adapter=good)
+    batch = lora.adapters(policy.model)  # sampled as pi0, then the adapters blow up as a diverging update would
+    with lora.adapters_off(policy.model):
+        from course.llm.sampler import generate
+
+        rollouts = generate(policy.model, policy.tokenizer, policy.render(["Compute 2 + 3."]), ["s"], max_tokens=3)
+    with torch.no_grad():
+        for module in batch:
+            module.lora_B.fill_(3e38)
+    with pytest.raises(lora.NonFiniteLogits, match=rf"^{tmp_path}/good.safetensors: .* at training step 1;"):
+        policy.logprobs(rollouts)
 
 
 def test_a_sound_adapter_file_of_the_same_making_is_sampled(

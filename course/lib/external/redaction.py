@@ -37,7 +37,10 @@ Two jobs, one module:
     name says credential (``token``, ``authtoken``, ``api_key_2``, ``pwd``...) unless its value
     is a flag or empty -- a number is no exemption (``token=12345678901234``) -- and any value
     shaped like one whatever its name (``Bearer ...``, ``sk-...``, ``hf_...``), nested arguments
-    (``headers={...}``, a JSON text) checked inside.
+    (``headers={...}``, a JSON text) checked inside. The same rule judges a URL's query (``sig``,
+    ``signature``, ``code``, ``token``, ``key`` and every credential name; a URL's user:password
+    and its fragment go whole) and a pair list (``[["X-Secret", "..."]]``: judged by its first
+    element), wherever the URL or the pair sits: one rule for every name and setting recorded.
 
 >>> redact("bad key: GSK_ABCDEF123456 (sent gsk_abc\\ndef123456)", "gsk_abcdef123456")
 'bad key: [redacted] (sent [redacted])'
@@ -54,6 +57,7 @@ import functools
 import json
 import re
 import unicodedata
+import urllib.parse
 from typing import Any
 
 MIN_SECRET_CHARS = 8
@@ -181,6 +185,10 @@ _SECRET_JOINED = ("apikey", "authtoken", "accesstoken", "apitoken", "idtoken", "
 # "token" and "key" as the last word are credentials (``hf_token``, ``api_key_2``), except where the word
 # before names a token of the vocabulary (``add_bos_token``, ``think_end_token``), which is no secret.
 _LAST_WORDS = frozenset({"token", "key", "pass", "pat"})
+# Names that are a credential when they are the whole name: the signature of an Azure SAS URL
+# (``?sv=...&sig=...``), the function key of an Azure Functions URL (``?code=...``). As one word of a
+# longer name they say nothing (``trust_remote_code``, ``sig_figs``).
+_BARE_NAMES = frozenset({"sig", "code", "signature", "token", "key"})
 _VOCABULARY_ROLES = frozenset({"bos", "eos", "pad", "unk", "sep", "cls", "mask", "end", "start", "stop", "begin",
                                "prefix", "suffix", "think", "special", "chat", "image", "audio", "vision"})
 # Containers of extra HTTP fields an SDK sends along (inspect's GenerateConfig.extra_body, OpenAI's
@@ -222,6 +230,8 @@ def is_credential_name(name: Any) -> bool:
     if any(w in _SECRET_WORDS for w in words) or any(j in joined for j in _SECRET_JOINED):
         return True
     named = [w for w in words if not w.isdigit()]  # api_key_2 is still an api key
+    if "".join(named) in _BARE_NAMES:
+        return True
     if named and named[-1] in _LAST_WORDS:
         return not (len(named) > 1 and named[-2] in _VOCABULARY_ROLES)
     return False
@@ -266,7 +276,7 @@ def is_credential_arg(name: Any, value: Any) -> bool:
     ...  is_credential_arg("add_bos_token", "True"))
     (True, True, False)
     """
-    if isinstance(value, str) and "://" in value:
+    if isinstance(value, str) and looks_like_url(value):
         value = without_url_credentials(value)  # a URL is judged without its user:password and its keys
     if is_secret_value(value):
         return True
@@ -297,6 +307,32 @@ _UNPARSED: Any = object()  # bracketed text that is no JSON or Python literal: i
 _INNER_PAIR = re.compile(r"""["']?([A-Za-z_][\w.-]*)["']?\s*[:=]\s*["']?([^,"'}\]\s]*)""")
 
 
+def is_credential_pair(value: Any) -> bool:
+    """Is ``value`` a name and its value written as a pair, whose name or value is a credential?
+
+    Headers and query parameters are often passed as pairs rather than a mapping (``[["X-Secret",
+    "..."]]``, httpx's and requests' list form; ``{"name": ..., "value": ...}``, HAR's form). Such a
+    pair is judged as ``name=value`` would be (``is_credential_arg``), by its first element,
+    whatever the list holding it is called.
+
+    >>> is_credential_pair(["X-Secret", "abc"]), is_credential_pair({"name": "code", "value": "k"})
+    (True, True)
+    >>> is_credential_pair(["temperature", 0.7]), is_credential_pair([1, "sk"])
+    (False, False)
+    """
+    if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], str):
+        name, item = value
+    elif isinstance(value, dict) and len(value) == 2 and {"name", "value"} <= set(value):
+        name, item = value["name"], value["value"]
+        if not isinstance(name, str):
+            return False
+    else:
+        return False
+    if is_credential_name(name) and isinstance(item, (dict, list, tuple)):
+        return True  # a header or cookie container, whatever it holds
+    return is_credential_arg(name, item)
+
+
 def public_settings(value: Any, path: str = "") -> tuple[Any, list[str]]:
     """``value`` (a sampling object, a model's arguments) without what may carry a credential, and
     the paths of what was left out (``["extra_headers", "extra_body.api_key"]``).
@@ -320,7 +356,7 @@ def public_settings(value: Any, path: str = "") -> tuple[Any, list[str]]:
                 continue
             where = f"{path}.{name}" if path else str(name)
             if isinstance(item, (dict, list, tuple)):
-                if body or is_credential_name(name):  # headers, cookies: whatever they hold
+                if body or is_credential_name(name) or is_credential_pair(item):  # headers, cookies: whatever they hold
                     withheld.append(where)
                     continue
             elif (body and isinstance(item, str)) or is_credential_arg(name, item):
@@ -330,9 +366,11 @@ def public_settings(value: Any, path: str = "") -> tuple[Any, list[str]]:
             withheld += inner
         return kept, withheld
     if isinstance(value, (list, tuple)):
+        if is_credential_pair(value):
+            return None, [path]
         items = []
         for i, item in enumerate(value):
-            if is_secret_value(item):
+            if is_secret_value(item) or is_credential_pair(item):
                 withheld.append(f"{path}[{i}]")
                 continue
             clean, inner = public_settings(item, f"{path}[{i}]")
@@ -340,7 +378,7 @@ def public_settings(value: Any, path: str = "") -> tuple[Any, list[str]]:
             withheld += inner
         return (items if isinstance(value, list) else tuple(items)), withheld
     if isinstance(value, str):
-        if "://" in value:
+        if looks_like_url(value):
             public = without_url_credentials(value)
             if public != value:
                 value = public
@@ -401,6 +439,13 @@ def public_args_text(text: str) -> tuple[str, list[str]]:
     kept, withheld = [], []
     for part in split_args(text):
         name, mark, value = part.partition("=")
+        if "://" in name or "?" in name:  # an address, not a name=value pair: its own "=" are its query's
+            public = without_url_credentials(part)
+            if public != part:
+                withheld.append("(a URL's credentials)")
+            if public and not is_secret_value(public):
+                kept.append(public)
+            continue
         if not mark:
             if is_secret_value(part):
                 withheld.append(_KEY_SHAPED)  # never a character of it
@@ -419,7 +464,11 @@ def public_args_text(text: str) -> tuple[str, list[str]]:
             continue
         withheld += inner
         kept.append(part if clean == value else f"{name}={clean}")
-    return without_url_credentials(",".join(kept)), withheld
+    joined = ",".join(kept)
+    public = without_url_credentials(joined)
+    if public != joined and not withheld:
+        withheld.append("(a URL's credentials)")
+    return public, withheld
 
 
 def _shown(value: Any) -> str:
@@ -427,28 +476,49 @@ def _shown(value: Any) -> str:
 
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
-# A URL up to whitespace or a comma (lm-eval's model_args are comma-separated name=value pairs).
-_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s,]*")
+# A URL up to whitespace or a comma (lm-eval's model_args are comma-separated name=value pairs); an
+# address without a scheme counts too once it has a query (``host/c?sig=...``).
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s,]*|[^\s,?#=&]*\?[^\s,=]*=[^\s,]*")
+_QUERY = re.compile(r"\?[^\s,=]*=")
+
+
+def looks_like_url(text: str) -> bool:
+    """Does ``text`` hold an address whose user, query or fragment could carry a credential?"""
+    return "://" in text or bool(_QUERY.search(text))
+
+
+def _is_credential_query_part(part: str) -> bool:
+    name, mark, value = part.partition("=")
+    name = urllib.parse.unquote_plus(name)
+    if not mark:
+        return is_secret_value(name)
+    return is_secret_value(name) or is_credential_arg(name, urllib.parse.unquote_plus(value))
 
 
 def _url_without_credentials(url: str) -> str:
     url = _URL_USERINFO.sub(r"\1", url)
+    # A fragment is never sent to the server, so it is no part of which model answered; it is where
+    # tokens are handed to a page (OAuth's ``#access_token=...``): left out whole.
+    url = url.partition("#")[0]
     base, mark, query = url.partition("?")
     if not mark:
-        return url
-    query, hash_mark, fragment = query.partition("#")
-    kept = [p for p in query.split("&") if not (("=" in p) and is_credential_arg(*p.split("=", 1)))]
-    return base + ("?" + "&".join(kept) if kept else "") + hash_mark + fragment
+        return base
+    kept = [p for p in query.split("&") if p and not _is_credential_query_part(p)]
+    return base + ("?" + "&".join(kept) if kept else "")
 
 
 def without_url_credentials(text: str) -> str:
     """Every URL in ``text`` without its credentials: ``scheme://user:password@host`` -> ``scheme://host``,
-    and a query parameter that is one (``?api-key=...``, Azure's way; judged by ``is_credential_arg``) left out.
+    a query parameter that is one left out (judged by ``is_credential_arg``, its name decoded: Azure's
+    ``?api-key=...``, a SAS URL's ``&sig=...``, a Functions URL's ``?code=...``; a bare value shaped like
+    a key), and the fragment left out whole (``#token=...``).
 
     >>> without_url_credentials("base_url=http://me:s3cret@127.0.0.1:8000/v1")
     'base_url=http://127.0.0.1:8000/v1'
     >>> without_url_credentials("base_url=https://h/v1?api-key=sk-abc&api-version=2024-06-01")
     'base_url=https://h/v1?api-version=2024-06-01'
+    >>> without_url_credentials("https://a.blob.core.windows.net/c?sv=2024&sig=KEY#token=KEY")
+    'https://a.blob.core.windows.net/c?sv=2024'
     """
     return _URL.sub(lambda m: _url_without_credentials(m.group()), text)
 

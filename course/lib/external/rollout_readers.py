@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from course.errors import CourseError, foreign_reader
 from course.lib.external.messages import output_text
@@ -381,13 +382,38 @@ def one_per_item(rows: Iterable[Row]) -> None:
             )
 
 
+def same_samples_per_item(rows: Sequence[Row]) -> None:
+    """A selection pack imported holds the same number of samples for every item.
+
+    An lm-eval run with ``repeats: 3`` whose samples file has 2 generations for one document, or an
+    inspect log whose last epoch of one sample is missing, is a broken export, not a design: the
+    multi-sample scoring refuses such a pack (``course.eval``: pass@1 pools the samples, and the
+    gate's locked ``selection.n`` is one number), so it is refused here, where the source is at hand,
+    naming the item, its count and the count of the others (the most common one).
+    """
+    sizes = Counter(len(row.samples) for row in rows)
+    if len(sizes) <= 1:
+        return
+    usual = max(sizes, key=lambda n: (sizes[n], n))
+    odd = next(row for row in rows if len(row.samples) != usual)
+    others = sizes[usual]
+    raise CourseError(
+        f"{odd.where}: item {odd.id!r} has {len(odd.samples)} sample{'s' * (len(odd.samples) != 1)}, "
+        f"{others} other item{'s' * (others != 1)} {'have' if others != 1 else 'has'} {usual} "
+        f"(counts {', '.join(f'{n}: {sizes[n]} items' for n in sorted(sizes))}): a selection pack holds the "
+        "same number of samples for every item (course.eval scores no other); re-run the missing samples, "
+        "or leave the item out of the source"
+    )
+
+
 def import_completions(fmt: str, source: str, *, policy: str | None, sampling: str | None, results: str | None,
                        id_field: str, dataset: str | None, pack: bool = False,
                        prompt_template: str | None = None) -> tuple[Imported, list[Row]]:
     """Read ``source`` in format ``fmt`` (plain, lm-eval, inspect) and check it against ``dataset``.
 
     Returns what was read and its rows in output order; every check runs before anything is written.
-    Without ``pack`` (frozen rollouts) an item with several samples is refused (``one_per_item``).
+    Without ``pack`` (frozen rollouts) an item with several samples is refused (``one_per_item``); with it,
+    items with different numbers of samples (``same_samples_per_item``).
     """
     if fmt != "plain" and sampling is not None:
         raise CourseError(f"--sampling: the {fmt} source records its own sampling settings; it is not overridden")
@@ -401,6 +427,8 @@ def import_completions(fmt: str, source: str, *, policy: str | None, sampling: s
         imported = read_inspect(source, policy)
     if not pack:
         one_per_item(imported.rows)
+    else:
+        same_samples_per_item(imported.rows)
     imported = without_credentials(imported)
     return imported, order_and_check(imported, dataset)
 

@@ -133,7 +133,12 @@ def locked_room(
     return fields
 
 
-def refuse_credentials(policy: str, sampling: Mapping[str, Any]) -> None:
+_REIMPORT = ("Re-import the source with python -m course.import_completions (it leaves credentials out), "
+             "or remove the field")
+
+
+def refuse_credentials(policy: str, sampling: Mapping[str, Any], *, where: str = "the completions'",
+                       fix: str = _REIMPORT) -> None:
     """Refuse a policy or sampling that may carry a credential, before it is copied into a manifest.
 
     Defence in depth: ``course.import_completions`` leaves request headers, body strings and
@@ -145,15 +150,15 @@ def refuse_credentials(policy: str, sampling: Mapping[str, Any]) -> None:
     """
     _, in_sampling = public_settings(dict(sampling))
     _, in_policy = public_args_text(str(policy))
-    found = [f"sampling.{name}" for name in in_sampling] + [f"policy ({name}=...)" for name in in_policy]
+    found = [f"sampling.{name}" for name in in_sampling] + [
+        f"policy {name}" if "(" in name else f"policy ({name}=...)" for name in in_policy]
     if found:
         shown = ", ".join(terminal_line(name)[:80] for name in found[:3]) + (
             f" and {len(found) - 3} more" if len(found) > 3 else ""
         )
         raise CourseError(
-            f"the completions' {shown} may hold a credential (a key, token, header or cookie), which the "
-            "manifest and summary would publish; nothing written. Re-import the source with "
-            "python -m course.import_completions (it leaves credentials out), or remove the field"
+            f"{where} {shown} may hold a credential (a key, token, header or cookie), which every line, "
+            f"manifest, summary and table made from it would repeat; nothing written. {fix}"
         )
 
 

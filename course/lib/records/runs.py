@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
 import shutil
 import stat
@@ -119,6 +120,9 @@ def is_project_run(path: str | os.PathLike[str]) -> bool:
 # ===========================================================================
 RUN_FILES = "run_files"  # manifest key: {relative POSIX path: sha256} of every file the run wrote
 RUN_FOLDERS = "run_folders"  # manifest key: every folder the run made, empty ones too (checkpoints/ of a short run)
+# manifest key: the sha256 of the manifest's own content (every other key, canonical JSON), so that a note
+# added to manifest.json by hand is seen as an edit, as one added to summary.md is.
+RUN_MANIFEST = "run_manifest_sha256"
 _SHOWN = 10  # a message names this many kept entries, then says how many more
 
 
@@ -151,8 +155,30 @@ def _record_run_files(tmp: Path) -> tuple[frozenset[str], frozenset[str]]:
     if "manifest.json" in files:
         manifest = read_json(manifest_path, "manifest")
         record = {rel: sha256_file(path) for rel, path in files.items() if rel != "manifest.json"}
-        write_json(manifest_path, {**manifest, RUN_FILES: record, RUN_FOLDERS: folders})
+        manifest = {**manifest, RUN_FILES: record, RUN_FOLDERS: folders}
+        write_json(manifest_path, {**manifest, RUN_MANIFEST: manifest_digest(manifest)})
     return frozenset(files), frozenset(folders)
+
+
+def manifest_digest(manifest: dict[str, Any]) -> str:
+    """The sha256 of a manifest's content but its own ``run_manifest_sha256``: canonical JSON (keys sorted,
+    no whitespace), so what counts is what it says, not how it is laid out."""
+    content = {k: v for k, v in manifest.items() if k != RUN_MANIFEST}
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _manifest_edited(manifest: Any) -> bool:
+    """Was a run's manifest changed since the run writer recorded it (a note added by hand)?
+
+    A manifest from before ``run_manifest_sha256`` existed has nothing to compare with: not edited.
+    """
+    if not isinstance(manifest, dict) or not isinstance(manifest.get(RUN_MANIFEST), str):
+        return False
+    try:
+        return manifest_digest(manifest) != manifest[RUN_MANIFEST]
+    except ValueError:  # a number JSON cannot write: not what the run writer wrote
+        return True
 
 
 def _folders(paths: Iterable[str]) -> frozenset[str]:
@@ -232,6 +258,8 @@ def _owners(final: Path, new_files: frozenset[str] | None, new_folders: frozense
                 changed.append(rel)
 
     visit(final, "")
+    if _manifest_edited(manifest):
+        changed.insert(0, "manifest.json")
     return _Owners(tool, record is not None, tuple(theirs), tuple(changed))
 
 
@@ -264,6 +292,12 @@ def _check_replaceable(final: Path, tool: str | None, inputs: Sequence[str],
         raise CourseError(
             f"{final}: is a run of {visible(str(owners.tool))}, not of {tool}; --force replaces only a run of the same "
             "tool, so it was left untouched; choose another --outdir"
+        )
+    if "manifest.json" in owners.changed:
+        raise CourseError(
+            f"{final}: manifest.json changed since {owners.tool or 'the run'} wrote it (a note added by hand?); "
+            "--force would lose the change, so nothing was replaced; move what you added to a file of its own in "
+            "the run folder (--force keeps those) and undo the edit, or choose another --outdir"
         )
     if owners.changed:
         raise CourseError(
@@ -380,6 +414,7 @@ def _check_destination(path: Path, *, force: bool, tool: str | None = None, inpu
         raise CourseError(f"{path}: is the current directory or one of its parents; give a new directory name")
     if len(name.encode("utf-8", "surrogateescape")) + len(".tmp") + 1 > 255:
         raise CourseError(f"{path}: file name too long (at most 250 bytes for a run directory name)")
+    _refuse_a_piece_of_another_run(path)  # the same rule for a first run and a --force rerun
     if not os.path.lexists(path):
         return
     if not path.is_dir():
@@ -393,14 +428,39 @@ def _check_destination(path: Path, *, force: bool, tool: str | None = None, inpu
         )
     # another tool's run, an input inside, an edited file: now, not after the work
     _check_replaceable(path, tool, inputs)
-    # a run inside another run (rl's eval_final_holdout) is part of it
-    for above in Path(os.path.abspath(path)).parents:
-        if is_project_run(above):
-            raise CourseError(f"{path}: is part of the run {above} ({run_tool(above) or 'a course tool'}); --force "
-                              "replaces a whole run, never a piece of another one; choose another --outdir")
     old = path.parent / f".{name}.old"  # where the old run will be set aside: refused now, not after the work
     if os.path.lexists(old) and not (clean_stale(path.parent) and not os.path.lexists(old)):
         raise _in_the_way(path, old, "old")
+
+
+def _refuse_a_piece_of_another_run(path: Path) -> None:
+    """Refuse an ``--outdir`` that is, or lies in, something an enclosing run wrote.
+
+    One rule for a first run and a ``--force`` rerun alike: a folder the user made inside a run
+    (``RUN/checks/``) is the user's entry there, which ``--force`` on the enclosing run carries over,
+    so a run may be written (and rewritten) in it; a file or folder the enclosing run wrote (rl's
+    ``eval_final_holdout/``, ``checkpoints/``) is part of that measurement, and no other run replaces
+    it or writes into it. A run from before the ownership record cannot say what it wrote: all of it
+    counts as its own.
+    """
+    target = Path(os.path.abspath(path))
+    for above in target.parents:
+        if not is_project_run(above):
+            continue
+        rel = target.relative_to(above).as_posix()
+        try:
+            manifest = read_json(above / "manifest.json", "manifest")
+        except (OSError, CourseError):
+            manifest = None
+        record = _recorded(manifest)
+        made = manifest.get(RUN_FOLDERS) if isinstance(manifest, dict) else None
+        owned = set(record or ()) | _folders(record or ()) | {m for m in made or () if isinstance(m, str)}
+        if record is None or any(rel == o or rel.startswith(o + "/") for o in owned):
+            raise CourseError(
+                f"{path}: is part of the run {above} ({run_tool(above) or 'a course tool'}), which wrote "
+                f"{'it' if record is None else visible(rel.split('/')[0])}; a run never replaces or writes into a "
+                "piece of another one; choose another --outdir"
+            )
 
 
 def _make_parent(parent: Path) -> None:
@@ -684,6 +744,7 @@ __all__ = [
     "RUNS_ROOT",
     "RUN_FILES",
     "RUN_FOLDERS",
+    "RUN_MANIFEST",
     "atomic_run_dir",
     "clean_stale",
     "dumps_json",

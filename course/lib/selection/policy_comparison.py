@@ -35,7 +35,7 @@ from course.lib.evaluation.summary import PASS_REWARD, code_meaning, ordered_cod
 from course.lib.policy.templates import describe
 from course.lib.records.formats import iter_completions, iter_samples, read_dataset
 from course.lib.records.jsonl import dumps_line, iter_objects
-from course.lib.records.manifest import display_path
+from course.lib.records.manifest import display_path, refuse_credentials
 from course.lib.stats import pass_at_k, wilson_interval
 from course.lib.visible import visible
 
@@ -89,6 +89,8 @@ def compare_policies(
     columns = []
     for label, path in files:
         pf = read_policy_file(label, path)
+        # printed, and in --json: the rule every manifest is held to, before any scoring
+        refuse_credentials(pf.policy, pf.sampling, where=f"{display_path(path)}: the")
         missing = [i for i in ids if i not in pf.samples]
         extra = sorted(set(pf.samples) - set(ids))
         if missing or extra:
