@@ -4,7 +4,7 @@ One batch (prompt and completion tokens of different lengths, rewards, a frozen 
 small model (an embedding and a linear layer, float64). TRL's own ``GRPOTrainer._compute_loss`` is
 called on a stand-in for the trainer that holds only the attributes the loss reads (a full trainer
 would build a tokenizer, a dataset and an optimizer for nothing); the course's is
-``rl_loop.policy_loss``. Per configuration (TRL loss_type x beta x scale_rewards) the test states
+``rl_objective.policy_loss``. Per configuration (TRL loss_type x beta x scale_rewards) the test states
 what must match and to what tolerance:
 
 * GRADIENT on every parameter: equal to 1e-10 (float64) for grpo <-> seq-mean, bnpo and dapo <->
@@ -116,7 +116,7 @@ def trl_loss(model, loss_type: str, beta: float, advantages):  # type: ignore[no
 def course_loss(model, loss_norm: str, beta: float, advantages):  # type: ignore[no-untyped-def]
     import torch
 
-    from course.lib.learning.rl_loop import policy_loss
+    from course.lib.learning.rl_objective import policy_loss
 
     prompt, completion, mask, ref_logps = batch()
     logp, _ = per_token_logps(model, torch.cat([prompt, completion], 1), MAX_COMPLETION)
@@ -138,7 +138,7 @@ def max_diff(a, b, factor: float = 1.0) -> float:  # type: ignore[no-untyped-def
 def test_the_course_advantages_are_trls_for_both_reward_scalings() -> None:
     import torch
 
-    from course.lib.learning.rl_loop import group_advantages
+    from course.lib.learning.rl_objective import group_advantages
 
     for scale in ("none", "group"):
         ours = group_advantages(torch.tensor(REWARDS, dtype=torch.float64).view(-1, G), scale)
@@ -179,7 +179,7 @@ def test_the_loss_value_differs_on_purpose_trl_uses_the_ratio_the_course_log_pi(
     differ, the KL parts are the same k3 normalised the same way."""
     import torch
 
-    from course.lib.learning.rl_loop import normalised
+    from course.lib.learning.rl_objective import normalised
 
     adv = trl_advantages("group")
     model = small_model()

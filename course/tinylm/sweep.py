@@ -21,22 +21,16 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import STEPS, add_run_options, check_args, float_in, info, int_in, make_parser, run, seed
+from course.cli import add_run_options, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.instrument.rubric_registry import get_rubric
 from course.lib.extras import require
+from course.lib.learning.rl_config import MAX_STEPS, MAX_THREADS, TINYLM
 from course.lib.records.manifest import environment
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest
 from course.lib.reporting.plotting import plot_to
 from course.lib.visible import visible
-from course.tinylm import (  # its training loop (rl.train) and run writer (rl.write_run), not its main
-    MAX_TOKENS_LIMIT,
-    rl,
-)
-
-# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample
-# after 120 s).
-THREADS = int_in(1, 64)
+from course.tinylm import rl  # its settings, training loop (rl.train) and run writer (rl.write_run), not its main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,13 +45,14 @@ def _main(argv: Sequence[str] | None) -> int:
     )
     p.add_argument("--betas", type=float_in(0.0, 100.0), nargs="+", default=[0.0, 0.02, 0.1, 0.5],
                    help="KL weights to try (default 0 0.02 0.1 0.5)")
-    p.add_argument("--steps", type=STEPS, default=rl.DEFAULTS["steps"],
-                   help=f"steps per run (default {rl.DEFAULTS['steps']})")
+    p.add_argument("--steps", type=int_in(1, MAX_STEPS), default=TINYLM.steps,
+                   help=f"steps per run (default {TINYLM.steps})")
     p.add_argument("--seed", type=seed, default=0, help="seed shared by every run (default 0)")
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
     add_run_options(p, "sweep directory (default: the next free runs/sweep_NNN)",
                     force="overwrite an existing sweep directory")
-    p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
+    p.add_argument("--threads", type=int_in(1, MAX_THREADS), default=TINYLM.threads,
+                   help=f"PyTorch threads (default {TINYLM.threads})")
     p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
     args, passthrough = p.parse_known_args(argv)
     require("lm", "the tiny LM")  # the one rule for a missing extra: one line, exit 2, before any work
@@ -76,19 +71,19 @@ def _main(argv: Sequence[str] | None) -> int:
                 ["--rubric", args.rubric, "--seed", str(args.seed), "--beta", str(beta), "--steps", str(args.steps),
                  "--threads", str(args.threads), "--no-holdout", *passthrough]
             )
-            check_args(run_args, MAX_TOKENS_LIMIT)
+            s = rl.settings(run_args)
             sub = tmp / f"beta_{beta:g}"
             sub.mkdir()
             info(f"=== beta {beta:g} ===")
             t0 = time.time()
-            trained = rl.train(run_args, sub, label=f"beta {beta:g}: rl step")
-            s, _ = rl.write_run(run_args, sub, final / sub.name, trained, argv, t0)
-            t, e = s["final_train"], s["last_eval"]
+            trained = rl.train(s, run_args, sub, label=f"beta {beta:g}: rl step")
+            summary = rl.write_run(s, run_args, sub, final / sub.name, trained, argv, t0)
+            t, e = summary["final_train"], summary["last_eval"]
             rows.append({
                 "beta": beta,
                 "reward_last5": t["reward"],
                 "slice_strict_pass_end": round(e["slice_strict_pass"], 4),
-                "slice_strict_pass_start": round(s["first_eval"]["slice_strict_pass"], 4),
+                "slice_strict_pass_start": round(summary["first_eval"]["slice_strict_pass"], 4),
                 "kl_k1_per_token": t["kl_k1_per_token"],
                 "kl_k3_per_token": t["kl_k3_per_token"],
                 "kl_k1_per_sample": t["kl_k1_per_sample"],
