@@ -16,6 +16,7 @@ Writes manifest.json, sweep.csv, sweep.md (the table below) and sweep.png (rewar
 
 from __future__ import annotations
 
+import argparse
 import csv
 import time
 from pathlib import Path
@@ -37,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = make_parser(
         "python -m course.tinylm.sweep",
         "Train the tiny LM once per KL weight beta and tabulate final reward against KL to pi0.",
@@ -54,7 +55,11 @@ def _main(argv: Sequence[str] | None) -> int:
     p.add_argument("--threads", type=int_in(1, MAX_THREADS), default=TINYLM.threads,
                    help=f"PyTorch threads (default {TINYLM.threads})")
     p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."
-    args, passthrough = p.parse_known_args(argv)
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args, passthrough = build_parser().parse_known_args(argv)
     require("lm", "the tiny LM")  # the one rule for a missing extra: one line, exit 2, before any work
     if any(b < 0 for b in args.betas):
         raise CourseError("every beta must be >= 0")
@@ -64,32 +69,8 @@ def _main(argv: Sequence[str] | None) -> int:
     given = rl.build_parser().parse_args(passthrough)  # the runs' own --init/--pi0: never inside the sweep it replaces
     final = resolve_outdir(args.outdir, force=args.force, prefix="sweep", tool="course.tinylm.sweep",
                            inputs=(given.init, given.pi0))
-    rows: list[dict[str, Any]] = []
     with atomic_run_dir(final, force=args.force, prefix="sweep") as tmp:
-        for beta in args.betas:
-            run_args = rl.build_parser().parse_args(
-                ["--rubric", args.rubric, "--seed", str(args.seed), "--beta", str(beta), "--steps", str(args.steps),
-                 "--threads", str(args.threads), "--no-holdout", *passthrough]
-            )
-            s = rl.settings(run_args)
-            sub = tmp / f"beta_{beta:g}"
-            sub.mkdir()
-            info(f"=== beta {beta:g} ===")
-            t0 = time.time()
-            trained = rl.train(s, run_args, sub, label=f"beta {beta:g}: rl step")
-            summary = rl.write_run(s, run_args, sub, final / sub.name, trained, argv, t0)
-            t, e = summary["final_train"], summary["last_eval"]
-            rows.append({
-                "beta": beta,
-                "reward_last5": t["reward"],
-                "slice_strict_pass_end": round(e["slice_strict_pass"], 4),
-                "slice_strict_pass_start": round(summary["first_eval"]["slice_strict_pass"], 4),
-                "kl_k1_per_token": t["kl_k1_per_token"],
-                "kl_k3_per_token": t["kl_k3_per_token"],
-                "kl_k1_per_sample": t["kl_k1_per_sample"],
-                "entropy_per_token": t["entropy_per_token"],
-                "run": sub.name,
-            })
+        rows = [run_beta(beta, args, passthrough, tmp, final, argv) for beta in args.betas]
         written = write_outputs(tmp, rows, args)
         # Last, as in every run: the manifest makes the sweep recognisably a run (--force may replace it).
         write_manifest(tmp, {
@@ -101,6 +82,34 @@ def _main(argv: Sequence[str] | None) -> int:
     print((final / "sweep.md").read_text(encoding="utf-8"), end="")
     print(f"Wrote {visible(str(final))}/ ({', '.join(written)}, one rl run per beta)")  # only files that exist
     return 0
+
+
+def run_beta(beta: float, args: Any, passthrough: list[str], tmp: Path, final: Path,
+             argv: Sequence[str] | None) -> dict[str, Any]:
+    """One course.tinylm.rl run (no holdout) with this beta, in ``tmp``/beta_<beta>; its row of the table."""
+    run_args = rl.build_parser().parse_args(
+        ["--rubric", args.rubric, "--seed", str(args.seed), "--beta", str(beta), "--steps", str(args.steps),
+         "--threads", str(args.threads), "--no-holdout", *passthrough]
+    )
+    s = rl.settings(run_args)
+    sub = tmp / f"beta_{beta:g}"
+    sub.mkdir()
+    info(f"=== beta {beta:g} ===")
+    t0 = time.time()
+    trained = rl.train(s, run_args, sub, label=f"beta {beta:g}: rl step")
+    summary = rl.write_run(s, run_args, sub, final / sub.name, trained, argv, t0)
+    t, e = summary["final_train"], summary["last_eval"]
+    return {
+        "beta": beta,
+        "reward_last5": t["reward"],
+        "slice_strict_pass_end": round(e["slice_strict_pass"], 4),
+        "slice_strict_pass_start": round(summary["first_eval"]["slice_strict_pass"], 4),
+        "kl_k1_per_token": t["kl_k1_per_token"],
+        "kl_k3_per_token": t["kl_k3_per_token"],
+        "kl_k1_per_sample": t["kl_k1_per_sample"],
+        "entropy_per_token": t["entropy_per_token"],
+        "run": sub.name,
+    }
 
 
 def write_outputs(out: Path, rows: list[dict[str, Any]], args: Any) -> list[str]:

@@ -48,7 +48,7 @@ from course.instrument.rubric_registry import get_rubric
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.bundled import DEFAULT_DATASETS
 from course.lib.learning.rl_config import RLConfig
-from course.lib.learning.rl_objective import group_advantages, kl_estimate, objective_text, policy_loss
+from course.lib.learning.rl_objective import group_advantages, kl_reward_penalty, objective_text, policy_loss
 from course.lib.policy.report import story_line
 from course.lib.policy.training_problems import problem_stream, read_items
 from course.lib.records.jsonl import JsonlWriter
@@ -313,17 +313,12 @@ def reinforce_step(s: RLConfig, step: int, policy: RLPolicy, opt: Any, rubric: A
     mask = ro.mask.float()  # (B, K): 1 on chosen tokens (the completion's tokens and its end token)
 
     # 4. group baseline: advantage = reward - mean reward of the same prompt's G samples
-    # (rl_objective.group_advantages). With --kl-in reward the KL estimate, summed over the completion's
-    # tokens, is subtracted from the reward first (PPO-style RLHF): REINFORCE then differentiates it
-    # through the score function.
+    # (rl_objective.group_advantages); with --kl-in reward, the KL penalty is subtracted from the reward first
     r = rewards.view(P, G)
     no_signal = float((r.max(dim=1).values == r.min(dim=1).values).float().mean())  # all G equal: zero gradient
     kl_penalty = None
     if s.kl_in == "reward":
-        with torch.no_grad():
-            kl_penalty = s.beta * kl_estimate(
-                s.kl_estimator, (logp.detach() - logp_ref) * mask, mask
-            ).sum(dim=1)  # (B,)
+        kl_penalty = kl_reward_penalty(logp, logp_ref, mask, s.beta, s.kl_estimator)  # (B,)
         r = (rewards - kl_penalty).view(P, G)
     adv = group_advantages(r, s.scale_rewards)  # (B,)
     flat = (r.max(dim=1).values == r.min(dim=1).values).repeat_interleave(G)  # (B,) the rewards used were all equal

@@ -76,6 +76,16 @@ def group_advantages(r: Any, scale: str) -> Any:
     return adv.view(-1)
 
 
+def kl_reward_penalty(logp: Any, logp_ref: Any, mask: Any, beta: float, kl_estimator: str) -> Any:
+    """(B,) beta x the KL estimate summed over each completion's tokens, no gradients: what ``kl_in`` "reward"
+    subtracts from each reward before the advantages (PPO-style RLHF; REINFORCE then differentiates it
+    through the score function). ``mask``: (B, K) float, 1 on chosen tokens."""
+    import torch
+
+    with torch.no_grad():
+        return beta * kl_estimate(kl_estimator, (logp.detach() - logp_ref) * mask, mask).sum(dim=1)
+
+
 # ---------------------------------------------------------------------------
 # The loss
 # ---------------------------------------------------------------------------
