@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from dataclasses import asdict, dataclass, replace
+from typing import Any, Callable
 
 import pytest
 
@@ -54,7 +55,7 @@ def test_the_kl_estimator_left_unset_is_the_standard_pairing_for_its_place() -> 
     ({"loss_norm": "per-token"}, "--loss-norm must be one of constant, seq-mean, token-mean"),
     ({"rubric": "no_such_rubric"}, "no_such_rubric"),
 ])
-def test_settings_the_loop_cannot_run_with_are_refused_when_built(changes, flag) -> None:  # type: ignore[no-untyped-def]
+def test_settings_the_loop_cannot_run_with_are_refused_when_built(changes: dict[str, Any], flag: str) -> None:
     with pytest.raises(CourseError, match=flag.replace("+", r"\+")):
         replace(TINYLM, **changes)
 
@@ -77,7 +78,7 @@ class Toy:
     mode: str = setting("a", "which (default {default})", choices=("a", "b"))
 
 
-def _parser(preset: Toy, after=None) -> argparse.ArgumentParser:  # type: ignore[no-untyped-def]
+def _parser(preset: Toy, after: dict[str, Callable[[Any], Any]] | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="toy", allow_abbrev=False)
     add_settings_flags(p, preset, after=after)
     return p
@@ -88,7 +89,8 @@ def test_generated_flags_show_the_presets_defaults_in_their_help() -> None:
     assert "how many (default 7)" in text and "how fast (default 0.25)" in text and "{a,b}" in text
 
 
-def test_generated_flags_parse_to_the_preset_and_refuse_values_out_of_bounds(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_generated_flags_parse_to_the_preset_and_refuse_values_out_of_bounds(
+        capsys: pytest.CaptureFixture[str]) -> None:
     p = _parser(Toy())
     assert settings_from_args(Toy(), p.parse_args([])) == Toy()
     assert settings_from_args(Toy(), p.parse_args(["--count", "10", "--rate", "1"])) == Toy(count=10, rate=1.0)

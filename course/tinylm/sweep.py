@@ -137,7 +137,7 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], args: Any) -> list[str]
         )
     (out / "sweep.md").write_text("\n".join(md) + "\n", encoding="utf-8")
 
-    def draw(plt):  # type: ignore[no-untyped-def]
+    def draw(plt: Any) -> Any:
         fig, ax = plt.subplots(figsize=(6.5, 4.5))
         kl = [r["kl_k1_per_sample"] for r in rows]
         ax.plot(kl, [r["reward_last5"] for r in rows], "o-", color="tab:orange",
