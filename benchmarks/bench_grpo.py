@@ -65,11 +65,12 @@ LORA_RANK, LORA_ALPHA = 8, 16.0
 
 def training_problems(steps: int, prompts: int) -> list:  # type: ignore[type-arg]
     """The problems course.lib.learning.rl_loop draws for seed SEED, in its order."""
-    from course.lib.learning.rl_loop import LoopSettings, training_data
+    from course.lib.learning.rl_config import RLConfig
+    from course.lib.learning.rl_loop import training_data
 
-    s = LoopSettings(rubric="strict", seed=SEED, beta=BETA, steps=steps, prompts_per_step=prompts, group_size=2, lr=LR,
-                     grad_clip=CLIP, temperature=TEMP, max_tokens=1, eval_every=1, eval_samples=1, slice_items=1,
-                     holdout_samples=1, eval_seed=EVAL_SEED, save_every=1, gate_min_delta=0.1)
+    s = RLConfig(rubric="strict", seed=SEED, beta=BETA, steps=steps, prompts_per_step=prompts, group_size=2, lr=LR,
+                 grad_clip=CLIP, temperature=TEMP, max_tokens=1, eval_every=1, eval_samples=1, slice_items=1,
+                 holdout_samples=1, eval_seed=EVAL_SEED, save_every=1, gate_min_delta=0.1)
     _, stream = training_data(s)
     return [next(stream) for _ in range(steps * prompts)]
 
@@ -116,13 +117,14 @@ def run_course(cfg: dict) -> dict:  # type: ignore[type-arg]
     import torch
 
     from course.instrument.rubric_registry import get_rubric
-    from course.lib.learning.rl_loop import LoopSettings, reinforce_step
+    from course.lib.learning.rl_config import RLConfig
+    from course.lib.learning.rl_loop import reinforce_step
 
     policy = course_policy(cfg)
     steps, P, G = cfg["steps"], cfg["prompts"], cfg["group"]
-    s = LoopSettings(rubric="strict", seed=SEED, beta=BETA, steps=steps, prompts_per_step=P, group_size=G, lr=cfg["lr"],
-                     grad_clip=CLIP, temperature=TEMP, max_tokens=cfg["max_tokens"], eval_every=steps, eval_samples=1,
-                     slice_items=1, holdout_samples=1, eval_seed=EVAL_SEED, save_every=steps, gate_min_delta=0.1)
+    s = RLConfig(rubric="strict", seed=SEED, beta=BETA, steps=steps, prompts_per_step=P, group_size=G, lr=cfg["lr"],
+                 grad_clip=CLIP, temperature=TEMP, max_tokens=cfg["max_tokens"], eval_every=steps, eval_samples=1,
+                 slice_items=1, holdout_samples=1, eval_seed=EVAL_SEED, save_every=steps, gate_min_delta=0.1)
     opt = torch.optim.Adam(policy.parameters(), lr=s.lr, betas=(0.9, 0.99))
     problems = training_problems(steps, P)
     rubric = get_rubric("strict")

@@ -25,6 +25,7 @@ Arguments that are not UTF-8 text are refused the same way (``run``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import re
@@ -415,125 +416,43 @@ def add_run_options(parser: Any, outdir: str, *, plot: str | None = None,
 
 
 # ---------------------------------------------------------------------------
-# Loop C's flags and their checks: one definition for every policy's RL tool
-# (course.tinylm.rl, course.llm.rl; the loop is course.lib.learning.rl_loop)
+# Flags generated from a settings dataclass (Loop C's: course.lib.learning.rl_config)
 # ---------------------------------------------------------------------------
-# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample
-# after 120 s).
-THREADS = int_in(1, 64)
-# Bounds where memory or disk grows with a flag: one step samples P x G rows at once (each row holds a
-# KV cache of the whole context), an evaluation batches its samples per item, every save is a checkpoint.
-STEPS = int_in(1, 100_000)
-MAX_ROWS = 4096  # P x G, the rows sampled and back-propagated together in one step
-MAX_DRAWS = 16  # --dynamic-sampling: batches drawn per step at most (each costs a step's sampling)
-SAMPLES = int_in(1, 1024)
-MAX_CHECKPOINTS = 1000  # steps / save-every (each ~5 MB)
-
-# the objective's switches and how a step's batch is drawn, recorded in the manifest
-OBJECTIVE = ("kl_estimator", "kl_in", "loss_norm", "scale_rewards", "dynamic_sampling")
-
-
-def add_loop_options(p: Any, defaults: dict[str, Any], policy_options: Callable[[Any], None]) -> None:
-    """The options of Loop C (course.lib.learning.rl_loop) on ``p``, with a tool's ``defaults``: one definition of
-    each flag for the tiny LM's tool and the real LLM's (course.llm.rl). ``policy_options(p)`` adds the
-    tool's own (which policy, where it starts) after the run's name."""
-    from course.lib.learning import rl_loop  # only the tools that train need it
-
-    p.add_argument("--rubric", default="strict",
-                   help="training reward: strict, or a hackable one from course.rubrics (default strict)")
-    p.add_argument("--seed", type=seed, default=0, help="seed of the training prompts and samples (default 0)")
-    add_run_options(p, "run directory (default: the next free runs/rl_NNN)")
-    policy_options(p)
-    p.add_argument("--no-holdout", action="store_true",
-                   help="skip the final holdout evaluation and gate (used by the beta sweep)")
-    p.add_argument("--beta", type=float_in(0.0, 100.0), default=defaults["beta"],
-                   help=f"KL penalty weight (default {defaults['beta']})")
-    p.add_argument("--steps", type=STEPS, default=defaults["steps"],
-                   help=f"policy updates (default {defaults['steps']})")
-    p.add_argument("--prompts-per-step", type=int_in(1, MAX_ROWS), default=defaults["prompts_per_step"],
-                   help=f"P, problems per step (default {defaults['prompts_per_step']})")
-    p.add_argument("--group-size", type=int_in(1, MAX_ROWS), default=defaults["group_size"],
-                   help=f"G, samples per problem (default {defaults['group_size']})")
-    p.add_argument("--lr", type=float_in(1e-8, 1.0), default=defaults["lr"],
-                   help=f"Adam learning rate (default {defaults['lr']})")
-    p.add_argument("--grad-clip", type=float_in(1e-6, 1e6), default=defaults["grad_clip"],
-                   help=f"gradient norm clip (default {defaults['grad_clip']})")
-    p.add_argument("--temperature", type=float_in(1e-3, 100.0), default=defaults["temperature"],
-                   help="sampling temperature for training AND evaluation "
-                        f"(default {defaults['temperature']}: the policy itself)")
-    p.add_argument("--max-tokens", type=positive_int, default=defaults["max_tokens"],
-                   help=f"completion length limit (default {defaults['max_tokens']})")
-    p.add_argument("--eval-every", type=positive_int, default=defaults["eval_every"],
-                   help=f"steps between fixed-slice evaluations (default {defaults['eval_every']})")
-    p.add_argument("--eval-samples", type=SAMPLES, default=defaults["eval_samples"],
-                   help=f"samples per math_dev item in the fixed slice (default {defaults['eval_samples']})")
-    p.add_argument("--slice-items", type=positive_int, default=defaults["slice_items"],
-                   help="first N math_dev items form the fixed slice "
-                        f"(default {defaults['slice_items']}{' = all' if defaults['slice_items'] == 100 else ''})")
-    p.add_argument("--holdout-samples", type=SAMPLES, default=defaults["holdout_samples"],
-                   help=f"samples per holdout item for pass@1 (default {defaults['holdout_samples']})")
-    p.add_argument("--eval-seed", type=seed, default=defaults["eval_seed"],
-                   help="sampling seed of every evaluation (default 0: the same draws for every run)")
-    p.add_argument("--save-every", type=positive_int, default=defaults["save_every"],
-                   help=f"checkpoint interval in steps (default {defaults['save_every']})")
-    p.add_argument("--threads", type=THREADS, default=defaults["threads"],
-                   help=f"PyTorch threads (default {defaults['threads']}; part of reproducibility)")
-    p.add_argument("--gate-min-delta", type=float_in(-1.0, 1.0), default=defaults["gate_min_delta"],
-                   help="course.gate's bar for promoting the final policy over pi0 on the holdout "
-                        f"(default {defaults['gate_min_delta']:.2f}; significance is also required)")
-    # The objective's switches (course.lib.learning.rl_loop.policy_loss; docs/objective.md): the same defaults for
-    # every policy, each the plain REINFORCE loop's choice.
-    p.add_argument("--kl-estimator", choices=rl_loop.KL_ESTIMATORS, default=None,
-                   help="KL estimate per token: k1 = log pi/pi0, k2 = 1/2 (log pi/pi0)^2, "
-                        "k3 = pi0/pi - 1 - log pi0/pi, k3-corrected = k3 x pi/sg(pi) (TRL's default) "
-                        "(default: k3 in the loss, k1 in the reward; "
-                        "python -m course.kl_estimators shows what each one's gradient follows)")
-    p.add_argument("--kl-in", choices=rl_loop.KL_PLACES, default="loss",
-                   help="where the KL penalty goes: a per-token loss term (default, GRPO) "
-                        "or subtracted from each completion's reward (PPO-style RLHF)")
-    p.add_argument("--loss-norm", choices=rl_loop.LOSS_NORMS, default="constant",
-                   help="what the loss's token sum is divided by: "
-                        "constant = the number of samples (default; Dr. GRPO-like), "
-                        "seq-mean = each completion's length too (GRPO), token-mean = all tokens of the batch (DAPO); "
-                        "see python -m course.loss_normalisation")
-    p.add_argument("--scale-rewards", choices=rl_loop.REWARD_SCALES, default="none",
-                   help="divide each advantage by its group's reward standard deviation (group, GRPO) "
-                        "or not (none, default)")
-    p.add_argument("--dynamic-sampling", type=int_in(1, MAX_DRAWS), default=1, metavar="MAX_DRAWS",
-                   help="DAPO's dynamic sampling: draw up to MAX_DRAWS batches of fresh problems per step "
-                        "and train on the "
-                        "groups whose rewards differ (default 1: off; each extra draw costs one step's sampling)")
+def add_settings_flags(p: Any, preset: Any, *, after: dict[str, Callable[[Any], None]] | None = None) -> None:
+    """One flag per field of the frozen dataclass ``preset``, in field order, from each field's metadata:
+    ``help`` (a text whose ``{default}`` is the preset's value, or a function of it), ``bounds`` (low,
+    high: ``int_in``/``float_in``; (1, None) is ``positive_int``), ``seed`` (the ``seed`` type), ``choices``,
+    ``metavar``, and ``default_flag`` when the flag's default is not the preset's value. ``after[name](p)``
+    adds a tool's own options right after the flag of the field ``name``."""
+    for f in dataclasses.fields(preset):
+        m, value = f.metadata, getattr(preset, f.name)
+        text = m["help"](value) if callable(m["help"]) else m["help"].format(default=value)
+        kwargs: dict[str, Any] = {"help": text,
+                                  "default": value if m.get("default_flag", ...) is ... else m["default_flag"]}
+        if m.get("choices") is not None:
+            kwargs["choices"] = m["choices"]
+        elif m.get("seed"):
+            kwargs["type"] = seed
+        elif m.get("bounds") is not None:
+            kwargs["type"] = _bounded(type(value), *m["bounds"])
+        if m.get("metavar") is not None:
+            kwargs["metavar"] = m["metavar"]
+        p.add_argument("--" + f.name.replace("_", "-"), **kwargs)
+        if after and f.name in after:
+            after[f.name](p)
 
 
-def check_args(args: Any, max_tokens_limit: int) -> None:
-    """Refuse settings the algorithm cannot run with (CourseError: one line, exit 2), before any work."""
-    for name in ("steps", "prompts_per_step", "group_size", "eval_every", "eval_samples", "slice_items",
-                 "holdout_samples", "save_every", "threads"):
-        if getattr(args, name) < 1:
-            raise CourseError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.group_size < 2:
-        raise CourseError(
-            "--group-size must be at least 2: the baseline is the mean of the other samples of the prompt"
-        )
-    if args.beta < 0:
-        raise CourseError(f"--beta must be >= 0, got {args.beta}")
-    if args.kl_estimator is None:  # the standard pairing for each place (and the loop's behaviour from the start)
-        args.kl_estimator = "k3" if args.kl_in == "loss" else "k1"
-    if not args.temperature > 0:
-        raise CourseError(
-            "--temperature must be > 0 for on-policy training "
-            "(greedy decoding has no log-probabilities to learn from)"
-        )
-    if not 1 <= args.max_tokens <= max_tokens_limit:
-        raise CourseError(f"--max-tokens must be between 1 and {max_tokens_limit}, got {args.max_tokens}")
-    if args.prompts_per_step * args.group_size > MAX_ROWS:
-        raise CourseError(
-            f"--prompts-per-step x --group-size is {args.prompts_per_step * args.group_size:,} rows per step; at most "
-            f"{MAX_ROWS:,} are sampled and trained together (memory grows with them)"
-        )
-    if args.steps // args.save_every > MAX_CHECKPOINTS:
-        raise CourseError(f"--steps / --save-every would write {args.steps // args.save_every:,} checkpoints; at most "
-                          f"{MAX_CHECKPOINTS:,} (raise --save-every)")
+def _bounded(kind: type, low: Any, high: Any) -> Callable[[str], Any]:
+    """The shared argument type for a field's bounds."""
+    if kind is float:
+        return float_in(low, high)
+    return positive_int if (low, high) == (1, None) else int_in(low, high)
+
+
+def settings_from_args(preset: Any, args: Any) -> Any:
+    """``preset`` with every field the parsed ``args`` hold (the same names): built, and so checked
+    (its ``__post_init__`` raises ``CourseError``: one line, exit 2), once."""
+    return dataclasses.replace(preset, **{f.name: getattr(args, f.name) for f in dataclasses.fields(preset)})
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

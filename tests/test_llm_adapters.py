@@ -24,7 +24,7 @@ HAVE_LLM = all(importlib.util.find_spec(m) is not None for m in ("torch", "trans
 pytestmark = pytest.mark.skipif(not HAVE_LLM, reason="the llm extra is not installed")
 DEV = PROJECT_ROOT / "data" / "datasets" / "math_dev.jsonl"
 HOLDOUT = PROJECT_ROOT / "data" / "datasets" / "math_holdout.jsonl"
-# The short run's settings that its holdout sampling uses (course.lib.learning.rl_loop.holdout_comparison:
+# The short run's settings that its holdout sampling uses (course.lib.learning.rl_run.holdout_comparison:
 # seed = --eval-seed, temperature, top_p 1.0, --max-tokens, n = 1 and n = --holdout-samples).
 MAX_TOKENS, HOLDOUT_SAMPLES = "4", "2"
 

@@ -95,7 +95,8 @@ def test_the_kl_term_alone_moves_a_policy_that_has_left_pi0() -> None:
 
 
 def test_the_summary_counts_skipped_updates_only_when_there_were_some() -> None:
-    from course.lib.learning.rl_loop import Trained, run_summary
+    from course.lib.learning.rl_loop import Trained
+    from course.lib.learning.rl_run import run_summary
 
     ev = {"step": 0, "slice_strict_pass": 0.0}
     base = dict(policy=tiny_lm_policy(), final_file="final.pt", final_sha="0" * 64, final_name="tinylm:000000000000",
@@ -155,7 +156,8 @@ def test_kl_in_the_reward_gives_every_sample_an_advantage_once_pi_has_left_pi0()
 
 
 def test_the_summary_accounts_for_the_zero_signal_steps_and_names_the_objective() -> None:
-    from course.lib.learning.rl_loop import Trained, run_summary
+    from course.lib.learning.rl_loop import Trained
+    from course.lib.learning.rl_run import run_summary
 
     recs = [{"step": i, "reward": 0.0, "strict_pass_train": 0.0, "kl_k1_per_token": 0.0, "kl_k3_per_token": 0.0,
              "kl_k1_per_sample": 0.0, "entropy_per_token": 1.0, "no_signal_groups": g, "pg_samples": n,
@@ -173,7 +175,7 @@ def test_the_default_loss_is_the_loops_original_formula_to_the_last_bit() -> Non
     """Defaults keep today's behaviour: -sum(A log pi)/B + beta * sum(k3)/B, computed in that order."""
     import torch
 
-    from course.lib.learning.rl_loop import policy_loss
+    from course.lib.learning.rl_objective import policy_loss
 
     g = torch.Generator().manual_seed(0)
     logp = (-torch.rand(6, 5, generator=g) * 3).requires_grad_(True)
@@ -194,7 +196,7 @@ def test_the_loss_gradient_on_each_token_is_the_normalisation_microscopes_weight
     import torch
 
     from course.lib.learning import loss_normalisation as ln
-    from course.lib.learning.rl_loop import group_advantages, policy_loss
+    from course.lib.learning.rl_objective import group_advantages, policy_loss
 
     rewards, lengths = [1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0], [3, 7, 2, 5, 4, 4, 6, 1]
     mask = torch.tensor([[t < n for t in range(7)] for n in lengths])
@@ -213,7 +215,7 @@ def test_the_kl_term_in_the_loss_has_the_microscopes_slope_on_each_token(name: s
     import torch
 
     from course.lib.learning import kl_estimators as kl
-    from course.lib.learning.rl_loop import policy_loss
+    from course.lib.learning.rl_objective import policy_loss
 
     logp = torch.tensor([[-0.5, -2.0], [-1.0, -0.1]], dtype=torch.float64, requires_grad=True)
     ref = torch.tensor([[-1.5, -1.0], [-1.0, -2.0]], dtype=torch.float64)
@@ -229,7 +231,7 @@ def test_the_kl_term_in_the_loss_has_the_microscopes_slope_on_each_token(name: s
 def test_an_unknown_choice_is_refused_by_name() -> None:
     import torch
 
-    from course.lib.learning.rl_loop import policy_loss
+    from course.lib.learning.rl_objective import policy_loss
 
     x = torch.zeros(1, 1)
     with pytest.raises(ValueError, match="loss_norm"):
@@ -237,24 +239,17 @@ def test_an_unknown_choice_is_refused_by_name() -> None:
 
 
 def test_the_kl_estimator_defaults_to_k3_in_the_loss_and_k1_in_the_reward() -> None:
-    from course.cli import check_args
-    from course.tinylm import MAX_TOKENS_LIMIT, rl
+    from course.tinylm import rl
 
     for argv, want in (([], "k3"), (["--kl-in", "reward"], "k1"),
                        (["--kl-in", "reward", "--kl-estimator", "k3"], "k3")):
-        args = rl.build_parser().parse_args(argv)
-        check_args(args, MAX_TOKENS_LIMIT)
-        assert args.kl_estimator == want
+        assert rl.settings(rl.build_parser().parse_args(argv)).kl_estimator == want
 
 
-def test_the_objective_flags_default_to_the_loop_as_it_always_was() -> None:
-    from course.cli import check_args
-    from course.lib.learning.rl_loop import LoopSettings
-    from course.tinylm import MAX_TOKENS_LIMIT, rl
+def test_the_objective_flags_default_to_k3_in_the_loss_constant_norm_and_unscaled_rewards() -> None:
+    from course.tinylm import rl
 
-    args = rl.build_parser().parse_args([])
-    check_args(args, MAX_TOKENS_LIMIT)
-    s = LoopSettings.from_args(args)
+    s = rl.settings(rl.build_parser().parse_args([]))
     assert (s.kl_estimator, s.kl_in, s.loss_norm, s.scale_rewards) == ("k3", "loss", "constant", "none")
     with pytest.raises(SystemExit):
         rl.build_parser().parse_args(["--loss-norm", "per-token"])
@@ -264,12 +259,9 @@ def test_the_objective_flags_default_to_the_loop_as_it_always_was() -> None:
 # Dynamic sampling (DAPO): more draws until the batch's groups carry a signal
 # ---------------------------------------------------------------------------
 def test_dynamic_sampling_is_off_by_default_and_its_cap_is_checked_by_the_parser(capsys) -> None:
-    from course.lib.learning.rl_loop import LoopSettings
     from course.tinylm import rl
 
-    args = rl.build_parser().parse_args([])
-    rl.check_args(args, rl.MAX_TOKENS_LIMIT)
-    assert LoopSettings.from_args(args).dynamic_sampling == 1
+    assert rl.settings(rl.build_parser().parse_args([])).dynamic_sampling == 1
     for bad in ("0", "17"):
         with pytest.raises(SystemExit) as exc:
             rl.build_parser().parse_args(["--dynamic-sampling", bad])
@@ -360,7 +352,8 @@ def test_a_warm_start_is_measured_on_the_holdout_beside_pi0_and_the_final_policy
     import contextlib
     import json
 
-    from course.lib.learning.rl_loop import StartingPoint, Trained, holdout_comparison
+    from course.lib.learning.rl_loop import Trained
+    from course.lib.learning.rl_run import StartingPoint, holdout_comparison
 
     policy = tiny_lm_policy()
 

@@ -4,7 +4,7 @@ One batch (prompt and completion tokens of different lengths, rewards, a frozen 
 small model (an embedding and a linear layer, float64). TRL's own ``GRPOTrainer._compute_loss`` is
 called on a stand-in for the trainer that holds only the attributes the loss reads (a full trainer
 would build a tokenizer, a dataset and an optimizer for nothing), each taken from TRL's DEFAULT
-``GRPOConfig`` unless a test overrides it; the course's is ``rl_loop.policy_loss``. What must match,
+``GRPOConfig`` unless a test overrides it; the course's is ``rl_objective.policy_loss``. What must match,
 to what tolerance:
 
 * TRL's default config (loss_type dapo, scale_rewards group, beta 0: no KL term): the GRADIENT is
@@ -140,7 +140,7 @@ def trl_loss(model, advantages, **overrides):  # type: ignore[no-untyped-def]
 def course_loss(model, loss_norm: str, beta: float, advantages, kl_estimator: str = "k3"):  # type: ignore[no-untyped-def]
     import torch
 
-    from course.lib.learning.rl_loop import policy_loss
+    from course.lib.learning.rl_objective import policy_loss
 
     prompt, completion, mask, ref_logps = batch()
     logp, _ = per_token_logps(model, torch.cat([prompt, completion], 1), MAX_COMPLETION)
@@ -170,7 +170,7 @@ def test_trls_default_config_is_the_one_this_file_names() -> None:
 def test_the_course_advantages_are_trls_for_both_reward_scalings() -> None:
     import torch
 
-    from course.lib.learning.rl_loop import group_advantages
+    from course.lib.learning.rl_objective import group_advantages
 
     for scale in ("none", "group"):
         ours = group_advantages(torch.tensor(REWARDS, dtype=torch.float64).view(-1, G), scale)
@@ -243,7 +243,7 @@ def test_the_loss_value_differs_on_purpose_trl_uses_the_ratio_the_course_log_pi(
     differ; the KL parts are the same k3 value (the correction's ratio is 1) normalised the same way."""
     import torch
 
-    from course.lib.learning.rl_loop import normalised
+    from course.lib.learning.rl_objective import normalised
 
     adv = trl_advantages("group")
     model = small_model()

@@ -10,7 +10,7 @@ part of the course (docs/architecture.md draws the map):
   evaluation/  Loop A: pipeline, summary, inspection, locked_room, shards, distribution_shift
   selection/   Loop B: best_of_n, pipeline, policy_comparison, passk_estimators
   learning/    Loop C: policy_gradient, bandit, two_step, kl_estimators, loss_normalisation, kl_tradeoff,
-               narration, bandit_story, demo_plots, rl_loop, reference_curves
+               narration, bandit_story, demo_plots, rl_config, rl_objective, rl_loop, rl_run, reference_curves
   policy/      what every policy shares: sampling, rollout_records, progress, training_problems, templates
   reporting/   seeing runs and every report: views (one module per kind of run), html, page_parts,
                scoring_sections, gate_section, report_files, rl_report, svg, plotting

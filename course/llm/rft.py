@@ -8,7 +8,7 @@ Seed 001's question "why not just train on the best-of-N?", made concrete on the
      with a 0/1 verifier: any pass is the best). Problems with no pass contribute nothing.
   2. the clone (supervised learning): a few passes over the kept (prompt, completion) pairs,
      minimising the negative log-likelihood of each completion's tokens. That is
-     ``course.lib.learning.rl_loop.policy_loss`` with advantage +1 on every kept sample and beta 0:
+     ``course.lib.learning.rl_objective.policy_loss`` with advantage +1 on every kept sample and beta 0:
      REINFORCE on frozen, filtered data, with no baseline and no negative signal. The failures
      are simply dropped, and the data never changes as the policy does (off-policy, offline).
 
@@ -21,19 +21,23 @@ than the one trained (``sampler``: e.g. the few-shot prompt as a teacher for the
 environment: context distillation); the kept completions are then trained after the
 *training* template's prompt, and the environment of every evaluation stays the training one.
 
-Not a CLI; ``python -m course.llm.rl --warm-start rft`` runs it before the RL steps.
+Not a CLI; ``python -m course.llm.rl --warm-start rft`` runs it (``warm_start``: the pool, the clone and
+their files in the run directory) before the RL steps.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.bundled import DEFAULT_DATASETS
-from course.lib.learning.rl_loop import policy_loss
+from course.lib.learning.rl_objective import policy_loss
 from course.lib.policy.training_problems import problem_stream, read_items
+from course.lib.records.jsonl import JsonlWriter
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,45 @@ def clone(
                 progress(done)
     policy.train_mode(False)
     return records
+
+
+def warm_start(policy: Any, s: RFTSettings, run_dir: Path, *, progress: Callable[[str, int], Any],
+               say: Callable[[str], None]) -> dict[str, Any]:
+    """RFT before the RL steps: rft_pool.jsonl (the kept samples), rft_log.jsonl and warm_start.safetensors
+    in ``run_dir``; returns the pool's statistics and the cloning's last losses for summary.json.
+    ``progress`` makes a progress line (``course.lib.policy.progress.ProgressLine``), ``say`` writes a diagnostic."""
+    t0 = time.time()
+    line = progress("rft pool: problems", s.problems)
+    pool, stats = build_pool(policy, s, progress=line.update)
+    line.clear()
+    say(f"RFT pool: {stats['strict_passes']}/{stats['samples']} strict passes over {s.problems} fresh problems "
+        f"x {s.samples} (sampled under the {s.sampler!r} template); best-of-{s.samples} kept {len(pool)} problems")
+    with JsonlWriter(run_dir / "rft_pool.jsonl") as w:
+        for k in pool:
+            w.write({"prompt": k.prompt, "expected_answer": k.answer, "completion": k.completion,
+                     "sample_index": k.sample_index, "sampler_template": s.sampler})
+    records: list[dict[str, Any]] = []
+    sha = ""
+    if not pool:
+        say("RFT: not one sample passed, so there is nothing to clone (the same wall RL meets); "
+            "the policy is unchanged")
+    else:
+        line = progress("rft clone: samples", len(pool) * s.epochs)
+        records = clone(policy, pool, s, progress=line.update)
+        line.clear()
+        with JsonlWriter(run_dir / "rft_log.jsonl") as w:
+            for r in records:
+                w.write(r)
+        sha = policy.save(run_dir / "warm_start.safetensors")  # the RFT policy alone: compare it with the final one
+        say(f"RFT policy: {policy.trained_name(sha)} (warm_start.safetensors)")
+    seconds = time.time() - t0
+    last = [r["nll_per_token"] for r in records if r["epoch"] == s.epochs]
+    say(f"RFT done in {seconds:.0f}s"
+        + (f": NLL/token of the kept samples, last epoch {sum(last) / len(last):.3f}" if last else ""))
+    return {"method": "rft", **stats, "policy": policy.trained_name(sha) if records else None, "epochs": s.epochs,
+            "batch_size": s.batch_size, "lr": s.lr,
+            "first_nll_per_token": records[0]["nll_per_token"] if records else None,
+            "last_epoch_nll_per_token": round(sum(last) / len(last), 6) if last else None, "seconds": round(seconds, 1)}
 
 
 if __name__ == "__main__":  # a library module: say so instead of silently doing nothing

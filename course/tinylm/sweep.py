@@ -16,37 +16,30 @@ Writes manifest.json, sweep.csv, sweep.md (the table below) and sweep.png (rewar
 
 from __future__ import annotations
 
+import argparse
 import csv
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from course.cli import STEPS, add_run_options, check_args, float_in, info, int_in, make_parser, run, seed
+from course.cli import add_run_options, float_in, info, int_in, make_parser, run, seed
 from course.errors import CourseError
 from course.instrument.rubric_registry import get_rubric
 from course.lib.extras import require
+from course.lib.learning.rl_config import MAX_STEPS, MAX_THREADS, TINYLM
 from course.lib.records.manifest import environment
 from course.lib.records.runs import atomic_run_dir, resolve_outdir, write_manifest
 from course.lib.reporting.plotting import plot_to
 from course.lib.visible import visible
-from course.tinylm import (  # its training loop (rl.train) and run writer (rl.write_run), not its main
-    MAX_TOKENS_LIMIT,
-    rl,
-)
-
-# More threads than a laptop has only oversubscribes the CPU (--threads 100000 had not finished a 3-item sample
-# after 120 s).
-THREADS = int_in(1, 64)
-
+from course.tinylm import rl  # its settings, training loop (rl.train) and run writer (rl.write_run), not its main
 
 MAX_BETAS = 16  # a curve of 16 points shows the trade-off; each point is a training run of minutes
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     return run(_main, argv)
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = make_parser(
         "python -m course.tinylm.sweep",
         "Train the tiny LM once per KL weight beta and tabulate final reward against KL to pi0.",
@@ -54,16 +47,21 @@ def _main(argv: Sequence[str] | None) -> int:
     )
     p.add_argument("--betas", type=float_in(0.0, 100.0), nargs="+", default=[0.0, 0.02, 0.1, 0.5],
                    help="KL weights to try (default 0 0.02 0.1 0.5)")
-    p.add_argument("--steps", type=STEPS, default=rl.DEFAULTS["steps"],
-                   help=f"steps per run (default {rl.DEFAULTS['steps']})")
+    p.add_argument("--steps", type=int_in(1, MAX_STEPS), default=TINYLM.steps,
+                   help=f"steps per run (default {TINYLM.steps})")
     p.add_argument("--seed", type=seed, default=0, help="seed shared by every run (default 0)")
     p.add_argument("--rubric", default="strict", help="training rubric (default strict)")
     add_run_options(p, "sweep directory (default: the next free runs/sweep_NNN)",
                     force="overwrite an existing sweep directory")
-    p.add_argument("--threads", type=THREADS, default=2, help="PyTorch threads (default 2)")
-    # make_parser always sets an epilog (the worked example)
-    p.epilog += "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run."  # type: ignore[operator]
-    args, passthrough = p.parse_known_args(argv)
+    p.add_argument("--threads", type=int_in(1, MAX_THREADS), default=TINYLM.threads,
+                   help=f"PyTorch threads (default {TINYLM.threads})")
+    p.epilog = (p.epilog or "") + (
+        "\nAny other option (e.g. --lr 1e-4 --group-size 4) is passed to every course.tinylm.rl run.")
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args, passthrough = build_parser().parse_known_args(argv)
     require("lm", "the tiny LM")  # the one rule for a missing extra: one line, exit 2, before any work
     if any(b < 0 for b in args.betas):
         raise CourseError("every beta must be >= 0")
@@ -76,32 +74,8 @@ def _main(argv: Sequence[str] | None) -> int:
     given = rl.build_parser().parse_args(passthrough)  # the runs' own --init/--pi0: never inside the sweep it replaces
     final = resolve_outdir(args.outdir, force=args.force, prefix="sweep", tool="course.tinylm.sweep",
                            inputs=(given.init, given.pi0))
-    rows: list[dict[str, Any]] = []
     with atomic_run_dir(final, force=args.force, prefix="sweep") as tmp:
-        for beta in args.betas:
-            run_args = rl.build_parser().parse_args(
-                ["--rubric", args.rubric, "--seed", str(args.seed), "--beta", str(beta), "--steps", str(args.steps),
-                 "--threads", str(args.threads), "--no-holdout", *passthrough]
-            )
-            check_args(run_args, MAX_TOKENS_LIMIT)
-            sub = tmp / f"beta_{beta:g}"
-            sub.mkdir()
-            info(f"=== beta {beta:g} ===")
-            t0 = time.time()
-            trained = rl.train(run_args, sub, label=f"beta {beta:g}: rl step")
-            s, _ = rl.write_run(run_args, sub, final / sub.name, trained, argv, t0)
-            t, e = s["final_train"], s["last_eval"]
-            rows.append({
-                "beta": beta,
-                "reward_last5": t["reward"],
-                "slice_strict_pass_end": round(e["slice_strict_pass"], 4),
-                "slice_strict_pass_start": round(s["first_eval"]["slice_strict_pass"], 4),
-                "kl_k1_per_token": t["kl_k1_per_token"],
-                "kl_k3_per_token": t["kl_k3_per_token"],
-                "kl_k1_per_sample": t["kl_k1_per_sample"],
-                "entropy_per_token": t["entropy_per_token"],
-                "run": sub.name,
-            })
+        rows = [run_beta(beta, args, passthrough, tmp, final, argv) for beta in args.betas]
         written = write_outputs(tmp, rows, args)
         # Last, as in every run: the manifest makes the sweep recognisably a run (--force may replace it).
         write_manifest(tmp, {
@@ -113,6 +87,34 @@ def _main(argv: Sequence[str] | None) -> int:
     print((final / "sweep.md").read_text(encoding="utf-8"), end="")
     print(f"Wrote {visible(str(final))}/ ({', '.join(written)}, one rl run per beta)")  # only files that exist
     return 0
+
+
+def run_beta(beta: float, args: Any, passthrough: list[str], tmp: Path, final: Path,
+             argv: Sequence[str] | None) -> dict[str, Any]:
+    """One course.tinylm.rl run (no holdout) with this beta, in ``tmp``/beta_<beta>; its row of the table."""
+    run_args = rl.build_parser().parse_args(
+        ["--rubric", args.rubric, "--seed", str(args.seed), "--beta", str(beta), "--steps", str(args.steps),
+         "--threads", str(args.threads), "--no-holdout", *passthrough]
+    )
+    s = rl.settings(run_args)
+    sub = tmp / f"beta_{beta:g}"
+    sub.mkdir()
+    info(f"=== beta {beta:g} ===")
+    t0 = time.time()
+    trained = rl.train(s, run_args, sub, label=f"beta {beta:g}: rl step")
+    summary = rl.write_run(s, run_args, sub, final / sub.name, trained, argv, t0)
+    t, e = summary["final_train"], summary["last_eval"]
+    return {
+        "beta": beta,
+        "reward_last5": t["reward"],
+        "slice_strict_pass_end": round(e["slice_strict_pass"], 4),
+        "slice_strict_pass_start": round(summary["first_eval"]["slice_strict_pass"], 4),
+        "kl_k1_per_token": t["kl_k1_per_token"],
+        "kl_k3_per_token": t["kl_k3_per_token"],
+        "kl_k1_per_sample": t["kl_k1_per_sample"],
+        "entropy_per_token": t["entropy_per_token"],
+        "run": sub.name,
+    }
 
 
 def write_outputs(out: Path, rows: list[dict[str, Any]], args: Any) -> list[str]:
@@ -140,7 +142,7 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], args: Any) -> list[str]
         )
     (out / "sweep.md").write_text("\n".join(md) + "\n", encoding="utf-8")
 
-    def draw(plt):
+    def draw(plt: Any) -> Any:
         fig, ax = plt.subplots(figsize=(6.5, 4.5))
         kl = [r["kl_k1_per_sample"] for r in rows]
         ax.plot(kl, [r["reward_last5"] for r in rows], "o-", color="tab:orange",

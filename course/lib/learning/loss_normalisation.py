@@ -28,7 +28,7 @@ loss_it = -A_i log pi_it + beta k_it, then the sum over tokens is divided.
 
 This module owns the arithmetic on plain numbers (standard library, no printing):
 ``advantages``, ``token_weights`` and ``weights_table``. The loop's torch version is
-``course.lib.learning.rl_loop.policy_loss``; tests check that its gradient per token is
+``course.lib.learning.rl_objective.policy_loss``; tests check that its gradient per token is
 this module's weight. ``python -m course.loss_normalisation`` prints the table.
 
 >>> advantages([1.0, 0.0, 0.0, 0.0], group=4, scale="none")
