@@ -55,7 +55,8 @@ import torch.nn.functional as F
 from course.errors import CourseError
 from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
 from course.lib.policy.templates import PromptTemplate, render
-from course.llm.decoder import decoder_for
+from course.llm.decoder import LlamaDecoder, decoder_for
+from course.llm.prefix_cache import prefix_kv
 
 DEFAULT_MAX_TOKENS = 48
 # Rows (items x samples) computed together. Fixed, not tuned to the machine: the batch composition
@@ -108,6 +109,32 @@ def check_fits(model: Any, prompt_tokens: int, max_tokens: int, where: str) -> N
                           "shorten the prompt or lower --max-tokens")
 
 
+def shared_prefix_length(rows: Sequence[Sequence[int]], shared: Sequence[int] | None) -> int:
+    """How many leading tokens the rows are read with as one prefix: ``shared`` (the template's own prefix,
+    ``template_prefix``) when every row begins with it and has a token after it, so that every batch
+    of the template keys the same cached prefix; else whatever the rows have in common.
+
+    >>> shared_prefix_length([[1, 2, 3, 4], [1, 2, 3, 5]], [1, 2])
+    2
+    >>> shared_prefix_length([[1, 2, 3, 4], [1, 9, 3, 5]], [1, 2])
+    1
+    """
+    n = len(shared) if shared else 0
+    if n and all(len(r) > n and list(r[:n]) == list(shared or ()) for r in rows):
+        return n
+    return common_prefix_length(rows)
+
+
+def template_prefix(tokenizer: Any, template: PromptTemplate) -> list[int]:
+    """The tokens every prompt of ``template`` begins with (chat header, system turn, worked examples):
+    what two prompts that differ from their first character share. Only a key for the prefix cache:
+    ``shared_prefix_length`` checks each batch against it, so a tokenizer that merges across the
+    boundary costs a cache miss, never a wrong prompt."""
+    probes = [tokenizer(render(tokenizer, template, text), add_special_tokens=False)["input_ids"]
+              for text in ("0 + 1?", "Name a colour.")]
+    return list(probes[0][: common_prefix_length(probes)])
+
+
 def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
     """How many leading tokens every row shares, leaving each row at least one token of its own.
 
@@ -143,13 +170,14 @@ def lay_out_for_sampling(model: torch.nn.Module) -> None:
 
 
 def split_prompts(
-    prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int
+    prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int, shared: Sequence[int] | None = None
 ) -> tuple[list[int], torch.Tensor, torch.Tensor]:
-    """Left-padded prompts (P, Lp) -> the prefix they all share (a list of c ids), and each prompt's own
-    tail, left-padded to W: tails (P, W) and which tail positions are real (P, W)."""
+    """Left-padded prompts (P, Lp) -> the prefix they all share (a list of c ids: ``shared`` if they all
+    begin with it, see ``shared_prefix_length``), and each prompt's own tail, left-padded to W: tails
+    (P, W) and which tail positions are real (P, W)."""
     P = prompt.shape[0]
     rows = [row[valid].tolist() for row, valid in zip(prompt.cpu(), prompt_valid.cpu())]
-    c = common_prefix_length(rows)
+    c = shared_prefix_length(rows, shared)
     W = max(len(r) - c for r in rows)
     tails = torch.full((P, W), pad, dtype=torch.long)
     tail_valid = torch.zeros((P, W), dtype=torch.bool)
@@ -175,10 +203,15 @@ def generate(
     temperature: float = 1.0,
     top_p: float = 1.0,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    shared_prefix: Sequence[int] | None = None,
+    keep_graph: bool = False,
 ) -> SampledBatch:
     """Sample ``group`` completions per rendered prompt; row b uses ``random.Random(row_seeds[b])``.
 
     ``len(row_seeds)`` must be ``len(texts) * group`` (prompt-major order). temperature 0 is greedy.
+    ``shared_prefix``: the template's prefix (``template_prefix``), read from the model's prefix cache
+    (``course.llm.prefix_cache``) with the lean decoder; ``keep_graph``: cache it with its autograd graph,
+    for the log-probability pass with gradients that follows in the same policy state (an RL step).
     """
     P, B = len(texts), len(texts) * group
     if P == 0 or len(row_seeds) != B:
@@ -191,7 +224,12 @@ def generate(
     rngs = [random.Random(s) for s in row_seeds]
 
     decoder = decoder_for(model)
-    next_logits, next_pos = decoder.prefill(*split_prompts(prompt, prompt_valid, pad), group, max_tokens)  # (B, V)
+    prefix, tails, tail_valid = split_prompts(prompt, prompt_valid, pad, shared_prefix)
+    if prefix and isinstance(decoder, LlamaDecoder):
+        kv = prefix_kv(model, prefix, graph=keep_graph)
+        next_logits, next_pos = decoder.prefill(prefix, tails, tail_valid, group, max_tokens, kv)  # (B, V)
+    else:
+        next_logits, next_pos = decoder.prefill(prefix, tails, tail_valid, group, max_tokens)
     chosen = torch.full((B, max_tokens), pad, dtype=torch.long)  # (B, K)
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long)
     sample_of = torch.arange(B)  # cache row -> the sampled row it holds
@@ -257,10 +295,11 @@ def sample_items(
     stream (``row_seed``). ``progress(items_done)``, if given, is called after each batch.
     """
     rendered = render_items(model, tokenizer, items, template, max_tokens)  # every refusal before the first draw
+    shared = template_prefix(tokenizer, template)
 
     def draw(texts: list[str], seeds: list[str]) -> SampledBatch:
         return generate(model, tokenizer, texts, seeds, group=n, temperature=temperature, top_p=top_p,
-                        max_tokens=max_tokens)
+                        max_tokens=max_tokens, shared_prefix=shared)
 
     return sample_in_batches(rendered, draw, n=n, seed=seed, seed_of=row_seed, rows_per_batch=rows_per_batch,
                              progress=progress)
