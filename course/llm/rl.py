@@ -292,7 +292,7 @@ def run_manifest(args: Any, policy: "LLMPolicy", loaded: dict[str, Any], trained
         "final_policy": {"file": trained.final_file, "sha256": trained.final_sha, "policy": summary["final_policy"]},
         "datasets": [input_fingerprint(p) for p in DEFAULT_DATASETS],
         "training_prompts": f"course.tinylm.sft_data.problem_stream('rl-prompts:{args.seed}', "
-                            "exclude=dev+holdout prompts)",
+                            "exclude=dev+holdout+benchmark-holdout prompts)",
         "torch": torch.__version__,
         "threads": policy.threads,
         "rl_log_sha256": trained.log_sha256,

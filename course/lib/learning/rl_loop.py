@@ -64,11 +64,11 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from course.instrument.rubric_registry import get_rubric
 from course.instrument.spec_v1 import score as strict_score
-from course.lib.bundled import DEFAULT_DATASETS, MATH_HOLDOUT
+from course.lib.bundled import DEFAULT_DATASETS, MATH_HOLDOUT, TRAINING_EXCLUDED
 from course.lib.evaluation.locked_room import Outcomes, decide, load_outcomes, render
 from course.lib.evaluation.pipeline import evaluate
 from course.lib.policy.report import story_line, tail_means, write_curves
-from course.lib.policy.training_problems import problem_stream, read_items
+from course.lib.policy.training_problems import problem_stream, read_items, read_prompts
 from course.lib.records.jsonl import JsonlWriter, dumps_line
 from course.lib.records.manifest import peak_rss_kib
 from course.lib.records.runs import write_json, write_manifest, write_text
@@ -277,10 +277,9 @@ def train(s: LoopSettings, policy: RLPolicy, run_dir: Path, *, progress: Progres
 
 def training_data(s: LoopSettings) -> tuple[list[dict[str, Any]], Iterator[Any]]:
     """The fixed evaluation slice (the first ``slice_items`` math_dev items) and the endless stream
-    of training problems, seeded by ``seed``, that never repeats a dev or holdout prompt."""
-    dev_path, holdout_path = DEFAULT_DATASETS
-    dev_all = read_items(dev_path)
-    excluded = [it["prompt"] for it in dev_all + read_items(holdout_path)]
+    of training problems, seeded by ``seed``, that never repeats a dev, holdout or benchmark-holdout prompt."""
+    dev_all = read_items(DEFAULT_DATASETS[0])
+    excluded = read_prompts(TRAINING_EXCLUDED)
     return dev_all[: s.slice_items], problem_stream(f"rl-prompts:{s.seed}", excluded)
 
 
