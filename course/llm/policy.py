@@ -24,8 +24,9 @@ parameters to update, save them. ``LLMPolicy`` answers them for a transformers c
 
 Reading each prompt once: every prompt of a template begins with the same tokens (the chat
 header, the system prompt, the worked examples: ~110 of the ~140 tokens of a few-shot
-prompt), and the G samples of one prompt share all of it. ``completion_logprobs`` reads the
-common prefix ONCE (batch 1) and repeats its keys and values for the P prompts; then each
+prompt), and the G samples of one prompt share all of it. ``completion_logprobs`` takes the
+common prefix's keys and values from the model's prefix cache (``course.llm.prefix_cache``: read
+once per policy state, batch 1, shared with sampling) and repeats them for the P prompts; then each
 prompt is one row: its own tail, followed by its G completions side by side, each completion
 attending to the prompt and to its own earlier tokens only (a block-diagonal mask) at the
 positions it had when it was sampled. The result is exactly the log-probability the model

@@ -18,7 +18,8 @@ a rerun on the same machine is byte-identical.
 
 How a batch is computed. Every prompt of a template begins with the same tokens (the chat
 header, the system prompt and the worked examples: ~120 of a few-shot prompt's ~145), so the
-prefill is in two parts: that shared prefix is read ONCE (batch 1), then each prompt's own tail
+prefill is in two parts: that shared prefix is read ONCE (batch 1; with the lean decoder, once per
+policy state, from the model's prefix cache, ``course.llm.prefix_cache``), then each prompt's own tail
 (~25 tokens), left-padded and placed after the prefix ([prefix | padding | tail], the padding
 masked out of every key, the tail's positions continuing the prefix's): each row computes exactly
 its own prompt, up to float rounding. Only the last position's logits are computed. Each prompt's
