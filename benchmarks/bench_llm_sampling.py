@@ -338,10 +338,10 @@ def main() -> int:
     # --- 1. the bound ------------------------------------------------------------------------------------
     print("\nthe bound: float32 torch.matmul at the model's shapes (all blocks' projections; "
           "+ the LM head when decoding)")
-    # round 0's prefill calls: (rows, columns, s)
+    # round 0's prefill calls: (rows, columns, s); this tree's are the prefix cache's forward, then the tails
     (old_pre, _), (new_pre, _) = phases["baseline"][0], phases["this tree"][0]
     shapes = [(f"prefill, {old_pre[0][0]} whole prompts", old_pre[0][0] * old_pre[0][1], False)]
-    shapes += [("prefill, the prefix once + tails", rows * cols, False) for rows, cols, _ in new_pre]
+    shapes += [(f"prefill, this tree, call {i + 1}", rows * cols, False) for i, (rows, cols, _) in enumerate(new_pre)]
     shapes += [(f"decode, {P * G} rows", P * G, True), ("decode, 13 rows", 13, True), ("decode, 1 row", 1, True)]
     for label, m, head in shapes:
         m = max(1, m)
