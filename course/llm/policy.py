@@ -209,9 +209,10 @@ class LLMPolicy:
                  max_tokens: int, template: str | None = None) -> SampledBatch:
         """Sample from the current policy; ``template`` names another prompt template (RFT's sampler only)."""
         # The run's template: its prefix is cached with its graph, for the pi pass of the same step.
+        shared = self.shared_prefix if template is None else template_prefix(self.tokenizer, get_template(template))
         return generate(self.model, self.tokenizer, self.render(prompts, template), row_seeds, group=group,
-                        temperature=temperature, max_tokens=max_tokens,
-                        shared_prefix=self.shared_prefix if template is None else None, keep_graph=template is None)
+                        temperature=temperature, max_tokens=max_tokens, shared_prefix=shared,
+                        keep_graph=template is None)
 
     def teacher_batch(self, prompts: Sequence[str], completions: Sequence[Sequence[int]]) -> SampledBatch:
         """Given completions (token ids, end token included) after the run template's prompts, as a
