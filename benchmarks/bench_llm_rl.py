@@ -67,6 +67,9 @@ RECIPE = [
 # Targets (issue 32): one run <= 10 minutes on 2 cores, under 6 GB; a total lift >= +15 points on the mean of the
 # seeds and >= +10 on every seed; RL over the warm start significant on every seed.
 BUDGET_S, MEMORY_MB, LIFT, MEAN_LIFT = 10 * 60, 6 * 1024, 0.10, 0.15
+# Targets (issue 43): one run <= 300 s on 2 quiet cores, peak memory <= 4.5 GB, a total lift >= +20 points on the mean
+# of seeds 0-4 and >= +15 on every seed, RL over the warm start significant on every seed.
+BUDGET_43_S, MEMORY_43_MB, LIFT_43, MEAN_LIFT_43 = 300, 4.5 * 1024, 0.15, 0.20
 
 CHILD = CHILD_PRELUDE + """
 import resource, sys
@@ -303,6 +306,15 @@ def main() -> int:
                   f"its gate accepts on {sum(rl_significant)} of {len(runs)} seeds")
         print(f"targets (issue 32): {verdict}")
         rec.remark(f"Targets (issue 32): {verdict}.")
+        checks_43 = {f"total lift >= {100 * MEAN_LIFT_43:.0f} points on the mean of the seeds":
+                     mean_lift >= MEAN_LIFT_43,
+                     f"total lift >= {100 * LIFT_43:.0f} points on every seed": all(x >= LIFT_43 for x in lifts),
+                     "RL over the warm start significant on every seed": all(rl_significant),
+                     f"wall <= {BUDGET_43_S} s (every run)": all(r["wall"] <= BUDGET_43_S for r in runs),
+                     f"peak memory <= {MEMORY_43_MB:.0f} MB": all(r["rss_mb"] <= MEMORY_43_MB for r in runs)}
+        verdict_43 = "; ".join(f"{what}: {'met' if met else 'NOT met'}" for what, met in checks_43.items())
+        print(f"targets (issue 43; wall and memory on 2 quiet cores): {verdict_43}")
+        rec.remark(f"Targets (issue 43; wall and memory on 2 quiet cores): {verdict_43}.")
         rec.remark("Command (per seed): `"
                    + runs[0]["command"].replace(str(base / f"llm_rl_seed{runs[0]['seed']}"), "OUT")
                    .replace(f"--seed {runs[0]['seed']}", "--seed SEED") + "`.")
