@@ -20,6 +20,12 @@ peak memory is measured (``record.peak_rss_kib`` inside it), then reads each run
     interval, its p-value and its own gate (min delta 0, significance required)
   * the share of groups with no signal (all rewards equal): among every group drawn (the policy's
     own share: what the loop trains on without dynamic sampling) and among the groups trained on
+  * then, unless ``--no-transfer``, what the run's adapters do off the small holdout and off the training
+    template (benchmarks/llm_transfer.py, in its own child process after the run, outside its wall time):
+    pi0, the warm start and the final policy on the 400-item benchmark holdout under the run's template
+    (per-seed intervals narrow enough to read: the 50-item holdout's span about +-10 points), and the
+    transfer table: the course holdout under ``plain`` and the GSM8K-format sample under ``gsm8k_final``
+    and ``plain``, each with the lifts and their paired intervals
 
 Targets (issue 32): one run at most 10 minutes on 2 CPU cores, under 6 GB of memory; a total lift of
 at least +15 points on the mean of the seeds and +10 on every seed; RL over the warm start
@@ -61,6 +67,9 @@ RECIPE = [
 # Targets (issue 32): one run <= 10 minutes on 2 cores, under 6 GB; a total lift >= +15 points on the mean of the
 # seeds and >= +10 on every seed; RL over the warm start significant on every seed.
 BUDGET_S, MEMORY_MB, LIFT, MEAN_LIFT = 10 * 60, 6 * 1024, 0.10, 0.15
+# Targets (issue 43): one run <= 300 s on 2 quiet cores, peak memory <= 4.5 GB, a total lift >= +20 points on the mean
+# of seeds 0-4 and >= +15 on every seed, RL over the warm start significant on every seed.
+BUDGET_43_S, MEMORY_43_MB, LIFT_43, MEAN_LIFT_43 = 300, 4.5 * 1024, 0.15, 0.20
 
 CHILD = CHILD_PRELUDE + """
 import resource, sys
@@ -69,6 +78,44 @@ code = main(sys.argv[1:])
 print(f"MAXRSS_KB {peak_rss_kib()}", file=sys.stderr)
 raise SystemExit(code)
 """
+
+
+def transfer(outdir: Path, args: argparse.Namespace, extra: list[str]) -> dict:
+    """benchmarks/llm_transfer.py on one run directory, in a child process: its tables (llm_transfer.tables)."""
+    from llm_transfer import tables
+
+    model = extra[extra.index("--model"):][:2] if "--model" in extra else []  # the model the run trained
+
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve().parent / "llm_transfer.py"), str(outdir),
+                           "--threads", str(args.threads), "--samples", str(args.transfer_samples),
+                           "--bench-samples", str(args.bench_samples), *model],
+                          cwd=ROOT, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+        raise SystemExit(f"benchmarks/llm_transfer.py failed with exit code {proc.returncode}")
+    return tables(json.loads(proc.stdout))
+
+
+def cell(x: dict) -> str:
+    """A pass@1 and its interval, in percent."""
+    return f"{100 * x['pass_at_1']:5.1f}% [{100 * x['ci95'][0]:.1f}, {100 * x['ci95'][1]:.1f}]"
+
+
+def lift_cell(x: dict | None) -> str:
+    """A lift and its paired-bootstrap interval, in points."""
+    return "-" if x is None else f"{x['points']:+.1f} [{x['ci95_points'][0]:+.1f}, {x['ci95_points'][1]:+.1f}]"
+
+
+def print_tables(seed: int, t: dict) -> None:
+    """One seed's benchmark-holdout and transfer table."""
+    print(f"  seed {seed}, the same adapters elsewhere (strict pass@1, items as the unit; lifts paired over items):")
+    print(f"    {'split':14s} {'template':12s} {'items x n':>9s}  {'pi0':22s} {'warm start':22s} {'final':22s} "
+          f"{'final - pi0':22s} final - warm start")
+    for split, row in t.items():
+        warm = cell(row["warm_start"]) if "warm_start" in row else "-"
+        print(f"    {split:14s} {row['template']:12s} {row['items']:>4d} x {row['samples']:<2d}  "
+              f"{cell(row['pi0']):22s} {warm:22s} {cell(row['final']):22s} {lift_cell(row.get('lift')):22s} "
+              f"{lift_cell(row.get('rl_lift'))}")
 
 
 def run_rl(argv: list[str]) -> tuple[float, float]:
@@ -111,8 +158,11 @@ def one_run(seed: int, args: argparse.Namespace, extra: list[str], outdir: Path)
         print(f"  RFT pool: {warm['strict_passes']}/{warm['samples']} strict passes, {warm['problems_kept']} of "
               f"{warm['problems']} problems kept (sampled under {warm['sampler_template']!r})")
     print(f"  no-signal groups: {no_signal_text(z)}")
+    tables = None if args.no_transfer else transfer(outdir, args, extra)
+    if tables is not None:
+        print_tables(seed, tables)
     return {"seed": seed, "argv": argv, "command": command, "wall": wall, "rss_mb": rss_mb, "summary": summary,
-            "load": (load[0], end_load[0])}
+            "load": (load[0], end_load[0]), "transfer": tables}
 
 
 def span(c: dict) -> str:
@@ -166,6 +216,20 @@ def record_seed(rec: Recorder, r: dict) -> None:
                digits=3)
     rec.figure(f"seed{s}_no_signal_trained", z["no_signal_groups_mean"], "",
                f"seed {s}: share of groups trained on with all-equal rewards", digits=3)
+    for split, row in (r.get("transfer") or {}).items():
+        where = f"seed {s}: {split} ({row['items']} items x {row['samples']}, {row['template']} template)"
+        for name in ("pi0", "warm_start", "final"):
+            if name in row:
+                rec.figure(f"seed{s}_{split}_{name}_pass_at_1", row[name]["pass_at_1"], "",
+                           f"{where}: strict pass@1 of {name.replace('_', ' ')}", digits=4)
+        for tag, what in (("lift", "final - pi0"), ("rl_lift", "final - warm start")):
+            if tag in row:
+                x = row[tag]
+                rec.figure(f"seed{s}_{split}_{tag}_points", x["points"], "points", f"{where}: {what}", digits=1)
+                rec.figure(f"seed{s}_{split}_{tag}_low_points", x["ci95_points"][0], "points",
+                           f"{where}: {what}, paired-bootstrap 95% interval, low end", digits=1)
+                rec.figure(f"seed{s}_{split}_{tag}_high_points", x["ci95_points"][1], "points",
+                           f"{where}: {what}, paired-bootstrap 95% interval, high end", digits=1)
 
 
 def main() -> int:
@@ -178,6 +242,12 @@ def main() -> int:
                     help="keep the run directories here, one per seed (default: a temp dir, deleted)")
     ap.add_argument("--repeat", action="store_true",
                     help="rerun the first seed and compare rl_log.jsonl and final.safetensors bytes")
+    ap.add_argument("--no-transfer", action="store_true",
+                    help="leave out the benchmark holdout and the transfer table (benchmarks/llm_transfer.py)")
+    ap.add_argument("--bench-samples", type=int, default=4,
+                    help="samples per item of the 400-item benchmark holdout (default 4)")
+    ap.add_argument("--transfer-samples", type=int, default=8,
+                    help="samples per item of the transfer table's other splits (default 8, the holdout's)")
     add_arguments(ap)
     args, extra = ap.parse_known_args()
     rec = Recorder.from_args("bench_llm_rl", args)
@@ -236,6 +306,15 @@ def main() -> int:
                   f"its gate accepts on {sum(rl_significant)} of {len(runs)} seeds")
         print(f"targets (issue 32): {verdict}")
         rec.remark(f"Targets (issue 32): {verdict}.")
+        checks_43 = {f"total lift >= {100 * MEAN_LIFT_43:.0f} points on the mean of the seeds":
+                     mean_lift >= MEAN_LIFT_43,
+                     f"total lift >= {100 * LIFT_43:.0f} points on every seed": all(x >= LIFT_43 for x in lifts),
+                     "RL over the warm start significant on every seed": all(rl_significant),
+                     f"wall <= {BUDGET_43_S} s (every run)": all(r["wall"] <= BUDGET_43_S for r in runs),
+                     f"peak memory <= {MEMORY_43_MB:.0f} MB": all(r["rss_mb"] <= MEMORY_43_MB for r in runs)}
+        verdict_43 = "; ".join(f"{what}: {'met' if met else 'NOT met'}" for what, met in checks_43.items())
+        print(f"targets (issue 43; wall and memory on 2 quiet cores): {verdict_43}")
+        rec.remark(f"Targets (issue 43; wall and memory on 2 quiet cores): {verdict_43}.")
         rec.remark("Command (per seed): `"
                    + runs[0]["command"].replace(str(base / f"llm_rl_seed{runs[0]['seed']}"), "OUT")
                    .replace(f"--seed {runs[0]['seed']}", "--seed SEED") + "`.")

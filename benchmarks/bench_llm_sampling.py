@@ -21,7 +21,13 @@ On one batch of the recipe's shape (``--prompts`` math_dev items under the few-s
   3. Hugging Face ``generate`` on the same batch (``num_return_sequences``, ``do_sample``, top-k off);
   4. one RL step of ``course.llm.rl`` on that batch (LoRA adapters, rank 8), phase by phase: sampling,
      scoring, the policy's log-probabilities, pi0's, the loss and backward (the second of two steps:
-     the first warms the kernels up).
+     the first warms the kernels up), the log-probability passes and the backward each beside its own
+     matmul bound (the products at the positions it must read), measured in the same run.
+
+Each phase is reported as a fraction of its bound (products alone / measured: 1.0 would be a phase that
+does nothing but its matrix products at this machine's matmul speed). This tree reads the template's
+shared prefix once per policy state (``course.llm.prefix_cache``); each round starts from an empty cache,
+as each RL step's sampling does after an optimizer step, so its prefill counts that one prefix forward.
 
 The load average (1 minute) before and after is printed; a figure measured on a busy machine
 says so in the record's note. These are what this run saw, not product promises.
@@ -105,11 +111,24 @@ class ForwardClock:
 
 class DecoderClock:
     """Times this tree's sampler by its decoder's calls (the lean decoder never calls ``model.forward``):
-    a prefill as (1, positions computed, s), the shared prefix once plus every tail; a step as (rows, 1, s)."""
+    a prefill as (1, positions computed, s): the tails, and the shared prefix when the decoder reads it
+    itself; the prefix cache's forward of the prefix (``course.llm.prefix_cache``) as (1, c, s), a prefill
+    too; a step as (rows, 1, s)."""
 
     def __init__(self, sampler: Any) -> None:
+        from course.llm import prefix_cache
+
         self.sampler, self.calls = sampler, []
         self._orig = sampler.decoder_for
+        self._cache, self._compute = prefix_cache, prefix_cache._compute
+
+        def timed_compute(model: Any, tokens: Any, *rest: Any) -> Any:
+            t0 = time.perf_counter()
+            out = self._compute(model, tokens, *rest)
+            self.calls.append((1, len(tokens), time.perf_counter() - t0))
+            return out
+
+        prefix_cache._compute = timed_compute
 
         def timed_decoder(model: Any) -> Any:
             decoder = self._orig(model)
@@ -118,7 +137,8 @@ class DecoderClock:
             def timed_prefill(prefix: list[int], tails: Any, *rest: Any) -> Any:
                 t0 = time.perf_counter()
                 out = prefill(prefix, tails, *rest)
-                self.calls.append((1, len(prefix) + tails.numel(), time.perf_counter() - t0))
+                cached = len(rest) > 3 and rest[3] is not None  # the prefix's keys came from the cache
+                self.calls.append((1, (0 if cached else len(prefix)) + tails.numel(), time.perf_counter() - t0))
                 return out
 
             def timed_step(tokens: Any, pos: Any, *rest: Any) -> Any:
@@ -138,6 +158,7 @@ class DecoderClock:
 
     def remove(self) -> None:
         self.sampler.decoder_for = self._orig
+        self._cache._compute = self._compute
 
 
 class MatmulBound:
@@ -173,9 +194,28 @@ class MatmulBound:
             self.memo[key] = t + (self._time(m, *self.head, column_major) if head else 0.0)
         return self.memo[key]
 
+    def head_seconds(self, m: int, column_major: bool) -> float:
+        """The LM head alone at M rows (the log-probability passes run it only where a token was chosen)."""
+        key = (m, "head", column_major)
+        if key not in self.memo:
+            self.memo[key] = self._time(max(1, m), *self.head, column_major)
+        return self.memo[key]
+
     def flops(self, m: int, head: bool) -> float:
         return 2.0 * m * (self.layers * sum(k * n for k, n in self.block)
                           + (self.head[0] * self.head[1] if head else 0))
+
+
+def logprob_shapes(ro: Any, shared: Any) -> tuple[int, int, int]:
+    """What a log-probability pass must compute, at least: (the real positions read after the shared prefix,
+    each prompt's tail and its completions' tokens; the chosen tokens, where the LM head runs; the prefix's
+    length c, which the pass reads from the cache and the backward pass goes through once)."""
+    from course.llm.sampler import shared_prefix_length
+
+    rows = [row[valid].tolist() for row, valid in zip(ro.prompt_tokens, ro.prompt_valid)]
+    c = shared_prefix_length(rows, shared)
+    chosen = int(ro.mask.sum())
+    return sum(len(r) - c for r in rows) + chosen, chosen, c
 
 
 def split_phases(
@@ -207,6 +247,7 @@ def main() -> int:
     from course.lib.records.formats import read_dataset
     from course.llm import sampler
     from course.llm.load import load_llm
+    from course.llm.prefix_cache import forget
 
     set_threads(args.threads)
     load_start = load_average()
@@ -238,6 +279,8 @@ def main() -> int:
         outs = {}
         for name in order:
             mod, llm = sides[name]
+            if name == "this tree":  # as at every RL step's sampling: the prefix read once, for this batch's state
+                forget(llm.model)
             clocks[name].take()
             t0 = time.perf_counter()
             outs[name] = mod.generate(llm.model, llm.tokenizer, texts, seeds, group=G, temperature=1.0, max_tokens=K)
@@ -268,8 +311,9 @@ def main() -> int:
         other = sum(seconds[name]) - pre_s - dec_s
         print(f"  {name:9s}: {rate[name]:6.2f} completions/s ({sum(seconds[name]):.1f} s); prefill {pre_s:5.2f} s "
               f"({pre_cols / pre_s:6.0f} positions/s, {prompt_tokens / pre_s:6.0f} prompt tokens/s; products alone "
-              f"{pre_bound:5.2f} s), decode {dec_s:5.2f} s ({dec_rows / dec_s:5.0f} tokens/s over {dec_rows} rows; "
-              f"products alone {dec_bound:5.2f} s), the rest (drawing, decoding text) {other:4.2f} s")
+              f"{pre_bound:5.2f} s: {pre_bound / pre_s:.0%} of the bound), decode {dec_s:5.2f} s "
+              f"({dec_rows / dec_s:5.0f} tokens/s over {dec_rows} rows; products alone {dec_bound:5.2f} s: "
+              f"{dec_bound / dec_s:.0%} of the bound), the rest (drawing, decoding text) {other:4.2f} s")
         key = "baseline" if name == "baseline" else "new"
         rec.figure(f"{key}_completions_per_s", rate[name], "completions/s", f"{name}: completions per second", digits=2)
         rec.figure(f"{key}_prefill_s", pre_s, "s", f"{name}: prefill seconds over {args.rounds} batches", digits=2)
@@ -280,6 +324,10 @@ def main() -> int:
                    f"{name}: the same decode steps' matrix products alone", digits=2)
         rec.figure(f"{key}_decode_tokens_per_s", dec_rows / dec_s, "tokens/s",
                    f"{name}: decode tokens per second", digits=0)
+        rec.figure(f"{key}_prefill_of_bound", pre_bound / pre_s, "",
+                   f"{name}: prefill at this fraction of its matmul bound (products alone / measured)", digits=2)
+        rec.figure(f"{key}_decode_of_bound", dec_bound / dec_s, "",
+                   f"{name}: decode at this fraction of its matmul bound (products alone / measured)", digits=2)
     print(f"  speed-up: {ratio:.2f}x (median of the per-round ratios baseline / this tree); "
           f"completions whose token ids differ: {differ} of {total} (float rounding: the same uniforms drive both)")
     rec.figure("speedup", ratio, "×",
@@ -290,10 +338,10 @@ def main() -> int:
     # --- 1. the bound ------------------------------------------------------------------------------------
     print("\nthe bound: float32 torch.matmul at the model's shapes (all blocks' projections; "
           "+ the LM head when decoding)")
-    # round 0's prefill calls: (rows, columns, s)
+    # round 0's prefill calls: (rows, columns, s); this tree's are the prefix cache's forward, then the tails
     (old_pre, _), (new_pre, _) = phases["baseline"][0], phases["this tree"][0]
     shapes = [(f"prefill, {old_pre[0][0]} whole prompts", old_pre[0][0] * old_pre[0][1], False)]
-    shapes += [("prefill, the prefix once + tails", rows * cols, False) for rows, cols, _ in new_pre]
+    shapes += [(f"prefill, this tree, call {i + 1}", rows * cols, False) for i, (rows, cols, _) in enumerate(new_pre)]
     shapes += [(f"decode, {P * G} rows", P * G, True), ("decode, 13 rows", 13, True), ("decode, 1 row", 1, True)]
     for label, m, head in shapes:
         m = max(1, m)
@@ -328,7 +376,7 @@ def main() -> int:
 
     # --- 4. one RL step, phase by phase -------------------------------------------------------------------------
     if not args.no_step:
-        from course.lib.learning.rl_loop import policy_loss
+        from course.lib.learning.rl_objective import policy_loss
         from course.llm.policy import LLMPolicy
 
         clocks["this tree"].remove()  # type: ignore[attr-defined]
@@ -350,6 +398,7 @@ def main() -> int:
             ro = policy.generate([e.prompt for e in chunk], seeds, group=G, temperature=1.0, max_tokens=K)
             policy.train_mode(True)
             lap()
+            shapes.append(logprob_shapes(ro, policy.shared_prefix))
             rewards = torch.tensor([score({"expected_answer": chunk[k // G].expected_answer}, x)["reward"]
                                     for k, x in enumerate(ro.texts)])
             adv = (rewards.view(P, G) - rewards.view(P, G).mean(dim=1, keepdim=True)).view(-1)
@@ -366,6 +415,7 @@ def main() -> int:
             lap()
             return times
 
+        shapes: list[tuple[int, int, int]] = []
         one_step()  # the first step warms up the backward's kernels and builds the optimizer's state: not timed
         times = one_step()
         names = ("sampling", "scoring", "log-probs (policy)", "log-probs (pi0)", "loss + backward + Adam")
@@ -374,6 +424,20 @@ def main() -> int:
         for n, s in zip(names, times):
             rec.figure("step_" + n.split(" (")[0].replace(" + ", "_").replace("-", "").replace(" ", "_")
                        + ("_pi0" if "pi0" in n else ""), s, "s", f"one RL step: {n}", digits=2)
+        # The bound of each pass: the projections at its real positions and the LM head at its chosen tokens (the
+        # adapters' rank-8 products add under 3 % and are left out); the backward computes input gradients only
+        # (the model's weights are frozen): the same products again, through the prefix once more.
+        positions, chosen, c = shapes[-1]
+        forward = bound.seconds(positions, False, True) + bound.head_seconds(chosen, True)
+        backward = bound.seconds(positions + c, False, True) + bound.head_seconds(chosen, True)
+        print(f"  against the matmul bound ({positions} positions after the {c}-token prefix, {chosen} chosen tokens): "
+              f"log-probs (policy) {forward:.2f} s = {forward / times[2]:.0%} of the bound, log-probs (pi0) "
+              f"{forward / times[3]:.0%}, loss + backward + Adam {backward:.2f} s = {backward / times[4]:.0%}")
+        for key, bound_s, took in (("logprobs", forward, times[2]), ("logprobs_pi0", forward, times[3]),
+                                   ("backward", backward, times[4])):
+            rec.figure(f"step_{key}_bound_s", bound_s, "s", f"one RL step: {key}' matrix products alone", digits=2)
+            rec.figure(f"step_{key}_of_bound", bound_s / took, "", f"one RL step: {key} at this fraction of its "
+                       "matmul bound", digits=2)
     end = load_average()
     print(f"\nload average (1 min): {load_start} at start, {end} at the end")
     if max(load_start, end) > 1.5 * (os.cpu_count() or 1):

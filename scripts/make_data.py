@@ -8,6 +8,13 @@ This script is the only author of these files (never edit them by hand):
     data/rollouts/selection_pack_holdout.jsonl 8 samples per holdout item
     data/rollouts/frozen_rollouts_dev.jsonl    one completion per item = sample 0 of its pack
     data/rollouts/frozen_rollouts_holdout.jsonl
+    data/datasets/math_bench_holdout.jsonl    400 items  (disjoint from both; benchmarks only, see below)
+
+The benchmark holdout is drawn last, from the same generator and the same rule (one item in
+twenty a big one), so dev and holdout are the same bytes with or without it. It is not the
+student's holdout: benchmarks/bench_llm_rl.py measures the real LLM's recipe on it beside the
+50-item course holdout, because 50 items give one seed's lift an interval of about +-10 points.
+No learning run trains on it (``course.lib.bundled.TRAINING_EXCLUDED``).
 
 The formats are documented in docs/formats.md.
 
@@ -67,6 +74,7 @@ from course.lib.reward_spec.problems import RUNNING_EXAMPLE, Problem, make_probl
 DEFAULT_SEED = 3
 N_DEV = 100
 N_HOLDOUT = 50
+N_BENCH = 400  # the benchmark holdout: enough items that one seed's interval is about +-4 points
 N_SAMPLES = 8
 HARD_EVERY = 20  # one item in twenty has an answer of four digits
 POLICY = "sim-policy-v1"
@@ -359,6 +367,9 @@ def build(seed: int) -> tuple[dict[str, str], dict[str, list[tuple[dict[str, Any
         files[f"data/rollouts/selection_pack_{split}.jsonl"] = _jsonl(pack)
         files[f"data/rollouts/frozen_rollouts_{split}.jsonl"] = _jsonl(frozen)
         scored[split] = rows
+    # The benchmark holdout: drawn after dev and holdout (their prompts are taken), a dataset only.
+    bench = make_split(seed, "bench", N_BENCH, taken)
+    files["data/datasets/math_bench_holdout.jsonl"] = _jsonl([dataset_record(i, p) for i, p in bench])
     return files, scored
 
 

@@ -17,11 +17,16 @@ DATA = PROJECT_ROOT / "data"
 # The datasets and rollouts, relative to the root (see above).
 MATH_DEV = "data/datasets/math_dev.jsonl"
 MATH_HOLDOUT = "data/datasets/math_holdout.jsonl"
+# The benchmark holdout (scripts/make_data.py): 400 generator items disjoint from dev and holdout, for the
+# benchmarks' per-seed figures (benchmarks/bench_llm_rl.py); the student's holdout stays math_holdout.
+MATH_BENCH_HOLDOUT = "data/datasets/math_bench_holdout.jsonl"
 FROZEN_ROLLOUTS_DEV = "data/rollouts/frozen_rollouts_dev.jsonl"
 SELECTION_PACK_DEV = "data/rollouts/selection_pack_dev.jsonl"
 
 # Dev and holdout: what every policy is measured on, so what no learning run ever trains on.
 DEFAULT_DATASETS = (PROJECT_ROOT / MATH_DEV, PROJECT_ROOT / MATH_HOLDOUT)
+# What no learning run trains on: every split a policy is measured on, the benchmark holdout included.
+TRAINING_EXCLUDED = (*DEFAULT_DATASETS, PROJECT_ROOT / MATH_BENCH_HOLDOUT)
 
 # The tiny LM's reference policy pi0, its provenance, and pi0 sampled on math_dev (the shift table's left side).
 PI0_PATH = DATA / "tinylm" / "pi0.pt"

@@ -210,9 +210,12 @@ class LlamaDecoder:
     # --- the public steps ----------------------------------------------------------------------------------
     @torch.no_grad()
     def prefill(self, prefix: list[int], tails: torch.Tensor, tail_valid: torch.Tensor, group: int,
-                room: int) -> tuple[torch.Tensor, torch.Tensor]:
+                room: int, prefix_kv: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
         """Read P prompts that begin with the same ``prefix`` (c tokens), then each its own left-padded
-        tail (P, W), and make room for ``group`` samples of each and ``room`` more tokens.
+        tail (P, W), and make room for ``group`` samples of each and ``room`` more tokens. ``prefix_kv``:
+        the prefix's keys and values per block, (1, Hk, c, D) each, already computed (the model's prefix
+        cache, ``course.llm.prefix_cache``); then the prefix is not read again.
 
         Returns the next-token logits (P * group, V) float32 and each row's next position (P * group,).
         The prefix is computed once (batch 1) and kept once; the tails read it through the cache, their
@@ -222,7 +225,10 @@ class LlamaDecoder:
         P, W = tails.shape
         c = len(prefix)
         self.length = 0
-        if c:
+        if c and prefix_kv is not None:
+            self.prefix_keys = [k.detach() for k in prefix_kv[0]]
+            self.prefix_values = [v.detach() for v in prefix_kv[1]]
+        elif c:
             self._forward(torch.tensor([prefix], dtype=torch.long), torch.arange(c)[None],
                           torch.ones(1, 1, 1, 1, dtype=torch.bool), prefix_pass=True)
         self._allocate(P, W)

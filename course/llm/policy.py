@@ -24,8 +24,9 @@ parameters to update, save them. ``LLMPolicy`` answers them for a transformers c
 
 Reading each prompt once: every prompt of a template begins with the same tokens (the chat
 header, the system prompt, the worked examples: ~110 of the ~140 tokens of a few-shot
-prompt), and the G samples of one prompt share all of it. ``completion_logprobs`` reads the
-common prefix ONCE (batch 1) and repeats its keys and values for the P prompts; then each
+prompt), and the G samples of one prompt share all of it. ``completion_logprobs`` takes the
+common prefix's keys and values from the model's prefix cache (``course.llm.prefix_cache``: read
+once per policy state, batch 1, shared with sampling) and repeats them for the P prompts; then each
 prompt is one row: its own tail, followed by its G completions side by side, each completion
 attending to the prompt and to its own earlier tokens only (a block-diagonal mask) at the
 positions it had when it was sampled. The result is exactly the log-probability the model
@@ -55,7 +56,6 @@ from course.lib.records.formats import PROMPT_TEMPLATE
 from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
 from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
-from course.llm.decoder import cache_of
 from course.llm.lora import (
     TARGETS,
     NonFiniteLogits,
@@ -70,7 +70,8 @@ from course.llm.lora import (
     refuse_non_finite,
     refuse_oversized,
 )
-from course.llm.sampler import common_prefix_length, encode_prompts, generate, sample_items
+from course.llm.prefix_cache import as_cache, prefix_kv
+from course.llm.sampler import encode_prompts, generate, sample_items, shared_prefix_length, template_prefix
 
 # The one metadata key of a saved adapter file: JSON {"base_policy", "rank", "alpha", "targets"}.
 ADAPTER_METADATA = "course.llm.lora"
@@ -90,7 +91,7 @@ def _prompt_rows(ro: SampledBatch) -> list[list[int]]:
 
 
 def completion_logprobs(
-    model: Any, ro: SampledBatch, pad_id: int, *, entropy: bool
+    model: Any, ro: SampledBatch, pad_id: int, *, entropy: bool, shared_prefix: Sequence[int] | None = None
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """log pi(chosen token | prompt, earlier tokens) (B, K) and, if asked, the entropy there (B, K).
 
@@ -100,21 +101,22 @@ def completion_logprobs(
     completions side by side (their real tokens only), each completion seeing the prompt and its
     own earlier tokens only (a block mask), at the positions it had when it was sampled. No
     prompt is read, stored or differentiated G times, and no padding slot after an end token is
-    computed. The LM head runs only at the positions that predict a chosen token.
+    computed. The LM head runs only at the positions that predict a chosen token. The prefix's keys
+    and values come from the model's prefix cache (``course.llm.prefix_cache``: computed once per policy
+    state, with its autograd graph when gradients are on, so the gradient reaches the adapters through
+    the prefix exactly as through a fresh one); ``shared_prefix`` is the template's prefix that keys it.
     """
     body, head = model.model, model.lm_head
     device = next(model.parameters()).device
     rows = _prompt_rows(ro)
     P, G = len(rows), ro.group
     B, K = ro.tokens.shape
-    c = common_prefix_length(rows)
-    # 1. the shared prefix, once (batch 1), its keys/values repeated for the P prompts
+    c = shared_prefix_length(rows, shared_prefix)
+    # 1. the shared prefix, once per policy state (batch 1), its keys/values repeated for the P prompts
     cache = None
     if c:
-        out = body(torch.tensor([rows[0][:c]], device=device), None, None, None, use_cache=True)
-        cache = cache_of(out)
-        if P > 1:
-            cache.batch_repeat_interleave(P)
+        keys, values = prefix_kv(model, rows[0][:c], graph=torch.is_grad_enabled())
+        cache = as_cache(keys, values, P)
     # 2. per prompt ONE row: [its own tail, left-padded to W | completion 1 | ... | completion G], each
     #    completion's real tokens only (the end token included, no padding slots), right-padded to L
     tails = [r[c:] for r in rows]
@@ -190,6 +192,7 @@ class LLMPolicy:
         self.anchored = False
         self.pi0_name: str = llm.policy
         self.pad_id = int(self.tokenizer.pad_token_id)
+        self.shared_prefix = template_prefix(self.tokenizer, template)  # what keys the prefix cache
 
     # --- what the loop asks -------------------------------------------------------------------
     def describe(self) -> str:
@@ -210,8 +213,11 @@ class LLMPolicy:
     def generate(self, prompts: Sequence[str], row_seeds: Sequence[str], *, group: int, temperature: float,
                  max_tokens: int, template: str | None = None) -> SampledBatch:
         """Sample from the current policy; ``template`` names another prompt template (RFT's sampler only)."""
+        # The run's template: its prefix is cached with its graph, for the pi pass of the same step.
+        shared = self.shared_prefix if template is None else template_prefix(self.tokenizer, get_template(template))
         return generate(self.model, self.tokenizer, self.render(prompts, template), row_seeds, group=group,
-                        temperature=temperature, max_tokens=max_tokens)
+                        temperature=temperature, max_tokens=max_tokens, shared_prefix=shared,
+                        keep_graph=template is None)
 
     def teacher_batch(self, prompts: Sequence[str], completions: Sequence[Sequence[int]]) -> SampledBatch:
         """Given completions (token ids, end token included) after the run template's prompts, as a
@@ -228,7 +234,8 @@ class LLMPolicy:
                         truncated=[False] * len(completions), cropped=[False] * len(completions))
 
     def logprobs(self, rollouts: SampledBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        logp, ent = completion_logprobs(self.model, rollouts, self.pad_id, entropy=True)
+        logp, ent = completion_logprobs(self.model, rollouts, self.pad_id, entropy=True,
+                                        shared_prefix=self.shared_prefix)
         assert ent is not None
         self.updates += 1
         refuse_non_finite(logp, self.model, f"training step {self.updates}")
@@ -237,7 +244,8 @@ class LLMPolicy:
     def reference_logprobs(self, rollouts: SampledBatch) -> torch.Tensor:
         # pi0 (adapters off: exact, and no second copy of the model), or the anchored warm start
         with adapters_off(self.model) if not self.anchored else anchored(self.model):
-            return completion_logprobs(self.model, rollouts, self.pad_id, entropy=False)[0]
+            return completion_logprobs(self.model, rollouts, self.pad_id, entropy=False,
+                                       shared_prefix=self.shared_prefix)[0]
 
     def anchor_reference(self) -> None:
         """From now on the KL reference is the policy as it is NOW (a frozen copy of its adapters):

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from course.instrument.spec_v1 import score as strict_score
-from course.lib.bundled import DEFAULT_DATASETS
+from course.lib.bundled import TRAINING_EXCLUDED
 from course.lib.learning.rl_objective import policy_loss
-from course.lib.policy.training_problems import problem_stream, read_items
+from course.lib.policy.training_problems import problem_stream, read_prompts
 from course.lib.records.jsonl import JsonlWriter
 
 
@@ -68,9 +68,9 @@ class Kept:
 
 
 def training_problems(seed: int, n: int) -> list[Any]:
-    """The first ``n`` problems of the RFT stream: seeded, never a dev or holdout prompt, and a
-    different stream from the RL steps' (``rl-prompts:<seed>``)."""
-    excluded = [it["prompt"] for path in DEFAULT_DATASETS for it in read_items(path)]
+    """The first ``n`` problems of the RFT stream: seeded, never a dev, holdout or benchmark-holdout
+    prompt, and a different stream from the RL steps' (``rl-prompts:<seed>``)."""
+    excluded = read_prompts(TRAINING_EXCLUDED)
     stream = problem_stream(f"rft-prompts:{seed}", excluded)
     return [next(stream) for _ in range(n)]
 

@@ -39,7 +39,7 @@ import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from course.cli import add_run_options, add_settings_flags, float_in, info, int_in, make_parser, run, settings_from_args
-from course.lib.bundled import DEFAULT_DATASETS
+from course.lib.bundled import DEFAULT_DATASETS, TRAINING_EXCLUDED
 from course.lib.extras import require
 from course.lib.learning import rl_loop, rl_run
 from course.lib.learning.rl_config import LLM, RLConfig
@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from course.llm.rft import RFTSettings
 
 TOOL = rl_run.RLTool("course.llm.rl", "llm_rl", "REINFORCE with a per-prompt group baseline and a KL penalty to pi0, "
-                                                "on LoRA adapters of a real LLM (course.llm.rl)")
+                                                "on LoRA adapters of a real LLM (course.llm.rl)",
+                     excluded="dev+holdout+benchmark-holdout")
 MAX_TOKENS_LIMIT = 256
 # The warm start's counts: one problem's samples are drawn together (memory grows with them, as
 # course.llm.sample's --n), and the pool of problems is held in memory.
@@ -167,7 +168,8 @@ def _main(argv: Sequence[str] | None) -> int:
             policy.anchor_reference()  # the KL leash holds RL near the warm start, not near pi0 (see docs/llm.md)
             # measured on the holdout beside pi0 and the final policy: RL's own part of the lift, paired
             start = rl_run.StartingPoint(warm["policy"], policy.computing_as_anchor)
-        trained = rl_loop.train(s, policy, tmp, progress=ProgressLine, say=info, weights_suffix=".safetensors")
+        trained = rl_loop.train(s, policy, tmp, progress=ProgressLine, say=info, weights_suffix=".safetensors",
+                                excluded=TRAINING_EXCLUDED)
         summary = rl_run.write_run(
             s, tmp, final, trained, argv, t_start, holdout=not args.no_holdout, progress=ProgressLine, say=info,
             tool=TOOL.name, summary_extra={"template": args.template, "warm_start": warm,

@@ -18,7 +18,8 @@ a rerun on the same machine is byte-identical.
 
 How a batch is computed. Every prompt of a template begins with the same tokens (the chat
 header, the system prompt and the worked examples: ~120 of a few-shot prompt's ~145), so the
-prefill is in two parts: that shared prefix is read ONCE (batch 1), then each prompt's own tail
+prefill is in two parts: that shared prefix is read ONCE (batch 1; with the lean decoder, once per
+policy state, from the model's prefix cache, ``course.llm.prefix_cache``), then each prompt's own tail
 (~25 tokens), left-padded and placed after the prefix ([prefix | padding | tail], the padding
 masked out of every key, the tail's positions continuing the prefix's): each row computes exactly
 its own prompt, up to float rounding. Only the last position's logits are computed. Each prompt's
@@ -55,8 +56,9 @@ import torch.nn.functional as F
 from course.errors import CourseError
 from course.lib.policy.sampling import SampledBatch, draw_tokens, filter_top_p, sample_in_batches
 from course.lib.policy.templates import PromptTemplate, render
-from course.llm.decoder import decoder_for
+from course.llm.decoder import LlamaDecoder, decoder_for
 from course.llm.lora import refuse_non_finite
+from course.llm.prefix_cache import prefix_kv
 
 DEFAULT_MAX_TOKENS = 48
 # Rows (items x samples) computed together. Fixed, not tuned to the machine: the batch composition
@@ -109,6 +111,32 @@ def check_fits(model: Any, prompt_tokens: int, max_tokens: int, where: str) -> N
                           "shorten the prompt or lower --max-tokens")
 
 
+def shared_prefix_length(rows: Sequence[Sequence[int]], shared: Sequence[int] | None) -> int:
+    """How many leading tokens the rows are read with as one prefix: ``shared`` (the template's own prefix,
+    ``template_prefix``) when every row begins with it and has a token after it, so that every batch
+    of the template keys the same cached prefix; else whatever the rows have in common.
+
+    >>> shared_prefix_length([[1, 2, 3, 4], [1, 2, 3, 5]], [1, 2])
+    2
+    >>> shared_prefix_length([[1, 2, 3, 4], [1, 9, 3, 5]], [1, 2])
+    1
+    """
+    n = len(shared) if shared else 0
+    if n and all(len(r) > n and list(r[:n]) == list(shared or ()) for r in rows):
+        return n
+    return common_prefix_length(rows)
+
+
+def template_prefix(tokenizer: Any, template: PromptTemplate) -> list[int]:
+    """The tokens every prompt of ``template`` begins with (chat header, system turn, worked examples):
+    what two prompts that differ from their first character share. Only a key for the prefix cache:
+    ``shared_prefix_length`` checks each batch against it, so a tokenizer that merges across the
+    boundary costs a cache miss, never a wrong prompt."""
+    probes = [tokenizer(render(tokenizer, template, text), add_special_tokens=False)["input_ids"]
+              for text in ("0 + 1?", "Name a colour.")]
+    return list(probes[0][: common_prefix_length(probes)])
+
+
 def common_prefix_length(rows: Sequence[Sequence[int]]) -> int:
     """How many leading tokens every row shares, leaving each row at least one token of its own.
 
@@ -144,13 +172,14 @@ def lay_out_for_sampling(model: torch.nn.Module) -> None:
 
 
 def split_prompts(
-    prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int
+    prompt: torch.Tensor, prompt_valid: torch.Tensor, pad: int, shared: Sequence[int] | None = None
 ) -> tuple[list[int], torch.Tensor, torch.Tensor]:
-    """Left-padded prompts (P, Lp) -> the prefix they all share (a list of c ids), and each prompt's own
-    tail, left-padded to W: tails (P, W) and which tail positions are real (P, W)."""
+    """Left-padded prompts (P, Lp) -> the prefix they all share (a list of c ids: ``shared`` if they all
+    begin with it, see ``shared_prefix_length``), and each prompt's own tail, left-padded to W: tails
+    (P, W) and which tail positions are real (P, W)."""
     P = prompt.shape[0]
     rows = [row[valid].tolist() for row, valid in zip(prompt.cpu(), prompt_valid.cpu())]
-    c = common_prefix_length(rows)
+    c = shared_prefix_length(rows, shared)
     W = max(len(r) - c for r in rows)
     tails = torch.full((P, W), pad, dtype=torch.long)
     tail_valid = torch.zeros((P, W), dtype=torch.bool)
@@ -176,10 +205,15 @@ def generate(
     temperature: float = 1.0,
     top_p: float = 1.0,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    shared_prefix: Sequence[int] | None = None,
+    keep_graph: bool = False,
 ) -> SampledBatch:
     """Sample ``group`` completions per rendered prompt; row b uses ``random.Random(row_seeds[b])``.
 
     ``len(row_seeds)`` must be ``len(texts) * group`` (prompt-major order). temperature 0 is greedy.
+    ``shared_prefix``: the template's prefix (``template_prefix``), read from the model's prefix cache
+    (``course.llm.prefix_cache``) with the lean decoder; ``keep_graph``: cache it with its autograd graph,
+    for the log-probability pass with gradients that follows in the same policy state (an RL step).
     """
     P, B = len(texts), len(texts) * group
     if P == 0 or len(row_seeds) != B:
@@ -192,7 +226,12 @@ def generate(
     rngs = [random.Random(s) for s in row_seeds]
 
     decoder = decoder_for(model)
-    next_logits, next_pos = decoder.prefill(*split_prompts(prompt, prompt_valid, pad), group, max_tokens)  # (B, V)
+    prefix, tails, tail_valid = split_prompts(prompt, prompt_valid, pad, shared_prefix)
+    if prefix and isinstance(decoder, LlamaDecoder):
+        kv = prefix_kv(model, prefix, graph=keep_graph)
+        next_logits, next_pos = decoder.prefill(prefix, tails, tail_valid, group, max_tokens, kv)  # (B, V)
+    else:
+        next_logits, next_pos = decoder.prefill(prefix, tails, tail_valid, group, max_tokens)
     chosen = torch.full((B, max_tokens), pad, dtype=torch.long)  # (B, K)
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long)
     sample_of = torch.arange(B)  # cache row -> the sampled row it holds
@@ -222,12 +261,20 @@ def generate(
         next_logits = decoder.step(feed, next_pos, writing.nonzero().squeeze(1))  # (L, V): live rows only
         next_pos = next_pos + 1
 
+    return sampled_batch(tokenizer, prompt, prompt_valid, chosen, stops, group)
+
+
+def sampled_batch(tokenizer: Any, prompt: Any, prompt_valid: Any, chosen: Any, stops: frozenset[int],
+                  group: int) -> SampledBatch:
+    """The drawn tokens (B, K) as a ``SampledBatch``: each row up to and including its stop token (the stop
+    token is an action: inside the mask), its text without it, and whether it ran out of tokens."""
+    B, max_tokens = chosen.shape
     mask = torch.zeros_like(chosen, dtype=torch.bool)
     texts_out, truncated = [], []
     for i in range(B):
         row = chosen[i].tolist()
         end = next((k for k, tok_id in enumerate(row) if tok_id in stops), None)
-        n = max_tokens if end is None else end + 1  # the stop token is an action: inside the mask
+        n = max_tokens if end is None else end + 1
         mask[i, :n] = True
         texts_out.append(tokenizer.decode(row[: n if end is None else end], skip_special_tokens=False,
                                           clean_up_tokenization_spaces=False))
@@ -235,7 +282,7 @@ def generate(
     width = max(1, int(mask.sum(dim=1).max()))
     return SampledBatch(
         prompt_tokens=prompt, prompt_valid=prompt_valid, tokens=chosen[:, :width], mask=mask[:, :width],
-        group=group, texts=texts_out, truncated=truncated, cropped=[False] * P,
+        group=group, texts=texts_out, truncated=truncated, cropped=[False] * (B // group),
     )
 
 
@@ -259,10 +306,11 @@ def sample_items(
     stream (``row_seed``). ``progress(items_done)``, if given, is called after each batch.
     """
     rendered = render_items(model, tokenizer, items, template, max_tokens)  # every refusal before the first draw
+    shared = template_prefix(tokenizer, template)
 
     def draw(texts: list[str], seeds: list[str]) -> SampledBatch:
         return generate(model, tokenizer, texts, seeds, group=n, temperature=temperature, top_p=top_p,
-                        max_tokens=max_tokens)
+                        max_tokens=max_tokens, shared_prefix=shared)
 
     return sample_in_batches(rendered, draw, n=n, seed=seed, seed_of=row_seed, rows_per_batch=rows_per_batch,
                              progress=progress)

@@ -49,7 +49,7 @@ from course.instrument.spec_v1 import score as strict_score
 from course.lib.bundled import DEFAULT_DATASETS
 from course.lib.learning.rl_config import RLConfig
 from course.lib.learning.rl_objective import group_advantages, kl_reward_penalty, objective_text, policy_loss
-from course.lib.policy.training_problems import problem_stream, read_items
+from course.lib.policy.training_problems import problem_stream, read_items, read_prompts
 from course.lib.records.jsonl import JsonlWriter
 from course.lib.reporting.rl_report import story_line
 
@@ -152,14 +152,15 @@ class Trained:
 # Training: the loop
 # ---------------------------------------------------------------------------
 def train(s: RLConfig, policy: RLPolicy, run_dir: Path, *, progress: ProgressFactory, say: Say,
-          label: str = "rl step", weights_suffix: str = ".pt") -> Trained:
-    """The training run, top to bottom: rl_log.jsonl, checkpoints/ and final<suffix> in ``run_dir``."""
+          label: str = "rl step", weights_suffix: str = ".pt", excluded: Sequence[Path] = DEFAULT_DATASETS) -> Trained:
+    """The training run, top to bottom: rl_log.jsonl, checkpoints/ and final<suffix> in ``run_dir``.
+    ``excluded``: the dataset files whose prompts the training stream never draws."""
     import torch
 
     t_start = time.time()
     rubric = get_rubric(s.rubric)
     opt = torch.optim.Adam(policy.parameters(), lr=s.lr, betas=(0.9, 0.99))
-    dev_slice, prompts = training_data(s)
+    dev_slice, prompts = training_data(s, excluded)
     ckpt_dir = run_dir / "checkpoints"
     ckpt_dir.mkdir()
     line = progress(label, s.steps)
@@ -208,13 +209,13 @@ def train(s: RLConfig, policy: RLPolicy, run_dir: Path, *, progress: ProgressFac
                    train_seconds, skipped)
 
 
-def training_data(s: RLConfig) -> tuple[list[dict[str, Any]], Iterator[Any]]:
+def training_data(s: RLConfig,
+                  excluded: Sequence[Path] = DEFAULT_DATASETS) -> tuple[list[dict[str, Any]], Iterator[Any]]:
     """The fixed evaluation slice (the first ``slice_items`` math_dev items) and the endless stream
-    of training problems, seeded by ``seed``, that never repeats a dev or holdout prompt."""
-    dev_path, holdout_path = DEFAULT_DATASETS
-    dev_all = read_items(dev_path)
-    excluded = [it["prompt"] for it in dev_all + read_items(holdout_path)]
-    return dev_all[: s.slice_items], problem_stream(f"rl-prompts:{s.seed}", excluded)
+    of training problems, seeded by ``seed``, that never repeats a prompt of the ``excluded`` files
+    (dev and holdout; the real LLM's tool adds its benchmark holdout: ``bundled.TRAINING_EXCLUDED``)."""
+    dev_all = read_items(DEFAULT_DATASETS[0])
+    return dev_all[: s.slice_items], problem_stream(f"rl-prompts:{s.seed}", read_prompts(excluded))
 
 
 def has_gradient(params: Sequence[Any]) -> bool:

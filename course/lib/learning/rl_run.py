@@ -46,6 +46,7 @@ class RLTool:
     name: str  # "course.tinylm.rl"
     prefix: str  # runs/<prefix>_NNN when no --outdir is given
     what: str  # the manifest's "what"
+    excluded: str = "dev+holdout"  # the splits whose prompts its training stream never draws (the manifest says so)
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def manifest(tool: RLTool, s: RLConfig, trained: Trained, summary: dict[str, Any
         "final_policy": {"file": trained.final_file, "sha256": trained.final_sha, "policy": summary["final_policy"]},
         "datasets": [input_fingerprint(p) for p in DEFAULT_DATASETS],
         "training_prompts": f"course.tinylm.sft_data.problem_stream('rl-prompts:{s.seed}', "
-                            "exclude=dev+holdout prompts)",
+                            f"exclude={tool.excluded} prompts)",
         "torch": torch.__version__,
         "threads": trained.policy.threads,
         "rl_log_sha256": trained.log_sha256,
