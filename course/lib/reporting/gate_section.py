@@ -25,6 +25,15 @@ def _locked_row(row: Mapping[str, Any]) -> str:
             f'{" (not compared here)" if not row.get("compared", True) else ""}</td></tr>')
 
 
+def _bar_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The change, the bar it had to clear and whether significance was required: both paired views show them."""
+    delta = result.get("delta")
+    return [("change (candidate − baseline)",
+             escape(points(delta, signed=True, unit=" points")) if delta is not None else "–"),
+            ("the bar (--min-delta)", escape(points(result["min_delta"], signed=True, unit=" points"))),
+            ("require significance", escape(result.get("require_significance")))]
+
+
 def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
     """The gate's decision as course.gate reaches it: Locked Room fields, the paired table, McNemar p, the decision."""
     title = f"Gate: candidate {gate.get('candidate')} against baseline {gate.get('baseline')}"
@@ -53,12 +62,7 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
     if t and t.get("method") == "per-item pass rates":  # multi-sample runs: the items are the unit
         facts = [("shared items", escape(t["shared"])),
                  ("items whose pass rate is higher / lower / equal",
-                  escape(f"{t['higher']} / {t['lower']} / {t['equal']}")),
-                 ("change (candidate − baseline)",
-                  escape(points(result['delta'], signed=True, unit=" points"))
-                  if result.get("delta") is not None else "–"),
-                 ("the bar (--min-delta)", escape(points(result['min_delta'], signed=True, unit=" points"))),
-                 ("require significance", escape(result.get("require_significance")))]
+                  escape(f"{t['higher']} / {t['lower']} / {t['equal']}")), *_bar_rows(result)]
         if t.get("shared"):
             lo, hi = t["difference_ci95"]
             facts.append(("sign-flip test over items, p",
@@ -74,12 +78,7 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
             "<th>candidate fails</th></tr></thead><tbody>"
             f"<tr><th>baseline passes</th><td>{t['both']} (both)</td><td>{t['b']} (b)</td></tr>"
             f"<tr><th>baseline fails</th><td>{t['c']} (c)</td><td>{t['neither']} (neither)</td></tr></tbody></table>")
-        facts = [("shared items", escape(t["shared"])),
-                 ("change (candidate − baseline)",
-                  escape(points(result['delta'], signed=True, unit=" points"))
-                  if result.get("delta") is not None else "–"),
-                 ("the bar (--min-delta)", escape(points(result['min_delta'], signed=True, unit=" points"))),
-                 ("require significance", escape(result.get("require_significance")))]
+        facts = [("shared items", escape(t["shared"])), *_bar_rows(result)]
         if t.get("shared"):
             lo, hi = t["difference_ci95"]
             facts.append(("exact McNemar p",
