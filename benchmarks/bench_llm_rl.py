@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from fractions import Fraction
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
+from course.lib.evaluation.summary import percent, points  # noqa: E402
 from course.lib.stats import between_seed_interval  # noqa: E402
 
 # The recipe (docs/llm.md, "The recipe and its result" and "Signal where there was none", says why each setting;
@@ -98,12 +100,20 @@ def transfer(outdir: Path, args: argparse.Namespace, extra: list[str]) -> dict:
 
 def cell(x: dict) -> str:
     """A pass@1 and its interval, in percent."""
-    return f"{100 * x['pass_at_1']:5.1f}% [{100 * x['ci95'][0]:.1f}, {100 * x['ci95'][1]:.1f}]"
+    return f"{percent(x['pass_at_1']):>6} [{points(x['ci95'][0])}, {points(x['ci95'][1])}]"
+
+
+def signed_points(x: float) -> str:
+    """A figure already in percentage points, rounded as every rate is (half up): ``+16.3``."""
+    return points(Fraction(str(x)) / 100, signed=True)
 
 
 def lift_cell(x: dict | None) -> str:
     """A lift and its paired-bootstrap interval, in points."""
-    return "-" if x is None else f"{x['points']:+.1f} [{x['ci95_points'][0]:+.1f}, {x['ci95_points'][1]:+.1f}]"
+    if x is None:
+        return "-"
+    lo, hi = x["ci95_points"]
+    return f"{signed_points(x['points'])} [{signed_points(lo)}, {signed_points(hi)}]"
 
 
 def print_tables(seed: int, t: dict) -> None:
@@ -168,7 +178,8 @@ def one_run(seed: int, args: argparse.Namespace, extra: list[str], outdir: Path)
 def span(c: dict) -> str:
     """A lift and its paired-bootstrap interval, in points."""
     lo, hi = c["lift_paired_bootstrap95"]
-    return f"{100 * c['lift_pass_at_1']:+.1f} points (paired bootstrap 95% {100 * lo:+.1f} to {100 * hi:+.1f})"
+    return (f"{points(c['lift_pass_at_1'], signed=True)} points (paired bootstrap 95% {points(lo, signed=True)} to "
+            f"{points(hi, signed=True)})")
 
 
 def no_signal_text(z: dict) -> str:
@@ -300,9 +311,11 @@ def main() -> int:
                   f"wall <= {BUDGET_S} s (every run)": all(r["wall"] <= BUDGET_S for r in runs),
                   f"peak memory < {MEMORY_MB} MB": all(r["rss_mb"] < MEMORY_MB for r in runs)}
         verdict = "; ".join(f"{what}: {'met' if met else 'NOT met'}" for what, met in checks.items())
-        print(f"lift per seed: {', '.join(f'{100 * x:+.1f}' for x in lifts)} points; mean {100 * mean_lift:+.1f}")
+        print(f"lift per seed: {', '.join(points(x, signed=True) for x in lifts)} points; "
+              f"mean {points(mean_lift, signed=True)}")
         if None not in rl_lifts:
-            print(f"RL over its own starting point per seed: {', '.join(f'{100 * x:+.1f}' for x in rl_lifts)} points; "
+            per_seed = ", ".join(points(x, signed=True) for x in rl_lifts)
+            print(f"RL over its own starting point per seed: {per_seed} points; "
                   f"its gate accepts on {sum(rl_significant)} of {len(runs)} seeds")
         print(f"targets (issue 32): {verdict}")
         rec.remark(f"Targets (issue 32): {verdict}.")
@@ -320,9 +333,9 @@ def main() -> int:
                    .replace(f"--seed {runs[0]['seed']}", "--seed SEED") + "`.")
         for r in runs:
             h = r["summary"]["holdout"]
-            three = (f"pi0 {100 * h['pi0']['pass_at_1']:.1f}%"
-                     + (f" → warm start {100 * h['warm_start']['pass_at_1']:.1f}%" if "warm_start" in h else "")
-                     + f" → final {100 * h['final']['pass_at_1']:.1f}%")
+            three = (f"pi0 {percent(h['pi0']['pass_at_1'])}"
+                     + (f" → warm start {percent(h['warm_start']['pass_at_1'])}" if "warm_start" in h else "")
+                     + f" → final {percent(h['final']['pass_at_1'])}")
             rl = h.get("rl_over_warm_start")
             rec.remark(f"Holdout strict pass@1, seed {r['seed']} (8 samples per item, {template} template for every "
                        f"policy): {three}; "

@@ -24,12 +24,14 @@ import argparse
 import datetime as _dt
 import inspect
 import json
+import math
 import os
 import platform
 import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
@@ -257,8 +259,10 @@ class Recorder:
 
     def figure(self, key: str, value: float | int, unit: str, what: str, digits: int | None = None) -> float | int:
         """Keep one figure (``what`` is its label on the page); returns the value, rounded to ``digits`` if given."""
-        if digits is not None and isinstance(value, float):
-            value = round(value, digits)
+        if digits is not None and isinstance(value, float) and math.isfinite(value):
+            # half up from the shortest decimal form, the course's one rounding rule (course.lib.evaluation.summary):
+            # round() would keep 16.25 as 16.2 where every course tool prints 16.3
+            value = float(Decimal(repr(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
         if any(f["key"] == key for f in self.figures):
             raise ValueError(f"figure {key!r} recorded twice")
         self.figures.append({"key": key, "value": value, "unit": unit, "what": what})

@@ -17,12 +17,20 @@ import argparse
 import fnmatch
 import re
 import sys
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from record import BENCHMARKS, BY_NAME, RESULTS, ROOT, load_records  # noqa: E402
+
+from course.lib.evaluation.summary import percent, points  # noqa: E402  (the one rounding rule; record puts ROOT on the path)
+
+
+def signed_points(x: float) -> str:
+    """A figure already in percentage points (a record's ``*_points``), rounded as every rate is: ``+16.3``."""
+    return points(Fraction(str(x)) / 100, signed=True)
 
 PAGE = ROOT / "docs" / "benchmarks.md"
 README = ROOT / "README.md"
@@ -214,19 +222,19 @@ def seed_table(figures: Mapping[str, Mapping[str, Any]]) -> list[str]:
     >>> f = {k: {"value": v} for k, v in {"holdout_pi0_pass_at_1": 0.0225, "seed0_holdout_final_pass_at_1": 0.2,
     ...      "seed0_lift_points": 17.8, "seed0_lift_low_points": 11.0, "seed0_lift_high_points": 25.0}.items()}
     >>> print("\\n".join(seed_table(f)[2:3]))
-    | 0 | 2.2% → — → 20.0% | +17.8 [+11.0, +25.0] | — | — / — | — → — |
+    | 0 | 2.3% → — → 20.0% | +17.8 [+11.0, +25.0] | — | — / — | — → — |
     """
     def v(key: str) -> Any:
         return figures[key]["value"] if key in figures and figures[key].get("value") is not None else None
 
     def pct(x: Any) -> str:
-        return "—" if x is None else f"{100 * x:.1f}%"
+        return "—" if x is None else percent(x)
 
     def lift(prefix: str) -> str:
         x, lo, hi = v(f"{prefix}_points"), v(f"{prefix}_low_points"), v(f"{prefix}_high_points")
         return ("—" if x is None
-                else f"{x:+.1f} [{lo:+.1f}, {hi:+.1f}]" if lo is not None and hi is not None
-                else f"{x:+.1f}")
+                else signed_points(x) if lo is None or hi is None
+                else f"{signed_points(x)} [{signed_points(lo)}, {signed_points(hi)}]")
 
     def gate(key: str) -> str:
         return "—" if v(key) is None else ("ACCEPT" if v(key) else "REJECT")
@@ -247,10 +255,10 @@ def seed_table(figures: Mapping[str, Mapping[str, Any]]) -> list[str]:
                      f"{pct(v(f'seed{n}_holdout_final_pass_at_1'))} | {lift(f'seed{n}_lift')} | {rl} | "
                      f"{gate(f'seed{n}_gate_accept')} / {gate(f'seed{n}_rl_gate_accept')} | {shares} |")
     if v("mean_lift_points") is not None:
-        mean = f"{v('mean_lift_points'):+.1f}" + (f" [{v('mean_lift_t95_low_points'):+.1f}, "
-                                                 f"{v('mean_lift_t95_high_points'):+.1f}] (t, between seeds)"
-                                                 if v("mean_lift_t95_low_points") is not None else "")
-        rl_mean = "—" if v("mean_rl_lift_points") is None else f"{v('mean_rl_lift_points'):+.1f}"
+        low, high = v("mean_lift_t95_low_points"), v("mean_lift_t95_high_points")
+        interval = "" if low is None else f" [{signed_points(low)}, {signed_points(high)}] (t, between seeds)"
+        mean = signed_points(v("mean_lift_points")) + interval
+        rl_mean = "—" if v("mean_rl_lift_points") is None else signed_points(v("mean_rl_lift_points"))
         lines.append(f"| mean | | {mean} | {rl_mean} | | |")
     return [*lines, ""]
 
