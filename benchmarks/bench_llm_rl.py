@@ -43,12 +43,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from fractions import Fraction
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import CHILD_PRELUDE, Recorder, add_arguments  # noqa: E402
+from record import CHILD_PRELUDE, Recorder, add_arguments, signed_points  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 from course.lib.evaluation.summary import percent, points  # noqa: E402
@@ -102,10 +101,6 @@ def cell(x: dict) -> str:
     """A pass@1 and its interval, in percent."""
     return f"{percent(x['pass_at_1']):>6} [{points(x['ci95'][0])}, {points(x['ci95'][1])}]"
 
-
-def signed_points(x: float) -> str:
-    """A figure already in percentage points, rounded as every rate is (half up): ``+16.3``."""
-    return points(Fraction(str(x)) / 100, signed=True)
 
 
 def lift_cell(x: dict | None) -> str:

@@ -32,6 +32,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
@@ -41,7 +42,14 @@ ROOT = BENCH_DIR.parent
 RESULTS = BENCH_DIR / "results"
 if str(ROOT) not in sys.path:  # `python benchmarks/x.py` puts benchmarks/ first, not the project
     sys.path.insert(1, str(ROOT))
+from course.lib.evaluation.summary import points  # noqa: E402  (the course's one rounding rule)
 from course.lib.records.manifest import peak_rss_kib  # noqa: E402  (standard library only, like the core)
+
+
+def signed_points(x: float) -> str:
+    """A figure already in percentage points (a record's ``*_points``), rounded as every rate the course
+    prints is (half up): ``signed_points(16.25) == '+16.3'``."""
+    return points(Fraction(str(x)) / 100, signed=True)
 
 
 @dataclass(frozen=True)

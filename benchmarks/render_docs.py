@@ -17,20 +17,14 @@ import argparse
 import fnmatch
 import re
 import sys
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from record import BENCHMARKS, BY_NAME, RESULTS, ROOT, load_records  # noqa: E402
+from record import BENCHMARKS, BY_NAME, RESULTS, ROOT, load_records, signed_points  # noqa: E402
 
-from course.lib.evaluation.summary import percent, points  # noqa: E402  (the one rounding rule; record puts ROOT on the path)
-
-
-def signed_points(x: float) -> str:
-    """A figure already in percentage points (a record's ``*_points``), rounded as every rate is: ``+16.3``."""
-    return points(Fraction(str(x)) / 100, signed=True)
+from course.lib.evaluation.summary import percent  # noqa: E402  (the one rounding rule; record puts ROOT on the path)
 
 PAGE = ROOT / "docs" / "benchmarks.md"
 README = ROOT / "README.md"
