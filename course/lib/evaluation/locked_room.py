@@ -61,6 +61,7 @@ from course.lib.evaluation.summary import PASS_REWARD, Tally, pass_at_1_line, pa
 from course.lib.records.formats import RunDir, iter_results, read_run
 from course.lib.records.jsonl import dumps_line, json_kind
 from course.lib.records.manifest import sha256_file
+from course.lib.records.shapes import value_at
 from course.lib.stats import (
     clustered_interval,
     mcnemar_exact,
@@ -180,12 +181,7 @@ def shown(value: Any, limit: int = 200) -> str:
 
 
 def _lookup(manifest: dict[str, Any], key: str) -> Any:
-    value: Any = manifest
-    for part in key.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return _ABSENT
-        value = value[part]
-    return value
+    return value_at(manifest, key, _ABSENT)
 
 
 _IMPLICIT_ONE = "1 (implicit: course.eval scores one completion per item)"

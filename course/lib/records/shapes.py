@@ -38,7 +38,7 @@ from course.errors import CourseError
 from course.lib.records.jsonl import json_kind
 
 __all__ = [
-    "Shape", "check", "obj", "array", "mapping", "nullable", "number_in",
+    "Shape", "check", "obj", "array", "mapping", "nullable", "number_in", "value_at",
     "ANY", "INT", "COUNT", "NUMBER", "PROBABILITY", "TEXT", "BOOL",
 ]
 
@@ -66,6 +66,20 @@ class Shape:
     each: "Shape | None" = None  # arrays: every item; mappings: every value
     rule: Callable[[Any], str | None] | None = None  # a constraint between the checked parts
     size: tuple[int, int | None] = field(default=(0, None))  # arrays: allowed lengths
+
+
+def value_at(value: Any, key: str, absent: Any = None) -> Any:
+    """The value at a dotted path of nested objects (``"selection.n"``), or ``absent`` where the path
+    does not reach (a missing key, or a part that is not an object).
+
+    >>> value_at({"selection": {"n": 4}}, "selection.n"), value_at({"selection": 4}, "selection.n")
+    (4, None)
+    """
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return absent
+        value = value[part]
+    return value
 
 
 def _is_number(v: Any) -> bool:

@@ -5,7 +5,7 @@ imports a tool."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from course.lib.evaluation.summary import pass_rate_line, points
 from course.lib.reporting.page_parts import dl, escape
@@ -32,6 +32,13 @@ def _bar_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:
              escape(points(delta, signed=True, unit=" points")) if delta is not None else "–"),
             ("the bar (--min-delta)", escape(points(result["min_delta"], signed=True, unit=" points"))),
             ("require significance", escape(result.get("require_significance")))]
+
+
+def _test_rows(test: str, p: float, interval: str, ci: Sequence[float]) -> list[tuple[str, str]]:
+    """The noise test's p (highlighted) and its interval for the change: both paired views show them."""
+    lo, hi = ci
+    return [(test, f'<strong class="mcnemar">{escape(format(p, ".3g"))}</strong>'),
+            (interval, escape(f"{points(lo, signed=True)} to {points(hi, signed=True)} points"))]
 
 
 def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
@@ -64,11 +71,8 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
                  ("items whose pass rate is higher / lower / equal",
                   escape(f"{t['higher']} / {t['lower']} / {t['equal']}")), *_bar_rows(result)]
         if t.get("shared"):
-            lo, hi = t["difference_ci95"]
-            facts.append(("sign-flip test over items, p",
-                          f'<strong class="mcnemar">{escape(format(t["p_value"], ".3g"))}</strong>'))
-            facts.append(("95% interval for the change (from the same test)",
-                          escape(f"{points(lo, signed=True)} to {points(hi, signed=True)} points")))
+            facts += _test_rows("sign-flip test over items, p", t["p_value"],
+                                "95% interval for the change (from the same test)", t["difference_ci95"])
         out.append("<h3>Paired over the shared items (each item's pass rate)</h3>" + dl(facts))
         if gate.get("noise"):
             out.append(f"<p>{escape(gate['noise'])}</p>")
@@ -80,11 +84,8 @@ def render_gate(gate: Mapping[str, Any], anchor: str) -> str:
             f"<tr><th>baseline fails</th><td>{t['c']} (c)</td><td>{t['neither']} (neither)</td></tr></tbody></table>")
         facts = [("shared items", escape(t["shared"])), *_bar_rows(result)]
         if t.get("shared"):
-            lo, hi = t["difference_ci95"]
-            facts.append(("exact McNemar p",
-                          f'<strong class="mcnemar">{escape(format(t["mcnemar_p"], ".3g"))}</strong>'))
-            facts.append(("95% interval for the change (Newcombe)",
-                          escape(f"{points(lo, signed=True)} to {points(hi, signed=True)} points")))
+            facts += _test_rows("exact McNemar p", t["mcnemar_p"], "95% interval for the change (Newcombe)",
+                                t["difference_ci95"])
         if t.get("only_in_baseline") or t.get("only_in_candidate"):
             facts.append(("ids in one run only", escape(f"{t['only_in_baseline']} baseline, "
                                                    f"{t['only_in_candidate']} candidate")))

@@ -44,10 +44,10 @@ from course.errors import CourseError
 from course.lib.evaluation.summary import ordered_codes, pass_rate_line, percent
 from course.lib.records.jsonl import read_json
 from course.lib.records.manifest import sha256_file
-from course.lib.records.shapes import check
+from course.lib.records.shapes import check, value_at
 from course.lib.reporting import views
 from course.lib.reporting.gate_section import render_gate
-from course.lib.reporting.page_parts import COMPLETION_LIMIT, RunData, RunSource, dl, escape, show, value_at
+from course.lib.reporting.page_parts import COMPLETION_LIMIT, RunData, RunSource, dl, escape, show
 from course.lib.reporting.report_files import (
     GENERATOR,
     REPORT_NAME,

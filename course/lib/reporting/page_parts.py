@@ -101,15 +101,6 @@ def json_block(obj: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def value_at(manifest: Mapping[str, Any], key: str) -> Any:
-    value: Any = manifest
-    for part in key.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
 def show(value: Any) -> str:
     if isinstance(value, str):
         return value
