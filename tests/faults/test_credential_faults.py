@@ -144,6 +144,14 @@ HAND_WRITTEN = {
 @pytest.mark.parametrize("case", sorted(HAND_WRITTEN))
 def test_course_eval_refuses_a_completions_file_whose_policy_or_sampling_carries_a_credential(tmp_path, capsys, case):
     sampling, policy = HAND_WRITTEN[case]
+    err = refused_by_eval(tmp_path, capsys, policy, sampling)
+    assert "Traceback" not in err
+    assert API_KEY not in err and DIGITS not in err
+
+
+def refused_by_eval(tmp_path, capsys, policy: str, sampling: dict) -> str:
+    """course.eval on one completions line with this policy and sampling: exit 2, one line naming a
+    credential, no run written. Returns what it printed on stderr."""
     completions = tmp_path / "c.jsonl"
     completions.write_text(json.dumps({"id": "dev-0001", "completion": "Final: 1", "policy": policy,
                                        "sampling": sampling}) + "\n", encoding="utf-8")
@@ -151,9 +159,9 @@ def test_course_eval_refuses_a_completions_file_whose_policy_or_sampling_carries
     assert eval_main(["--dataset", DEV, "--completions", str(completions), "--outdir", str(run),
                       "--allow-missing"]) == 2
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "may hold a credential" in err and "Traceback" not in err
-    assert API_KEY not in err and DIGITS not in err
+    assert len(err.strip().splitlines()) == 1 and "may hold a credential" in err
     assert not run.exists()
+    return err
 
 
 # ---------------------------------------------------------------------------
@@ -193,15 +201,7 @@ def test_course_eval_refuses_a_credential_in_a_url_or_a_pair_list_in_the_policy_
     policy = f"m,extra={value}" if field == "policy" else "m"
     sampling = {"temperature": 0.0, "extra": json.loads(value) if value.startswith("[") else value} \
         if field == "sampling" else {"temperature": 0.0}
-    completions = tmp_path / "c.jsonl"
-    completions.write_text(json.dumps({"id": "dev-0001", "completion": "Final: 1", "policy": policy,
-                                       "sampling": sampling}) + "\n", encoding="utf-8")
-    run = tmp_path / "run"
-    assert eval_main(["--dataset", DEV, "--completions", str(completions), "--outdir", str(run),
-                      "--allow-missing"]) == 2
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "may hold a credential" in err and PLAIN_SECRET not in err
-    assert not run.exists()
+    assert PLAIN_SECRET not in refused_by_eval(tmp_path, capsys, policy, sampling)
 
 
 def test_a_query_key_is_judged_by_the_same_rule_in_a_url_a_body_container_a_pair_and_an_argument():
