@@ -75,6 +75,33 @@ def test_log_probabilities_with_the_shared_prefix_read_once_equal_those_of_each_
         assert bool((fast[b][~ro.mask[b]] == 0).all())
 
 
+def test_prompts_packed_two_to_a_row_keep_each_full_sequences_log_probabilities(tiny_policy) -> None:
+    """Three prompts whose segments (tail + G completions) pack as [long] and [short, short]: the packed
+    row's second segment sees only its own prompt, at its own positions."""
+    import torch
+
+    from course.llm.policy import completion_logprobs, pack_segments
+    from course.llm.sampler import shared_prefix_length
+
+    prompts = [TOY[0].prompt, "What is 5 + 6?", "What is 3 + 4?"]
+    ro = tiny_policy.generate(prompts, [f"q{i}" for i in range(6)], group=2, temperature=1.0, max_tokens=6)
+    for b, n in enumerate([6, 6, 1, 1, 1, 2]):  # the first prompt's completions long, the others short
+        ro.mask[b, n:] = False
+        ro.tokens[b, n:] = tiny_policy.pad_id
+    rows = [r[v].tolist() for r, v in zip(ro.prompt_tokens, ro.prompt_valid)]
+    c = shared_prefix_length(rows, None)
+    segments = [len(r) - c + int(ro.mask[2 * p : 2 * p + 2].sum()) for p, r in enumerate(rows)]
+    assert any(len(row) > 1 for row in pack_segments(segments)), segments  # two prompts do share a row
+    fast, _ = completion_logprobs(tiny_policy.model, ro, tiny_policy.pad_id, entropy=False)
+    for b in range(6):
+        prompt = ro.prompt_tokens[b // 2][ro.prompt_valid[b // 2]]
+        chosen = ro.tokens[b][ro.mask[b]]
+        with torch.no_grad():
+            logits = tiny_policy.model(input_ids=torch.cat([prompt, chosen])[None]).logits[0].float()
+        full = torch.log_softmax(logits, -1)[len(prompt) - 1 : -1].gather(-1, chosen[:, None]).squeeze(-1)
+        assert torch.allclose(fast[b][ro.mask[b]].detach(), full, atol=1e-5), b
+
+
 def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy(tiny_policy, tiny_llm_dir,
                                                                                  tmp_path) -> None:
     import torch

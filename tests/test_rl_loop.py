@@ -402,3 +402,53 @@ def test_trls_k3_corrected_in_the_loop_logs_k3s_value_and_takes_another_step() -
         out[name] = (rec["kl_loss"], [p.detach().clone() for p in policy.parameters()])
     assert out["k3"][0] == pytest.approx(out["k3-corrected"][0], rel=1e-6) and out["k3"][0] > 0
     assert max(float((a - b).abs().max()) for a, b in zip(out["k3"][1], out["k3-corrected"][1])) > 1e-6
+
+
+def test_drawing_ahead_trains_on_the_groups_drawing_one_at_a_time_picks() -> None:
+    """Three draws sampled in one batch (signal_share says one group in ten has a signal) give the step the
+    same record as three draws made one after the other: each row keeps its own seed."""
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    s = settings(dynamic_sampling=3)
+    drawn = [_draw_texts(tiny_lm_policy(), s, 1, d) for d in range(3)]
+    paid = {drawn[1][0]} - set(drawn[0]) - set(drawn[1][1:]) - set(drawn[2])
+    assert paid
+    records = []
+    for ahead in (False, True):
+        policy = tiny_lm_policy()
+        given: list = []
+        records.append(reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(paid),
+                                      TOY, more=lambda: list(TOY), give_back=given.append if ahead else None,
+                                      signal_share=0.1 if ahead else None))
+        assert given == []  # every draw sampled was needed
+    assert records[0] == records[1] and records[1]["dynamic_sampling"]["draws"] == 3
+
+
+def test_a_draw_sampled_ahead_but_not_needed_goes_back_to_the_stream_and_is_counted() -> None:
+    import torch
+
+    from course.lib.learning.rl_loop import ProblemSource, reinforce_step
+
+    policy = tiny_lm_policy()
+    s = settings(dynamic_sampling=3)
+    texts = _draw_texts(policy, s, 1, 0)
+    paid = {texts[0], texts[4]} - set(texts[1:4]) - set(texts[5:])  # the first draw has a signal in both groups
+    source = ProblemSource(iter([f"p{i}" for i in range(6)]), 2)
+    taken = source.take()
+    rec = reinforce_step(s, 1, policy, torch.optim.Adam(policy.parameters(), lr=s.lr), paying(paid), TOY,
+                         more=lambda: list(TOY), give_back=source.give_back, signal_share=0.0)  # 0: draw all three
+    assert rec["dynamic_sampling"]["draws"] == 1 and rec["dynamic_sampling"]["unused_draws"] == 2
+    assert rec["no_signal_groups"] == 0.0
+    assert taken == ["p0", "p1"] and source.take() == list(TOY) and source.take() == list(TOY)  # given back, in order
+    assert source.take() == ["p2", "p3"]  # then the stream goes on where it was
+
+
+def test_how_far_to_draw_ahead_follows_the_last_share_of_groups_with_a_signal() -> None:
+    from course.lib.learning.rl_loop import draws_ahead
+
+    assert draws_ahead(4, 8, 8, None) == 1  # nothing known yet: one draw
+    assert draws_ahead(4, 8, 8, 0.25) == 4 and draws_ahead(4, 8, 8, 0.5) == 2 and draws_ahead(4, 8, 8, 1.0) == 1
+    assert draws_ahead(3, 8, 8, 0.1) == 3  # never past the cap
+    assert draws_ahead(4, 2, 8, 0.25) == 1 and draws_ahead(4, 8, 8, 0.0) == 4

@@ -26,10 +26,12 @@ Reading each prompt once: every prompt of a template begins with the same tokens
 header, the system prompt, the worked examples: ~110 of the ~140 tokens of a few-shot
 prompt), and the G samples of one prompt share all of it. ``completion_logprobs`` takes the
 common prefix's keys and values from the model's prefix cache (``course.llm.prefix_cache``: read
-once per policy state, batch 1, shared with sampling) and repeats them for the P prompts; then each
-prompt is one row: its own tail, followed by its G completions side by side, each completion
-attending to the prompt and to its own earlier tokens only (a block-diagonal mask) at the
-positions it had when it was sampled. The result is exactly the log-probability the model
+once per policy state, batch 1, shared with sampling) and repeats them for every row; then each
+prompt is one segment: its own tail, followed by its G completions side by side, each completion
+attending to its prompt and to its own earlier tokens only (a block-diagonal mask) at the
+positions it had when it was sampled, and the segments are packed into rows as long as the
+longest (a prompt per row would pad every row to the prompt with the longest completions).
+The result is exactly the log-probability the model
 gives each prompt + completion (tests check it against one full forward pass per sequence),
 with no prompt read, stored or differentiated G times: on SmolLM2 with P = G = 8 the
 log-probability pass went from ~5 GB of activations to well under 1 GB.
@@ -97,9 +99,10 @@ def completion_logprobs(
 
     Gradients flow into the log-probabilities when the model has trainable parameters. Both
     tensors are 0 where ``ro.mask`` is False. Layout (see the module docstring): the prompts'
-    shared prefix once; then ONE row per prompt holding its own tail followed by its G
-    completions side by side (their real tokens only), each completion seeing the prompt and its
-    own earlier tokens only (a block mask), at the positions it had when it was sampled. No
+    shared prefix once; then ONE segment per prompt holding its own tail followed by its G
+    completions side by side (their real tokens only), segments packed into rows (``pack_segments``),
+    each completion seeing its prompt and its own earlier tokens only (a block mask), at the
+    positions it had when it was sampled. No
     prompt is read, stored or differentiated G times, and no padding slot after an end token is
     computed. The LM head runs only at the positions that predict a chosen token. The prefix's keys
     and values come from the model's prefix cache (``course.llm.prefix_cache``: computed once per policy
@@ -112,40 +115,43 @@ def completion_logprobs(
     P, G = len(rows), ro.group
     B, K = ro.tokens.shape
     c = shared_prefix_length(rows, shared_prefix)
-    # 1. the shared prefix, once per policy state (batch 1), its keys/values repeated for the P prompts
-    cache = None
-    if c:
-        keys, values = prefix_kv(model, rows[0][:c], graph=torch.is_grad_enabled())
-        cache = as_cache(keys, values, P)
-    # 2. per prompt ONE row: [its own tail, left-padded to W | completion 1 | ... | completion G], each
-    #    completion's real tokens only (the end token included, no padding slots), right-padded to L
+    # 1. the shared prefix, once per policy state (batch 1), its keys/values repeated for each row (below)
+    prefix = prefix_kv(model, rows[0][:c], graph=torch.is_grad_enabled()) if c else None
+    # 2. per prompt ONE segment: [its own tail | completion 1 | ... | completion G], real tokens only (the end
+    #    token included, no padding slot); segments packed into as few rows as fit the longest (first fit,
+    #    longest first): a row of one prompt per row would be padded to the longest prompt's G completions
+    #    (SmolLM2, P = G = 8: 1,320 slots for 792 real tokens; packed, about 990)
     tails = [r[c:] for r in rows]
-    W = max(len(t) for t in tails)
     lengths = ro.mask.sum(dim=1).tolist()  # (B,) real tokens of each completion
-    starts = [[W + sum(lengths[p * G : p * G + j]) for j in range(G)] for p in range(P)]
-    L = W + max(sum(lengths[p * G : (p + 1) * G]) for p in range(P))
-    ids = torch.full((P, L), pad_id, dtype=torch.long)
-    pos = torch.zeros((P, L), dtype=torch.long)
-    see = torch.zeros((P, L, L), dtype=torch.bool)  # see[p, query, key]: may attend (keys of this row)
-    q_of: list[tuple[int, int]] = []  # per chosen token, in ro.mask's row-major order: (row, position that predicts it)
-    causal = torch.ones(W, W, dtype=torch.bool).tril()
-    for p, tail in enumerate(tails):
-        real = torch.zeros(W, dtype=torch.bool)
-        real[W - len(tail):] = True
-        ids[p, W - len(tail) : W] = torch.tensor(tail, dtype=torch.long)
-        pos[p, :W] = (c + real.long().cumsum(0) - 1).clamp(min=0)  # positions continue the prefix's
-        see[p, :W, :W] = causal & real[None, :]
-        last = int(pos[p, W - 1])
-        for j in range(G):
-            b, s0 = p * G + j, starts[p][j]
-            n = lengths[b]
-            ids[p, s0 : s0 + n] = ro.tokens[b, :n]
-            pos[p, s0 : s0 + n] = last + 1 + torch.arange(n)  # the positions it had when it was sampled
-            see[p, s0 : s0 + n, :W] = real[None, :]  # the prompt's real tail tokens
-            see[p, s0 : s0 + n, s0 : s0 + n] = torch.ones(n, n, dtype=torch.bool).tril()  # its own earlier tokens
-            q_of += [(p, W - 1)] + [(p, s0 + t) for t in range(n - 1)]  # token 0 <- the prompt's end, t <- t - 1
+    segments = [len(tails[p]) + sum(lengths[p * G : (p + 1) * G]) for p in range(P)]
+    packed = pack_segments(segments)
+    R, L = len(packed), max(segments)
+    cache = as_cache(*prefix, R) if prefix is not None else None  # the prefix's keys/values, once per row
+    ids = torch.full((R, L), pad_id, dtype=torch.long)
+    pos = torch.zeros((R, L), dtype=torch.long)
+    see = torch.zeros((R, L, L), dtype=torch.bool)  # see[row, query, key]: may attend (keys of this row)
+    # per completion: (row, position) of the slot that predicts each of its tokens
+    q_by_row: list[list[tuple[int, int]]] = [[] for _ in range(B)]
+    for r, members in enumerate(packed):
+        o = 0  # where this segment starts in its row
+        for p in members:
+            n_t = len(tails[p])
+            ids[r, o : o + n_t] = torch.tensor(tails[p], dtype=torch.long)
+            pos[r, o : o + n_t] = c + torch.arange(n_t)  # positions continue the prefix's
+            see[r, o : o + n_t, o : o + n_t] = torch.ones(n_t, n_t, dtype=torch.bool).tril()
+            s0, last = o + n_t, c + n_t - 1
+            for j in range(G):
+                b, n = p * G + j, lengths[p * G + j]
+                ids[r, s0 : s0 + n] = ro.tokens[b, :n]
+                pos[r, s0 : s0 + n] = last + 1 + torch.arange(n)  # the positions it had when it was sampled
+                see[r, s0 : s0 + n, o : o + n_t] = True  # its prompt's tail
+                see[r, s0 : s0 + n, s0 : s0 + n] = torch.ones(n, n, dtype=torch.bool).tril()  # its own earlier tokens
+                q_by_row[b] = [(r, o + n_t - 1)] + [(r, s0 + t) for t in range(n - 1)]  # token 0 <- the tail's end
+                s0 += n
+            o = s0
+    q_of = [q for qs in q_by_row for q in qs]  # in ro.mask's row-major order
     see |= torch.eye(L, dtype=torch.bool)[None]  # every slot sees itself (a padding slot: only itself; no empty row)
-    mask = torch.cat([torch.ones((P, L, c), dtype=torch.bool), see], dim=2)[:, None]  # (P, 1, L, c + L)
+    mask = torch.cat([torch.ones((R, L, c), dtype=torch.bool), see], dim=2)[:, None]  # (R, 1, L, c + L)
     out = body(ids.to(device), mask.to(device), pos.to(device), cache, use_cache=False)
     rows_idx = torch.tensor([r for r, _ in q_of], device=device)
     cols_idx = torch.tensor([q for _, q in q_of], device=device)
@@ -160,6 +166,27 @@ def completion_logprobs(
             e = -(logp_all.exp() * logp_all).sum(dim=-1)  # (N,) nats
             ent = torch.zeros((B, K), dtype=e.dtype, device=device).masked_scatter(m, e)
     return logp, ent
+
+
+def pack_segments(lengths: Sequence[int]) -> list[list[int]]:
+    """Segments (by index) packed into rows no longer than the longest: first fit, longest first; each row
+    lists its segments in index order. Deterministic (ties keep index order).
+
+    >>> pack_segments([66, 165, 84, 82, 112, 124, 73, 86])
+    [[1], [5], [4], [6, 7], [0, 2], [3]]
+    """
+    cap = max(lengths)
+    rows: list[list[int]] = []
+    room: list[int] = []
+    for i in sorted(range(len(lengths)), key=lambda k: (-lengths[k], k)):
+        r = next((r for r in range(len(rows)) if room[r] >= lengths[i]), None)
+        if r is None:
+            rows.append([])
+            room.append(cap)
+            r = len(rows) - 1
+        rows[r].append(i)
+        room[r] -= lengths[i]
+    return [sorted(r) for r in rows]
 
 
 class LLMPolicy:

@@ -37,6 +37,7 @@ The library does no printing: the tool passes ``say`` (a diagnostic line on stde
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections import Counter
@@ -179,10 +180,13 @@ def train(s: RLConfig, policy: RLPolicy, run_dir: Path, *, progress: ProgressFac
         records.append(rec)
 
     write({"step": 0, "eval": watch.evaluate(policy, 0)})
+    source = ProblemSource(prompts, s.prompts_per_step)
+    signal_share: float | None = None  # the last step's share of drawn groups with a signal (how far to draw ahead)
     for step in range(1, s.steps + 1):
-        problems = [next(prompts) for _ in range(s.prompts_per_step)]
-        more = lambda: [next(prompts) for _ in range(s.prompts_per_step)]  # noqa: E731  (dynamic sampling's next batch)
-        rec = reinforce_step(s, step, policy, opt, rubric, problems, more=more)  # sample, score, update
+        rec = reinforce_step(s, step, policy, opt, rubric, source.take(), more=source.take,  # sample, score, update
+                             give_back=source.give_back, signal_share=signal_share)
+        if "dynamic_sampling" in rec:
+            signal_share = 1 - rec["dynamic_sampling"]["no_signal_groups_drawn"]
         skipped += bool(rec.get("update_skipped"))
         # the policy's, unselected
         watch.train_rewards.append(rec.get("dynamic_sampling", {}).get("reward_drawn", rec["reward"]))
@@ -218,6 +222,51 @@ def training_data(s: RLConfig,
     return dev_all[: s.slice_items], problem_stream(f"rl-prompts:{s.seed}", read_prompts(excluded))
 
 
+class ProblemSource:
+    """The training stream, P problems at a time, with a way back for what a step drew but did not use.
+
+    Dynamic sampling may sample several draws in one batch (``sample_step``); the draws it did not
+    need are given back, and the next ``take`` returns them first, so every step sees exactly the
+    problems it would have seen had the draws been made one at a time."""
+
+    def __init__(self, stream: Iterator[Any], per_draw: int) -> None:
+        self._stream, self._per_draw = stream, per_draw
+        self._returned: list[list[Any]] = []
+
+    def take(self) -> list[Any]:
+        """The next P problems: those given back first, in their order, then fresh ones."""
+        if self._returned:
+            return self._returned.pop(0)
+        return [next(self._stream) for _ in range(self._per_draw)]
+
+    def give_back(self, batches: list[list[Any]]) -> None:
+        """Draws taken but not used, in the order they were taken: the next ``take`` calls return them."""
+        self._returned[:0] = batches
+
+
+def draws_ahead(left: int, missing: int, per_draw: int, signal_share: float | None) -> int:
+    """How many draws to sample together: enough, at the last step's share of groups with a signal, to
+    find the ``missing`` groups (never more than the ``left`` the cap allows; one when nothing is known).
+
+    Sampling k draws in one batch costs the same tokens as k batches one after the other, and takes
+    less time: a matrix product of more rows runs nearer the machine's peak (bench_llm_sampling).
+    What a draw that turns out not to be needed costs is its sampling; the record counts it.
+
+    >>> draws_ahead(4, 8, 8, None), draws_ahead(4, 8, 8, 0.25), draws_ahead(2, 8, 8, 0.25), draws_ahead(4, 3, 8, 0.5)
+    (1, 4, 2, 1)
+    """
+    if not signal_share or signal_share <= 0:
+        return 1 if signal_share is None else left
+    return max(1, min(left, math.ceil(missing / (per_draw * signal_share) - 1e-9)))
+
+
+def next_problems(more: Callable[[], list[Any]] | None) -> list[Any]:
+    """Dynamic sampling's next batch of P fresh problems."""
+    if more is None:
+        raise ValueError("dynamic sampling needs more(): the stream of fresh problems")
+    return more()
+
+
 def has_gradient(params: Sequence[Any]) -> bool:
     """True when some parameter's gradient is non-zero (an update would carry evidence)."""
     return any(p.grad is not None and bool(p.grad.any()) for p in params)
@@ -235,7 +284,9 @@ class StepBatch:
 
 
 def sample_step(s: RLConfig, step: int, policy: RLPolicy, rubric: Any, problems: list[Any],
-                more: Callable[[], list[Any]] | None = None) -> StepBatch:
+                more: Callable[[], list[Any]] | None = None, *,
+                give_back: Callable[[list[list[Any]]], None] | None = None,
+                signal_share: float | None = None) -> StepBatch:
     """Fresh on-policy samples for one step: G completions for each of P problems, scored.
 
     With ``s.dynamic_sampling`` = D > 1 (DAPO's dynamic sampling): a group whose G rewards are all
@@ -248,62 +299,79 @@ def sample_step(s: RLConfig, step: int, policy: RLPolicy, rubric: Any, problems:
     ``rl:<seed>:<step>:d<d>:<problem>:<sample>``. Cost: up to D times the sampling of a step.
     What it does not do: make the POLICY's groups more informative. ``drawn`` records the share of
     signal-less groups among all drawn (the policy's own figure) beside the trained batch's.
+
+    Drawing ahead (only with ``give_back``): the draws are sampled several at a time, as many as the
+    last step's ``signal_share`` says are needed (``draws_ahead``), in one batch. Each row keeps its
+    own seed, so the step trains on the groups the one-at-a-time rule picks (up to float rounding: a
+    batch of other rows sums its products in another order); a draw that rule would not have made is
+    handed back unscored (``give_back``: the next step takes its problems) and counted in ``drawn``'s
+    ``unused_draws``.
     """
     P, G = s.prompts_per_step, s.group_size
     D = s.dynamic_sampling
     policy.train_mode(False)
-    draws: list[tuple[Any, list[float], list[str]]] = []
+    draws: list[tuple[Any, int, list[float], list[str]]] = []  # per draw: (rollouts, its first group, rewards, codes)
     signal: list[tuple[int, int]] = []  # (draw, group) with rewards that differ, in the order drawn
     flat: list[tuple[int, int]] = []
-    batch = problems
-    for d in range(D):
-        if d:
-            if more is None:
-                raise ValueError("dynamic sampling needs more(): the stream of fresh problems")
-            batch = more()
-        prefix = f"rl:{s.seed}:{step}" if d == 0 else f"rl:{s.seed}:{step}:d{d}"
-        seeds = [f"{prefix}:{i}:{j}" for i in range(P) for j in range(G)]
-        ro = policy.generate(
-            [b.prompt for b in batch], seeds, group=G, temperature=s.temperature, max_tokens=s.max_tokens
-        )
-        # rewards from the training rubric; the strict verdict rides along for the log
-        examples = [{"expected_answer": b.answer} for b in batch for _ in range(G)]
-        rewards = [float(rubric(ex, t)["reward"]) for ex, t in zip(examples, ro.texts)]
-        codes = [strict_score(ex, t)["details"]["error_code"] for ex, t in zip(examples, ro.texts)]
-        draws.append((ro, rewards, codes))
-        for i in range(P):
-            r = rewards[i * G:(i + 1) * G]
-            (signal if max(r) != min(r) else flat).append((d, i))
-        if len(signal) >= P:
-            break
+    unused: list[list[Any]] = []  # draws sampled ahead that the one-at-a-time rule would not have made
+    while len(draws) < D and len(signal) < P:
+        d0 = len(draws)
+        # how far to draw ahead: the last step's share of groups with a signal, else this step's so far
+        share = signal_share if signal_share is not None or not draws else len(signal) / (len(draws) * P)
+        k = 1 if give_back is None else draws_ahead(D - d0, P - len(signal), P, share)
+        batches = [problems if d0 + t == 0 else next_problems(more) for t in range(k)]
+        seeds = [f"rl:{s.seed}:{step}{f':d{d0 + t}' if d0 + t else ''}:{i}:{j}"
+                 for t in range(k) for i in range(P) for j in range(G)]
+        ro = policy.generate([b.prompt for batch in batches for b in batch], seeds, group=G,
+                             temperature=s.temperature, max_tokens=s.max_tokens)
+        for t, batch in enumerate(batches):
+            if len(signal) >= P:  # enough already: this draw goes back to the stream, unscored
+                unused.append(batch)
+                continue
+            # rewards from the training rubric; the strict verdict rides along for the log
+            examples = [{"expected_answer": b.answer} for b in batch for _ in range(G)]
+            texts = ro.texts[t * P * G:(t + 1) * P * G]
+            rewards = [float(rubric(ex, x)["reward"]) for ex, x in zip(examples, texts)]
+            codes = [strict_score(ex, x)["details"]["error_code"] for ex, x in zip(examples, texts)]
+            draws.append((ro, t * P, rewards, codes))
+            for i in range(P):
+                r = rewards[i * G:(i + 1) * G]
+                (signal if max(r) != min(r) else flat).append((len(draws) - 1, i))
+    if unused and give_back is not None:  # (only drawn ahead when given)
+        give_back(unused)
     policy.train_mode(True)
     if D == 1:  # dynamic sampling off: the one draw, untouched
-        ro, rewards, codes = draws[0]
+        ro, _, rewards, codes = draws[0]
         return StepBatch(ro, rewards, codes, None)
     from course.lib.policy.sampling import take_groups
 
     picks = (signal + flat)[:P]
-    ro = take_groups([(draws[d][0], i) for d, i in picks])
-    rewards = [r for d, i in picks for r in draws[d][1][i * G:(i + 1) * G]]
-    codes = [c for d, i in picks for c in draws[d][2][i * G:(i + 1) * G]]
-    every = [r for _, rs, _ in draws for r in rs]
-    every_codes = [c for _, _, cs in draws for c in cs]
+    ro = take_groups([(draws[d][0], draws[d][1] + i) for d, i in picks])
+    rewards = [r for d, i in picks for r in draws[d][2][i * G:(i + 1) * G]]
+    codes = [c for d, i in picks for c in draws[d][3][i * G:(i + 1) * G]]
+    every = [r for _, _, rs, _ in draws for r in rs]
+    every_codes = [c for _, _, _, cs in draws for c in cs]
     drawn = {"draws": len(draws), "groups_drawn": len(draws) * P,
              "no_signal_groups_drawn": round(len(flat) / (len(draws) * P), 6),
              "reward_drawn": round(sum(every) / len(every), 6),
              "strict_pass_drawn": round(every_codes.count("ok") / len(every_codes), 6)}
+    if unused:
+        drawn["unused_draws"] = len(unused)
     return StepBatch(ro, rewards, codes, drawn)
 
 
 def reinforce_step(s: RLConfig, step: int, policy: RLPolicy, opt: Any, rubric: Any, problems: list[Any],
-                   more: Callable[[], list[Any]] | None = None) -> dict[str, Any]:
-    """One policy update on fresh on-policy samples; returns the step's log record."""
+                   more: Callable[[], list[Any]] | None = None, *,
+                   give_back: Callable[[list[list[Any]]], None] | None = None,
+                   signal_share: float | None = None) -> dict[str, Any]:
+    """One policy update on fresh on-policy samples; returns the step's log record. ``more``, ``give_back``
+    and ``signal_share``: dynamic sampling's stream and how far to draw ahead (``sample_step``)."""
     import torch
 
     P, G = s.prompts_per_step, s.group_size
     # 1-2. fresh on-policy samples (G completions for each of P new problems), scored by the training
     # rubric (the strict verdict rides along for the log); with dynamic sampling, the groups with a signal
-    got = sample_step(s, step, policy, rubric, problems, more)
+    got = sample_step(s, step, policy, rubric, problems, more, give_back=give_back, signal_share=signal_share)
     ro = got.rollouts
     rewards = torch.tensor(got.rewards)  # (B,)
 
