@@ -47,7 +47,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import CHILD_PRELUDE, Recorder, add_arguments, signed_points  # noqa: E402
+from record import CHILD_PRELUDE, Recorder, add_arguments, as_points, signed_points  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 from course.lib.evaluation.summary import percent, points  # noqa: E402
@@ -197,21 +197,21 @@ def record_seed(rec: Recorder, r: dict) -> None:
                    f"seed {s}: math_holdout strict pass@1 of the warm start alone", digits=4)
     rec.figure(f"seed{s}_holdout_final_pass_at_1", h["final"]["pass_at_1"], "",
                f"seed {s}: math_holdout strict pass@1 of the final policy", digits=4)
-    rec.figure(f"seed{s}_lift_points", 100 * h["lift_pass_at_1"], "points",
+    rec.figure(f"seed{s}_lift_points", as_points(h["lift_pass_at_1"]), "points",
                f"seed {s}: the lift, final - pi0", digits=1)
-    rec.figure(f"seed{s}_lift_low_points", 100 * h["lift_paired_bootstrap95"][0], "points",
+    rec.figure(f"seed{s}_lift_low_points", as_points(h["lift_paired_bootstrap95"][0]), "points",
                f"seed {s}: its paired-bootstrap 95% interval, low end", digits=1)
-    rec.figure(f"seed{s}_lift_high_points", 100 * h["lift_paired_bootstrap95"][1], "points",
+    rec.figure(f"seed{s}_lift_high_points", as_points(h["lift_paired_bootstrap95"][1]), "points",
                f"seed {s}: its paired-bootstrap 95% interval, high end", digits=1)
     rec.figure(f"seed{s}_gate_accept", h["gate"].get("verdict") == "ACCEPT", "",
                f"seed {s}: the gate (final against pi0, +{100 * LIFT:.0f} points and significant) accepts")
     if "rl_over_warm_start" in h:
         rl = h["rl_over_warm_start"]
-        rec.figure(f"seed{s}_rl_lift_points", 100 * rl["lift_pass_at_1"], "points",
+        rec.figure(f"seed{s}_rl_lift_points", as_points(rl["lift_pass_at_1"]), "points",
                    f"seed {s}: RL over its own starting point, final - warm start", digits=1)
-        rec.figure(f"seed{s}_rl_lift_low_points", 100 * rl["lift_paired_bootstrap95"][0], "points",
+        rec.figure(f"seed{s}_rl_lift_low_points", as_points(rl["lift_paired_bootstrap95"][0]), "points",
                    f"seed {s}: its paired-bootstrap 95% interval, low end", digits=1)
-        rec.figure(f"seed{s}_rl_lift_high_points", 100 * rl["lift_paired_bootstrap95"][1], "points",
+        rec.figure(f"seed{s}_rl_lift_high_points", as_points(rl["lift_paired_bootstrap95"][1]), "points",
                    f"seed {s}: its paired-bootstrap 95% interval, high end", digits=1)
         rec.figure(f"seed{s}_rl_p_value", rl["gate"].get("p_value"), "",
                    f"seed {s}: its p-value (sign-flip test over items)", digits=4)
@@ -286,7 +286,8 @@ def main() -> int:
         rl_lifts = [r["summary"]["holdout"].get("rl_over_warm_start", {}).get("lift_pass_at_1") for r in runs]
         mean_lift = sum(lifts) / len(lifts)
         if len(runs) > 1:
-            rec.figure("mean_lift_points", 100 * mean_lift, "points", f"the mean lift over seeds {seeds}", digits=1)
+            rec.figure("mean_lift_points", as_points(mean_lift), "points", f"the mean lift over seeds {seeds}",
+                       digits=1)
             # the spread between seeds is the noise a claim about the recipe must beat (course.lib.stats)
             lo, hi = between_seed_interval([100 * x for x in lifts])
             rec.figure("mean_lift_t95_low_points", lo, "points",
@@ -294,7 +295,7 @@ def main() -> int:
             rec.figure("mean_lift_t95_high_points", hi, "points",
                        "its 95% interval between seeds (t), high end", digits=1)
             if None not in rl_lifts:
-                rec.figure("mean_rl_lift_points", 100 * sum(rl_lifts) / len(rl_lifts), "points",
+                rec.figure("mean_rl_lift_points", as_points(sum(rl_lifts) / len(rl_lifts)), "points",
                            f"the mean of RL over its own starting point over seeds {seeds}", digits=1)
         rl_significant = [
             r["summary"]["holdout"].get("rl_over_warm_start", {}).get("gate", {}).get("verdict") == "ACCEPT"

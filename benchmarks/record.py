@@ -52,6 +52,18 @@ def signed_points(x: float) -> str:
     return points(Fraction(str(x)) / 100, signed=True)
 
 
+def as_points(rate: float | Fraction) -> float:
+    """A rate (or a difference of rates) in percentage points, shifted in decimal, not in binary: 100 * 0.1425 is
+    14.249999999999998 in floats, which half up gives 14.2 where every course tool prints 14.3.
+
+    >>> as_points(0.1425), as_points(Fraction(57, 400)), as_points(-0.0025)
+    (14.25, 14.25, -0.25)
+    """
+    if isinstance(rate, Fraction):
+        return float(rate * 100)
+    return float(Decimal(repr(rate)) * 100)
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """One registered benchmark: its script, a heading, what it measures, and the extra it needs."""

@@ -65,8 +65,8 @@ DEFAULT_MAX_TOKENS = 48
 # is part of what makes a rerun byte-identical (float sums depend on the shapes).
 ROWS_PER_BATCH = 64
 # Rows per batch where no shipped file has to be reproduced (the RFT pool, the benchmark's transfer tables):
-# a matrix product of more rows runs nearer the machine's peak. SmolLM2, few-shot, 16 tokens, 2 threads, one
-# quiet AMD EPYC: 22.8 completions/s at 64 rows, 28.4 at 128, 31 at 256. Fixed too, for the same reason.
+# a matrix product of more rows runs nearer the machine's peak (benchmarks/bench_llm_sampling.py prints the
+# products' throughput at the model's shapes for 13, 64 and 1,320 rows). Fixed too, for the same reason.
 WIDE_BATCH_ROWS = 256
 
 
