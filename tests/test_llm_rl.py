@@ -332,3 +332,16 @@ def test_a_short_fewshot_run_on_the_real_model_evaluates_pi0_and_the_final_polic
     assert h["items"] == 50 and h["pi0"]["samples"] == 50 and h["gate"]["verdict"] in ("ACCEPT", "REJECT")
     assert summary["template"] == "fewshot" and summary["pi0"].startswith("SmolLM2-135M-Instruct.Q4_1:")
     assert "Holdout headline" in proc.stdout
+
+
+def test_the_fused_weights_of_sampling_are_let_go_before_the_gradient_pass_and_made_again_the_same(tiny_policy):  # type: ignore[no-untyped-def]
+    """An RL step's peak memory is its gradient pass: the sampler's fused copy of the weights is dropped when
+    the policy turns to training, and the next sampling makes it again from the same weights."""
+    tiny_policy.train_mode(False)
+    first = tiny_policy.generate([TOY[0].prompt], ["f0", "f1"], group=2, temperature=1.0, max_tokens=4)
+    assert "_course_fused_blocks" in tiny_policy.model.__dict__
+    tiny_policy.train_mode(True)
+    assert "_course_fused_blocks" not in tiny_policy.model.__dict__
+    tiny_policy.train_mode(False)
+    again = tiny_policy.generate([TOY[0].prompt], ["f0", "f1"], group=2, temperature=1.0, max_tokens=4)
+    assert again.texts == first.texts and bool((again.tokens == first.tokens).all())

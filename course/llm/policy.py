@@ -58,6 +58,7 @@ from course.lib.records.formats import PROMPT_TEMPLATE
 from course.lib.records.jsonl import dumps_line, loads_document, read_input
 from course.lib.records.manifest import sha256_file
 from course.llm import LORA_ALPHA_RANGE, LORA_RANK_LIMIT
+from course.llm.decoder import release_fused_blocks
 from course.llm.lora import (
     TARGETS,
     NonFiniteLogits,
@@ -291,6 +292,8 @@ class LLMPolicy:
 
     def train_mode(self, training: bool) -> None:
         self.model.train(training)
+        if training:  # sampling is over until the next update: its fused weights go (course.llm.decoder)
+            release_fused_blocks(self.model)
 
     def sample_items(self, items: Sequence[tuple[str, str]], *, n: int, seed: int, temperature: float,
                      max_tokens: int) -> list[list[tuple[str, bool]]]:
