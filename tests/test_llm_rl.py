@@ -52,54 +52,51 @@ def test_fresh_adapters_compute_exactly_pi0(tiny_policy) -> None:
     assert bool((tiny_policy.reference_logprobs(ro) == ref.detach()).all())
 
 
-def test_log_probabilities_with_the_shared_prefix_read_once_equal_those_of_each_full_sequence(tiny_policy) -> None:
+def _cut(ro, lengths, pad_id):  # type: ignore[no-untyped-def]
+    """Completions of these lengths, as end tokens make them: the mask and the tokens past each length cleared."""
+    for b, n in enumerate(lengths):
+        ro.mask[b, n:] = False
+        ro.tokens[b, n:] = pad_id
+
+
+def _assert_each_full_sequence_agrees(policy, ro) -> None:  # type: ignore[no-untyped-def]
+    """completion_logprobs against one plain forward pass per prompt + completion, row by row."""
     import torch
 
     from course.llm.policy import completion_logprobs
 
-    ro = tiny_policy.generate([p.prompt for p in TOY], [f"r{i}" for i in range(6)], group=3, temperature=1.0,
-                              max_tokens=5)
-    for b, n in enumerate([5, 2, 4, 1, 3, 5]):  # completions of different lengths, as end tokens make them
-        ro.mask[b, n:] = False
-        ro.tokens[b, n:] = tiny_policy.pad_id
-    fast, _ = completion_logprobs(tiny_policy.model, ro, tiny_policy.pad_id, entropy=False)
-    model = tiny_policy.model
-    for b in range(6):
-        prompt = ro.prompt_tokens[b // 3][ro.prompt_valid[b // 3]]
+    fast, _ = completion_logprobs(policy.model, ro, policy.pad_id, entropy=False)
+    for b in range(ro.tokens.shape[0]):
+        prompt = ro.prompt_tokens[b // ro.group][ro.prompt_valid[b // ro.group]]
         chosen = ro.tokens[b][ro.mask[b]]
-        ids = torch.cat([prompt, chosen])[None]
         with torch.no_grad():
-            logits = model(input_ids=ids).logits[0].float()
+            logits = policy.model(input_ids=torch.cat([prompt, chosen])[None]).logits[0].float()
         full = torch.log_softmax(logits, -1)[len(prompt) - 1 : -1].gather(-1, chosen[:, None]).squeeze(-1)
         assert torch.allclose(fast[b][ro.mask[b]].detach(), full, atol=1e-5), b
         assert bool((fast[b][~ro.mask[b]] == 0).all())
 
 
+def test_log_probabilities_with_the_shared_prefix_read_once_equal_those_of_each_full_sequence(tiny_policy) -> None:
+    ro = tiny_policy.generate([p.prompt for p in TOY], [f"r{i}" for i in range(6)], group=3, temperature=1.0,
+                              max_tokens=5)
+    _cut(ro, [5, 2, 4, 1, 3, 5], tiny_policy.pad_id)  # completions of different lengths
+    _assert_each_full_sequence_agrees(tiny_policy, ro)
+
+
 def test_prompts_packed_two_to_a_row_keep_each_full_sequences_log_probabilities(tiny_policy) -> None:
     """Three prompts whose segments (tail + G completions) pack as [long] and [short, short]: the packed
     row's second segment sees only its own prompt, at its own positions."""
-    import torch
-
-    from course.llm.policy import completion_logprobs, pack_segments
+    from course.llm.policy import pack_segments
     from course.llm.sampler import shared_prefix_length
 
     prompts = [TOY[0].prompt, "What is 5 + 6?", "What is 3 + 4?"]
     ro = tiny_policy.generate(prompts, [f"q{i}" for i in range(6)], group=2, temperature=1.0, max_tokens=6)
-    for b, n in enumerate([6, 6, 1, 1, 1, 2]):  # the first prompt's completions long, the others short
-        ro.mask[b, n:] = False
-        ro.tokens[b, n:] = tiny_policy.pad_id
+    _cut(ro, [6, 6, 1, 1, 1, 2], tiny_policy.pad_id)  # the first prompt's completions long, the others short
     rows = [r[v].tolist() for r, v in zip(ro.prompt_tokens, ro.prompt_valid)]
     c = shared_prefix_length(rows, None)
     segments = [len(r) - c + int(ro.mask[2 * p : 2 * p + 2].sum()) for p, r in enumerate(rows)]
     assert any(len(row) > 1 for row in pack_segments(segments)), segments  # two prompts do share a row
-    fast, _ = completion_logprobs(tiny_policy.model, ro, tiny_policy.pad_id, entropy=False)
-    for b in range(6):
-        prompt = ro.prompt_tokens[b // 2][ro.prompt_valid[b // 2]]
-        chosen = ro.tokens[b][ro.mask[b]]
-        with torch.no_grad():
-            logits = tiny_policy.model(input_ids=torch.cat([prompt, chosen])[None]).logits[0].float()
-        full = torch.log_softmax(logits, -1)[len(prompt) - 1 : -1].gather(-1, chosen[:, None]).squeeze(-1)
-        assert torch.allclose(fast[b][ro.mask[b]].detach(), full, atol=1e-5), b
+    _assert_each_full_sequence_agrees(tiny_policy, ro)
 
 
 def test_saved_adapters_load_back_into_a_fresh_model_and_compute_the_same_policy(tiny_policy, tiny_llm_dir,

@@ -83,6 +83,13 @@ def _weight_key(model: Any) -> tuple:
     return tuple(key)
 
 
+def release_fused_blocks(model: Any) -> None:
+    """Drop the fused copy of the weights (~0.4 GB for SmolLM2). The training passes do not read it and the
+    optimizer step retires it anyway, so an RL step lets it go before its log-prob passes: the peak memory
+    of a step is the gradient pass's, and the copy would sit under it for nothing."""
+    model.__dict__.pop("_course_fused_blocks", None)
+
+
 def fused_blocks(model: Any) -> list[tuple[torch.Tensor, ...]]:
     """Per block: (input norm weight, Wqkv (d, (H + 2 Hk) D), Wo (H D, d), post-attention norm weight,
     Wgate_up (d, 2 ff), Wdown (ff, d)), each projection's effective weight (LoRA merged), laid out so that
@@ -92,7 +99,7 @@ def fused_blocks(model: Any) -> list[tuple[torch.Tensor, ...]]:
     kept = model.__dict__.get("_course_fused_blocks")  # kept on the model itself: it goes when the model goes
     if kept is not None and kept[0] == key:
         return kept[1]
-    model.__dict__.pop("_course_fused_blocks", None)  # one copy at a time: ~0.4 GB for SmolLM2
+    release_fused_blocks(model)  # one copy at a time: ~0.4 GB for SmolLM2
     with torch.no_grad():
         blocks = []
         for layer in model.model.layers:
@@ -106,13 +113,6 @@ def fused_blocks(model: Any) -> list[tuple[torch.Tensor, ...]]:
     model.__dict__["_course_fused_blocks"] = (key, blocks)
     # six tensors; transformers types the layers' attributes more loosely than Tensor
     return blocks  # type: ignore[return-value]
-
-
-def release_fused_blocks(model: Any) -> None:
-    """Drop the fused copy of the weights (~0.4 GB for SmolLM2). The training passes do not read it and the
-    optimizer step retires it anyway, so an RL step lets it go before its log-prob passes: the peak memory
-    of a step is the gradient pass's, and the copy would sit under it for nothing."""
-    model.__dict__.pop("_course_fused_blocks", None)
 
 
 class LlamaDecoder:

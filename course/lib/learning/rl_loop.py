@@ -255,8 +255,10 @@ def draws_ahead(left: int, missing: int, per_draw: int, signal_share: float | No
     >>> draws_ahead(4, 8, 8, None), draws_ahead(4, 8, 8, 0.25), draws_ahead(2, 8, 8, 0.25), draws_ahead(4, 3, 8, 0.5)
     (1, 4, 2, 1)
     """
-    if not signal_share or signal_share <= 0:
-        return 1 if signal_share is None else left
+    if signal_share is None:
+        return 1
+    if signal_share <= 0:  # no group had a signal: every draw the cap allows
+        return left
     return max(1, min(left, math.ceil(missing / (per_draw * signal_share) - 1e-9)))
 
 
