@@ -162,10 +162,13 @@ class DecoderClock:
 
 
 class MatmulBound:
-    """Seconds the model's matrix products take at M rows on this machine (torch.matmul, float32)."""
+    """Seconds the model's matrix products take at M rows on this machine (torch.matmul, float32; ``dtype``
+    another element type, e.g. bfloat16: what the same products would cost if the weights were kept in it)."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, dtype: Any = None) -> None:
         import torch
+
+        self.dtype = torch.float32 if dtype is None else dtype
 
         cfg = model.config
         d, kv, ff = (cfg.hidden_size, cfg.num_key_value_heads * (cfg.hidden_size // cfg.num_attention_heads),
@@ -176,7 +179,7 @@ class MatmulBound:
 
     def _time(self, m: int, k: int, n: int, column_major: bool) -> float:
         torch = self.torch
-        x, w = torch.randn(m, k), torch.randn(n, k)
+        x, w = torch.randn(m, k, dtype=self.dtype), torch.randn(n, k, dtype=self.dtype)
         if column_major:
             w = w.t().contiguous().t()
         for _ in range(2):
@@ -356,6 +359,23 @@ def main() -> int:
                        f"float32 matmul at the model's shapes, {label} (M={m}), weights row-major", digits=1)
             rec.figure(f"bound_{tag}_gflops_col", bound.flops(m, head) / bound.seconds(m, head, True) / 1e9, "GFLOP/s",
                        "the same, weights column-major", digits=1)
+    # The same products in bfloat16 (half the bytes per weight; CPUs with AVX512-BF16 or AMX multiply them
+    # natively): not what the course runs (its weights are float32, and a sampler in another precision than
+    # the trained policy samples from another policy), but how far a lower precision would move the bound.
+    half = MatmulBound(new_llm.model, torch.bfloat16)
+    print("  the same products in bfloat16 (not used by the course; what a lower precision would allow):")
+    for label, m, head in shapes:
+        if "whole" in label or label.startswith("decode") and m > 1:
+            m = max(1, m)
+            x32, x16 = bound.seconds(m, head, False), half.seconds(m, head, False)
+            print(f"  {label:28s} M={m:5d}: {bound.flops(m, head) / x16 / 1e9:6.1f} GFLOP/s, "
+                  f"{x32 / x16:.2f}x float32's")
+            tag = label.split(",")[0] + f"_m{m}"
+            rec.figure(f"bound_{tag}_gflops_bf16", bound.flops(m, head) / x16 / 1e9, "GFLOP/s",
+                       f"bfloat16 matmul at the model's shapes, {label} (M={m}), weights row-major "
+                       "(not used by the course)", digits=1)
+            rec.figure(f"bound_{tag}_bf16_over_f32", x32 / x16, "×",
+                       "bfloat16 products' speed over float32's at the same shapes", digits=2)
 
     # --- 3. Hugging Face generate on the same batch -------------------------------------------------------------
     if not args.no_hf:
