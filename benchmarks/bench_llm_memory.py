@@ -45,7 +45,7 @@ SETTINGS = ("default", "mmap_1mib")
 
 CHILD = r"""
 import ctypes, ctypes.util, json, sys, threading, time
-setting, steps, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+setting, steps, threads, chunks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 if setting == "mmap_1mib":  # M_MMAP_THRESHOLD = -3, M_TRIM_THRESHOLD = -1 (glibc's malloc.h)
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
     assert libc.mallopt(-3, 1 << 20) == 1 and libc.mallopt(-1, 1 << 20) == 1
@@ -81,7 +81,7 @@ from course.instrument.rubric_registry import get_rubric
 
 set_threads(threads); torch.use_deterministic_algorithms(True)
 s = replace(LLM, steps=40, prompts_per_step=8, group_size=8, lr=5e-4, beta=0.05, max_tokens=16, dynamic_sampling=4,
-            threads=threads, seed=0)
+            threads=threads, seed=0, grad_chunks=chunks)
 llm = load_llm(None)
 policy = LLMPolicy(llm, get_template("fewshot"), rank=8, alpha=16.0, adapter_seed=0, threads=threads)
 policy.anchor_reference()  # as after the recipe's warm start: the KL reference is a frozen copy of the adapters
@@ -115,11 +115,11 @@ print(json.dumps({"phases": phases, "examples": tokens}))
 """
 
 
-def run_setting(setting: str, steps: int, threads: int) -> dict:
-    """One child process: ``steps`` recipe steps under ``setting``; its phases."""
+def run_setting(setting: str, steps: int, threads: int, chunks: int) -> dict:
+    """One child process: ``steps`` recipe steps under ``setting``, the gradient pass in ``chunks`` parts."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}  # no heap tuning from outside
-    proc = subprocess.run([sys.executable, "-c", CHILD, setting, str(steps), str(threads)], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", CHILD, setting, str(steps), str(threads), str(chunks)], cwd=ROOT,
+                          env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         raise SystemExit(f"the {setting} child failed with exit code {proc.returncode}")
@@ -131,13 +131,16 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=4, help="recipe steps per setting (default 4)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS))
+    ap.add_argument("--grad-chunks", type=int, default=1,
+                    help="the gradient pass in this many parts of whole groups (course.llm.rl --grad-chunks; "
+                         "default 1)")
     add_arguments(ap)
     args = ap.parse_args()
     rec = Recorder.from_args("bench_llm_memory", args)
     print(f"{os.cpu_count()} CPUs, {args.threads} threads, load average (1 min) at start {os.getloadavg()[0]:.2f}")
     examples = {}
     for setting in args.settings:
-        got = run_setting(setting, args.steps, args.threads)
+        got = run_setting(setting, args.steps, args.threads, args.grad_chunks)
         examples[setting] = got["examples"]
         print(f"\n{setting}: phase by phase (seconds; the most resident while it ran; resident after it), MB")
         for p in got["phases"]:

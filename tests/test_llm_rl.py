@@ -342,3 +342,33 @@ def test_the_fused_weights_of_sampling_are_let_go_before_the_gradient_pass_and_m
     tiny_policy.train_mode(False)
     again = tiny_policy.generate([TOY[0].prompt], ["f0", "f1"], group=2, temperature=1.0, max_tokens=4)
     assert again.texts == first.texts and bool((again.tokens == first.tokens).all())
+
+
+def test_the_llms_gradient_pass_in_two_parts_gives_the_one_pass_gradient_through_the_shared_prefix(
+        tiny_llm_dir) -> None:
+    """Each part differentiates through the prompt prefix (course.llm.prefix_cache): the first part's backward
+    spends the graph cached at sampling, the second reads the prefix again; the sum is the one-pass gradient."""
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+    from course.lib.policy.sampling import set_threads
+    from course.lib.policy.templates import FEWSHOT
+    from course.llm.load import load_llm
+    from course.llm.policy import LLMPolicy
+
+    def odd_sum(example, text):  # type: ignore[no-untyped-def]
+        even = sum(map(ord, text)) % 2 == 0
+        return {"reward": float(even), "details": {"error_code": "ok" if even else "wrong_answer"}}
+
+    set_threads(1)
+    grads, recs = {}, {}
+    for chunks in (1, 2):
+        policy = LLMPolicy(load_llm(str(tiny_llm_dir)), FEWSHOT, rank=4, alpha=8.0, adapter_seed=0, threads=1)
+        s = settings(group_size=4, beta=0.1, grad_chunks=chunks, grad_clip=1e6)
+        opt = torch.optim.SGD(policy.parameters(), lr=0.0)  # no move: the gradient stays in .grad
+        recs[chunks] = reinforce_step(s, 1, policy, opt, odd_sum, TOY)
+        grads[chunks] = [p.grad.detach().clone() for p in policy.parameters()]
+    assert recs[1]["pg_samples"] > 0 and any(float(g.abs().max()) > 0 for g in grads[1])
+    for a, b in zip(grads[1], grads[2]):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-7)
+    assert recs[2]["pg_loss"] == pytest.approx(recs[1]["pg_loss"], rel=1e-4, abs=1e-7)

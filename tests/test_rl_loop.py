@@ -452,3 +452,74 @@ def test_how_far_to_draw_ahead_follows_the_last_share_of_groups_with_a_signal() 
     assert draws_ahead(4, 8, 8, 0.25) == 4 and draws_ahead(4, 8, 8, 0.5) == 2 and draws_ahead(4, 8, 8, 1.0) == 1
     assert draws_ahead(3, 8, 8, 0.1) == 3  # never past the cap
     assert draws_ahead(4, 2, 8, 0.25) == 1 and draws_ahead(4, 8, 8, 0.0) == 4
+
+
+def by_characters(example, text):  # type: ignore[no-untyped-def]
+    """A rubric that pays completions whose character codes add up to an even number: mixed rewards in most
+    groups, with no texts chosen by hand."""
+    even = sum(map(ord, text)) % 2 == 0
+    return {"reward": float(even), "details": {"error_code": "ok" if even else "wrong_answer"}}
+
+
+@pytest.mark.parametrize("loss_norm", ["constant", "seq-mean", "token-mean"])
+@pytest.mark.parametrize("kl_in", ["loss", "reward"])
+def test_the_gradient_pass_in_two_parts_gives_the_one_pass_gradient(loss_norm: str, kl_in: str) -> None:
+    """grad_chunks 2: each part's loss weighted by its share of the batch's divisor, the gradients added;
+    the sum is the one-pass gradient (float rounding apart), and the record's figures are the same."""
+    import torch
+
+    from course.lib.learning.rl_loop import reinforce_step
+
+    grads, recs = {}, {}
+    for chunks in (1, 2):
+        policy = tiny_lm_policy()
+        with torch.no_grad():
+            for p in policy.parameters():
+                p.add_(0.05 * torch.sin(torch.arange(p.numel(), dtype=p.dtype)).view_as(p))  # pi != pi0: a KL slope
+        s = settings(beta=0.1, loss_norm=loss_norm, kl_in=kl_in, grad_chunks=chunks, grad_clip=1e6)
+        opt = torch.optim.SGD(policy.parameters(), lr=0.0)  # no move: the gradient stays in .grad
+        recs[chunks] = reinforce_step(s, 1, policy, opt, by_characters, TOY)
+        grads[chunks] = [p.grad.detach().clone() for p in policy.parameters()]
+    assert recs[1]["pg_samples"] > 0 and recs[1]["kl_k1_per_token"] != 0.0
+    assert any(float(g.abs().max()) > 0 for g in grads[1])
+    for a, b in zip(grads[1], grads[2]):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-7)
+    for key in ("pg_loss", "kl_loss", "grad_norm", "entropy_per_token", "kl_k1_per_token", "reward", "pg_samples"):
+        assert recs[2][key] == pytest.approx(recs[1][key], rel=1e-4, abs=1e-7), key
+
+
+def test_grad_chunks_larger_than_the_prompts_per_step_is_refused() -> None:
+    from course.errors import CourseError
+
+    with pytest.raises(CourseError, match="--grad-chunks must be at most --prompts-per-step"):
+        settings(grad_chunks=3)  # 2 prompts per step: a part would hold no group
+
+
+def test_under_token_mean_each_part_weighs_by_its_share_of_the_batchs_tokens() -> None:
+    """Two parts with different token counts (the first prompt's completions cut to 2 tokens): weighting each
+    part by its share of the samples instead of its share of the tokens would give another gradient."""
+    from dataclasses import replace
+
+    import torch
+
+    from course.lib.learning.rl_loop import gradient_pass
+
+    policy = tiny_lm_policy()
+    with torch.no_grad():
+        for p in policy.parameters():
+            p.add_(0.05 * torch.sin(torch.arange(p.numel(), dtype=p.dtype)).view_as(p))
+    s = settings(beta=0.1, loss_norm="token-mean", group_size=4)
+    ro = policy.generate([p.prompt for p in TOY], [f"t{i}" for i in range(8)], group=4, temperature=1.0, max_tokens=6)
+    ro.mask[:4, 2:] = False  # prompt 0's completions: 2 tokens each; prompt 1's keep theirs
+    assert int(ro.mask[:4].sum()) < int(ro.mask[4:].sum())
+    rewards = torch.tensor([1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0])
+    with torch.no_grad():
+        ref = policy.reference_logprobs(ro)
+    grads = {}
+    for chunks in (1, 2):
+        for p in policy.parameters():
+            p.grad = None
+        gradient_pass(replace(s, grad_chunks=chunks), policy, ro, rewards, ref)
+        grads[chunks] = [p.grad.detach().clone() for p in policy.parameters()]
+    for a, b in zip(grads[1], grads[2]):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-7)

@@ -208,7 +208,7 @@ class LLMPolicy:
             _check_tensors(init_adapter, lora_shapes(self.model, rank=rank))
             refuse_oversized(init_adapter.path, self.model, init_adapter.state, alpha / rank)
         add_lora(self.model, rank=rank, alpha=alpha, seed=adapter_seed)
-        self.updates = 0  # training steps taken (log-prob passes with gradients): what a refusal names
+        self.updates = 0  # training steps taken (turns to training: train_mode(True)): what a refusal names
         if init_adapter is not None:
             try:
                 load_adapter_state(self.model, init_adapter.state, source=str(init_adapter.path))
@@ -265,7 +265,6 @@ class LLMPolicy:
         logp, ent = completion_logprobs(self.model, rollouts, self.pad_id, entropy=True,
                                         shared_prefix=self.shared_prefix)
         assert ent is not None
-        self.updates += 1
         refuse_non_finite(logp, self.model, f"training step {self.updates}")
         return logp, ent
 
@@ -293,6 +292,7 @@ class LLMPolicy:
     def train_mode(self, training: bool) -> None:
         self.model.train(training)
         if training:  # sampling is over until the next update: its fused weights go (course.llm.decoder)
+            self.updates += 1  # every training step (RL's, RFT's) turns to training once, before its gradient pass
             release_fused_blocks(self.model)
 
     def sample_items(self, items: Sequence[tuple[str, str]], *, n: int, seed: int, temperature: float,

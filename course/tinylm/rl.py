@@ -37,8 +37,9 @@ from course.cli import add_run_options, add_settings_flags, info, make_parser, r
 from course.lib.bundled import PI0_PATH
 from course.lib.extras import require
 from course.lib.learning import rl_loop, rl_run
+from course.lib.learning.goodhart import goodhart_alarm  # noqa: F401  (the alarm: tested through this tool's name)
 from course.lib.learning.rl_config import TINYLM, RLConfig
-from course.lib.learning.rl_loop import Trained, goodhart_alarm  # noqa: F401  (the alarm: tested through this tool's name)
+from course.lib.learning.rl_loop import Trained
 from course.lib.learning.rl_objective import policy_loss  # noqa: F401  (the loss: tested through this tool's name)
 from course.lib.policy.progress import ProgressLine
 from course.lib.records.manifest import input_fingerprint

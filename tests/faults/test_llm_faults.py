@@ -389,6 +389,7 @@ def test_log_probabilities_that_overflow_in_training_are_refused_naming_the_step
     with torch.no_grad():
         for module in batch:
             module.lora_B.fill_(3e38)
+    policy.train_mode(True)  # as every training step does before its gradient pass (the step count)
     with pytest.raises(lora.NonFiniteLogits, match=rf"^{tmp_path}/good.safetensors: .* at training step 1;"):
         policy.logprobs(rollouts)
 

@@ -95,6 +95,12 @@ class RLConfig:
                                        "step and train on the groups whose rewards differ (default {default}: off; "
                                        "each extra draw costs one step's sampling)",
                                     bounds=(1, MAX_DRAWS), metavar="MAX_DRAWS")
+    # The gradient pass in parts (rl_loop.gradient_pass): the same gradient, summed part by part, with the
+    # activations of one part alive at a time (memory, not arithmetic)
+    grad_chunks: int = setting(1, "run the policy's log-probability pass and its backward in this many parts of "
+                                  "whole groups and add the gradients: the same update up to float rounding, "
+                                  "with one part's activations in memory at a time (default {default}: one pass)",
+                               bounds=(1, None), metavar="PARTS")
 
     def __post_init__(self) -> None:
         if self.kl_estimator is None:  # the standard pairing for the place the KL goes
@@ -105,6 +111,9 @@ class RLConfig:
             raise CourseError(
                 "--group-size must be at least 2: the baseline is the mean of the other samples of the prompt"
             )
+        if self.grad_chunks > self.prompts_per_step:
+            raise CourseError(f"--grad-chunks must be at most --prompts-per-step ({self.prompts_per_step}): "
+                              "each part holds whole groups")
         if self.prompts_per_step * self.group_size > MAX_ROWS:
             raise CourseError(
                 f"--prompts-per-step x --group-size is {self.prompts_per_step * self.group_size:,} rows per step; "

@@ -48,6 +48,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from course.instrument.rubric_registry import get_rubric
 from course.instrument.spec_v1 import score as strict_score
 from course.lib.bundled import DEFAULT_DATASETS
+from course.lib.learning.goodhart import goodhart_alarm
 from course.lib.learning.rl_config import RLConfig
 from course.lib.learning.rl_objective import group_advantages, kl_reward_penalty, objective_text, policy_loss
 from course.lib.policy.training_problems import problem_stream, read_items, read_prompts
@@ -377,29 +378,18 @@ def reinforce_step(s: RLConfig, step: int, policy: RLPolicy, opt: Any, rubric: A
     ro = got.rollouts
     rewards = torch.tensor(got.rewards)  # (B,)
 
-    # 3. log-probabilities of the chosen tokens under the policy (with grad) and under pi0 (without)
-    logp, entropy = policy.logprobs(ro)  # (B, K) each
+    # 3. log-probabilities of the chosen tokens under pi0 (no gradients; first, so that its pass's temporaries
+    # are gone before the policy's pass keeps its activations for backward)
     with torch.no_grad():
         logp_ref = policy.reference_logprobs(ro)  # (B, K)
     mask = ro.mask.float()  # (B, K): 1 on chosen tokens (the completion's tokens and its end token)
+    no_signal = float((rewards.view(P, G).max(dim=1).values == rewards.view(P, G).min(dim=1).values).float().mean())
 
-    # 4. group baseline: advantage = reward - mean reward of the same prompt's G samples
-    # (rl_objective.group_advantages); with --kl-in reward, the KL penalty is subtracted from the reward first
-    r = rewards.view(P, G)
-    no_signal = float((r.max(dim=1).values == r.min(dim=1).values).float().mean())  # all G equal: zero gradient
-    kl_penalty = None
-    if s.kl_in == "reward":
-        kl_penalty = kl_reward_penalty(logp, logp_ref, mask, s.beta, s.kl_estimator)  # (B,)
-        r = (rewards - kl_penalty).view(P, G)
-    adv = group_advantages(r, s.scale_rewards)  # (B,)
+    # 4-5. log pi with gradients, the group baseline, the loss and its backward (gradient_pass), then the update
+    opt.zero_grad(set_to_none=True)
+    entropy, r, adv, kl_penalty, parts = gradient_pass(s, policy, ro, rewards, logp_ref)
     flat = (r.max(dim=1).values == r.min(dim=1).values).repeat_interleave(G)  # (B,) the rewards used were all equal
     pg_samples = int(((adv != 0) & ~flat).sum())  # samples the reward's gradient comes from
-
-    # 5. the loss (rl_objective.policy_loss: REINFORCE term + beta * KL penalty) and the update
-    loss, parts = policy_loss(logp, logp_ref, ro.mask, adv, s.beta, kl_estimator=s.kl_estimator, kl_in=s.kl_in,
-                              loss_norm=s.loss_norm)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()  # advantage > 0: raise log pi of that completion's tokens; < 0: lower them
     params = policy.parameters()
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, s.grad_clip))
     # No evidence, no update: Adam's momentum would otherwise move the weights on a zero gradient.
@@ -418,6 +408,58 @@ def reinforce_step(s: RLConfig, step: int, policy: RLPolicy, opt: Any, rubric: A
     if skip:
         rec["update_skipped"] = True  # only on such steps
     return rec
+
+
+def gradient_pass(s: RLConfig, policy: RLPolicy, ro: Any, rewards: Any, logp_ref: Any) -> tuple[Any, ...]:
+    """log pi of the chosen tokens (with gradients), the advantages, the loss and its ``backward()``, in
+    ``s.grad_chunks`` parts of whole groups. Returns (entropy (B, K), the rewards used (P, G), the advantages
+    (B,), the KL penalty subtracted from the rewards (B,) or None, the loss's parts for the log).
+
+    Group baseline: advantage = reward - the mean reward of the same prompt's G samples
+    (rl_objective.group_advantages); with --kl-in reward, the KL penalty is subtracted from the reward first.
+    A group's advantages need only its own samples, and the loss is a sum over samples divided by a divisor
+    of the whole batch, so each part's loss is weighted by its share of that divisor (its samples, or its
+    tokens under token-mean) and the parts' gradients add up to the one-pass gradient (up to float rounding).
+    One part (the default) is exactly the one-pass computation."""
+    import torch
+
+    P, G = s.prompts_per_step, s.group_size
+    bounds = [P * k // s.grad_chunks for k in range(s.grad_chunks + 1)]  # parts of whole groups, as equal as can be
+    tokens = ro.mask.float().sum().clamp(min=1.0)
+    got: dict[str, list[Any]] = {k: [] for k in ("entropy", "r", "adv", "kl_penalty", "k1", "k3")}
+    pg_loss = kl_loss = torch.zeros(())
+    for lo, hi in zip(bounds, bounds[1:]):
+        if s.grad_chunks == 1:
+            part = ro
+        else:
+            from course.lib.policy.sampling import take_groups
+
+            part = take_groups([(ro, p) for p in range(lo, hi)])
+        rows = slice(lo * G, hi * G)
+        logp, entropy = policy.logprobs(part)  # (b, K) each, b = (hi - lo) * G
+        r = rewards[rows].view(hi - lo, G)
+        kl_penalty = None
+        if s.kl_in == "reward":
+            kl_penalty = kl_reward_penalty(logp, logp_ref[rows], part.mask.float(), s.beta, s.kl_estimator)  # (b,)
+            r = (rewards[rows] - kl_penalty).view(hi - lo, G)
+        adv = group_advantages(r, s.scale_rewards)  # (b,)
+        # the loss (rl_objective.policy_loss: REINFORCE term + beta * KL penalty) of this part, at its share
+        loss, parts = policy_loss(logp, logp_ref[rows], part.mask, adv, s.beta, kl_estimator=s.kl_estimator,
+                                  kl_in=s.kl_in, loss_norm=s.loss_norm)
+        share = (part.mask.float().sum() / tokens if s.loss_norm == "token-mean" else (hi - lo) / P)
+        # advantage > 0: raise log pi of that completion's tokens; < 0: lower them. (The real LLM: a backward
+        # spends the cached prompt prefix's graph, course.llm.prefix_cache, and the next part reads the
+        # prefix again with a graph of its own, under the same weights.)
+        (loss if s.grad_chunks == 1 else loss * share).backward()
+        del logp, loss  # this part's graph goes before the next part's forward
+        pg_loss = parts["pg_loss"] if s.grad_chunks == 1 else pg_loss + parts["pg_loss"] * share
+        kl_loss = parts["kl_loss"] if s.grad_chunks == 1 else kl_loss + parts["kl_loss"] * share
+        for name, value in (("entropy", entropy), ("r", r), ("adv", adv), ("kl_penalty", kl_penalty),
+                            ("k1", parts["k1"]), ("k3", parts["k3"])):
+            got[name].append(value)
+    penalty = torch.cat(got["kl_penalty"]) if s.kl_in == "reward" else None
+    return (torch.cat(got["entropy"]), torch.cat(got["r"]), torch.cat(got["adv"]), penalty,
+            {"k1": torch.cat(got["k1"]), "k3": torch.cat(got["k3"]), "pg_loss": pg_loss, "kl_loss": kl_loss})
 
 
 def step_record(got: StepBatch, rewards: Any, mask: Any, entropy: Any, parts: dict[str, Any]) -> dict[str, Any]:
@@ -532,39 +574,6 @@ def zero_signal_text(z: dict[str, Any]) -> str:
             "only pg_samples 0 means the reward taught nothing)"
             + (f"; dynamic sampling drew {z['groups_drawn']} groups, {z['no_signal_groups_drawn_mean']:.0%} of them "
                "without a signal on average (the policy's own share)" if "groups_drawn" in z else ""))
-
-
-def goodhart_alarm(evals: list[dict[str, Any]], window: int = 3, threshold: float = 0.03) -> str:
-    """Words when, over the last ``window`` evaluations, training reward rose while strict pass fell.
-
-    Compares the newest evaluation with the one ``window - 1`` evaluations earlier:
-    the mean training reward of the steps before each (the interval since the
-    evaluation before it) and the strict pass rate on the fixed slice. Both moves
-    must exceed ``threshold`` so that sampling noise alone rarely trips it.
-
-    >>> e = [{"step": 10, "train_reward_interval": 0.4, "slice_strict_pass": 0.30},
-    ...      {"step": 15, "train_reward_interval": 0.5, "slice_strict_pass": 0.28},
-    ...      {"step": 20, "train_reward_interval": 0.6, "slice_strict_pass": 0.22}]
-    >>> goodhart_alarm(e)  # doctest: +NORMALIZE_WHITESPACE
-    'training reward rose 0.400 -> 0.600 (steps 10 -> 20) while the strict pass rate on the fixed slice fell
-     0.300 -> 0.220: the proxy is being optimised at the expense of the goal'
-    >>> goodhart_alarm(e[:2])
-    ''
-    """
-    if len(evals) < window:
-        return ""
-    old, new = evals[-window], evals[-1]
-    r_old, r_new = old.get("train_reward_interval"), new.get("train_reward_interval")
-    if r_old is None or r_new is None:
-        return ""
-    s_old, s_new = old["slice_strict_pass"], new["slice_strict_pass"]
-    if r_new - r_old > threshold and s_old - s_new > threshold:
-        return (
-            f"training reward rose {r_old:.3f} -> {r_new:.3f} (steps {old['step']} -> {new['step']}) while the strict "
-            f"pass rate on the fixed slice fell {s_old:.3f} -> {s_new:.3f}: the proxy is being optimised at the "
-            "expense of the goal"
-        )
-    return ""
 
 
 _INTEGER = re.compile(r"(?<![0-9])-?[0-9]+")
