@@ -54,7 +54,8 @@ from course.lib.evaluation.summary import percent, points  # noqa: E402
 from course.lib.stats import between_seed_interval  # noqa: E402
 
 # The recipe (docs/llm.md, "The recipe and its result" and "Signal where there was none", says why each setting;
-# all but --dynamic-sampling and --steps are course.llm.rl's defaults): the fixed environment is the template.
+# all but --dynamic-sampling, --steps and --grad-chunks are course.llm.rl's defaults): the fixed environment is the
+# template.
 # --steps 40, not 20: on dev the slice kept rising past step 20 (scripts/recipe_dev_runs.py, candidate ds4_s40),
 # and the faster sampler (course.llm.decoder) pays for the extra steps inside the ten-minute budget.
 RECIPE = [
