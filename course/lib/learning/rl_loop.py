@@ -383,7 +383,8 @@ def reinforce_step(s: RLConfig, step: int, policy: RLPolicy, opt: Any, rubric: A
     with torch.no_grad():
         logp_ref = policy.reference_logprobs(ro)  # (B, K)
     mask = ro.mask.float()  # (B, K): 1 on chosen tokens (the completion's tokens and its end token)
-    no_signal = float((rewards.view(P, G).max(dim=1).values == rewards.view(P, G).min(dim=1).values).float().mean())
+    r0 = rewards.view(P, G)
+    no_signal = float((r0.max(dim=1).values == r0.min(dim=1).values).float().mean())  # all G equal: zero gradient
 
     # 4-5. log pi with gradients, the group baseline, the loss and its backward (gradient_pass), then the update
     opt.zero_grad(set_to_none=True)
