@@ -4,7 +4,8 @@
 
 bench_llm_rl.py runs it in a child process after each seed's run (``measure``, printed as JSON on stdout) and
 reads it back (``tables``). For pi0 (the adapters off), the warm start (RUN_DIR/warm_start.safetensors) and
-the final policy (RUN_DIR/final.safetensors), the same sampling settings as the run's holdout comparison
+the final policy (RUN_DIR/final.safetensors), in the run's precision (its manifest's ``precision``, float32 when
+absent), the same sampling settings as the run's holdout comparison
 (seed 0, temperature 1, 16 tokens; the same random numbers for the three policies, so each item is paired;
 in batches of ``WIDE_BATCH_ROWS``, faster than the run's 64 rows and equal to them up to float rounding):
 
@@ -73,6 +74,7 @@ def measure(run_dir: Path, threads: int, samples: int, bench_samples: int, model
     from course.llm.load import load_llm
     from course.llm.lora import adapters_off, add_lora, load_adapter_state
     from course.llm.policy import read_adapter
+    from course.llm.precision import computing, to_bfloat16_products
     from course.llm.sampler import WIDE_BATCH_ROWS, sample_items
 
     set_threads(threads)
@@ -83,10 +85,15 @@ def measure(run_dir: Path, threads: int, samples: int, bench_samples: int, model
     states = {"final": final.state}
     if warm_path.exists():
         states["warm_start"] = read_adapter(warm_path).state
+    # The run's precision (course.llm.precision): the adapters are measured as the policy they were trained as.
+    precision = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["settings"].get(
+        "precision", "float32")
     llm = load_llm(model) if model else load_llm()
+    if precision == "bfloat16":
+        to_bfloat16_products(llm.model)
     add_lora(llm.model, rank=final.rank, alpha=final.alpha, seed=0)
     llm.model.eval()
-    out: dict[str, Any] = {"template": run_template, "splits": {}}
+    out: dict[str, Any] = {"template": run_template, "precision": precision, "splits": {}}
     for split, dataset, template_name in SPLITS:
         items = _items(dataset)
         template = get_template(template_name or run_template)
@@ -97,7 +104,8 @@ def measure(run_dir: Path, threads: int, samples: int, bench_samples: int, model
                 continue
             if name != "pi0":
                 load_adapter_state(llm.model, states[name])
-            with adapters_off(llm.model) if name == "pi0" else contextlib.nullcontext():
+            with (adapters_off(llm.model) if name == "pi0" else contextlib.nullcontext(),
+                  computing(precision, llm.device)):
                 drawn = sample_items(llm.model, llm.tokenizer, [(i, p) for i, p, _ in items], template, n=n,
                                      seed=SEED, temperature=TEMPERATURE, max_tokens=MAX_TOKENS,
                                      rows_per_batch=WIDE_BATCH_ROWS)

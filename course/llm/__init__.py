@@ -36,3 +36,5 @@ can name the template an old file implicitly used without importing PyTorch.
 # is compared, so it is bounded first). Here, with no import, so the tool's --help needs no extra.
 LORA_RANK_LIMIT = 256
 LORA_ALPHA_RANGE = (1e-3, 1e4)
+# What the real LLM computes in (course.llm.precision; course.llm.rl --precision), likewise without an import.
+PRECISIONS: tuple[str, ...] = ("float32", "bfloat16")

@@ -140,6 +140,7 @@ class LlamaDecoder:
         self.rotary = inner.rotary_emb
         self.final_norm = inner.norm.weight
         self.blocks = fused_blocks(model)
+        self.bf16 = torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16
         n = len(self.blocks)
         self.prefix_keys: list[torch.Tensor | None] = [None] * n  # per block (1, Hk, c, D), or None: no prefix
         self.prefix_values: list[torch.Tensor | None] = [None] * n
@@ -211,8 +212,11 @@ class LlamaDecoder:
 
     def _allocate(self, rows: int, positions: int) -> None:
         shape = (rows, self.kv_heads, positions, self.head_dim)
-        self.keys = [torch.empty(shape, dtype=self.embed.dtype) for _ in self.blocks]
-        self.values = [torch.empty(shape, dtype=self.embed.dtype) for _ in self.blocks]
+        # Under bfloat16 products (course.llm.precision) the attention products read the keys and values in
+        # bfloat16 anyway: kept so, the cache is the same numbers at half the bytes, not converted on every step.
+        dtype = torch.bfloat16 if self.bf16 else self.embed.dtype
+        self.keys = [torch.empty(shape, dtype=dtype) for _ in self.blocks]
+        self.values = [torch.empty(shape, dtype=dtype) for _ in self.blocks]
 
     # --- the public steps ----------------------------------------------------------------------------------
     @torch.no_grad()

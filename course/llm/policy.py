@@ -73,6 +73,7 @@ from course.llm.lora import (
     refuse_non_finite,
     refuse_oversized,
 )
+from course.llm.precision import check_precision, computing, to_bfloat16_products
 from course.llm.prefix_cache import as_cache, prefix_kv
 from course.llm.sampler import encode_prompts, generate, sample_items, shared_prefix_length, template_prefix
 
@@ -199,14 +200,17 @@ class LLMPolicy:
     """
 
     def __init__(self, llm: Any, template: PromptTemplate, *, rank: int, alpha: float, adapter_seed: int,
-                 threads: int, init_adapter: AdapterFile | None = None) -> None:
+                 threads: int, init_adapter: AdapterFile | None = None, precision: str = "float32") -> None:
         self.llm, self.template, self.threads = llm, template, threads
+        self.precision = check_precision(precision)
         self.model, self.tokenizer = llm.model, llm.tokenizer
         self.rank, self.alpha, self.adapter_seed = rank, alpha, adapter_seed
         if init_adapter is not None:  # before the model is touched or anything allocated: a refusal leaves it as loaded
             _check_fits(init_adapter, llm.policy, rank, alpha)
             _check_tensors(init_adapter, lora_shapes(self.model, rank=rank))
             refuse_oversized(init_adapter.path, self.model, init_adapter.state, alpha / rank)
+        if precision == "bfloat16":  # before the adapters: they are made in float32 beside the bfloat16 base
+            to_bfloat16_products(self.model)
         add_lora(self.model, rank=rank, alpha=alpha, seed=adapter_seed)
         self.updates = 0  # training steps taken (turns to training: train_mode(True)): what a refusal names
         if init_adapter is not None:
@@ -231,7 +235,13 @@ class LLMPolicy:
                 f"template {self.template.name!r}; "
                 f"pi0 = the same model with the adapters off; KL reference: "
                 f"{'the policy RL starts from (adapters frozen at the warm start)' if self.anchored else 'pi0'}, "
-                f"{self.threads} threads")
+                f"{self.threads} threads"
+                + (", bfloat16 products (course.llm.precision)" if self.precision == "bfloat16" else ""))
+
+    def computing(self) -> contextlib.AbstractContextManager[Any]:
+        """The precision every forward pass runs in (``course.llm.precision``): sampling and both log-prob passes
+        alike, so the samples come from the policy that is trained."""
+        return computing(self.precision, self.llm.device)
 
     def render(self, prompts: Sequence[str], template: str | None = None) -> list[str]:
         """The chats the model reads, one per dataset prompt (under the run's template unless named)."""
@@ -243,9 +253,10 @@ class LLMPolicy:
         """Sample from the current policy; ``template`` names another prompt template (RFT's sampler only)."""
         # The run's template: its prefix is cached with its graph, for the pi pass of the same step.
         shared = self.shared_prefix if template is None else template_prefix(self.tokenizer, get_template(template))
-        return generate(self.model, self.tokenizer, self.render(prompts, template), row_seeds, group=group,
-                        temperature=temperature, max_tokens=max_tokens, shared_prefix=shared,
-                        keep_graph=template is None)
+        with self.computing():
+            return generate(self.model, self.tokenizer, self.render(prompts, template), row_seeds, group=group,
+                            temperature=temperature, max_tokens=max_tokens, shared_prefix=shared,
+                            keep_graph=template is None)
 
     def teacher_batch(self, prompts: Sequence[str], completions: Sequence[Sequence[int]]) -> SampledBatch:
         """Given completions (token ids, end token included) after the run template's prompts, as a
@@ -262,15 +273,16 @@ class LLMPolicy:
                         truncated=[False] * len(completions), cropped=[False] * len(completions))
 
     def logprobs(self, rollouts: SampledBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        logp, ent = completion_logprobs(self.model, rollouts, self.pad_id, entropy=True,
-                                        shared_prefix=self.shared_prefix)
+        with self.computing():
+            logp, ent = completion_logprobs(self.model, rollouts, self.pad_id, entropy=True,
+                                            shared_prefix=self.shared_prefix)
         assert ent is not None
         refuse_non_finite(logp, self.model, f"training step {self.updates}")
         return logp, ent
 
     def reference_logprobs(self, rollouts: SampledBatch) -> torch.Tensor:
         # pi0 (adapters off: exact, and no second copy of the model), or the anchored warm start
-        with adapters_off(self.model) if not self.anchored else anchored(self.model):
+        with adapters_off(self.model) if not self.anchored else anchored(self.model), self.computing():
             return completion_logprobs(self.model, rollouts, self.pad_id, entropy=False,
                                        shared_prefix=self.shared_prefix)[0]
 
@@ -298,18 +310,21 @@ class LLMPolicy:
     def sample_items(self, items: Sequence[tuple[str, str]], *, n: int, seed: int, temperature: float,
                      max_tokens: int) -> list[list[tuple[str, bool]]]:
         try:
-            return sample_items(self.model, self.tokenizer, items, self.template, n=n, seed=seed,
-                                temperature=temperature, max_tokens=max_tokens)
+            with self.computing():
+                return sample_items(self.model, self.tokenizer, items, self.template, n=n, seed=seed,
+                                    temperature=temperature, max_tokens=max_tokens)
         except NonFiniteLogits as exc:  # the sampler names the token; the step is the loop's
             raise NonFiniteLogits(f"{exc} (sampling for training step {self.updates + 1})") from None
 
     def rollout_records(self, items: Sequence[tuple[str, str]], *, pi0: bool, policy_name: str, n: int, seed: int,
                         temperature: float, top_p: float, max_tokens: int,
                         progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], int]:
-        with adapters_off(self.model) if pi0 else contextlib.nullcontext():
+        with adapters_off(self.model) if pi0 else contextlib.nullcontext(), self.computing():
             drawn = sample_items(self.model, self.tokenizer, items, self.template, n=n, seed=seed,
                                  temperature=temperature, top_p=top_p, max_tokens=max_tokens, progress=progress)
-        sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}
+        sampling: dict[str, Any] = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}
+        if self.precision != "float32":  # another computation, another experiment: the Locked Room tells them apart
+            sampling["precision"] = self.precision
         return rollout_records([ident for ident, _ in items], drawn, policy_name, sampling,
                                {PROMPT_TEMPLATE: self.template.record()})
 
