@@ -2,6 +2,7 @@
 
     python benchmarks/bench_llm_memory.py                  # 4 recipe steps per setting, 2 threads
     python benchmarks/bench_llm_memory.py --steps 2 --settings default
+    python benchmarks/bench_llm_memory.py --settings default --grad-chunks 2 --precision float32 bfloat16
     python benchmarks/bench_llm_memory.py --record --note "how busy the machine was"
 
 The recipe's run (``bench_llm_rl.py``) prints one peak for a whole run; this says which phase makes it and
@@ -24,6 +25,9 @@ The settings:
     cost more than the memory is worth to the recipe's time target); it is measured to show how much of the
     default's peak is the heap's, not the tensors'.
 
+``--precision bfloat16`` measures the same steps with the policy's products in bfloat16 (``course.llm.precision``):
+its figures are named ``<setting>_bfloat16_...``.
+
 The same steps draw the same tokens under both settings (where bytes live does not change the numbers).
 Linux with glibc only (``/proc/self/statm``, ``mallopt``).
 """
@@ -41,11 +45,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import Recorder, add_arguments  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from course.llm import PRECISIONS  # noqa: E402
+
 SETTINGS = ("default", "mmap_1mib")
 
 CHILD = r"""
 import ctypes, ctypes.util, json, sys, threading, time
-setting, steps, threads, chunks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+setting, steps, threads, chunks, precision = (sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]),
+                                              sys.argv[5])
 if setting == "mmap_1mib":  # M_MMAP_THRESHOLD = -3, M_TRIM_THRESHOLD = -1 (glibc's malloc.h)
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
     assert libc.mallopt(-3, 1 << 20) == 1 and libc.mallopt(-1, 1 << 20) == 1
@@ -83,7 +91,8 @@ set_threads(threads); torch.use_deterministic_algorithms(True)
 s = replace(LLM, steps=40, prompts_per_step=8, group_size=8, lr=5e-4, beta=0.05, max_tokens=16, dynamic_sampling=4,
             threads=threads, seed=0, grad_chunks=chunks)
 llm = load_llm(None)
-policy = LLMPolicy(llm, get_template("fewshot"), rank=8, alpha=16.0, adapter_seed=0, threads=threads)
+policy = LLMPolicy(llm, get_template("fewshot"), rank=8, alpha=16.0, adapter_seed=0, threads=threads,
+                   precision=precision)
 policy.anchor_reference()  # as after the recipe's warm start: the KL reference is a frozen copy of the adapters
 opt = torch.optim.Adam(policy.parameters(), lr=s.lr, betas=(0.9, 0.99))
 _, stream = rl_loop.training_data(s, TRAINING_EXCLUDED)
@@ -115,10 +124,12 @@ print(json.dumps({"phases": phases, "examples": tokens}))
 """
 
 
-def run_setting(setting: str, steps: int, threads: int, chunks: int) -> dict:
-    """One child process: ``steps`` recipe steps under ``setting``, the gradient pass in ``chunks`` parts."""
+def run_setting(setting: str, steps: int, threads: int, chunks: int, precision: str = "float32") -> dict:
+    """One child process: ``steps`` recipe steps under ``setting``, the gradient pass in ``chunks`` parts, the
+    policy computing in ``precision`` (course.llm.precision)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}  # no heap tuning from outside
-    proc = subprocess.run([sys.executable, "-c", CHILD, setting, str(steps), str(threads), str(chunks)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-c", CHILD, setting, str(steps), str(threads), str(chunks),
+                           precision], cwd=ROOT,
                           env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
@@ -134,14 +145,18 @@ def main() -> int:
     ap.add_argument("--grad-chunks", type=int, default=1,
                     help="the gradient pass in this many parts of whole groups (course.llm.rl --grad-chunks; "
                          "default 1)")
+    ap.add_argument("--precision", nargs="+", choices=PRECISIONS, default=["float32"],
+                    help="what the policy computes in (course.llm.rl --precision), each measured under every "
+                         "setting (default float32)")
     add_arguments(ap)
     args = ap.parse_args()
     rec = Recorder.from_args("bench_llm_memory", args)
     print(f"{os.cpu_count()} CPUs, {args.threads} threads, load average (1 min) at start {os.getloadavg()[0]:.2f}")
     examples = {}
-    for setting in args.settings:
-        got = run_setting(setting, args.steps, args.threads, args.grad_chunks)
-        examples[setting] = got["examples"]
+    for setting, precision in [(s, p) for p in args.precision for s in args.settings]:
+        got = run_setting(setting, args.steps, args.threads, args.grad_chunks, precision)
+        examples[setting, precision] = got["examples"]
+        setting = setting if precision == "float32" else f"{setting}_{precision}"  # the figures' names
         print(f"\n{setting}: phase by phase (seconds; the most resident while it ran; resident after it), MB")
         for p in got["phases"]:
             if p["phase"] == "(between)" and p["seconds"] < 0.05:
@@ -163,9 +178,11 @@ def main() -> int:
                    digits=2)
         print(f"  peak {peak:.0f} MB; after the last step {last[-1]['after_mb']:.0f} MB; "
               f"last step {sum(p['seconds'] for p in last):.2f} s")
-    if len(examples) == 2:
-        same = examples["default"] == examples["mmap_1mib"]
-        print(f"\nthe steps' example completions are {'the same' if same else 'NOT the same'} under both settings")
+    for precision in args.precision:
+        if len(args.settings) == 2:
+            same = examples["default", precision] == examples["mmap_1mib", precision]
+            print(f"\n{precision}: the steps' example completions are {'the same' if same else 'NOT the same'} "
+                  "under both settings")
     print(f"load average (1 min) at the end {os.getloadavg()[0]:.2f}")
     rec.save()
     return 0
