@@ -3,7 +3,7 @@
     python benchmarks/bench_llm_sampling.py                      # 8 few-shot prompts x 8 samples, 16 tokens, 2 threads
     python benchmarks/bench_llm_sampling.py --rounds 8 --threads 1
     python benchmarks/bench_llm_sampling.py --record --note "how busy the machine was"
-    python benchmarks/bench_llm_sampling.py --precision bfloat16 --record   # this tree's side in bfloat16
+    python benchmarks/bench_llm_sampling_bfloat16.py --record   # the same, this tree's side in bfloat16
 
 On one batch of the recipe's shape (``--prompts`` math_dev items under the few-shot template,
 ``--n`` samples each, ``--max-tokens``, temperature 1, ``--threads``), it prints:
@@ -30,10 +30,9 @@ does nothing but its matrix products at this machine's matmul speed). This tree 
 shared prefix once per policy state (``course.llm.prefix_cache``); each round starts from an empty cache,
 as each RL step's sampling does after an optimizer step, so its prefill counts that one prefix forward.
 
-``--precision bfloat16``: this tree's side (its sampler and the RL step) computes as ``course.llm.rl --precision
-bfloat16`` does, and each of its phases is held against the bound of bfloat16 projections and a float32 LM head
-(the baseline stays float32, so most of its completions differ: another precision, not a bug); the record is
-``bench_llm_sampling_bfloat16``.
+``bench_llm_sampling_bfloat16.py`` runs the same with this tree's side (its sampler and the RL step) computing as
+``course.llm.rl --precision bfloat16`` does, each of its phases held against the bound of bfloat16 projections
+and a float32 LM head (the baseline stays float32, so more of its completions differ: another precision).
 
 The load average (1 minute) before and after is printed; a figure measured on a busy machine
 says so in the record's note. These are what this run saw, not product promises.
@@ -55,9 +54,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import Recorder, add_arguments  # noqa: E402
-
-sys.path.insert(0, str(ROOT))
-from course.llm import PRECISIONS  # noqa: E402
 
 BASELINE = "09a2963"  # the commit issue 32 measured: every prompt read whole, weights as loaded
 # What the baseline's sampler imported, and where those same functions live today (issue 31 moved them into the
@@ -240,8 +236,9 @@ def split_phases(
     return [c for c in calls if c[1] > 1], [c for c in calls if c[1] == 1]
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def build_parser(description: str) -> argparse.ArgumentParser:
+    """The flags of this benchmark (and of bench_llm_sampling_bfloat16.py, which measures this tree in bfloat16)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--prompts", type=int, default=8, help="prompts per batch (default 8, the recipe's)")
     ap.add_argument("--n", type=int, default=8, help="samples per prompt (default 8, the recipe's group)")
     ap.add_argument("--max-tokens", type=int, default=16, help="completion budget (default 16, the recipe's)")
@@ -250,15 +247,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", default=BASELINE, help=f"git revision of the other side (default {BASELINE})")
     ap.add_argument("--no-hf", action="store_true", help="leave out Hugging Face generate")
     ap.add_argument("--no-step", action="store_true", help="leave out the RL step's phases")
-    ap.add_argument("--precision", choices=PRECISIONS, default="float32",
-                    help="what this tree's side computes in (course.llm.precision): bfloat16 measures its sampler and "
-                         "RL step against the bound of bfloat16 blocks and a float32 LM head, and is recorded as "
-                         "bench_llm_sampling_bfloat16 (default float32)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser(__doc__.split("\n")[0])
     add_arguments(ap)
     args = ap.parse_args(argv)
-    rec = Recorder.from_args("bench_llm_sampling" if args.precision == "float32" else "bench_llm_sampling_bfloat16",
-                             args, argv)
+    return measure(args, Recorder.from_args("bench_llm_sampling", args, argv), "float32")
 
+
+def measure(args: argparse.Namespace, rec: Recorder, precision: str) -> int:
+    """Everything the docstring lists, with this tree's side computing in ``precision`` (course.llm.precision)."""
     import torch
 
     from course.instrument.spec_v1 import score
@@ -280,9 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     P, G, K = args.prompts, args.n, args.max_tokens
     if len(items) < P * args.rounds:
         raise SystemExit(f"math_dev has {len(items)} items; --prompts x --rounds must not exceed it")
-    bound = MatmulBound(new_llm.model)  # float32: the baseline's bound, and this tree's unless --precision
+    bound = MatmulBound(new_llm.model)  # float32: the baseline's bound, and this tree's in float32
     new_bound = bound
-    if args.precision == "bfloat16":  # this tree's model: bfloat16 blocks, float32 head (course.llm.precision)
+    if precision == "bfloat16":  # this tree's model: bfloat16 blocks, float32 head (course.llm.precision)
         from course.llm.precision import to_bfloat16_products
 
         to_bfloat16_products(new_llm.model)
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
                 forget(llm.model)
             clocks[name].take()
             t0 = time.perf_counter()
-            with computing(args.precision if name == "this tree" else "float32", "cpu"):
+            with computing(precision if name == "this tree" else "float32", "cpu"):
                 outs[name] = mod.generate(llm.model, llm.tokenizer, texts, seeds, group=G, temperature=1.0,
                                           max_tokens=K)
             if r >= 0:
@@ -358,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"{name}: prefill at this fraction of its matmul bound (products alone / measured)", digits=2)
         rec.figure(f"{key}_decode_of_bound", dec_bound / dec_s, "",
                    f"{name}: decode at this fraction of its matmul bound (products alone / measured)", digits=2)
-    why = ("float rounding" if args.precision == "float32" else
+    why = ("float rounding" if precision == "float32" else
            "this tree computes in bfloat16, the baseline in float32: another precision")
     print(f"  speed-up: {ratio:.2f}x (median of the per-round ratios baseline / this tree); "
           f"completions whose token ids differ: {differ} of {total} ({why}; the same uniforms drive both)")
@@ -428,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
 
         clocks["this tree"].remove()  # type: ignore[attr-defined]
         policy = LLMPolicy(new_llm, template, rank=8, alpha=16.0, adapter_seed=0, threads=args.threads,
-                           precision=args.precision)
+                           precision=precision)
         opt = torch.optim.Adam(policy.parameters(), lr=5e-4)
         _, seeds, chunk = batch(0)
 

