@@ -23,6 +23,10 @@ never to be compared with plain), or give the policy something to reinforce
 
     python -m course.llm.rl --template fewshot --seed 0 --outdir runs/llm_rl_fewshot
 
+On a CPU with bfloat16 instructions, ``--precision bfloat16`` runs the model's matrix products in bfloat16
+(``course.llm.precision``: the adapters, Adam, norms and LM head stay float32; the recipe of
+benchmarks/bench_llm_rl.py uses it); without them, keep the float32 default.
+
 The run directory is the tiny LM's layout: rl_log.jsonl, curves.csv/png, final.safetensors
 (the adapters; + checkpoints/), holdout_*.jsonl, eval_pi0_holdout/, eval_final_holdout/,
 gate.txt, summary.json, manifest.json (what was loaded: the model's provenance, the
