@@ -14,12 +14,18 @@ emulated and can be SLOWER: keep float32 there). So only the matrix products cha
     inside the kernel, a bfloat16 result), attention's included;
   * kept in float32: the LoRA adapters A and B and their gradients and Adam's moments (the trained
     numbers: an update of 1e-4 would vanish against a bfloat16 weight's rounding step), the
-    embedding and the residual stream (a float32 tensor plus a bfloat16 one is float32), the norms,
-    the softmaxes, and the LM head, which runs outside autocast: a bfloat16 logit of 20 is only
-    known to 0.125, a visible error in every probability and log-probability.
+    embedding and the residual stream (a float32 tensor plus a bfloat16 one is float32), the norms
+    (they read the residual stream), the LM head, which runs outside autocast (a bfloat16 logit of 20
+    is only known to 0.125, a visible error in every probability and log-probability), and the
+    softmax over the vocabulary, for sampling and for the log-probabilities alike.
 
 Sampling and the log-probability passes compute under the same precision, so the samples come from
-the policy that is trained (up to the rounding of two orders of the same sums, as in float32);
+nearly the policy that is trained, but not exactly: the sampler's lean decoder merges the adapters into
+bfloat16 weights and takes attention's softmax over bfloat16 scores, where the training pass adds the
+adapters' products apart and its fused attention keeps float32 inside. On SmolLM2 the two give a
+likely token log-probabilities a few hundredths of a nat apart, about as far as bfloat16 is from float32
+(in float32 they agree to 1e-5). The loss does not correct for it (no importance weights): an RL step
+in bfloat16 is that much off-policy, and on dev the recipe learned as well as in float32 (docs/llm.md).
 pi0 is the same model with the adapters off, in the same precision. The policy's numbers are not
 float32's: a run records its precision (manifest, every rollout line's ``sampling``), and the
 Locked Room never compares a bfloat16 run's rollouts with a float32 run's.
