@@ -128,9 +128,8 @@ def run_setting(setting: str, steps: int, threads: int, chunks: int, precision: 
     """One child process: ``steps`` recipe steps under ``setting``, the gradient pass in ``chunks`` parts, the
     policy computing in ``precision`` (course.llm.precision)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}  # no heap tuning from outside
-    proc = subprocess.run([sys.executable, "-c", CHILD, setting, str(steps), str(threads), str(chunks),
-                           precision], cwd=ROOT,
-                          env=env, capture_output=True, text=True)
+    argv = [setting, str(steps), str(threads), str(chunks), precision]
+    proc = subprocess.run([sys.executable, "-c", CHILD, *argv], cwd=ROOT, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         raise SystemExit(f"the {setting} child failed with exit code {proc.returncode}")

@@ -140,6 +140,7 @@ class LlamaDecoder:
         self.rotary = inner.rotary_emb
         self.final_norm = inner.norm.weight
         self.blocks = fused_blocks(model)
+        # bfloat16 products (course.llm.precision's autocast; this decoder runs on the CPU only, decoder_for)
         self.bf16 = torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16
         n = len(self.blocks)
         self.prefix_keys: list[torch.Tensor | None] = [None] * n  # per block (1, Hk, c, D), or None: no prefix

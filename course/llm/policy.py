@@ -240,7 +240,7 @@ class LLMPolicy:
 
     def computing(self) -> contextlib.AbstractContextManager[Any]:
         """The precision every forward pass runs in (``course.llm.precision``): sampling and both log-prob passes
-        alike, so the samples come from the policy that is trained."""
+        alike, so the samples come from (nearly: see that module) the policy that is trained."""
         return computing(self.precision, self.llm.device)
 
     def render(self, prompts: Sequence[str], template: str | None = None) -> list[str]:

@@ -22,10 +22,11 @@ emulated and can be SLOWER: keep float32 there). So only the matrix products cha
 Sampling and the log-probability passes compute under the same precision, so the samples come from
 nearly the policy that is trained, but not exactly: the sampler's lean decoder merges the adapters into
 bfloat16 weights and takes attention's softmax over bfloat16 scores, where the training pass adds the
-adapters' products apart and its fused attention keeps float32 inside. On SmolLM2 the two give a
-likely token log-probabilities a few hundredths of a nat apart, about as far as bfloat16 is from float32
-(in float32 they agree to 1e-5). The loss does not correct for it (no importance weights): an RL step
-in bfloat16 is that much off-policy, and on dev the recipe learned as well as in float32 (docs/llm.md).
+adapters' products apart and its fused attention keeps float32 inside. On SmolLM2 that puts a likely
+token's two log-probabilities a few hundredths of a nat apart, about as far as bfloat16 is from float32
+(in float32 they agree to 1e-5; tests/test_llm_precision.py holds both). The loss does not correct for
+it (no importance weights): an RL step in bfloat16 is that much off-policy, and on dev the recipe
+learned as well as in float32 (docs/llm.md).
 pi0 is the same model with the adapters off, in the same precision. The policy's numbers are not
 float32's: a run records its precision (manifest, every rollout line's ``sampling``), and the
 Locked Room never compares a bfloat16 run's rollouts with a float32 run's.

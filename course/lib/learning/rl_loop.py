@@ -424,18 +424,15 @@ def gradient_pass(s: RLConfig, policy: RLPolicy, ro: Any, rewards: Any, logp_ref
     One part (the default) is exactly the one-pass computation."""
     import torch
 
+    from course.lib.policy.sampling import take_groups
+
     P, G = s.prompts_per_step, s.group_size
     bounds = [P * k // s.grad_chunks for k in range(s.grad_chunks + 1)]  # parts of whole groups, as equal as can be
     tokens = ro.mask.float().sum().clamp(min=1.0)
     got: dict[str, list[Any]] = {k: [] for k in ("entropy", "r", "adv", "kl_penalty", "k1", "k3")}
     pg_loss = kl_loss = torch.zeros(())
     for lo, hi in zip(bounds, bounds[1:]):
-        if s.grad_chunks == 1:
-            part = ro
-        else:
-            from course.lib.policy.sampling import take_groups
-
-            part = take_groups([(ro, p) for p in range(lo, hi)])
+        part = ro if s.grad_chunks == 1 else take_groups([(ro, p) for p in range(lo, hi)])
         rows = slice(lo * G, hi * G)
         logp, entropy = policy.logprobs(part)  # (b, K) each, b = (hi - lo) * G
         r = rewards[rows].view(hi - lo, G)
